@@ -1,0 +1,70 @@
+//! The command line of `cli.md`, as clap derive types. Parsing only; the work is in `cmd`.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Turns a GPU cluster's RoCE plan (the AID workbook) into per-host NIC configuration bundles,
+/// and the results those bundles write into a cluster report.
+#[derive(Debug, Parser)]
+#[command(name = "roce-gen", version, about, max_term_width = 100)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Check a plan and report every problem with its sheet and cell.
+    Validate {
+        /// The plan to check.
+        #[command(flatten)]
+        plan: PlanArg,
+        /// How to print the diagnostics.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+    },
+    /// Print the normalized plan as JSON (which roce-gen also accepts as a plan).
+    Plan {
+        /// The plan to print.
+        #[command(flatten)]
+        plan: PlanArg,
+    },
+    /// Write a sample plan workbook to start from.
+    Sample {
+        /// Where to write it.
+        #[arg(
+            short,
+            long,
+            value_name = "FILE",
+            default_value = "roce-plan-sample.xlsx"
+        )]
+        output: PathBuf,
+        /// Replace the file if it exists.
+        #[arg(long)]
+        force: bool,
+    },
+}
+
+/// A plan file, or the embedded sample plan.
+#[derive(Debug, Args)]
+#[group(required = true, multiple = false)]
+pub struct PlanArg {
+    /// The plan: .xlsx, .xlsm, .xls, .ods, or .json (the normalized form `roce-gen plan` prints).
+    #[arg(value_name = "PLAN")]
+    pub path: Option<PathBuf>,
+    /// Use the embedded sample plan (the one `roce-gen sample` writes) instead of a file.
+    #[arg(long)]
+    pub sample: bool,
+}
+
+/// Output format of `validate`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// Lines for people: `error: plan.xlsx: NICs!D14: …`.
+    Text,
+    /// One JSON document for tools.
+    Json,
+}

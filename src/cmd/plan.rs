@@ -1,0 +1,29 @@
+//! `roce-gen plan PLAN`: the normalized plan as JSON on stdout, diagnostics on stderr.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use crate::cli::PlanArg;
+use crate::cmd::{load, print_diagnostics};
+
+/// Runs `plan`: exit 0 with the JSON, or 1 with the problems and nothing on stdout.
+pub fn run(arg: &PlanArg) -> Result<ExitCode> {
+    let loaded = load(arg)?;
+    match &loaded.outcome {
+        Ok((plan, report)) => {
+            print_diagnostics(&loaded.name, report)?;
+            let mut out = std::io::stdout().lock();
+            serde_json::to_writer_pretty(&mut out, plan)?;
+            writeln!(out)?;
+            out.flush()?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(report) => {
+            print_diagnostics(&loaded.name, report)?;
+            eprintln!("error: {}: invalid plan: {}", loaded.name, report.summary());
+            Ok(ExitCode::from(1))
+        }
+    }
+}

@@ -1,0 +1,29 @@
+//! `roce-gen sample [-o FILE]`: writes the embedded sample plan as a workbook to fill in.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::{Result, bail};
+
+/// Runs `sample`. Refuses to replace an existing file unless `force`.
+pub fn run(output: &Path, force: bool) -> Result<ExitCode> {
+    let ext = output
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    if ext.as_deref() != Some("xlsx") {
+        bail!(
+            "{}: the sample is an .xlsx workbook; name the file *.xlsx",
+            output.display()
+        );
+    }
+    let bytes = crate::sample::workbook()?;
+    crate::output::write_file_atomic(output, &bytes, force)?;
+    eprintln!(
+        "wrote {} ({} bytes); fill it in, then run: roce-gen validate {}",
+        output.display(),
+        bytes.len(),
+        output.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}

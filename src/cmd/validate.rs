@@ -1,0 +1,114 @@
+//! `roce-gen validate PLAN [--format text|json]`: every problem of a plan, with its location.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use serde::Serialize;
+
+use crate::cli::{Format, PlanArg};
+use crate::cmd::{load, print_diagnostics};
+use crate::diagnostic::{Report, Severity};
+
+/// Schema tag of `validate --format json`.
+pub const VALIDATE_SCHEMA: &str = "roce-gen/validate/v1";
+
+/// The JSON document `validate --format json` prints.
+#[derive(Debug, Serialize)]
+struct ValidateOutput<'a> {
+    schema: &'static str,
+    file: &'a str,
+    plan_sha256: &'a str,
+    valid: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cluster: Option<&'a str>,
+    hosts: usize,
+    nics: usize,
+    counts: Counts,
+    diagnostics: Vec<JsonDiagnostic<'a>>,
+}
+
+#[derive(Debug, Serialize)]
+struct Counts {
+    error: usize,
+    warning: usize,
+    note: usize,
+}
+
+#[derive(Debug, Serialize)]
+struct JsonDiagnostic<'a> {
+    severity: Severity,
+    /// `NICs!D14`, `hosts[2].ip`, or empty for the file as a whole.
+    location: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sheet: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cell: Option<String>,
+    message: &'a str,
+}
+
+/// Runs `validate`: exit 0 when the plan is usable, 1 when it has errors.
+pub fn run(arg: &PlanArg, format: Format) -> Result<ExitCode> {
+    let loaded = load(arg)?;
+    let (plan, report) = match &loaded.outcome {
+        Ok((plan, report)) => (Some(plan), report),
+        Err(report) => (None, report),
+    };
+    let mut out = std::io::stdout().lock();
+    match format {
+        Format::Text => {
+            print_diagnostics(&loaded.name, report)?;
+            match plan {
+                Some(plan) => writeln!(
+                    out,
+                    "{}: valid plan for cluster {}: {} hosts, {} NICs ({})",
+                    loaded.name,
+                    plan.cluster.cluster_name,
+                    plan.hosts.len(),
+                    plan.hosts.iter().map(|h| h.nics.len()).sum::<usize>(),
+                    report.summary()
+                )?,
+                None => eprintln!("error: {}: invalid plan: {}", loaded.name, report.summary()),
+            }
+        }
+        Format::Json => {
+            let doc = ValidateOutput {
+                schema: VALIDATE_SCHEMA,
+                file: &loaded.name,
+                plan_sha256: &loaded.sha256,
+                valid: plan.is_some(),
+                cluster: plan.map(|p| p.cluster.cluster_name.as_str()),
+                hosts: plan.map_or(0, |p| p.hosts.len()),
+                nics: plan.map_or(0, |p| p.hosts.iter().map(|h| h.nics.len()).sum()),
+                counts: counts(report),
+                diagnostics: report
+                    .diagnostics()
+                    .iter()
+                    .map(|d| JsonDiagnostic {
+                        severity: d.severity,
+                        location: d.location.to_string(),
+                        sheet: d.location.sheet(),
+                        cell: d.location.cell(),
+                        message: &d.message,
+                    })
+                    .collect(),
+            };
+            serde_json::to_writer_pretty(&mut out, &doc)?;
+            writeln!(out)?;
+        }
+    }
+    out.flush()?;
+    Ok(if plan.is_some() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+fn counts(report: &Report) -> Counts {
+    Counts {
+        error: report.count(Severity::Error),
+        warning: report.count(Severity::Warning),
+        note: report.count(Severity::Note),
+    }
+}

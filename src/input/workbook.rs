@@ -1,0 +1,269 @@
+//! Reads a workbook (`.xlsx`, `.xlsm`, `.xls`, `.ods`) with calamine into a [`RawPlan`]. This is
+//! the only module that sees calamine types. It finds the sheets and header rows through the
+//! aliases of [`crate::layout`], maps columns, skips empty rows and fills merged cells; it judges
+//! no value.
+
+use std::collections::BTreeMap;
+use std::io::Cursor;
+
+use anyhow::{Context, Result};
+use calamine::{Data, Dimensions, Range, Reader, Sheets, open_workbook_auto_from_rs};
+
+use crate::diagnostic::{Diagnostic, Report, quoted};
+use crate::input::raw::{Cell, RawPlan, Row, Table, Value};
+use crate::layout::{self, Column, SHEETS, Sheet};
+use crate::location::{Location, a1};
+
+/// How many rows from the top of a sheet are searched for its header row (title rows above the
+/// header are common in planning workbooks).
+const HEADER_SEARCH_ROWS: u32 = 20;
+
+/// Reads the plan's three sheets from workbook bytes. Fails only when the bytes are not a
+/// workbook calamine can open; everything else is a diagnostic in the returned plan.
+pub(crate) fn read(bytes: &[u8]) -> Result<RawPlan> {
+    let mut book = open_workbook_auto_from_rs(Cursor::new(bytes)).map_err(|e| {
+        anyhow::anyhow!("not a readable workbook (.xlsx, .xlsm, .xls or .ods): {e}")
+    })?;
+    let names = book.sheet_names();
+    let mut plan = RawPlan::default();
+    for spec in SHEETS {
+        let found: Vec<&String> = names.iter().filter(|n| spec.is_named(n)).collect();
+        let table = match found.as_slice() {
+            [] => {
+                plan.report
+                    .push(Diagnostic::error(Location::File, missing_sheet(spec)));
+                None
+            }
+            [name] => {
+                let range = book
+                    .worksheet_range(name)
+                    .with_context(|| format!("could not read sheet {}", quoted(name)))?;
+                let merges = merged_regions(&mut book, name);
+                Some(read_table(spec, name, &range, &merges, &mut plan.report))
+            }
+            [first, rest @ ..] => {
+                let others: Vec<String> = rest.iter().map(|n| quoted(n)).collect();
+                plan.report.push(Diagnostic::error(
+                    Location::File,
+                    format!(
+                        "sheets {} and {} all name the `{}` sheet; keep one",
+                        quoted(first),
+                        others.join(", "),
+                        spec.name
+                    ),
+                ));
+                None
+            }
+        };
+        match spec.name {
+            "Cluster" => plan.cluster = table,
+            "Servers" => plan.servers = table,
+            _ => plan.nics = table,
+        }
+    }
+    Ok(plan)
+}
+
+fn missing_sheet(spec: &Sheet) -> String {
+    format!(
+        "no sheet `{}` (also accepted: {})",
+        spec.name,
+        spec.aliases.join(", ")
+    )
+}
+
+/// Merged regions where calamine knows them (xlsx, xls); ods merges read as the top-left only.
+fn merged_regions(book: &mut Sheets<Cursor<&[u8]>>, name: &str) -> Vec<Dimensions> {
+    match book {
+        Sheets::Xlsx(x) => x.merge_cells_by_sheet_name(name).unwrap_or_default(),
+        Sheets::Xls(x) => x.merge_cells_by_sheet_name(name).unwrap_or_default(),
+        _ => Vec::new(),
+    }
+}
+
+/// Reads one sheet: header row, column mapping, data rows.
+fn read_table(
+    spec: &'static Sheet,
+    sheet: &str,
+    range: &Range<Data>,
+    merges: &[Dimensions],
+    report: &mut Report,
+) -> Table {
+    let table = |rows| Table {
+        location: Location::Sheet {
+            sheet: sheet.to_string(),
+        },
+        rows,
+    };
+    let (Some((top, left)), Some((bottom, right))) = (range.start(), range.end()) else {
+        report.push(Diagnostic::error(
+            Location::Sheet {
+                sheet: sheet.to_string(),
+            },
+            format!(
+                "sheet is empty; it needs a header row with {}",
+                required_list(spec)
+            ),
+        ));
+        return table(Vec::new());
+    };
+    let cell_at = |row: u32, col: u32| -> &Data {
+        let (row, col) = merges
+            .iter()
+            .find(|m| m.contains(row, col))
+            .map_or((row, col), |m| m.start);
+        range.get_value((row, col)).unwrap_or(&Data::Empty)
+    };
+    let loc = |row: u32, col: u32| Location::Cell {
+        sheet: sheet.to_string(),
+        row,
+        col,
+    };
+
+    // The header row is the first row that names the sheet's leading column (`hostname`, `key`).
+    let leading = spec.columns[0].name;
+    let header = (top..=bottom.min(top.saturating_add(HEADER_SEARCH_ROWS - 1))).find(|&row| {
+        (left..=right)
+            .filter_map(|col| header_text(cell_at(row, col)))
+            .any(|h| spec.column(&h).is_some_and(|c| c.name == leading))
+    });
+
+    let (columns, first_data_row) =
+        match header {
+            Some(row) => {
+                let header_at = |col| header_text(cell_at(row, col));
+                (
+                    map_header(spec, row, left..=right, &header_at, &loc, report),
+                    row + 1,
+                )
+            }
+            // A key/value sheet without headers is still unambiguous: key in the first column,
+            // value in the second.
+            None if spec.name == layout::CLUSTER.name => {
+                report.push(Diagnostic::note(
+                    Location::Sheet {
+                        sheet: sheet.to_string(),
+                    },
+                    "no `key`/`value` header row; reading the first two columns as key and value",
+                ));
+                let cols = BTreeMap::from([(left, &spec.columns[0]), (left + 1, &spec.columns[1])]);
+                (cols, top)
+            }
+            None => {
+                report.push(Diagnostic::error(
+                Location::Sheet { sheet: sheet.to_string() },
+                format!(
+                    "no header row: none of the first {HEADER_SEARCH_ROWS} rows has a `{}` column",
+                    spec.columns[0].name
+                ),
+            ));
+                return table(Vec::new());
+            }
+        };
+
+    let mut rows = Vec::new();
+    for row in first_data_row..=bottom {
+        let cells: BTreeMap<&'static str, Cell> = columns
+            .iter()
+            .map(|(&col, column)| {
+                (
+                    column.name,
+                    Cell {
+                        value: value_of(cell_at(row, col)),
+                        location: loc(row, col),
+                    },
+                )
+            })
+            .collect();
+        if !cells.values().all(|c| c.value.is_blank()) {
+            rows.push(Row { cells });
+        }
+    }
+    table(rows)
+}
+
+/// Maps the header row's cells to the plan's columns, reporting unknown, duplicate and missing
+/// columns.
+fn map_header(
+    spec: &'static Sheet,
+    row: u32,
+    cols: std::ops::RangeInclusive<u32>,
+    header_at: &dyn Fn(u32) -> Option<String>,
+    loc: &dyn Fn(u32, u32) -> Location,
+    report: &mut Report,
+) -> BTreeMap<u32, &'static Column> {
+    let mut mapped: BTreeMap<u32, &'static Column> = BTreeMap::new();
+    for col in cols {
+        let Some(text) = header_at(col) else { continue };
+        match spec.column(&text) {
+            Some(column) => {
+                if let Some((&first, _)) = mapped.iter().find(|(_, c)| c.name == column.name) {
+                    report.push(Diagnostic::error(
+                        loc(row, col),
+                        format!(
+                            "column {} gives `{}` again (already at {}); keep one",
+                            quoted(&text),
+                            column.name,
+                            a1(row, first)
+                        ),
+                    ));
+                } else {
+                    mapped.insert(col, column);
+                }
+            }
+            None => report.push(Diagnostic::note(
+                loc(row, col),
+                format!(
+                    "column {} is not part of the plan and is ignored",
+                    quoted(&text)
+                ),
+            )),
+        }
+    }
+    for column in spec.columns.iter().filter(|c| c.required) {
+        if !mapped.values().any(|c| c.name == column.name) {
+            let sheet = loc(row, 0).sheet().unwrap_or_default().to_string();
+            report.push(Diagnostic::error(
+                Location::Sheet { sheet },
+                format!(
+                    "no column `{}` in the header row {} (also accepted: {})",
+                    column.name,
+                    row + 1,
+                    column.aliases.join(", ")
+                ),
+            ));
+        }
+    }
+    mapped
+}
+
+fn required_list(spec: &Sheet) -> String {
+    let names: Vec<String> = spec
+        .columns
+        .iter()
+        .filter(|c| c.required)
+        .map(|c| format!("`{}`", c.name))
+        .collect();
+    names.join(", ")
+}
+
+fn header_text(data: &Data) -> Option<String> {
+    match data {
+        Data::String(s) if !s.trim().is_empty() => Some(s.clone()),
+        _ => None,
+    }
+}
+
+fn value_of(data: &Data) -> Value {
+    match data {
+        Data::Empty => Value::Empty,
+        Data::String(s) => Value::Text(s.clone()),
+        Data::Float(f) => Value::Number(*f),
+        #[allow(clippy::cast_precision_loss)] // cell integers in a plan are far below 2^53
+        Data::Int(i) => Value::Number(*i as f64),
+        Data::Bool(b) => Value::Bool(*b),
+        Data::DateTime(d) => Value::Date(d.to_string()),
+        Data::DateTimeIso(s) | Data::DurationIso(s) => Value::Date(s.clone()),
+        Data::Error(e) => Value::Error(format!("the error value {e}")),
+    }
+}

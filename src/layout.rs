@@ -1,0 +1,240 @@
+//! The workbook layout of `plan-format.md` as data: which sheets, columns and keys exist, their
+//! English and Chinese aliases, and how a header is folded before it is compared.
+//!
+//! Both readers (workbook and JSON) and the validator use these tables, so an alias is added in
+//! one place.
+
+/// One column of a table sheet.
+#[derive(Debug)]
+pub struct Column {
+    /// The canonical name, as in the spec and the normalized JSON.
+    pub name: &'static str,
+    /// Other accepted headers.
+    pub aliases: &'static [&'static str],
+    /// Whether the sheet is unusable without it.
+    pub required: bool,
+}
+
+/// One sheet of the workbook.
+#[derive(Debug)]
+pub struct Sheet {
+    /// The canonical name.
+    pub name: &'static str,
+    /// Other accepted sheet names.
+    pub aliases: &'static [&'static str],
+    /// Its columns, in the order the sample workbook shows them.
+    pub columns: &'static [Column],
+}
+
+impl Sheet {
+    /// The column whose name or alias matches `header`, if any.
+    pub fn column(&self, header: &str) -> Option<&'static Column> {
+        let folded = fold(header);
+        self.columns
+            .iter()
+            .find(|c| matches(&folded, c.name, c.aliases))
+    }
+
+    /// True when `name` names this sheet.
+    pub fn is_named(&self, name: &str) -> bool {
+        matches(&fold(name), self.name, self.aliases)
+    }
+}
+
+const fn col(name: &'static str, aliases: &'static [&'static str], required: bool) -> Column {
+    Column {
+        name,
+        aliases,
+        required,
+    }
+}
+
+/// The global RoCE profile: one key/value pair per row.
+pub const CLUSTER: Sheet = Sheet {
+    name: "Cluster",
+    aliases: &[
+        "Global",
+        "RoCE",
+        "Profile",
+        "集群",
+        "全局",
+        "全局参数",
+        "RoCE参数",
+    ],
+    columns: &[
+        col("key", &["parameter", "name", "参数", "参数名"], true),
+        col("value", &["值", "参数值"], true),
+    ],
+};
+
+/// One row per host.
+pub const SERVERS: Sheet = Sheet {
+    name: "Servers",
+    aliases: &["Hosts", "Nodes", "服务器", "主机", "服务器规划"],
+    columns: &[
+        col(
+            "hostname",
+            &["host", "server", "主机名", "服务器名称"],
+            true,
+        ),
+        col(
+            "mgmt_ip",
+            &["management_ip", "mgmt", "管理IP", "管理网IP"],
+            true,
+        ),
+        col("bmc_ip", &["ipmi", "bmc", "带外IP"], false),
+        col("group", &["role", "rack", "分组", "角色"], false),
+    ],
+};
+
+/// One row per RoCE port.
+pub const NICS: Sheet = Sheet {
+    name: "NICs",
+    aliases: &[
+        "RoCE NICs",
+        "Interfaces",
+        "Ports",
+        "网卡",
+        "网卡规划",
+        "RoCE网卡",
+    ],
+    columns: &[
+        col("hostname", &["host", "server", "主机名"], true),
+        col("ib_dev", &["rdma_dev", "ibdev", "RDMA设备", "IB设备"], true),
+        col("netdev", &["interface", "ifname", "网口", "网卡名"], true),
+        col(
+            "ip",
+            &["address", "roce_ip", "IP", "业务IP", "RoCE IP"],
+            true,
+        ),
+        col("prefix", &["prefix_len", "netmask", "掩码"], false),
+        col("gateway", &["gw", "网关"], false),
+        col("mtu", &["MTU"], false),
+        col("rail", &["plane", "轨道", "平面"], false),
+        col("pci", &["bdf", "pci_addr", "PCI地址"], false),
+        col("mac", &["MAC", "MAC地址"], false),
+        col("switch", &["leaf", "交换机"], false),
+        col("switch_port", &["leaf_port", "交换机端口"], false),
+    ],
+};
+
+/// The three sheets, in the order they are read and reported.
+pub const SHEETS: [&Sheet; 3] = [&CLUSTER, &SERVERS, &NICS];
+
+/// One key of the `Cluster` sheet.
+#[derive(Debug)]
+pub struct Key {
+    /// The canonical name.
+    pub name: &'static str,
+    /// Other accepted spellings.
+    pub aliases: &'static [&'static str],
+}
+
+const fn key(name: &'static str, aliases: &'static [&'static str]) -> Key {
+    Key { name, aliases }
+}
+
+/// Every key of the `Cluster` sheet, in the order of the spec.
+pub const KEYS: &[Key] = &[
+    key("cluster_name", &["集群名称"]),
+    key("trust", &["信任模式"]),
+    key("roce_dscp", &[]),
+    key("roce_priority", &[]),
+    key("roce_ecn", &[]),
+    key("roce_tos", &[]),
+    key("pfc_priorities", &["PFC优先级"]),
+    key("ecn_priorities", &["ECN优先级"]),
+    key("cnp_dscp", &[]),
+    key("cnp_priority", &[]),
+    key("roce_mode", &[]),
+    key("mtu", &["MTU"]),
+    key("global_pause", &[]),
+    key("persistence", &["持久化"]),
+    key("min_ofed_version", &[]),
+    key("min_fw_version", &[]),
+];
+
+/// The canonical key that `name` spells, if any.
+pub fn cluster_key(name: &str) -> Option<&'static Key> {
+    let folded = fold(name);
+    KEYS.iter().find(|k| matches(&folded, k.name, k.aliases))
+}
+
+/// Folds a header, sheet name or key for comparison: trimmed, lowercase, and `_`, `-` and
+/// spaces all read as one `_` (`Mgmt IP` = `mgmt-ip` = `mgmt_ip`).
+pub fn fold(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut gap = false;
+    for c in name.trim().chars() {
+        if c == '_' || c == '-' || c.is_whitespace() {
+            gap = true;
+            continue;
+        }
+        if gap && !out.is_empty() {
+            out.push('_');
+        }
+        gap = false;
+        out.extend(c.to_lowercase());
+    }
+    out
+}
+
+fn matches(folded: &str, name: &str, aliases: &[&str]) -> bool {
+    fold(name) == folded || aliases.iter().any(|a| fold(a) == folded)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn folding_treats_separators_and_case_alike() {
+        assert_eq!(fold("  Mgmt IP "), "mgmt_ip");
+        assert_eq!(fold("mgmt-ip"), "mgmt_ip");
+        assert_eq!(fold("MGMT__IP"), "mgmt_ip");
+        assert_eq!(fold("RoCE IP"), "roce_ip");
+        assert_eq!(fold("管理IP"), "管理ip");
+    }
+
+    #[test]
+    fn aliases_resolve_to_canonical_columns() {
+        assert_eq!(NICS.column("RDMA设备").map(|c| c.name), Some("ib_dev"));
+        assert_eq!(NICS.column("Roce-IP").map(|c| c.name), Some("ip"));
+        assert_eq!(
+            SERVERS.column("Management IP").map(|c| c.name),
+            Some("mgmt_ip")
+        );
+        assert!(SERVERS.column("comment").is_none());
+        assert!(NICS.is_named("roce nics"));
+        assert!(CLUSTER.is_named("RoCE参数"));
+        assert_eq!(
+            cluster_key("PFC优先级").map(|k| k.name),
+            Some("pfc_priorities")
+        );
+        assert_eq!(
+            cluster_key("Cluster Name").map(|k| k.name),
+            Some("cluster_name")
+        );
+    }
+
+    #[test]
+    fn no_alias_is_claimed_by_two_columns_or_sheets() {
+        let mut owner = std::collections::BTreeMap::new();
+        for sheet in SHEETS {
+            owner.clear();
+            for c in sheet.columns {
+                for n in std::iter::once(&c.name).chain(c.aliases) {
+                    let first = owner.entry(fold(n)).or_insert(c.name);
+                    assert_eq!(*first, c.name, "{}: {n} is claimed twice", sheet.name);
+                }
+            }
+        }
+        owner.clear();
+        for s in SHEETS {
+            for n in std::iter::once(&s.name).chain(s.aliases) {
+                let first = owner.entry(fold(n)).or_insert(s.name);
+                assert_eq!(*first, s.name, "sheet alias {n} is ambiguous");
+            }
+        }
+    }
+}

@@ -1,0 +1,222 @@
+//! The QoS values of the RoCE profile: each a small type whose constructor enforces the range of
+//! `plan-format.md`, so a value outside it cannot exist.
+
+use std::collections::BTreeSet;
+use std::fmt;
+
+use serde::Serialize;
+
+/// Declares a bounded integer newtype with `parse`, `get` and `Display`.
+macro_rules! bounded {
+    ($(#[$doc:meta])* $name:ident: $int:ty, $min:expr, $max:expr, $what:expr) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+        #[serde(transparent)]
+        pub struct $name($int);
+
+        impl $name {
+            /// The smallest allowed value.
+            pub const MIN: $int = $min;
+            /// The largest allowed value.
+            pub const MAX: $int = $max;
+
+            /// Checks the range.
+            pub fn new(value: i64) -> Result<Self, String> {
+                <$int>::try_from(value)
+                    .ok()
+                    .filter(|v| (Self::MIN..=Self::MAX).contains(v))
+                    .map(Self)
+                    .ok_or_else(|| format!("is not {} ({} to {})", $what, Self::MIN, Self::MAX))
+            }
+
+            /// The value.
+            pub fn get(self) -> $int {
+                self.0
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "{}", self.0)
+            }
+        }
+    };
+}
+
+bounded!(
+    /// A DSCP code point.
+    Dscp: u8, 0, 63, "a DSCP value"
+);
+bounded!(
+    /// An 802.1p priority.
+    Priority: u8, 0, 7, "a priority"
+);
+bounded!(
+    /// The two ECN bits of the ToS byte (2 = ECT(0)).
+    EcnBits: u8, 0, 3, "an ECN value"
+);
+bounded!(
+    /// The IP ToS byte (DSCP << 2 | ECN).
+    Tos: u8, 0, 255, "a ToS value"
+);
+bounded!(
+    /// An Ethernet MTU for a RoCE port.
+    Mtu: u16, 1280, 9216, "an MTU"
+);
+
+impl Tos {
+    /// The ToS that carries this DSCP and these ECN bits.
+    pub fn from_parts(dscp: Dscp, ecn: EcnBits) -> Self {
+        Self((dscp.get() << 2) | ecn.get())
+    }
+}
+
+/// A set of priorities (PFC or ECN); empty means the feature is off.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct Priorities(BTreeSet<Priority>);
+
+impl Priorities {
+    /// Just one priority.
+    pub fn single(p: Priority) -> Self {
+        Self(BTreeSet::from([p]))
+    }
+
+    /// Parses `3`, `3,4` or `none` (also an empty list).
+    pub fn parse(s: &str) -> Result<Self, String> {
+        const WHY: &str = "is not a list of priorities 0 to 7 (like `3` or `3,4`, or `none`)";
+        if s.trim().eq_ignore_ascii_case("none") {
+            return Ok(Self::default());
+        }
+        let mut set = BTreeSet::new();
+        for part in s
+            .split([',', '，', ';', ' '])
+            .filter(|p| !p.trim().is_empty())
+        {
+            let n: i64 = crate::model::parse_integer(part.trim()).ok_or(WHY)?;
+            set.insert(Priority::new(n).map_err(|_| WHY.to_string())?);
+        }
+        if set.is_empty() {
+            return Err(WHY.into());
+        }
+        Ok(Self(set))
+    }
+
+    /// True when the feature is on for `p`.
+    pub fn contains(&self, p: Priority) -> bool {
+        self.0.contains(&p)
+    }
+
+    /// True when the feature is off altogether.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The priorities, in order.
+    pub fn iter(&self) -> impl Iterator<Item = Priority> + '_ {
+        self.0.iter().copied()
+    }
+}
+
+/// Which header field the NIC classifies received traffic by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Trust {
+    /// The IP DSCP field (the RoCE v2 default).
+    Dscp,
+    /// The VLAN PCP bits.
+    Pcp,
+}
+
+/// The RDMA-CM default RoCE version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RoceMode {
+    /// RoCE v1 (Ethernet only).
+    V1,
+    /// RoCE v2 (UDP/IP, routable).
+    V2,
+}
+
+/// An on/off switch that the plan spells as `on`/`off`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OnOff {
+    /// Enabled.
+    On,
+    /// Disabled.
+    Off,
+}
+
+impl Trust {
+    /// Parses `dscp` or `pcp`.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "dscp" => Ok(Self::Dscp),
+            "pcp" => Ok(Self::Pcp),
+            _ => Err("is not a trust mode (`dscp` or `pcp`)".into()),
+        }
+    }
+}
+
+impl RoceMode {
+    /// Parses `v2` or `v1` (also `2`, `1`, `RoCE v2`).
+    pub fn parse(s: &str) -> Result<Self, String> {
+        let folded = s.to_ascii_lowercase().replace([' ', '_', '-'], "");
+        match folded.trim_start_matches("roce") {
+            "v2" | "2" => Ok(Self::V2),
+            "v1" | "1" => Ok(Self::V1),
+            _ => Err("is not a RoCE mode (`v2` or `v1`)".into()),
+        }
+    }
+}
+
+/// Parses the boolean spellings of the spec: `yes/no`, `true/false`, `on/off`, `1/0`, `是/否`.
+pub fn parse_bool(s: &str) -> Result<bool, String> {
+    match s.trim().to_lowercase().as_str() {
+        "yes" | "true" | "on" | "1" | "是" | "y" => Ok(true),
+        "no" | "false" | "off" | "0" | "否" | "n" => Ok(false),
+        _ => Err("is not yes or no (`yes/no`, `true/false`, `on/off`, `1/0`, `是/否`)".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_are_enforced() {
+        assert!(Dscp::new(63).is_ok());
+        assert_eq!(Dscp::new(64), Err("is not a DSCP value (0 to 63)".into()));
+        assert!(Priority::new(-1).is_err());
+        assert!(Mtu::new(1279).is_err());
+        assert!(Mtu::new(9216).is_ok());
+        assert!(Mtu::new(i64::MAX).is_err());
+    }
+
+    #[test]
+    fn tos_is_dscp_shifted_plus_ecn() {
+        let tos = Tos::from_parts(Dscp::new(26).unwrap(), EcnBits::new(2).unwrap());
+        assert_eq!(tos.get(), 106);
+    }
+
+    #[test]
+    fn priority_lists() {
+        let p = Priorities::parse("3, 4").unwrap();
+        assert_eq!(p.iter().map(Priority::get).collect::<Vec<_>>(), vec![3, 4]);
+        assert!(Priorities::parse("NONE").unwrap().is_empty());
+        assert!(Priorities::parse("8").is_err());
+        assert!(Priorities::parse("3,x").is_err());
+        assert!(Priorities::parse("").is_err());
+    }
+
+    #[test]
+    fn enums_and_booleans() {
+        assert_eq!(RoceMode::parse("RoCE v2"), Ok(RoceMode::V2));
+        assert_eq!(Trust::parse("DSCP"), Ok(Trust::Dscp));
+        assert!(Trust::parse("l2").is_err());
+        assert_eq!(parse_bool("是"), Ok(true));
+        assert_eq!(parse_bool("Off"), Ok(false));
+        assert!(parse_bool("maybe").is_err());
+    }
+}

@@ -1,0 +1,204 @@
+//! The embedded sample plan: a small but realistic cluster (4 hosts × 8 rails, the NVIDIA
+//! lossless profile), written as an `.xlsx` in the layout of `plan-format.md`. `roce-gen sample`
+//! writes it for users to fill in, and `--sample` reads it back through the normal reader, so
+//! the sample is always a valid plan of the current format.
+
+use anyhow::{Context, Result};
+use rust_xlsxwriter::{DocProperties, ExcelDateTime, Format, Workbook, Worksheet};
+
+/// A cell of the sample: numbers are stored as numbers, as a planner's workbook would.
+enum Cell {
+    Text(String),
+    Number(f64),
+}
+
+impl From<&str> for Cell {
+    fn from(s: &str) -> Self {
+        Cell::Text(s.to_string())
+    }
+}
+
+impl From<String> for Cell {
+    fn from(s: String) -> Self {
+        Cell::Text(s)
+    }
+}
+
+impl From<u32> for Cell {
+    fn from(n: u32) -> Self {
+        Cell::Number(f64::from(n))
+    }
+}
+
+/// The hosts of the sample.
+const HOSTS: u32 = 4;
+/// The rails (one NIC per rail per host).
+const RAILS: u32 = 8;
+/// PCI slots of the 8 ConnectX ports, as on a typical 8-GPU server.
+const PCI: [&str; 8] = [
+    "0000:1a:00.0",
+    "0000:3c:00.0",
+    "0000:4d:00.0",
+    "0000:5e:00.0",
+    "0000:9c:00.0",
+    "0000:bc:00.0",
+    "0000:cc:00.0",
+    "0000:dc:00.0",
+];
+
+fn cluster_rows() -> Vec<Vec<Cell>> {
+    let rows: [(&str, Cell); 16] = [
+        ("cluster_name", "demo".into()),
+        ("trust", "dscp".into()),
+        ("roce_dscp", 26.into()),
+        ("roce_priority", 3.into()),
+        ("roce_ecn", 2.into()),
+        ("roce_tos", 106.into()),
+        ("pfc_priorities", 3.into()),
+        ("ecn_priorities", 3.into()),
+        ("cnp_dscp", 48.into()),
+        ("cnp_priority", 6.into()),
+        ("roce_mode", "v2".into()),
+        ("mtu", 4200.into()),
+        ("global_pause", "off".into()),
+        ("persistence", "yes".into()),
+        ("min_ofed_version", "24.10".into()),
+        ("min_fw_version", "28.39.1002".into()),
+    ];
+    let mut out = vec![vec!["key".into(), "value".into()]];
+    out.extend(rows.into_iter().map(|(k, v)| vec![k.into(), v]));
+    out
+}
+
+fn server_rows() -> Vec<Vec<Cell>> {
+    let mut out = vec![
+        ["hostname", "mgmt_ip", "bmc_ip", "group"]
+            .map(Cell::from)
+            .into(),
+    ];
+    for h in 1..=HOSTS {
+        out.push(vec![
+            format!("gpu-{h:03}").into(),
+            format!("192.168.10.{}", 10 + h).into(),
+            format!("192.168.20.{}", 10 + h).into(),
+            format!("rack-{}", if h <= HOSTS / 2 { "a" } else { "b" }).into(),
+        ]);
+    }
+    out
+}
+
+fn nic_rows() -> Vec<Vec<Cell>> {
+    let header = [
+        "hostname",
+        "ib_dev",
+        "netdev",
+        "ip",
+        "gateway",
+        "mtu",
+        "rail",
+        "pci",
+        "mac",
+        "switch",
+        "switch_port",
+    ];
+    let mut out = vec![header.map(Cell::from).into()];
+    for h in 1..=HOSTS {
+        for (r, pci) in (0..RAILS).zip(PCI) {
+            out.push(vec![
+                format!("gpu-{h:03}").into(),
+                format!("mlx5_{r}").into(),
+                format!("ens{}f0np0", r + 1).into(),
+                format!("10.100.{r}.{}/24", 10 + h).into(),
+                format!("10.100.{r}.1").into(),
+                "".into(),
+                r.into(),
+                pci.into(),
+                format!("b8:3f:d2:{h:02x}:{r:02x}:00").into(),
+                format!("leaf-{}", r + 1).into(),
+                format!("Eth1/{h}").into(),
+            ]);
+        }
+    }
+    out
+}
+
+const README: &[&str] = &[
+    "roce-gen sample plan (AID workbook format v1).",
+    "",
+    "Cluster: one key/value pair per row: the RoCE profile every NIC gets.",
+    "Servers: one row per host (hostname, mgmt_ip required; bmc_ip, group optional).",
+    "NICs: one row per RoCE port (hostname, ib_dev, netdev, ip with /prefix required).",
+    "",
+    "Headers may also be written in Chinese or with other aliases; column order is free.",
+    "Check your plan with: roce-gen validate plan.xlsx",
+    "Generate bundles with: roce-gen generate plan.xlsx -o dist/",
+];
+
+/// The sample workbook as `.xlsx` bytes. The same bytes every time: the creation date is fixed.
+pub fn workbook() -> Result<Vec<u8>> {
+    let mut book = Workbook::new();
+    let created = ExcelDateTime::from_ymd(2026, 1, 1).context("sample creation date")?;
+    book.set_properties(
+        &DocProperties::new()
+            .set_author("roce-gen")
+            .set_creation_datetime(&created),
+    );
+    let bold = Format::new().set_bold();
+    for (name, rows) in [
+        ("Cluster", cluster_rows()),
+        ("Servers", server_rows()),
+        ("NICs", nic_rows()),
+    ] {
+        let sheet = book.add_worksheet();
+        sheet.set_name(name)?;
+        write_rows(sheet, &rows, &bold)?;
+    }
+    let sheet = book.add_worksheet();
+    sheet.set_name("Read me")?;
+    for (row, line) in (0u32..).zip(README) {
+        sheet.write_string(row, 0, *line)?;
+    }
+    book.save_to_buffer()
+        .context("could not build the sample workbook")
+}
+
+fn write_rows(sheet: &mut Worksheet, rows: &[Vec<Cell>], bold: &Format) -> Result<()> {
+    for (r, row) in (0u32..).zip(rows) {
+        for (c, cell) in (0u16..).zip(row) {
+            match cell {
+                Cell::Text(t) if t.is_empty() => {}
+                Cell::Text(t) if r == 0 => drop(sheet.write_string_with_format(r, c, t, bold)?),
+                Cell::Text(t) => drop(sheet.write_string(r, c, t)?),
+                Cell::Number(n) => drop(sheet.write_number(r, c, *n)?),
+            }
+        }
+    }
+    let widths = rows.iter().flat_map(|row| row.iter().enumerate()).fold(
+        Vec::<usize>::new(),
+        |mut w, (c, cell)| {
+            let len = match cell {
+                Cell::Text(t) => t.chars().count(),
+                Cell::Number(n) => n.to_string().len(),
+            };
+            if w.len() <= c {
+                w.resize(c + 1, 0);
+            }
+            w[c] = w[c].max(len);
+            w
+        },
+    );
+    for (c, width) in (0u16..).zip(widths) {
+        #[allow(clippy::cast_precision_loss)] // column widths are small
+        sheet.set_column_width(c, (width + 2) as f64)?;
+    }
+    sheet.set_freeze_panes(1, 0)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_sample_is_the_same_bytes_every_time() {
+        assert_eq!(super::workbook().unwrap(), super::workbook().unwrap());
+    }
+}

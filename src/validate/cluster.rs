@@ -1,0 +1,213 @@
+//! The `Cluster` sheet: key/value rows become the [`Cluster`] profile, defaults filled in, and
+//! the profile's own rules checked (ToS, CNP priority, PFC against global pause).
+
+use std::collections::BTreeMap;
+
+use crate::diagnostic::{Diagnostic, Report, quoted};
+use crate::input::raw::Table;
+use crate::layout::cluster_key;
+use crate::location::Location;
+use crate::model::{
+    Cluster, ClusterName, Dscp, EcnBits, Mtu, OnOff, Priorities, Priority, RoceMode, Tos, Trust,
+    Version, parse_bool,
+};
+use crate::validate::cells::{int_then, text_of};
+
+/// The profile, or `None` when a value is wrong or `cluster_name` is missing (reported). When
+/// the sheet itself is missing, `table` is `None` and so is the result.
+pub(crate) fn read_cluster(table: Option<&Table>, report: &mut Report) -> Option<Cluster> {
+    let table = table?;
+    let values = collect_keys(table, report);
+    let before = report.count(crate::diagnostic::Severity::Error);
+    let lookup = |key: &str| {
+        values
+            .get(key)
+            .and_then(|(text, loc)| Some((text.clone()?, loc.clone())))
+    };
+    // Each value: parsed when given, its default otherwise; a bad value is reported and the
+    // default stands in so the remaining rules can still run.
+    macro_rules! value {
+        ($key:literal, $parse:expr, $default:expr) => {
+            match lookup($key) {
+                Some((text, loc)) => match $parse(text.as_str()) {
+                    Ok(v) => (v, Some(loc)),
+                    Err(why) => {
+                        report.push(Diagnostic::error(
+                            loc,
+                            format!("{} {} {why}", $key, quoted(&text)),
+                        ));
+                        ($default, None)
+                    }
+                },
+                None => ($default, None),
+            }
+        };
+    }
+
+    let name = match lookup("cluster_name") {
+        Some((text, loc)) => ClusterName::parse(&text)
+            .map_err(|why| {
+                report.push(Diagnostic::error(
+                    loc,
+                    format!("cluster_name {} {why}", quoted(&text)),
+                ))
+            })
+            .ok(),
+        None => {
+            let (message, loc) = match values.get("cluster_name") {
+                Some((_, loc)) => ("cluster_name is empty (required)", loc.clone()),
+                None => ("no `cluster_name` key (required)", table.location.clone()),
+            };
+            report.push(Diagnostic::error(loc, message));
+            None
+        }
+    };
+    let (trust, _) = value!("trust", Trust::parse, Trust::Dscp);
+    let (roce_dscp, _) = value!("roce_dscp", int(Dscp::new), dscp(26));
+    let (roce_priority, roce_prio_at) = value!("roce_priority", int(Priority::new), prio(3));
+    let (roce_ecn, _) = value!("roce_ecn", int(EcnBits::new), ecn(2));
+    let (roce_tos_given, tos_at) = value!("roce_tos", |s| int_then(s, Tos::new).map(Some), None);
+    let (pfc_given, _) = value!("pfc_priorities", |s| Priorities::parse(s).map(Some), None);
+    let (ecn_given, _) = value!("ecn_priorities", |s| Priorities::parse(s).map(Some), None);
+    let (cnp_dscp, _) = value!("cnp_dscp", int(Dscp::new), dscp(48));
+    let (cnp_priority, cnp_prio_at) = value!("cnp_priority", int(Priority::new), prio(6));
+    let (roce_mode, _) = value!("roce_mode", RoceMode::parse, RoceMode::V2);
+    let (mtu, _) = value!(
+        "mtu",
+        int(Mtu::new),
+        Mtu::new(4200).expect("4200 is in range")
+    );
+    let (global_pause, pause_at) =
+        value!("global_pause", |s| parse_bool(s).map(on_off), OnOff::Off);
+    let (persistence, _) = value!("persistence", parse_bool, true);
+    let (min_ofed_version, _) = value!("min_ofed_version", |s| Version::parse(s).map(Some), None);
+    let (min_fw_version, _) = value!("min_fw_version", |s| Version::parse(s).map(Some), None);
+
+    let roce_tos = Tos::from_parts(roce_dscp, roce_ecn);
+    if let (Some(given), Some(loc)) = (roce_tos_given, tos_at)
+        && given != roce_tos
+    {
+        report.push(Diagnostic::error(
+            loc,
+            format!(
+                "roce_tos {given} does not match roce_dscp {roce_dscp} and roce_ecn {roce_ecn}: \
+                 {roce_dscp} << 2 | {roce_ecn} = {roce_tos}"
+            ),
+        ));
+    }
+    if cnp_priority == roce_priority {
+        let loc = cnp_prio_at
+            .or(roce_prio_at)
+            .unwrap_or_else(|| table.location.clone());
+        report.push(Diagnostic::error(
+            loc,
+            format!("cnp_priority {cnp_priority} equals roce_priority: CNPs need a priority of their own"),
+        ));
+    }
+    let pfc_priorities = pfc_given.unwrap_or_else(|| Priorities::single(roce_priority));
+    let ecn_priorities = ecn_given.unwrap_or_else(|| Priorities::single(roce_priority));
+    if !pfc_priorities.is_empty() && global_pause == OnOff::On {
+        let loc = pause_at.unwrap_or_else(|| table.location.clone());
+        report.push(Diagnostic::error(
+            loc,
+            "global_pause is on while PFC is on: 802.3x pause must be off with PFC",
+        ));
+    }
+    if !pfc_priorities.is_empty() && !pfc_priorities.contains(roce_priority) {
+        let loc = values
+            .get("pfc_priorities")
+            .map_or_else(|| table.location.clone(), |(_, loc)| loc.clone());
+        report.push(Diagnostic::warning(
+            loc,
+            format!("pfc_priorities do not include roce_priority {roce_priority}: RoCE traffic will not be lossless"),
+        ));
+    }
+    if report.count(crate::diagnostic::Severity::Error) > before {
+        return None;
+    }
+    Some(Cluster {
+        cluster_name: name?,
+        trust,
+        roce_dscp,
+        roce_priority,
+        roce_ecn,
+        roce_tos,
+        pfc_priorities,
+        ecn_priorities,
+        cnp_dscp,
+        cnp_priority,
+        roce_mode,
+        mtu,
+        global_pause,
+        persistence,
+        min_ofed_version,
+        min_fw_version,
+    })
+}
+
+/// The MTU the NIC rows default to, even when the profile as a whole is wrong.
+pub(crate) fn default_mtu(cluster: Option<&Cluster>) -> Mtu {
+    cluster.map_or_else(|| Mtu::new(4200).expect("4200 is in range"), |c| c.mtu)
+}
+
+/// Key → (text, location of the value), reporting unknown, repeated and key-less rows.
+fn collect_keys(
+    table: &Table,
+    report: &mut Report,
+) -> BTreeMap<&'static str, (Option<String>, Location)> {
+    let mut values: BTreeMap<&'static str, (Option<String>, Location)> = BTreeMap::new();
+    for row in &table.rows {
+        let (Some(key_cell), Some(value_cell)) = (row.cells.get("key"), row.cells.get("value"))
+        else {
+            continue;
+        };
+        let key_text = text_of(key_cell, "key", report);
+        let value_text = text_of(value_cell, "value", report);
+        let Some(key_text) = key_text else {
+            if value_text.is_some() {
+                report.push(Diagnostic::warning(
+                    key_cell.location.clone(),
+                    "value without a key is ignored",
+                ));
+            }
+            continue;
+        };
+        let Some(key) = cluster_key(&key_text) else {
+            report.push(Diagnostic::warning(
+                key_cell.location.clone(),
+                format!("unknown key {} is ignored", quoted(&key_text)),
+            ));
+            continue;
+        };
+        if let Some((_, first)) = values.get(key.name) {
+            report.push(Diagnostic::error(
+                key_cell.location.clone(),
+                format!("key `{}` is given twice (first at {first})", key.name),
+            ));
+            continue;
+        }
+        values.insert(key.name, (value_text, value_cell.location.clone()));
+    }
+    values
+}
+
+/// A parser for an integer-valued key.
+fn int<T>(make: fn(i64) -> Result<T, String>) -> impl Fn(&str) -> Result<T, String> {
+    move |s| int_then(s, make)
+}
+
+fn on_off(on: bool) -> OnOff {
+    if on { OnOff::On } else { OnOff::Off }
+}
+
+fn dscp(v: i64) -> Dscp {
+    Dscp::new(v).expect("default DSCP is in range")
+}
+
+fn prio(v: i64) -> Priority {
+    Priority::new(v).expect("default priority is in range")
+}
+
+fn ecn(v: i64) -> EcnBits {
+    EcnBits::new(v).expect("default ECN is in range")
+}

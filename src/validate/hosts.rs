@@ -1,0 +1,286 @@
+//! The `Servers` and `NICs` sheets: rows become hosts and ports, each value checked, with the
+//! rules that need only one row or one host (unique names, address with prefix, gateway in
+//! subnet, a NIC's host exists). Rules across the cluster are in `cross`.
+
+use std::collections::{BTreeMap, HashMap};
+use std::net::IpAddr;
+
+use ipnet::IpNet;
+
+use crate::diagnostic::{Diagnostic, Report, quoted};
+use crate::input::raw::Table;
+use crate::location::Location;
+use crate::model::{HostName, IbDev, IfName, Label, MacAddr, Mtu, PciAddr, parse_prefix};
+use crate::validate::cells::RowReader;
+
+/// A `Servers` row as far as it parsed.
+#[derive(Debug)]
+pub(crate) struct ServerRow {
+    pub(crate) hostname: Option<HostName>,
+    pub(crate) mgmt_ip: Option<IpAddr>,
+    pub(crate) bmc_ip: Option<IpAddr>,
+    pub(crate) group: Option<Label>,
+    pub(crate) hostname_at: Location,
+    pub(crate) mgmt_ip_at: Option<Location>,
+    pub(crate) bmc_ip_at: Option<Location>,
+}
+
+/// A `NICs` row as far as it parsed; `host` indexes the server rows.
+#[derive(Debug)]
+pub(crate) struct NicRow {
+    pub(crate) host: Option<usize>,
+    pub(crate) ib_dev: Option<IbDev>,
+    pub(crate) netdev: Option<IfName>,
+    pub(crate) ip: Option<IpNet>,
+    pub(crate) gateway: Option<IpAddr>,
+    pub(crate) mtu: Mtu,
+    pub(crate) rail: Option<u32>,
+    pub(crate) pci: Option<PciAddr>,
+    pub(crate) mac: Option<MacAddr>,
+    pub(crate) switch: Option<Label>,
+    pub(crate) switch_port: Option<Label>,
+    pub(crate) ib_dev_at: Location,
+    pub(crate) ip_at: Location,
+    pub(crate) mtu_at: Option<Location>,
+}
+
+/// Reads `Servers`, reporting bad values and duplicate host names.
+pub(crate) fn read_servers(table: &Table, report: &mut Report) -> Vec<ServerRow> {
+    let mut seen: HashMap<String, Location> = HashMap::new();
+    let mut rows = Vec::new();
+    for row in &table.rows {
+        let mut r = RowReader::new(row, report);
+        let hostname = r.required("hostname", HostName::parse);
+        let hostname_at = r
+            .location("hostname")
+            .unwrap_or_else(|| table.location.clone());
+        let server = ServerRow {
+            mgmt_ip: r.required("mgmt_ip", parse_addr),
+            bmc_ip: r.optional("bmc_ip", parse_addr),
+            group: r.optional("group", Label::parse),
+            mgmt_ip_at: r.location("mgmt_ip"),
+            bmc_ip_at: r.location("bmc_ip"),
+            hostname,
+            hostname_at,
+        };
+        if let Some(name) = &server.hostname {
+            if let Some(first) = seen.get(&name.folded()) {
+                report.push(Diagnostic::error(
+                    server.hostname_at.clone(),
+                    format!(
+                        "hostname {} is used twice (first at {first})",
+                        quoted(name.as_str())
+                    ),
+                ));
+            } else {
+                seen.insert(name.folded(), server.hostname_at.clone());
+            }
+        }
+        rows.push(server);
+    }
+    rows
+}
+
+/// Reads `NICs`, linking each row to its server and reporting per-row and per-host problems.
+pub(crate) fn read_nics(
+    table: &Table,
+    servers: Option<&[ServerRow]>,
+    default_mtu: Mtu,
+    report: &mut Report,
+) -> Vec<NicRow> {
+    let by_name: HashMap<String, usize> = servers
+        .unwrap_or_default()
+        .iter()
+        .enumerate()
+        .filter_map(|(i, s)| Some((s.hostname.as_ref()?.folded(), i)))
+        .collect();
+    // (host, name) → first location, for the per-host uniqueness of ib_dev and netdev.
+    let mut devs: BTreeMap<(usize, String), Location> = BTreeMap::new();
+    let mut netdevs: BTreeMap<(usize, String), Location> = BTreeMap::new();
+    let mut rows = Vec::new();
+    for row in &table.rows {
+        let mut r = RowReader::new(row, report);
+        let hostname = r.required("hostname", HostName::parse);
+        let host = hostname
+            .as_ref()
+            .and_then(|h| by_name.get(&h.folded()).copied());
+        if let (Some(name), None, Some(_)) = (&hostname, host, servers) {
+            r.error_at(
+                "hostname",
+                format!(
+                    "hostname {} is not in the Servers sheet",
+                    quoted(name.as_str())
+                ),
+            );
+        }
+        let ib_dev = r.required("ib_dev", IbDev::parse);
+        let netdev = r.required("netdev", IfName::parse);
+        let ip = read_ip(&mut r);
+        let gateway = r.optional("gateway", parse_addr);
+        if let (Some(gw), Some(ip)) = (gateway, ip) {
+            check_gateway(&mut r, gw, ip);
+        }
+        let mtu_override = r.optional_int("mtu", Mtu::new);
+        let nic = NicRow {
+            host,
+            rail: r.optional_int("rail", |n| {
+                u32::try_from(n).map_err(|_| "is not a rail number (0 or more)".to_string())
+            }),
+            pci: r.optional("pci", PciAddr::parse),
+            mac: r.optional("mac", MacAddr::parse),
+            switch: r.optional("switch", Label::parse),
+            switch_port: r.optional("switch_port", Label::parse),
+            ib_dev_at: r
+                .location("ib_dev")
+                .unwrap_or_else(|| table.location.clone()),
+            ip_at: r.location("ip").unwrap_or_else(|| table.location.clone()),
+            mtu_at: r.location("mtu").filter(|_| mtu_override.is_some()),
+            mtu: mtu_override.unwrap_or(default_mtu),
+            ib_dev,
+            netdev,
+            ip,
+            gateway,
+        };
+        if let Some(h) = host {
+            let host_name = servers
+                .and_then(|s| s[h].hostname.as_ref())
+                .map(HostName::as_str)
+                .unwrap_or_default();
+            if let Some(dev) = &nic.ib_dev {
+                unique_per_host(
+                    &mut devs,
+                    (h, dev.to_string()),
+                    &nic.ib_dev_at,
+                    "ib_dev",
+                    host_name,
+                    report,
+                );
+            }
+            if let Some(dev) = &nic.netdev {
+                let at = row
+                    .cells
+                    .get("netdev")
+                    .map_or_else(|| nic.ib_dev_at.clone(), |c| c.location.clone());
+                unique_per_host(
+                    &mut netdevs,
+                    (h, dev.to_string()),
+                    &at,
+                    "netdev",
+                    host_name,
+                    report,
+                );
+            }
+        }
+        rows.push(nic);
+    }
+    rows
+}
+
+fn unique_per_host(
+    seen: &mut BTreeMap<(usize, String), Location>,
+    key: (usize, String),
+    at: &Location,
+    column: &str,
+    host: &str,
+    report: &mut Report,
+) {
+    if let Some(first) = seen.get(&key) {
+        report.push(Diagnostic::error(
+            at.clone(),
+            format!(
+                "{column} {} is used twice on host {} (first at {first})",
+                quoted(&key.1),
+                quoted(host)
+            ),
+        ));
+    } else {
+        seen.insert(key, at.clone());
+    }
+}
+
+fn parse_addr(s: &str) -> Result<IpAddr, String> {
+    s.parse().map_err(|_| "is not an IP address".to_string())
+}
+
+/// The port address: `a.b.c.d/len` in `ip`, or a bare address with `prefix` (length or netmask).
+fn read_ip(r: &mut RowReader<'_>) -> Option<IpNet> {
+    let prefix_text = r.text("prefix");
+    let net = r.required("ip", |s| {
+        if s.contains('/') {
+            s.parse::<IpNet>()
+                .map(Some)
+                .map_err(|_| "is not an address with a prefix length".to_string())
+        } else {
+            s.parse::<IpAddr>()
+                .map(|_| None)
+                .map_err(|_| "is not an address with a prefix length".to_string())
+        }
+    })?;
+    let ip_text = r.text("ip").unwrap_or_default();
+    let net = match (net, prefix_text) {
+        (Some(net), None) => net,
+        (Some(net), Some(p)) => {
+            match parse_prefix(&p, net.addr().is_ipv4()) {
+                Ok(len) if len == net.prefix_len() => {}
+                Ok(_) => r.error_at(
+                    "prefix",
+                    format!(
+                        "prefix {} disagrees with the prefix length of ip {}",
+                        quoted(&p),
+                        quoted(&ip_text)
+                    ),
+                ),
+                Err(why) => r.error_at("prefix", format!("prefix {} {why}", quoted(&p))),
+            }
+            net
+        }
+        (None, Some(p)) => {
+            let addr: IpAddr = ip_text.parse().ok()?;
+            match parse_prefix(&p, addr.is_ipv4()) {
+                // parse_prefix keeps the length within the family's range, so this is Ok.
+                Ok(len) => IpNet::new(addr, len).ok()?,
+                Err(why) => {
+                    r.error_at("prefix", format!("prefix {} {why}", quoted(&p)));
+                    return None;
+                }
+            }
+        }
+        (None, None) => {
+            r.error_at(
+                "ip",
+                format!("ip {} has no prefix length (write it as {ip_text}/24, or fill the prefix column)", quoted(&ip_text)),
+            );
+            return None;
+        }
+    };
+    if let IpNet::V4(v4) = net
+        && v4.prefix_len() < 31
+        && (v4.addr() == v4.network() || v4.addr() == v4.broadcast())
+    {
+        let which = if v4.addr() == v4.network() {
+            "network"
+        } else {
+            "broadcast"
+        };
+        r.error_at(
+            "ip",
+            format!(
+                "ip {} is the {which} address of its subnet",
+                quoted(&ip_text)
+            ),
+        );
+        return None;
+    }
+    Some(net)
+}
+
+fn check_gateway(r: &mut RowReader<'_>, gw: IpAddr, ip: IpNet) {
+    if gw == ip.addr() {
+        r.error_at("gateway", format!("gateway {gw} is the port's own address"));
+    } else if !ip.contains(&gw) {
+        r.error_at(
+            "gateway",
+            format!("gateway {gw} is outside the port's subnet {}", ip.trunc()),
+        );
+    }
+}

@@ -1,0 +1,90 @@
+//! Turns a [`RawPlan`] into a [`Plan`], applying every rule of `plan-format.md` and collecting
+//! every problem with its location. Pure: no I/O, no clock, no environment.
+
+mod cells;
+mod cluster;
+mod cross;
+mod hosts;
+
+use crate::diagnostic::Report;
+use crate::input::RawPlan;
+use crate::model::{Host, Nic, PLAN_SCHEMA, Plan};
+use hosts::{NicRow, ServerRow};
+
+/// The plan with its warnings and notes, or every problem when there is an error.
+pub fn validate(raw: RawPlan) -> Result<(Plan, Report), Report> {
+    let mut report = raw.report;
+    let cluster = cluster::read_cluster(raw.cluster.as_ref(), &mut report);
+    let servers = raw
+        .servers
+        .as_ref()
+        .map(|t| hosts::read_servers(t, &mut report));
+    let default_mtu = cluster::default_mtu(cluster.as_ref());
+    let nics = raw
+        .nics
+        .as_ref()
+        .map(|t| hosts::read_nics(t, servers.as_deref(), default_mtu, &mut report))
+        .unwrap_or_default();
+    if let Some(servers) = &servers {
+        if raw.nics.is_some() {
+            cross::hosts_have_nics(servers, &nics, &mut report);
+        }
+        cross::addresses_unique(servers, &nics, &mut report);
+        cross::nic_counts(servers, &nics, &mut report);
+        cross::rails_consistent(servers, &nics, &mut report);
+        cross::device_prefixes(servers, &nics, &mut report);
+    }
+    if report.has_errors() {
+        return Err(report);
+    }
+    // Without errors every required value is present, so each `?` below finds a value; should
+    // one not, the report says so rather than building a partial plan.
+    match assemble(cluster, servers.unwrap_or_default(), nics) {
+        Some(plan) => Ok((plan, report)),
+        None => {
+            report.push(crate::diagnostic::Diagnostic::error(
+                crate::location::Location::File,
+                "the plan is incomplete (this is a bug in roce-gen: no rule said why)",
+            ));
+            Err(report)
+        }
+    }
+}
+
+fn assemble(
+    cluster: Option<crate::model::Cluster>,
+    servers: Vec<ServerRow>,
+    nics: Vec<NicRow>,
+) -> Option<Plan> {
+    let mut hosts: Vec<Host> = servers
+        .into_iter()
+        .map(|s| {
+            Some(Host {
+                hostname: s.hostname?,
+                mgmt_ip: s.mgmt_ip?,
+                bmc_ip: s.bmc_ip,
+                group: s.group,
+                nics: Vec::new(),
+            })
+        })
+        .collect::<Option<_>>()?;
+    for n in nics {
+        hosts.get_mut(n.host?)?.nics.push(Nic {
+            ib_dev: n.ib_dev?,
+            netdev: n.netdev?,
+            ip: n.ip?,
+            gateway: n.gateway,
+            mtu: n.mtu,
+            rail: n.rail,
+            pci: n.pci,
+            mac: n.mac,
+            switch: n.switch,
+            switch_port: n.switch_port,
+        });
+    }
+    Some(Plan {
+        schema: PLAN_SCHEMA,
+        cluster: cluster?,
+        hosts,
+    })
+}
