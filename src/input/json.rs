@@ -49,6 +49,7 @@ pub(crate) fn read(bytes: &[u8]) -> Result<RawPlan> {
             .map(|(key, value)| {
                 let path = format!("cluster.{key}");
                 Row {
+                    owner: None,
                     cells: BTreeMap::from([
                         (
                             "key",
@@ -86,6 +87,7 @@ pub(crate) fn read(bytes: &[u8]) -> Result<RawPlan> {
                 continue;
             };
             let mut nic_row = row(&NICS, nic, &nic_path, &["hostname"], report);
+            nic_row.owner = Some(servers.len() - 1);
             // A NIC belongs to the host it is listed under.
             let hostname = host.get("hostname").unwrap_or(&Json::Null);
             nic_row
@@ -142,7 +144,7 @@ fn row(
             )
         })
         .collect();
-    Row { cells }
+    Row { cells, owner: None }
 }
 
 /// A JSON value as a cell: scalars as they are, a list of scalars as comma-separated text.
@@ -161,9 +163,9 @@ fn cell(value: &Json, path: &str) -> Cell {
         Json::Array(items) if items.is_empty() => Value::Text("none".into()),
         Json::Array(items) => match items.iter().map(scalar).collect::<Option<Vec<_>>>() {
             Some(parts) => Value::Text(parts.join(",")),
-            None => Value::Error("a nested JSON list".into()),
+            None => Value::Error("a nested JSON list, not a value".into()),
         },
-        Json::Object(_) => Value::Error("a JSON object".into()),
+        Json::Object(_) => Value::Error("a JSON object, not a value".into()),
     };
     Cell {
         value,

@@ -19,7 +19,8 @@ pub enum Value {
     Bool(bool),
     /// A date or time cell, shown as the reader prints it.
     Date(String),
-    /// An error cell such as `#N/A`.
+    /// A cell that holds no usable value: an error such as `#N/A`, a formula with no saved
+    /// result, a JSON object. The text completes "COLUMN is …".
     Error(String),
 }
 
@@ -38,6 +39,9 @@ pub struct Cell {
 pub struct Row {
     /// Cells by canonical column name.
     pub cells: BTreeMap<&'static str, Cell>,
+    /// For a NIC listed under its host (JSON plans): the index of that host's row in
+    /// `servers`, so the link does not depend on the host's name being valid or unique.
+    pub owner: Option<usize>,
 }
 
 /// One sheet of the plan.

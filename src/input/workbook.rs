@@ -39,7 +39,15 @@ pub(crate) fn read(bytes: &[u8]) -> Result<RawPlan> {
                     .worksheet_range(name)
                     .with_context(|| format!("could not read sheet {}", quoted(name)))?;
                 let merges = merged_regions(&mut book, name);
-                Some(read_table(spec, name, &range, &merges, &mut plan.report))
+                // Formulas are read only to explain empty cells: a formula whose result was never
+                // saved (workbooks written by scripts) reads as empty.
+                let formulas = book.worksheet_formula(name).ok();
+                let sheet = SheetCells {
+                    range: &range,
+                    merges: &merges,
+                    formulas: formulas.as_ref(),
+                };
+                read_table(spec, name, &sheet, &mut plan.report)
             }
             [first, rest @ ..] => {
                 let others: Vec<String> = rest.iter().map(|n| quoted(n)).collect();
@@ -81,21 +89,58 @@ fn merged_regions(book: &mut Sheets<Cursor<&[u8]>>, name: &str) -> Vec<Dimension
     }
 }
 
-/// Reads one sheet: header row, column mapping, data rows.
+/// A sheet's cells as calamine read them, with its merged regions and formulas.
+struct SheetCells<'a> {
+    range: &'a Range<Data>,
+    merges: &'a [Dimensions],
+    formulas: Option<&'a Range<String>>,
+}
+
+impl SheetCells<'_> {
+    /// The value at an absolute position; a cell inside a merged region reads as its top-left.
+    fn data(&self, row: u32, col: u32) -> &Data {
+        let (row, col) = self
+            .merges
+            .iter()
+            .find(|m| m.contains(row, col))
+            .map_or((row, col), |m| m.start);
+        self.range.get_value((row, col)).unwrap_or(&Data::Empty)
+    }
+
+    /// The cell as a [`Value`]. A formula cell with no saved result at all is flagged rather
+    /// than read as empty; one whose saved result is the empty string stays empty.
+    fn value(&self, row: u32, col: u32) -> Value {
+        let data = self.data(row, col);
+        let formula = self
+            .formulas
+            .and_then(|f| f.get_value((row, col)))
+            .filter(|f| !f.is_empty());
+        match formula {
+            Some(f) if *data == Data::Empty => Value::Error(format!(
+                "a formula with no saved result (`={}`); open and save the workbook in Excel or LibreOffice",
+                f.trim_start_matches('=')
+            )),
+            _ => value_of(data),
+        }
+    }
+}
+
+/// Reads one sheet: header row, column mapping, data rows. `None` when the sheet has no usable
+/// header row (reported), so that no rule runs on rows that could not be read.
 fn read_table(
     spec: &'static Sheet,
     sheet: &str,
-    range: &Range<Data>,
-    merges: &[Dimensions],
+    cells: &SheetCells<'_>,
     report: &mut Report,
-) -> Table {
+) -> Option<Table> {
     let table = |rows| Table {
         location: Location::Sheet {
             sheet: sheet.to_string(),
         },
         rows,
     };
-    let (Some((top, left)), Some((bottom, right))) = (range.start(), range.end()) else {
+    let (Some((top, left)), Some((bottom, right))) = (cells.range.start(), cells.range.end())
+    else {
         report.push(Diagnostic::error(
             Location::Sheet {
                 sheet: sheet.to_string(),
@@ -105,15 +150,9 @@ fn read_table(
                 required_list(spec)
             ),
         ));
-        return table(Vec::new());
+        return None;
     };
-    let cell_at = |row: u32, col: u32| -> &Data {
-        let (row, col) = merges
-            .iter()
-            .find(|m| m.contains(row, col))
-            .map_or((row, col), |m| m.start);
-        range.get_value((row, col)).unwrap_or(&Data::Empty)
-    };
+    let cell_at = |row: u32, col: u32| cells.data(row, col);
     let loc = |row: u32, col: u32| Location::Cell {
         sheet: sheet.to_string(),
         row,
@@ -157,7 +196,7 @@ fn read_table(
                     spec.columns[0].name
                 ),
             ));
-                return table(Vec::new());
+                return None;
             }
         };
 
@@ -169,17 +208,17 @@ fn read_table(
                 (
                     column.name,
                     Cell {
-                        value: value_of(cell_at(row, col)),
+                        value: cells.value(row, col),
                         location: loc(row, col),
                     },
                 )
             })
             .collect();
         if !cells.values().all(|c| c.value.is_blank()) {
-            rows.push(Row { cells });
+            rows.push(Row { cells, owner: None });
         }
     }
-    table(rows)
+    Some(table(rows))
 }
 
 /// Maps the header row's cells to the plan's columns, reporting unknown, duplicate and missing
@@ -264,6 +303,6 @@ fn value_of(data: &Data) -> Value {
         Data::Bool(b) => Value::Bool(*b),
         Data::DateTime(d) => Value::Date(d.to_string()),
         Data::DateTimeIso(s) | Data::DurationIso(s) => Value::Date(s.clone()),
-        Data::Error(e) => Value::Error(format!("the error value {e}")),
+        Data::Error(e) => Value::Error(format!("the error value {e}, not a value")),
     }
 }

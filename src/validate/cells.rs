@@ -21,7 +21,7 @@ pub(crate) fn text_of(cell: &Cell, column: &str, report: &mut Report) -> Option<
         Value::Error(e) => {
             report.push(Diagnostic::error(
                 cell.location.clone(),
-                format!("{column} is {e}, not a value"),
+                format!("{column} is {e}"),
             ));
             None
         }
@@ -62,15 +62,22 @@ impl<'a> RowReader<'a> {
         match text_of(cell, column, self.report) {
             Some(text) => self.check(column, &text, parse),
             None => {
-                if matches!(cell.value, Value::Empty | Value::Text(_)) {
-                    let location = cell.location.clone();
-                    self.report.push(Diagnostic::error(
-                        location,
-                        format!("{column} is empty (required)"),
-                    ));
-                }
+                self.missing(column);
                 None
             }
+        }
+    }
+
+    /// Reports `column` as empty when its cell is blank (an error cell was reported already).
+    pub(crate) fn missing(&mut self, column: &str) {
+        if let Some(cell) = self.row.cells.get(column)
+            && cell.value.is_blank()
+        {
+            let location = cell.location.clone();
+            self.report.push(Diagnostic::error(
+                location,
+                format!("{column} is empty (required)"),
+            ));
         }
     }
 

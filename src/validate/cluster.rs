@@ -162,9 +162,8 @@ fn collect_keys(
             continue;
         };
         let key_text = text_of(key_cell, "key", report);
-        let value_text = text_of(value_cell, "value", report);
         let Some(key_text) = key_text else {
-            if value_text.is_some() {
+            if !value_cell.value.is_blank() {
                 report.push(Diagnostic::warning(
                     key_cell.location.clone(),
                     "value without a key is ignored",
@@ -179,6 +178,7 @@ fn collect_keys(
             ));
             continue;
         };
+        let value_text = text_of(value_cell, key.name, report);
         if let Some((_, first)) = values.get(key.name) {
             report.push(Diagnostic::error(
                 key_cell.location.clone(),

@@ -4,14 +4,20 @@
 use std::collections::{BTreeMap, HashMap};
 use std::net::IpAddr;
 
+use ipnet::IpNet;
+
 use crate::diagnostic::{Diagnostic, Report, quoted};
 use crate::location::Location;
 use crate::validate::hosts::{NicRow, ServerRow};
 
-/// Every host has at least one NIC; reported at the host's name.
+/// Every host has at least one NIC; reported at the host's name. A repeated host row (already
+/// an error) is not reported again: its NICs are counted for the first row of that name.
 pub(crate) fn hosts_have_nics(servers: &[ServerRow], nics: &[NicRow], report: &mut Report) {
+    let mut seen = std::collections::HashSet::new();
     for (i, server) in servers.iter().enumerate() {
+        let first = server.key.as_ref().is_none_or(|k| seen.insert(k));
         if let Some(name) = &server.hostname
+            && first
             && !nics.iter().any(|n| n.host == Some(i))
         {
             report.push(Diagnostic::error(
@@ -53,25 +59,38 @@ pub(crate) fn addresses_unique(servers: &[ServerRow], nics: &[NicRow], report: &
     }
 }
 
-/// Hosts whose NIC count differs from the most common count.
+/// Hosts whose NIC count differs from the usual one.
 pub(crate) fn nic_counts(servers: &[ServerRow], nics: &[NicRow], report: &mut Report) {
     let mut counts = vec![0usize; servers.len()];
     for host in nics.iter().filter_map(|n| n.host) {
         counts[host] += 1;
     }
-    let Some(usual) = most_common(counts.iter().copied().filter(|&c| c > 0)) else {
-        return;
-    };
-    for (server, &count) in servers.iter().zip(&counts) {
-        if let (Some(name), true) = (&server.hostname, count > 0 && count != usual) {
-            report.push(Diagnostic::warning(
-                server.hostname_at.clone(),
-                format!(
-                    "host {} has {count} NICs; most hosts have {usual}",
-                    quoted(name.as_str())
-                ),
-            ));
+    let named: Vec<(&ServerRow, usize)> = servers
+        .iter()
+        .zip(counts)
+        .filter(|(s, c)| s.hostname.is_some() && *c > 0)
+        .collect();
+    match spread(named.iter().map(|(_, c)| *c)) {
+        Spread::Same => {}
+        Spread::Majority(usual) => {
+            for (server, count) in named.iter().filter(|(_, c)| *c != usual) {
+                report.push(Diagnostic::warning(
+                    server.hostname_at.clone(),
+                    format!(
+                        "host {} has {count} NIC{}; most hosts have {usual}",
+                        host_name(server),
+                        if *count == 1 { "" } else { "s" }
+                    ),
+                ));
+            }
         }
+        Spread::Split(groups) => report.push(Diagnostic::warning(
+            named[0].0.hostname_at.clone(),
+            format!(
+                "hosts have different NIC counts: {}",
+                describe(&groups, "NICs", "host")
+            ),
+        )),
     }
 }
 
@@ -94,27 +113,50 @@ pub(crate) fn rails_consistent(servers: &[ServerRow], nics: &[NicRow], report: &
         )
     };
     for (rail, ports) in rails {
-        if let Some(usual) = most_common(ports.iter().filter_map(|n| n.ip.map(|ip| ip.trunc()))) {
-            for n in &ports {
-                if let Some(net) = n.ip.map(|ip| ip.trunc()).filter(|net| *net != usual) {
+        let with_ip: Vec<(&NicRow, IpNet)> = ports
+            .iter()
+            .filter_map(|n| Some((*n, n.ip?.trunc())))
+            .collect();
+        match spread(with_ip.iter().map(|(_, net)| *net)) {
+            Spread::Same => {}
+            Spread::Majority(usual) => {
+                for (n, net) in with_ip.iter().filter(|(_, net)| *net != usual) {
                     report.push(Diagnostic::warning(
                         n.ip_at.clone(),
                         format!("rail {rail}: port {} is in {net}; most ports of the rail are in {usual}", port(n)),
                     ));
                 }
             }
+            Spread::Split(groups) => report.push(Diagnostic::warning(
+                with_ip[0].0.ip_at.clone(),
+                format!(
+                    "rail {rail}: ports are in different subnets: {}",
+                    describe(&groups, "", "port")
+                ),
+            )),
         }
-        if let Some(usual) = most_common(ports.iter().map(|n| n.mtu)) {
-            for n in ports.iter().filter(|n| n.mtu != usual) {
-                report.push(Diagnostic::warning(
-                    n.mtu_at.clone().unwrap_or_else(|| n.ip_at.clone()),
-                    format!(
-                        "rail {rail}: port {} has MTU {}; most ports of the rail have {usual}",
-                        port(n),
-                        n.mtu
-                    ),
-                ));
+        let mtu_at = |n: &NicRow| n.mtu_at.clone().unwrap_or_else(|| n.ip_at.clone());
+        match spread(ports.iter().map(|n| n.mtu)) {
+            Spread::Same => {}
+            Spread::Majority(usual) => {
+                for n in ports.iter().filter(|n| n.mtu != usual) {
+                    report.push(Diagnostic::warning(
+                        mtu_at(n),
+                        format!(
+                            "rail {rail}: port {} has MTU {}; most ports of the rail have {usual}",
+                            port(n),
+                            n.mtu
+                        ),
+                    ));
+                }
             }
+            Spread::Split(groups) => report.push(Diagnostic::warning(
+                mtu_at(ports[0]),
+                format!(
+                    "rail {rail}: ports have different MTUs: {}",
+                    describe(&groups, "", "port")
+                ),
+            )),
         }
     }
 }
@@ -142,11 +184,11 @@ pub(crate) fn device_prefixes(servers: &[ServerRow], nics: &[NicRow], report: &m
                     short.ib_dev_at.clone(),
                     format!(
                         "ib_dev {} on host {} is a prefix of {}: NCCL_IB_HCA={s} also selects {}; \
-                         write NCCL_IB_HCA==... for exact matches",
+                         a leading `=` makes NCCL match exactly (NCCL_IB_HCA=={s},...)",
                         quoted(s.as_str()),
                         quoted(host),
                         longer.join(", "),
-                        if longer.len() == 1 { "it" } else { "them" },
+                        longer.join(", "),
                     ),
                 ));
             }
@@ -154,22 +196,67 @@ pub(crate) fn device_prefixes(servers: &[ServerRow], nics: &[NicRow], report: &m
     }
 }
 
-/// The most frequent value; on a tie, the smallest (so the result does not depend on order).
-fn most_common<T: Ord>(values: impl Iterator<Item = T>) -> Option<T> {
+/// How a set of values that should agree is spread.
+#[derive(Debug, PartialEq)]
+enum Spread<T> {
+    /// All equal (or none at all).
+    Same,
+    /// One value is more common than any other: the odd ones out can be named.
+    Majority(T),
+    /// Several values tie for the most common: each value with its count.
+    Split(Vec<(T, usize)>),
+}
+
+fn spread<T: Ord + Clone>(values: impl Iterator<Item = T>) -> Spread<T> {
     let mut counts: BTreeMap<T, usize> = BTreeMap::new();
     for v in values {
         *counts.entry(v).or_default() += 1;
     }
-    let best = counts.values().copied().max()?;
-    counts.into_iter().find(|(_, c)| *c == best).map(|(v, _)| v)
+    let best = counts.values().copied().max().unwrap_or(0);
+    let top: Vec<&T> = counts
+        .iter()
+        .filter(|(_, c)| **c == best)
+        .map(|(v, _)| v)
+        .collect();
+    match (counts.len(), top.as_slice()) {
+        (0 | 1, _) => Spread::Same,
+        (_, [one]) => Spread::Majority((*one).clone()),
+        _ => Spread::Split(counts.into_iter().collect()),
+    }
+}
+
+/// `2 NICs (1 host), 3 NICs (1 host)`.
+fn describe<T: std::fmt::Display>(groups: &[(T, usize)], unit: &str, what: &str) -> String {
+    let parts: Vec<String> = groups
+        .iter()
+        .map(|(v, n)| {
+            let unit = if unit.is_empty() {
+                String::new()
+            } else {
+                format!(" {unit}")
+            };
+            format!("{v}{unit} ({n} {what}{})", if *n == 1 { "" } else { "s" })
+        })
+        .collect();
+    parts.join(", ")
+}
+
+fn host_name(server: &ServerRow) -> String {
+    quoted(server.hostname.as_ref().map_or("?", |h| h.as_str()))
 }
 
 #[cfg(test)]
 mod tests {
+    use super::{Spread, spread};
+
     #[test]
-    fn most_common_breaks_ties_by_value() {
-        assert_eq!(super::most_common([8, 7, 7, 8].into_iter()), Some(7));
-        assert_eq!(super::most_common([8, 8, 7].into_iter()), Some(8));
-        assert_eq!(super::most_common(std::iter::empty::<u8>()), None);
+    fn spread_finds_majorities_and_ties() {
+        assert_eq!(spread([8, 8, 7].into_iter()), Spread::Majority(8));
+        assert_eq!(
+            spread([8, 7].into_iter()),
+            Spread::Split(vec![(7, 1), (8, 1)])
+        );
+        assert_eq!(spread([8, 8].into_iter()), Spread::Same);
+        assert_eq!(spread(std::iter::empty::<u8>()), Spread::Same);
     }
 }

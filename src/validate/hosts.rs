@@ -16,6 +16,9 @@ use crate::validate::cells::RowReader;
 /// A `Servers` row as far as it parsed.
 #[derive(Debug)]
 pub(crate) struct ServerRow {
+    /// The host name as written, folded: NIC rows find their host by it even when the name
+    /// itself is invalid (reported once, on the server row).
+    pub(crate) key: Option<String>,
     pub(crate) hostname: Option<HostName>,
     pub(crate) mgmt_ip: Option<IpAddr>,
     pub(crate) bmc_ip: Option<IpAddr>,
@@ -50,6 +53,7 @@ pub(crate) fn read_servers(table: &Table, report: &mut Report) -> Vec<ServerRow>
     let mut rows = Vec::new();
     for row in &table.rows {
         let mut r = RowReader::new(row, report);
+        let key = r.text("hostname").map(|t| t.to_lowercase());
         let hostname = r.required("hostname", HostName::parse);
         let hostname_at = r
             .location("hostname")
@@ -60,6 +64,7 @@ pub(crate) fn read_servers(table: &Table, report: &mut Report) -> Vec<ServerRow>
             group: r.optional("group", Label::parse),
             mgmt_ip_at: r.location("mgmt_ip"),
             bmc_ip_at: r.location("bmc_ip"),
+            key,
             hostname,
             hostname_at,
         };
@@ -88,31 +93,21 @@ pub(crate) fn read_nics(
     default_mtu: Mtu,
     report: &mut Report,
 ) -> Vec<NicRow> {
-    let by_name: HashMap<String, usize> = servers
-        .unwrap_or_default()
-        .iter()
-        .enumerate()
-        .filter_map(|(i, s)| Some((s.hostname.as_ref()?.folded(), i)))
-        .collect();
+    let mut by_key: HashMap<&str, usize> = HashMap::new();
+    for (i, s) in servers.unwrap_or_default().iter().enumerate() {
+        if let Some(key) = &s.key {
+            by_key.entry(key).or_insert(i);
+        }
+    }
     // (host, name) → first location, for the per-host uniqueness of ib_dev and netdev.
     let mut devs: BTreeMap<(usize, String), Location> = BTreeMap::new();
     let mut netdevs: BTreeMap<(usize, String), Location> = BTreeMap::new();
     let mut rows = Vec::new();
     for row in &table.rows {
         let mut r = RowReader::new(row, report);
-        let hostname = r.required("hostname", HostName::parse);
-        let host = hostname
-            .as_ref()
-            .and_then(|h| by_name.get(&h.folded()).copied());
-        if let (Some(name), None, Some(_)) = (&hostname, host, servers) {
-            r.error_at(
-                "hostname",
-                format!(
-                    "hostname {} is not in the Servers sheet",
-                    quoted(name.as_str())
-                ),
-            );
-        }
+        let host = row
+            .owner
+            .or_else(|| link_host(&mut r, &by_key, servers.is_some()));
         let ib_dev = r.required("ib_dev", IbDev::parse);
         let netdev = r.required("netdev", IfName::parse);
         let ip = read_ip(&mut r);
@@ -174,6 +169,33 @@ pub(crate) fn read_nics(
         rows.push(nic);
     }
     rows
+}
+
+/// The server row a NIC row names. A name that matches no server is reported as invalid or as
+/// unknown (the latter only when there is a Servers sheet to look in).
+fn link_host(
+    r: &mut RowReader<'_>,
+    by_key: &HashMap<&str, usize>,
+    have_servers: bool,
+) -> Option<usize> {
+    let Some(name) = r.text("hostname") else {
+        r.missing("hostname");
+        return None;
+    };
+    if let Some(&i) = by_key.get(name.to_lowercase().as_str()) {
+        return Some(i);
+    }
+    match HostName::parse(&name) {
+        Err(why) => r.error_at("hostname", format!("hostname {} {why}", quoted(&name))),
+        Ok(_) if have_servers => {
+            r.error_at(
+                "hostname",
+                format!("hostname {} is not in the Servers sheet", quoted(&name)),
+            );
+        }
+        Ok(_) => {}
+    }
+    None
 }
 
 fn unique_per_host(

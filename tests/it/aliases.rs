@@ -1,0 +1,207 @@
+//! Every alias family and every leniency of `plan-format.md` reads the same plan as the plain
+//! spelling: sheet names, headers, keys, header folding, column order, unknown columns, empty
+//! rows, numbers as text or floats, CIDR or prefix/netmask columns, title rows, merged cells.
+
+use roce_gen::layout::{CLUSTER, KEYS, NICS, SERVERS, SHEETS};
+
+use crate::common::{Book, C, plan_json, roce_gen, s, tmp};
+
+#[test]
+fn every_sheet_alias_reads_the_same_plan() {
+    let baseline = plan_json(&Book::base());
+    for sheet in SHEETS {
+        for alias in sheet.aliases {
+            let mut book = Book::base();
+            book.sheet(sheet.name).name = (*alias).to_string();
+            assert_eq!(plan_json(&book), baseline, "sheet alias {alias}");
+        }
+    }
+}
+
+#[test]
+fn every_column_alias_reads_the_same_plan() {
+    let baseline = plan_json(&Book::base());
+    for (sheet, spec) in [
+        ("Servers", &SERVERS),
+        ("NICs", &NICS),
+        ("Cluster", &CLUSTER),
+    ] {
+        // `prefix` is not in the base plan; its aliases are covered by the prefix test.
+        for column in spec.columns.iter().filter(|c| c.name != "prefix") {
+            for alias in column.aliases {
+                let mut book = Book::base();
+                book.sheet(sheet).rename(column.name, alias);
+                assert_eq!(plan_json(&book), baseline, "{sheet} column alias {alias}");
+            }
+        }
+    }
+}
+
+#[test]
+fn every_key_alias_reads_the_same_plan() {
+    let baseline = plan_json(&Book::base());
+    for key in KEYS.iter().filter(|k| !k.aliases.is_empty()) {
+        for alias in key.aliases {
+            let mut book = Book::base();
+            let rows = &mut book.sheet("Cluster").rows;
+            let row = rows
+                .iter_mut()
+                .find(|r| r[0] == s(key.name))
+                .expect("base has every aliased key");
+            row[0] = s(alias);
+            assert_eq!(plan_json(&book), baseline, "key alias {alias}");
+        }
+    }
+}
+
+#[test]
+fn headers_fold_case_spaces_dashes_and_underscores() {
+    let baseline = plan_json(&Book::base());
+    for spelling in [
+        "Mgmt IP",
+        "MGMT-IP",
+        "  mgmt_ip  ",
+        "Mgmt  Ip",
+        "management ip",
+    ] {
+        let mut book = Book::base();
+        book.sheet("Servers").rename("mgmt_ip", spelling);
+        assert_eq!(plan_json(&book), baseline, "{spelling:?}");
+    }
+    let mut book = Book::base();
+    book.sheet("NICs").rename("ib_dev", "IB-Dev");
+    book.sheet("NICs").rename("switch_port", "Switch Port");
+    book.key("cluster_name", s("t1"));
+    book.sheet("Cluster").rows[1][0] = s("Cluster Name");
+    book.sheet("NICs").name = "roce nics".into();
+    assert_eq!(plan_json(&book), baseline);
+}
+
+#[test]
+fn column_order_is_free_and_unknown_columns_are_notes() {
+    let baseline = plan_json(&Book::base());
+    let mut book = Book::base();
+    for row in &mut book.sheet("NICs").rows {
+        row.reverse();
+    }
+    book.sheet("Servers").rows[0].push(s("comment"));
+    book.sheet("Servers").rows[1].push(s("spare"));
+    assert_eq!(plan_json(&book), baseline);
+
+    let dir = tmp();
+    book.write(dir.path(), "plan.xlsx");
+    let run = roce_gen(dir.path(), &["validate", "plan.xlsx"]);
+    assert_eq!(run.code, 0);
+    assert_eq!(
+        run.stderr,
+        "note: plan.xlsx: Servers!E1: column \"comment\" is not part of the plan and is ignored\n"
+    );
+}
+
+#[test]
+fn empty_rows_are_skipped_and_title_rows_above_the_header_are_passed_over() {
+    let baseline = plan_json(&Book::base());
+    let mut book = Book::base();
+    let nics = book.sheet("NICs");
+    nics.rows.insert(2, vec![C::E; 3]);
+    nics.rows.insert(4, vec![s(" "), C::E]);
+    nics.rows.insert(0, vec![s("RoCE port plan, revision 3")]);
+    nics.rows.insert(1, vec![]);
+    assert_eq!(plan_json(&book), baseline);
+}
+
+#[test]
+fn numbers_may_be_text_or_floats() {
+    let baseline = plan_json(&Book::base());
+    let mut book = Book::base();
+    book.key("mtu", s("4200"));
+    book.key("pfc_priorities", s("3"));
+    book.sheet("NICs").set(1, "rail", s("0"));
+    book.sheet("NICs").set(2, "rail", C::N(1.0));
+    assert_eq!(plan_json(&book), baseline);
+    book.key("mtu", s(" 4200.0 "));
+    book.key("persistence", C::B(true));
+    assert_eq!(plan_json(&book), baseline);
+}
+
+#[test]
+fn address_and_prefix_may_be_one_cell_or_two_columns() {
+    let baseline = plan_json(&Book::base());
+    for (prefix, name) in [
+        ("24", "prefix"),
+        ("255.255.255.0", "netmask"),
+        ("24", "掩码"),
+    ] {
+        let mut book = Book::base();
+        let nics = book.sheet("NICs");
+        nics.rows[0].push(s(name));
+        for row in nics.rows.iter_mut().skip(1) {
+            let C::S(cidr) = row[3].clone() else { panic!() };
+            row[3] = s(cidr.split('/').next().unwrap());
+            row.push(s(prefix));
+        }
+        assert_eq!(plan_json(&book), baseline, "{name} {prefix}");
+    }
+}
+
+#[test]
+fn a_hostname_merged_over_its_nic_rows_fills_them() {
+    let baseline = plan_json(&Book::base());
+    let mut book = Book::base();
+    let nics = book.sheet("NICs");
+    nics.rows[2][0] = C::E;
+    nics.rows[4][0] = C::E;
+    book.merges.push(("NICs".into(), (1, 0, 2, 0)));
+    book.merges.push(("NICs".into(), (3, 0, 4, 0)));
+    assert_eq!(plan_json(&book), baseline);
+}
+
+#[test]
+fn chinese_workbook_reads_like_the_english_one() {
+    let baseline = plan_json(&Book::base());
+    let mut book = Book::base();
+    book.sheet("Cluster").name = "全局参数".into();
+    book.sheet("Servers").name = "服务器规划".into();
+    book.sheet("NICs").name = "网卡规划".into();
+    let c = book.sheet("全局参数");
+    c.rename("key", "参数名");
+    c.rename("value", "参数值");
+    c.rows[1][0] = s("集群名称");
+    let srv = book.sheet("服务器规划");
+    for (en, zh) in [
+        ("hostname", "服务器名称"),
+        ("mgmt_ip", "管理网IP"),
+        ("bmc_ip", "带外IP"),
+        ("group", "角色"),
+    ] {
+        srv.rename(en, zh);
+    }
+    let nics = book.sheet("网卡规划");
+    for (en, zh) in [
+        ("hostname", "主机名"),
+        ("ib_dev", "RDMA设备"),
+        ("netdev", "网口"),
+        ("ip", "业务IP"),
+        ("gateway", "网关"),
+    ] {
+        nics.rename(en, zh);
+    }
+    assert_eq!(plan_json(&book), baseline);
+}
+
+#[test]
+fn a_cluster_sheet_without_headers_reads_columns_a_and_b() {
+    let baseline = plan_json(&Book::base());
+    let mut book = Book::base();
+    book.sheet("Cluster").rows.remove(0);
+    let dir = tmp();
+    book.write(dir.path(), "plan.xlsx");
+    let run = roce_gen(dir.path(), &["plan", "plan.xlsx"]);
+    assert_eq!(run.stdout, baseline);
+    assert!(
+        run.stderr
+            .contains("note: plan.xlsx: Cluster: no `key`/`value` header row"),
+        "{}",
+        run.stderr
+    );
+}

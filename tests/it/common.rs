@@ -1,0 +1,260 @@
+//! Test helpers: a small in-memory workbook ([`Book`]) that tests edit cell by cell and write as
+//! `.xlsx`/`.xlsm`, and [`roce_gen`] to run the binary in a folder.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use rust_xlsxwriter::Workbook;
+
+/// One cell of a test workbook.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum C {
+    /// Text.
+    S(String),
+    /// A number (Excel stores all numbers as floats).
+    N(f64),
+    /// A boolean.
+    B(bool),
+    /// Nothing.
+    E,
+    /// A formula and its saved result (rust_xlsxwriter always saves one; formulas without a
+    /// saved result come from the openpyxl fixture).
+    F(&'static str, &'static str),
+}
+
+/// Text cell.
+pub(crate) fn s(text: &str) -> C {
+    C::S(text.to_string())
+}
+
+/// One sheet: its name and rows, the header first.
+#[derive(Debug, Clone)]
+pub(crate) struct Sheet {
+    pub(crate) name: String,
+    pub(crate) rows: Vec<Vec<C>>,
+}
+
+/// A workbook under construction.
+#[derive(Debug, Clone)]
+pub(crate) struct Book {
+    pub(crate) sheets: Vec<Sheet>,
+    /// Merged ranges (first row, first col, last row, last col) per sheet name.
+    pub(crate) merges: Vec<(String, (u32, u16, u32, u16))>,
+}
+
+fn row(cells: &[&str]) -> Vec<C> {
+    cells
+        .iter()
+        .map(|c| if c.is_empty() { C::E } else { s(c) })
+        .collect()
+}
+
+impl Book {
+    /// A valid two-host plan with two NICs each, every optional column filled.
+    pub(crate) fn base() -> Self {
+        let cluster = vec![
+            row(&["key", "value"]),
+            row(&["cluster_name", "t1"]),
+            row(&["trust", "dscp"]),
+            vec![s("mtu"), C::N(4200.0)],
+            vec![s("pfc_priorities"), C::N(3.0)],
+            vec![s("ecn_priorities"), C::N(3.0)],
+            row(&["persistence", "yes"]),
+        ];
+        let servers = vec![
+            row(&["hostname", "mgmt_ip", "bmc_ip", "group"]),
+            row(&["h1", "10.0.0.1", "10.0.1.1", "g1"]),
+            row(&["h2", "10.0.0.2", "10.0.1.2", "g1"]),
+        ];
+        let mut nics = vec![row(&[
+            "hostname",
+            "ib_dev",
+            "netdev",
+            "ip",
+            "gateway",
+            "mtu",
+            "rail",
+            "pci",
+            "mac",
+            "switch",
+            "switch_port",
+        ])];
+        for h in 1..=2 {
+            for r in 0..2 {
+                nics.push(vec![
+                    C::S(format!("h{h}")),
+                    C::S(format!("mlx5_{r}")),
+                    C::S(format!("ens{}f0np0", r + 1)),
+                    C::S(format!("10.1.{r}.{h}/24")),
+                    C::S(format!("10.1.{r}.254")),
+                    C::E,
+                    C::N(f64::from(r)),
+                    C::S(format!("0000:{:02x}:00.0", 0x1a + r)),
+                    C::S(format!("b8:00:00:00:0{h}:0{r}")),
+                    C::S(format!("leaf-{}", r + 1)),
+                    C::S(format!("Eth1/{h}")),
+                ]);
+            }
+        }
+        Book {
+            sheets: vec![
+                Sheet {
+                    name: "Cluster".into(),
+                    rows: cluster,
+                },
+                Sheet {
+                    name: "Servers".into(),
+                    rows: servers,
+                },
+                Sheet {
+                    name: "NICs".into(),
+                    rows: nics,
+                },
+            ],
+            merges: Vec::new(),
+        }
+    }
+
+    /// The sheet called `name`.
+    pub(crate) fn sheet(&mut self, name: &str) -> &mut Sheet {
+        self.sheets
+            .iter_mut()
+            .find(|s| s.name == name)
+            .unwrap_or_else(|| panic!("no sheet {name}"))
+    }
+
+    /// Removes a sheet.
+    pub(crate) fn drop_sheet(&mut self, name: &str) {
+        self.sheets.retain(|s| s.name != name);
+    }
+
+    /// Sets a key of the Cluster sheet, adding the row if the key is not there yet.
+    pub(crate) fn key(&mut self, key: &str, value: C) {
+        let sheet = self.sheet("Cluster");
+        match sheet.rows.iter_mut().find(|r| r[0] == s(key)) {
+            Some(r) => r[1] = value,
+            None => sheet.rows.push(vec![s(key), value]),
+        }
+    }
+
+    /// Writes the book; `.xlsm` gets a real VBA project.
+    pub(crate) fn write(&self, dir: &Path, file: &str) -> PathBuf {
+        let mut wb = Workbook::new();
+        if file.ends_with(".xlsm") {
+            wb.add_vba_project(
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/fixtures/vbaProject.bin"),
+            )
+            .expect("vba project");
+        }
+        for sheet in &self.sheets {
+            let ws = wb.add_worksheet();
+            ws.set_name(&sheet.name).expect("sheet name");
+            for (r, cells) in (0u32..).zip(&sheet.rows) {
+                for (c, cell) in (0u16..).zip(cells) {
+                    match cell {
+                        C::S(t) => drop(ws.write_string(r, c, t).unwrap()),
+                        C::N(n) => drop(ws.write_number(r, c, *n).unwrap()),
+                        C::B(b) => drop(ws.write_boolean(r, c, *b).unwrap()),
+                        C::F(f, result) => {
+                            let formula = rust_xlsxwriter::Formula::new(*f).set_result(*result);
+                            ws.write_formula(r, c, formula).unwrap();
+                        }
+                        C::E => {}
+                    }
+                }
+            }
+            for (name, (r1, c1, r2, c2)) in &self.merges {
+                if name == &sheet.name {
+                    let top = sheet.rows[*r1 as usize][usize::from(*c1)].clone();
+                    let C::S(text) = top else {
+                        panic!("merge a text cell")
+                    };
+                    ws.merge_range(*r1, *c1, *r2, *c2, &text, &rust_xlsxwriter::Format::new())
+                        .unwrap();
+                }
+            }
+        }
+        let path = dir.join(file);
+        wb.save(&path).expect("write workbook");
+        path
+    }
+}
+
+impl Sheet {
+    /// The index of the column whose header (row 0) is `header`.
+    pub(crate) fn col(&self, header: &str) -> usize {
+        self.rows[0]
+            .iter()
+            .position(|c| *c == s(header))
+            .unwrap_or_else(|| panic!("no column {header}"))
+    }
+
+    /// Sets the cell of column `header` in data row `row` (1 is the first row under the header).
+    pub(crate) fn set(&mut self, row: usize, header: &str, value: C) {
+        let col = self.col(header);
+        self.rows[row][col] = value;
+    }
+
+    /// Renames a header.
+    pub(crate) fn rename(&mut self, header: &str, to: &str) {
+        let col = self.col(header);
+        self.rows[0][col] = s(to);
+    }
+
+    /// Removes a column.
+    pub(crate) fn drop_column(&mut self, header: &str) {
+        let col = self.col(header);
+        for r in &mut self.rows {
+            if col < r.len() {
+                r.remove(col);
+            }
+        }
+    }
+}
+
+/// What a run of the binary did.
+#[derive(Debug)]
+pub(crate) struct Run {
+    pub(crate) code: i32,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
+}
+
+impl Run {
+    /// Exit code and both streams, for a snapshot.
+    pub(crate) fn transcript(&self) -> String {
+        format!(
+            "exit: {}\n--- stdout\n{}--- stderr\n{}",
+            self.code, self.stdout, self.stderr
+        )
+    }
+}
+
+/// Runs `roce-gen ARGS` in `dir`.
+pub(crate) fn roce_gen(dir: &Path, args: &[&str]) -> Run {
+    let out = Command::new(env!("CARGO_BIN_EXE_roce-gen"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("NO_COLOR")
+        .output()
+        .expect("run roce-gen");
+    Run {
+        code: out.status.code().expect("exit code, not a signal"),
+        stdout: String::from_utf8(out.stdout).expect("utf-8 stdout"),
+        stderr: String::from_utf8(out.stderr).expect("utf-8 stderr"),
+    }
+}
+
+/// A fresh temporary folder.
+pub(crate) fn tmp() -> tempfile::TempDir {
+    tempfile::tempdir().expect("temp dir")
+}
+
+/// The normalized plan JSON of `book`, asserting the plan is valid.
+pub(crate) fn plan_json(book: &Book) -> String {
+    let dir = tmp();
+    book.write(dir.path(), "plan.xlsx");
+    let run = roce_gen(dir.path(), &["plan", "plan.xlsx"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    run.stdout
+}

@@ -1,0 +1,9 @@
+//! The integration tests: one binary, one module per topic. Every test writes its own workbooks
+//! (rust_xlsxwriter) into a temporary folder and runs the real `roce-gen` binary on them.
+
+mod aliases;
+mod cli;
+mod common;
+mod formats;
+mod malformed;
+mod rules;

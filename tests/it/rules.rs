@@ -1,0 +1,327 @@
+//! One failing workbook per rule of `plan-format.md` (and per warning), each run through
+//! `roce-gen validate`; the exit status and diagnostics are snapshotted. A snapshot shows the
+//! file, sheet, cell and value of every problem.
+
+use crate::common::{Book, C, roce_gen, s, tmp};
+
+/// Writes `book`, validates it, and snapshots the transcript under `name`.
+fn check(name: &str, book: &Book) {
+    let dir = tmp();
+    book.write(dir.path(), "plan.xlsx");
+    let run = roce_gen(dir.path(), &["validate", "plan.xlsx"]);
+    insta::with_settings!({ snapshot_path => "snapshots", prepend_module_to_snapshot => false }, {
+        insta::assert_snapshot!(name, run.transcript());
+    });
+}
+
+fn edit(f: impl FnOnce(&mut Book)) -> Book {
+    let mut book = Book::base();
+    f(&mut book);
+    book
+}
+
+#[test]
+fn valid_base_plan() {
+    check("valid", &Book::base());
+}
+
+#[test]
+fn missing_sheet() {
+    check("missing_sheet", &edit(|b| b.drop_sheet("NICs")));
+}
+
+#[test]
+fn ambiguous_sheets() {
+    check(
+        "ambiguous_sheets",
+        &edit(|b| {
+            let mut copy = b.sheet("Servers").clone();
+            copy.name = "Hosts".into();
+            b.sheets.push(copy);
+        }),
+    );
+}
+
+#[test]
+fn missing_required_column() {
+    check(
+        "missing_column",
+        &edit(|b| b.sheet("Servers").drop_column("mgmt_ip")),
+    );
+}
+
+#[test]
+fn duplicate_column() {
+    check(
+        "duplicate_column",
+        &edit(|b| b.sheet("Servers").rename("bmc_ip", "Mgmt IP")),
+    );
+}
+
+#[test]
+fn no_header_row() {
+    check(
+        "no_header_row",
+        &edit(|b| b.sheet("NICs").rename("hostname", "server name")),
+    );
+}
+
+#[test]
+fn required_cell_empty() {
+    check(
+        "required_cell_empty",
+        &edit(|b| {
+            b.sheet("Servers").set(2, "mgmt_ip", C::E);
+            b.sheet("NICs").set(3, "ib_dev", s("  "));
+        }),
+    );
+}
+
+#[test]
+fn cluster_name_missing_or_bad() {
+    check(
+        "cluster_name_missing",
+        &edit(|b| {
+            b.sheet("Cluster").rows.remove(1);
+        }),
+    );
+    check(
+        "cluster_name_bad",
+        &edit(|b| b.key("cluster_name", s("demo cluster/1"))),
+    );
+}
+
+#[test]
+fn cluster_values_out_of_range() {
+    check(
+        "cluster_values_out_of_range",
+        &edit(|b| {
+            b.key("trust", s("l2"));
+            b.key("roce_dscp", C::N(64.0));
+            b.key("roce_priority", s("eight"));
+            b.key("roce_ecn", C::N(4.0));
+            b.key("pfc_priorities", s("3,9"));
+            b.key("cnp_dscp", C::N(-1.0));
+            b.key("roce_mode", s("v3"));
+            b.key("mtu", C::N(4200.5));
+            b.key("global_pause", s("sometimes"));
+            b.key("persistence", s("perhaps"));
+            b.key("min_ofed_version", s("latest"));
+            b.key("min_fw_version", C::N(28.5));
+        }),
+    );
+}
+
+#[test]
+fn cluster_key_problems() {
+    check(
+        "cluster_keys",
+        &edit(|b| {
+            let rows = &mut b.sheet("Cluster").rows;
+            rows.push(vec![s("mtu"), C::N(9000.0)]);
+            rows.push(vec![s("roce_dscpp"), C::N(24.0)]);
+            rows.push(vec![C::E, s("orphan")]);
+        }),
+    );
+}
+
+#[test]
+fn server_values_out_of_charset() {
+    check(
+        "server_values",
+        &edit(|b| {
+            let srv = b.sheet("Servers");
+            srv.set(1, "hostname", s("h1$(reboot)"));
+            srv.set(2, "mgmt_ip", s("10.0.0.300"));
+            srv.set(2, "bmc_ip", s("bmc-2"));
+            srv.set(1, "group", s("rack\na"));
+        }),
+    );
+}
+
+#[test]
+fn nic_values_out_of_charset() {
+    check(
+        "nic_values",
+        &edit(|b| {
+            let nics = b.sheet("NICs");
+            nics.set(1, "ib_dev", s("mlx5-0"));
+            nics.set(1, "netdev", s("eth0;reboot"));
+            nics.set(2, "ip", s("10.0.0.300/24"));
+            nics.set(3, "mtu", C::N(9500.0));
+            nics.set(3, "rail", C::N(-1.0));
+            nics.set(4, "pci", s("3b:00"));
+            nics.set(4, "mac", s("b8:ce:f6"));
+            nics.set(4, "gateway", s("gw"));
+        }),
+    );
+}
+
+#[test]
+fn error_cells() {
+    check(
+        "error_cells",
+        &edit(|b| {
+            b.sheet("Servers").set(1, "mgmt_ip", C::F("=NA()", "#N/A"));
+            b.sheet("NICs").set(1, "mtu", C::F("=1/0", "#DIV/0!"));
+        }),
+    );
+}
+
+#[test]
+fn duplicate_host() {
+    check(
+        "duplicate_host",
+        &edit(|b| b.sheet("Servers").rows.push(vec![s("H1"), s("10.0.0.9")])),
+    );
+}
+
+#[test]
+fn duplicate_ib_dev_and_netdev_on_a_host() {
+    check(
+        "duplicate_nic_names",
+        &edit(|b| {
+            let nics = b.sheet("NICs");
+            nics.set(2, "ib_dev", s("mlx5_0"));
+            nics.set(4, "netdev", s("ens1f0np0"));
+        }),
+    );
+}
+
+#[test]
+fn address_used_twice() {
+    check(
+        "duplicate_address",
+        &edit(|b| {
+            b.sheet("NICs").set(4, "ip", s("10.0.0.1/8"));
+            b.sheet("NICs").set(4, "gateway", C::E);
+            b.sheet("Servers").set(2, "bmc_ip", s("10.0.1.1"));
+        }),
+    );
+}
+
+#[test]
+fn ip_prefix_forms() {
+    check(
+        "ip_prefix",
+        &edit(|b| {
+            let nics = b.sheet("NICs");
+            nics.rows[0].push(s("prefix"));
+            for (row, prefix) in [(1, C::E), (2, s("25")), (3, s("255.0.255.0")), (4, C::E)] {
+                nics.rows[row].push(prefix);
+            }
+            nics.set(1, "ip", s("10.1.0.1"));
+            nics.set(3, "ip", s("10.1.0.2"));
+            nics.set(4, "ip", s("10.1.1.0/24"));
+        }),
+    );
+}
+
+#[test]
+fn gateway_outside_subnet_or_own_address() {
+    check(
+        "gateway",
+        &edit(|b| {
+            b.sheet("NICs").set(1, "gateway", s("10.2.0.1"));
+            b.sheet("NICs").set(2, "gateway", s("10.1.1.1"));
+        }),
+    );
+}
+
+#[test]
+fn nic_of_unknown_host_and_host_without_nic() {
+    check(
+        "unknown_host_and_host_without_nic",
+        &edit(|b| {
+            let nics = b.sheet("NICs");
+            nics.set(3, "hostname", s("h3"));
+            nics.set(4, "hostname", s("h3"));
+        }),
+    );
+}
+
+#[test]
+fn roce_tos_inconsistent() {
+    check("roce_tos", &edit(|b| b.key("roce_tos", C::N(104.0))));
+}
+
+#[test]
+fn cnp_priority_equals_roce_priority() {
+    check("cnp_priority", &edit(|b| b.key("cnp_priority", C::N(3.0))));
+}
+
+#[test]
+fn pfc_with_global_pause() {
+    check(
+        "pfc_with_global_pause",
+        &edit(|b| b.key("global_pause", s("on"))),
+    );
+}
+
+#[test]
+fn warnings_do_not_stop_the_plan() {
+    check(
+        "warnings",
+        &edit(|b| {
+            b.key("pfc_priorities", s("4"));
+            let nics = b.sheet("NICs");
+            // h2 gets a third NIC named so that mlx5_1 is a prefix of it.
+            let mut extra = nics.rows[4].clone();
+            extra[1] = s("mlx5_10");
+            extra[2] = s("ens3f0np0");
+            extra[3] = s("10.1.1.3/24");
+            nics.rows.push(extra);
+            // rail 0: one port in another subnet, one with another MTU.
+            nics.set(3, "ip", s("10.9.0.2/24"));
+            nics.set(3, "gateway", C::E);
+            nics.set(1, "mtu", C::N(9000.0));
+        }),
+    );
+}
+
+#[test]
+fn warnings_name_the_odd_one_out_when_there_is_a_majority() {
+    check(
+        "warnings_majority",
+        &edit(|b| {
+            b.sheet("Servers").rows.push(vec![s("h3"), s("10.0.0.3")]);
+            let nics = b.sheet("NICs");
+            for r in 0..2 {
+                let mut row = nics.rows[3 + r].clone();
+                row[0] = s("h3");
+                row[3] = C::S(format!("10.1.{r}.3/24"));
+                row[8] = C::S(format!("b8:00:00:00:03:0{r}"));
+                nics.rows.push(row);
+            }
+            nics.rows.remove(4); // h2 loses mlx5_1
+            nics.set(1, "ip", s("10.7.0.1/24"));
+            nics.set(1, "gateway", C::E);
+            nics.set(3, "mtu", C::N(9000.0));
+        }),
+    );
+}
+
+#[test]
+fn pfc_off_is_allowed_with_global_pause() {
+    let book = edit(|b| {
+        b.key("pfc_priorities", s("none"));
+        b.key("global_pause", s("on"));
+    });
+    check("pfc_off_with_pause", &book);
+}
+
+#[test]
+fn json_diagnostics() {
+    let book = edit(|b| {
+        b.sheet("NICs").set(2, "ip", s("10.0.0.300/24"));
+        b.key("roce_tos", C::N(104.0));
+    });
+    let dir = tmp();
+    book.write(dir.path(), "plan.xlsx");
+    let run = roce_gen(dir.path(), &["validate", "--format", "json", "plan.xlsx"]);
+    assert_eq!(run.code, 1);
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).expect("json");
+    insta::with_settings!({ snapshot_path => "snapshots", prepend_module_to_snapshot => false }, {
+        insta::assert_json_snapshot!("json_diagnostics", doc, { ".plan_sha256" => "[sha256 of the test workbook]" });
+    });
+}
