@@ -85,7 +85,7 @@ fn empty_file() {
 #[test]
 fn random_bytes_as_every_workbook_kind() {
     let noise: Vec<u8> = (0u32..4096)
-        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13).to_le_bytes()[0])
         .collect();
     for file in ["plan.xlsx", "plan.xlsm", "plan.xls", "plan.ods"] {
         expect_unreadable(file, &noise, "not a readable workbook");
