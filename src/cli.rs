@@ -17,6 +17,21 @@ pub struct Cli {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Write one self-contained bundle per host, with index.json and SHA256SUMS.
+    Generate {
+        /// The plan to generate from.
+        #[command(flatten)]
+        plan: PlanArg,
+        /// The output folder (replaced files only; anything else in it is left alone).
+        #[arg(short, long, value_name = "DIR", default_value = "dist")]
+        output: PathBuf,
+        /// Only these hosts (comma-separated).
+        #[arg(long, value_name = "NAME,...", value_delimiter = ',')]
+        hosts: Option<Vec<String>>,
+        /// A customised copy of the templates folder; files it lacks come from the built-in set.
+        #[arg(long, value_name = "DIR")]
+        templates: Option<PathBuf>,
+    },
     /// Check a plan and report every problem with its sheet and cell.
     Validate {
         /// The plan to check.
@@ -31,6 +46,12 @@ pub enum Command {
         /// The plan to print.
         #[command(flatten)]
         plan: PlanArg,
+    },
+    /// Check bundles (tarballs or folders) and output folders against their checksums.
+    Verify {
+        /// Tarballs, unpacked bundle folders, or output folders of `generate`.
+        #[arg(value_name = "DIR_OR_TARBALL", required = true)]
+        paths: Vec<PathBuf>,
     },
     /// Write a sample plan workbook to start from.
     Sample {

@@ -11,17 +11,23 @@
 //! [`layout`] holds the sheet, column and key tables with their aliases; [`location`] the A1
 //! references; [`sample`] the embedded sample plan.
 
+pub mod archive;
+pub mod bundle;
 pub mod cli;
 pub mod cmd;
 pub mod diagnostic;
 pub mod digest;
+pub mod dist;
+pub mod escape;
 pub mod input;
 pub mod layout;
 pub mod location;
 pub mod model;
 pub mod output;
+pub mod render;
 pub mod sample;
 pub mod validate;
+pub mod verify;
 
 use std::process::ExitCode;
 
@@ -29,6 +35,21 @@ use std::process::ExitCode;
 /// means the command could not run (exit 2).
 pub fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
+        cli::Command::Generate {
+            plan,
+            output,
+            hosts,
+            templates,
+        } => {
+            let opts = cmd::generate::Options {
+                out: &output,
+                hosts: hosts.as_deref(),
+                templates: templates.as_deref(),
+                mtime: cmd::generate::mtime_from_env()?,
+            };
+            cmd::generate::run(&plan, &opts)
+        }
+        cli::Command::Verify { paths } => cmd::verify::run(&paths),
         cli::Command::Validate { plan, format } => cmd::validate::run(&plan, format),
         cli::Command::Plan { plan } => cmd::plan::run(&plan),
         cli::Command::Sample { output, force } => cmd::sample::run(&output, force),

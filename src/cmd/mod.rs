@@ -1,9 +1,11 @@
 //! One module per subcommand; each turns parsed arguments into work and an exit status. Shared
 //! here: loading the plan named on the command line and printing its diagnostics.
 
+pub mod generate;
 pub mod plan;
 pub mod sample;
 pub mod validate;
+pub mod verify;
 
 use std::io::Write;
 

@@ -149,12 +149,30 @@ pub enum OnOff {
 }
 
 impl Trust {
+    /// The plan spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Dscp => "dscp",
+            Self::Pcp => "pcp",
+        }
+    }
+
     /// Parses `dscp` or `pcp`.
     pub fn parse(s: &str) -> Result<Self, String> {
         match s.to_ascii_lowercase().as_str() {
             "dscp" => Ok(Self::Dscp),
             "pcp" => Ok(Self::Pcp),
             _ => Err("is not a trust mode (`dscp` or `pcp`)".into()),
+        }
+    }
+}
+
+impl OnOff {
+    /// The plan spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::On => "on",
+            Self::Off => "off",
         }
     }
 }

@@ -1,0 +1,146 @@
+//! A host's bundle as files in memory: the rendered scripts and unit, `host.json`,
+//! `manifest.json` and `SHA256SUMS`. Pure: the archive and the output folder are other modules.
+
+use std::collections::BTreeMap;
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+
+use crate::digest::sha256_hex;
+use crate::model::{Cluster, Host, Plan};
+use crate::render::{Meta, Renderer, mode_of};
+
+/// Schema tag of `manifest.json`.
+pub const MANIFEST_SCHEMA: &str = "roce-gen/manifest/v1";
+/// Schema tag of `host.json`.
+pub const HOST_SCHEMA: &str = "roce-gen/host/v1";
+
+/// One file of a bundle.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// Contents.
+    pub bytes: Vec<u8>,
+    /// Unix mode: 0755 for scripts, 0644 otherwise.
+    pub mode: u32,
+}
+
+/// A host's bundle: file name (inside the `<host>/` folder) → entry, sorted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Bundle {
+    /// The host, which is also the bundle's top folder.
+    pub host: String,
+    /// Every file, `SHA256SUMS` and `manifest.json` included.
+    pub files: BTreeMap<String, Entry>,
+}
+
+/// `host.json`: the host's slice of the plan.
+#[derive(Debug, Serialize)]
+struct HostJson<'a> {
+    schema: &'static str,
+    tool_version: &'a str,
+    plan_sha256: &'a str,
+    cluster: &'a Cluster,
+    host: &'a Host,
+}
+
+/// `manifest.json`.
+#[derive(Debug, Serialize)]
+pub struct Manifest<'a> {
+    schema: &'static str,
+    tool_version: &'a str,
+    plan_sha256: &'a str,
+    cluster: &'a str,
+    host: &'a str,
+    files: Vec<ManifestFile>,
+}
+
+/// One file in the manifest.
+#[derive(Debug, Serialize, serde::Deserialize, PartialEq, Eq)]
+pub struct ManifestFile {
+    /// File name inside the bundle folder.
+    pub path: String,
+    /// Size in bytes.
+    pub size: u64,
+    /// Octal mode such as `0755`.
+    pub mode: String,
+    /// sha256, lowercase hex.
+    pub sha256: String,
+}
+
+/// Builds `host`'s bundle.
+pub fn build(renderer: &Renderer, plan: &Plan, host: &Host, meta: &Meta<'_>) -> Result<Bundle> {
+    let mut files = BTreeMap::new();
+    for (name, text) in renderer.render_host(plan, host, meta)? {
+        let mode = mode_of(&name);
+        files.insert(
+            name,
+            Entry {
+                bytes: text.into_bytes(),
+                mode,
+            },
+        );
+    }
+    let host_json = HostJson {
+        schema: HOST_SCHEMA,
+        tool_version: meta.tool_version,
+        plan_sha256: meta.plan_sha256,
+        cluster: &plan.cluster,
+        host,
+    };
+    files.insert(
+        "host.json".into(),
+        Entry {
+            bytes: pretty_json(&host_json)?,
+            mode: 0o644,
+        },
+    );
+    let manifest = Manifest {
+        schema: MANIFEST_SCHEMA,
+        tool_version: meta.tool_version,
+        plan_sha256: meta.plan_sha256,
+        cluster: plan.cluster.cluster_name.as_str(),
+        host: host.hostname.as_str(),
+        files: files
+            .iter()
+            .map(|(path, e)| ManifestFile {
+                path: path.clone(),
+                size: e.bytes.len() as u64,
+                mode: format!("{:04o}", e.mode),
+                sha256: sha256_hex(&e.bytes),
+            })
+            .collect(),
+    };
+    files.insert(
+        "manifest.json".into(),
+        Entry {
+            bytes: pretty_json(&manifest)?,
+            mode: 0o644,
+        },
+    );
+    let sums = sha256sums(files.iter().map(|(p, e)| (p.as_str(), e.bytes.as_slice())));
+    files.insert(
+        "SHA256SUMS".into(),
+        Entry {
+            bytes: sums.into_bytes(),
+            mode: 0o644,
+        },
+    );
+    Ok(Bundle {
+        host: host.hostname.to_string(),
+        files,
+    })
+}
+
+/// `sha256sum -c` lines (`<hex>  <name>`), in the order given.
+pub fn sha256sums<'a>(files: impl Iterator<Item = (&'a str, &'a [u8])>) -> String {
+    files
+        .map(|(name, bytes)| format!("{}  {name}\n", sha256_hex(bytes)))
+        .collect()
+}
+
+/// Pretty JSON with a final newline, as every JSON file roce-gen writes.
+pub fn pretty_json<T: Serialize>(value: &T) -> Result<Vec<u8>> {
+    let mut bytes = serde_json::to_vec_pretty(value).context("JSON")?;
+    bytes.push(b'\n');
+    Ok(bytes)
+}

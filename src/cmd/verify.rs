@@ -1,0 +1,171 @@
+//! `roce-gen verify DIR_OR_TARBALL...`: checks tarballs, unpacked bundles and output folders
+//! against their SHA256SUMS and manifests, naming every file that does not match.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+
+use crate::dist::{INDEX, Index};
+use crate::verify::{Files, check};
+
+/// Runs `verify`: exit 0 when everything verifies, 1 when anything does not.
+pub fn run(paths: &[std::path::PathBuf]) -> Result<ExitCode> {
+    let mut failed = false;
+    for path in paths {
+        let problems = verify_path(path)?;
+        if problems.is_empty() {
+            println!("ok: {}", path.display());
+        } else {
+            failed = true;
+            for p in problems {
+                println!("FAILED: {}: {p}", path.display());
+            }
+        }
+    }
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn verify_path(path: &Path) -> Result<Vec<String>> {
+    if path.is_dir() && path.join(INDEX).is_file() {
+        return verify_output_dir(path);
+    }
+    if path.is_dir() && path.join("manifest.json").is_file() {
+        return Ok(check(&read_folder(path)?));
+    }
+    if path.is_file() {
+        let bytes =
+            std::fs::read(path).with_context(|| format!("{}: could not read", path.display()))?;
+        return Ok(match read_tarball(&bytes) {
+            Ok(files) => check(&files),
+            Err(e) => vec![format!("not a bundle tarball: {e:#}")],
+        });
+    }
+    bail!(
+        "{}: not a bundle tarball, a bundle folder or an output folder of roce-gen generate",
+        path.display()
+    )
+}
+
+/// An output folder: its SHA256SUMS and index against the tarballs, then each tarball.
+fn verify_output_dir(dir: &Path) -> Result<Vec<String>> {
+    let mut problems = Vec::new();
+    let index_bytes = std::fs::read(dir.join(INDEX))
+        .with_context(|| format!("{}: could not read", dir.join(INDEX).display()))?;
+    let index: Index = match serde_json::from_slice(&index_bytes) {
+        Ok(i) => i,
+        Err(e) => return Ok(vec![format!("{INDEX}: not an index: {e}")]),
+    };
+    let mut top: Files = BTreeMap::new();
+    if let Ok(sums) = std::fs::read(dir.join("SHA256SUMS")) {
+        top.insert("SHA256SUMS".into(), (sums, None));
+    }
+    for h in &index.hosts {
+        if h.bundle.contains('/') {
+            problems.push(format!(
+                "{INDEX}: bundle name {:?} is not a file name",
+                h.bundle
+            ));
+            continue;
+        }
+        let Ok(bytes) = std::fs::read(dir.join(&h.bundle)) else {
+            problems.push(format!("{}: listed in {INDEX} but missing", h.bundle));
+            continue;
+        };
+        if crate::digest::sha256_hex(&bytes) != h.sha256 {
+            problems.push(format!("{}: sha256 does not match {INDEX}", h.bundle));
+        }
+        match read_tarball(&bytes) {
+            Ok(files) => problems.extend(
+                check(&files)
+                    .into_iter()
+                    .map(|p| format!("{}: {p}", h.bundle)),
+            ),
+            Err(e) => problems.push(format!("{}: not a bundle tarball: {e:#}", h.bundle)),
+        }
+        top.insert(h.bundle.clone(), (bytes, None));
+    }
+    // The folder's SHA256SUMS lists the tarballs; the index is checked above.
+    if let Some((sums, _)) = top.get("SHA256SUMS") {
+        for line in String::from_utf8_lossy(sums).lines() {
+            if let Some((hash, name)) = line.split_once("  ") {
+                match top.get(name) {
+                    Some((bytes, _)) if crate::digest::sha256_hex(bytes) == hash => {}
+                    Some(_) => problems.push(format!("{name}: sha256 does not match SHA256SUMS")),
+                    None => {
+                        problems.push(format!("{name}: listed in SHA256SUMS but not in {INDEX}"))
+                    }
+                }
+            }
+        }
+    } else {
+        problems.push("SHA256SUMS: missing".into());
+    }
+    Ok(problems)
+}
+
+/// The files of a bundle tarball, by name inside its one top folder.
+pub fn read_tarball(bytes: &[u8]) -> Result<Files> {
+    let mut tar = Vec::new();
+    flate2::read::GzDecoder::new(bytes)
+        .read_to_end(&mut tar)
+        .context("not gzip")?;
+    let mut archive = tar::Archive::new(tar.as_slice());
+    let mut files = Files::new();
+    let mut top: Option<String> = None;
+    for entry in archive.entries().context("not a tar archive")? {
+        let mut entry = entry.context("not a tar archive")?;
+        let path = entry
+            .path()
+            .context("bad entry name")?
+            .display()
+            .to_string();
+        let (first, rest) = path.split_once('/').unwrap_or((path.as_str(), ""));
+        match &top {
+            None => top = Some(first.to_string()),
+            Some(t) if t != first => bail!("more than one top folder: {t}/ and {first}/"),
+            Some(_) => {}
+        }
+        let rest = rest.trim_end_matches('/').to_string();
+        match entry.header().entry_type() {
+            tar::EntryType::Directory if rest.is_empty() => {}
+            tar::EntryType::Regular => {
+                let mode = entry.header().mode().ok();
+                let mut bytes = Vec::new();
+                entry.read_to_end(&mut bytes).context("truncated entry")?;
+                files.insert(rest, (bytes, mode));
+            }
+            other => bail!("{path}: unexpected entry of type {other:?}"),
+        }
+    }
+    Ok(files)
+}
+
+/// The files of an unpacked bundle folder; `results/`, where the scripts write, is not part of it.
+fn read_folder(dir: &Path) -> Result<Files> {
+    let mut files = Files::new();
+    for entry in walkdir::WalkDir::new(dir).sort_by_file_name().min_depth(1) {
+        let entry = entry.with_context(|| format!("{}: could not read", dir.display()))?;
+        let rel = entry
+            .path()
+            .strip_prefix(dir)
+            .unwrap_or(entry.path())
+            .display()
+            .to_string();
+        if rel == "results" || rel.starts_with("results/") || !entry.file_type().is_file() {
+            continue;
+        }
+        let bytes = std::fs::read(entry.path())
+            .with_context(|| format!("{}: could not read", entry.path().display()))?;
+        let mode = entry.metadata().ok().map(|m| m.permissions().mode());
+        files.insert(rel, (bytes, mode));
+    }
+    Ok(files)
+}

@@ -1,0 +1,268 @@
+//! Rendering a host's files from the templates in `templates/` (compiled in, or a customised copy
+//! given with `--templates`). One environment for all hosts: strict undefined values, custom
+//! auto-escaping per file kind ([`crate::escape`]), `error()` for impossible branches, LF line
+//! endings and exactly one trailing newline. Pure: no I/O except reading a template folder.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use minijinja::syntax::SyntaxConfig;
+use minijinja::{Environment, Error, ErrorKind, UndefinedBehavior};
+use serde::Serialize;
+
+use crate::escape;
+use crate::model::{Host, Plan};
+
+/// A template id: its path under `templates/` without `.j2`; the output file is its base name.
+pub type TemplateId = &'static str;
+
+/// `precheck.sh`: read-only checks.
+pub const PRECHECK_SH: TemplateId = "host/precheck.sh";
+/// `apply.sh`: verify, precheck, save, apply, read back.
+pub const APPLY_SH: TemplateId = "host/apply.sh";
+/// `rollback.sh`: restore what apply saved.
+pub const ROLLBACK_SH: TemplateId = "host/rollback.sh";
+/// `roce-gen.service`: the boot-time oneshot unit.
+pub const SERVICE: TemplateId = "host/roce-gen.service";
+/// `README.txt`: how to run the bundle.
+pub const README_TXT: TemplateId = "host/README.txt";
+
+/// The files rendered for every host, in bundle order.
+pub const HOST_FILES: [TemplateId; 5] = [PRECHECK_SH, APPLY_SH, ROLLBACK_SH, SERVICE, README_TXT];
+
+/// Every template compiled into the binary, partials included.
+const EMBEDDED: &[(&str, &str)] = &[
+    ("host/_lib.sh", include_str!("../templates/host/_lib.sh.j2")),
+    (
+        "host/_plan.sh",
+        include_str!("../templates/host/_plan.sh.j2"),
+    ),
+    (
+        PRECHECK_SH,
+        include_str!("../templates/host/precheck.sh.j2"),
+    ),
+    (APPLY_SH, include_str!("../templates/host/apply.sh.j2")),
+    (
+        ROLLBACK_SH,
+        include_str!("../templates/host/rollback.sh.j2"),
+    ),
+    (
+        SERVICE,
+        include_str!("../templates/host/roce-gen.service.j2"),
+    ),
+    (README_TXT, include_str!("../templates/host/README.txt.j2")),
+];
+
+/// The file mode a rendered file gets in the bundle.
+pub fn mode_of(file: &str) -> u32 {
+    if file.ends_with(".sh") { 0o755 } else { 0o644 }
+}
+
+/// The template environment, built once and used for every host.
+pub struct Renderer {
+    env: Environment<'static>,
+}
+
+impl Renderer {
+    /// The renderer over the embedded templates, or over `dir` where it has a template (a
+    /// customised copy may override only some files).
+    pub fn new(dir: Option<&Path>) -> Result<Self> {
+        let mut env = Environment::new();
+        env.set_undefined_behavior(UndefinedBehavior::Strict);
+        env.set_syntax(
+            SyntaxConfig::builder()
+                // Bash has `${#array[@]}`, so Jinja comments are `{## … ##}` here.
+                .comment_delimiters("{##", "##}")
+                .trim_blocks(true)
+                .lstrip_blocks(true)
+                .keep_trailing_newline(true)
+                .build()
+                .context("template syntax")?,
+        );
+        env.set_auto_escape_callback(escape::mode_for);
+        env.set_formatter(escape::formatter);
+        env.add_function("error", |msg: String| -> Result<String, Error> {
+            Err(Error::new(ErrorKind::InvalidOperation, msg))
+        });
+        for (id, source) in EMBEDDED {
+            let file = format!("{id}.j2");
+            let custom = dir.map(|d| d.join(&file)).filter(|p| p.is_file());
+            let source = match custom {
+                Some(path) => std::fs::read_to_string(&path)
+                    .with_context(|| format!("{}: could not read the template", path.display()))?,
+                None => (*source).to_string(),
+            };
+            // The auto-escape callback sees the name, so register under the `.j2` file name.
+            env.add_template_owned(file.clone(), source)
+                .with_context(|| {
+                    format!(
+                        "template {} does not parse",
+                        template_path(dir, &file).display()
+                    )
+                })?;
+        }
+        Ok(Self { env })
+    }
+
+    /// Renders every host file for `host`: (file name, contents) in bundle order.
+    pub fn render_host(
+        &self,
+        plan: &Plan,
+        host: &Host,
+        meta: &Meta<'_>,
+    ) -> Result<Vec<(String, String)>> {
+        let ctx = HostContext::new(plan, host, meta);
+        HOST_FILES
+            .iter()
+            .map(|id| {
+                let file = format!("{id}.j2");
+                let text = self
+                    .env
+                    .get_template(&file)
+                    .and_then(|t| t.render(minijinja::value::Serde(&ctx)))
+                    .map_err(|e| anyhow::anyhow!("{e:#}"))
+                    .with_context(|| {
+                        format!(
+                            "failed to render `{id}` for host `{}` (a template bug)",
+                            host.hostname
+                        )
+                    })?;
+                let name = id.rsplit('/').next().unwrap_or(id).to_string();
+                Ok((name, normalize(&text)))
+            })
+            .collect()
+    }
+}
+
+fn template_path(dir: Option<&Path>, file: &str) -> PathBuf {
+    dir.map_or_else(|| Path::new("templates").join(file), |d| d.join(file))
+}
+
+/// LF line endings, no trailing blanks at the end, exactly one final newline.
+fn normalize(text: &str) -> String {
+    let mut out = text.replace("\r\n", "\n");
+    out.truncate(out.trim_end().len());
+    out.push('\n');
+    out
+}
+
+/// What identifies a generation run: the same for every host.
+#[derive(Debug, Clone, Copy)]
+pub struct Meta<'a> {
+    /// roce-gen's version.
+    pub tool_version: &'a str,
+    /// sha256 of the plan file.
+    pub plan_sha256: &'a str,
+}
+
+/// The values a host's templates see. Everything is already validated; lists that scripts need
+/// as bash arrays are given per field.
+#[derive(Debug, Serialize)]
+struct HostContext<'a> {
+    tool_version: &'a str,
+    plan_sha256: &'a str,
+    cluster: ClusterContext,
+    host: &'a Host,
+    /// Where apply installs the bundle for the boot unit.
+    install_dir: String,
+}
+
+#[derive(Debug, Serialize)]
+struct ClusterContext {
+    name: String,
+    trust: String,
+    roce_dscp: u8,
+    roce_priority: u8,
+    roce_tos: u8,
+    cnp_dscp: u8,
+    cnp_priority: u8,
+    /// `0,0,0,1,0,0,0,0`, as `mlnx_qos --pfc` takes it.
+    pfc_vector: String,
+    /// Per priority 0 or 1, as the OFED `ecn/*/enable/N` files hold it.
+    ecn_vector: String,
+    /// `RoCE v2` or `IB/RoCE v1`, as configfs spells it.
+    roce_mode: String,
+    global_pause: String,
+    persistence: bool,
+    min_ofed_version: String,
+    min_fw_version: String,
+}
+
+impl<'a> HostContext<'a> {
+    fn new(plan: &'a Plan, host: &'a Host, meta: &Meta<'a>) -> Self {
+        let c = &plan.cluster;
+        let vector = |set: &crate::model::Priorities| {
+            (0..8u8)
+                .map(|p| {
+                    if set.iter().any(|q| q.get() == p) {
+                        "1"
+                    } else {
+                        "0"
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        Self {
+            tool_version: meta.tool_version,
+            plan_sha256: meta.plan_sha256,
+            install_dir: format!("/opt/roce-gen/{}", c.cluster_name),
+            host,
+            cluster: ClusterContext {
+                name: c.cluster_name.to_string(),
+                trust: c.trust.as_str().to_string(),
+                roce_dscp: c.roce_dscp.get(),
+                roce_priority: c.roce_priority.get(),
+                roce_tos: c.roce_tos.get(),
+                cnp_dscp: c.cnp_dscp.get(),
+                cnp_priority: c.cnp_priority.get(),
+                pfc_vector: vector(&c.pfc_priorities),
+                ecn_vector: vector(&c.ecn_priorities),
+                roce_mode: match c.roce_mode {
+                    crate::model::RoceMode::V2 => "RoCE v2".into(),
+                    crate::model::RoceMode::V1 => "IB/RoCE v1".into(),
+                },
+                global_pause: c.global_pause.as_str().to_string(),
+                persistence: c.persistence,
+                min_ofed_version: c
+                    .min_ofed_version
+                    .as_ref()
+                    .map(ToString::to_string)
+                    .unwrap_or_default(),
+                min_fw_version: c
+                    .min_fw_version
+                    .as_ref()
+                    .map(ToString::to_string)
+                    .unwrap_or_default(),
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_template_id_is_embedded() {
+        for id in HOST_FILES {
+            assert!(
+                EMBEDDED.iter().any(|(e, _)| *e == id),
+                "{id} is not embedded"
+            );
+        }
+        assert!(Renderer::new(None).is_ok());
+    }
+
+    #[test]
+    fn normalize_gives_lf_and_one_trailing_newline() {
+        assert_eq!(normalize("a\r\nb\n\n\n"), "a\nb\n");
+        assert_eq!(normalize("a"), "a\n");
+    }
+
+    #[test]
+    fn modes_follow_the_file_kind() {
+        assert_eq!(mode_of("apply.sh"), 0o755);
+        assert_eq!(mode_of("roce-gen.service"), 0o644);
+    }
+}
