@@ -150,3 +150,78 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod render_tests {
+    use minijinja::Environment;
+
+    use super::tests::HOSTILE;
+
+    fn env() -> Environment<'static> {
+        let mut env = Environment::new();
+        env.set_auto_escape_callback(super::mode_for);
+        env.set_formatter(super::formatter);
+        env.add_template("t.sh.j2", "X={{ v }}\nprintf %s \"$X\"")
+            .unwrap();
+        env.add_template("raw.sh.j2", "X={{ v|safe }}").unwrap();
+        env.add_template("t.service.j2", "ExecStart=/bin/true {{ v }}")
+            .unwrap();
+        env
+    }
+
+    #[test]
+    fn hostile_values_render_into_bash_as_plain_data() {
+        let env = env();
+        let tmpl = env.get_template("t.sh.j2").unwrap();
+        for s in HOSTILE {
+            let script = tmpl.render(minijinja::context! { v => *s }).unwrap();
+            let out = std::process::Command::new("bash")
+                .arg("-c")
+                .arg(&script)
+                .output()
+                .unwrap();
+            assert_eq!(
+                String::from_utf8_lossy(&out.stdout),
+                *s,
+                "script:\n{script}"
+            );
+            assert!(out.status.success(), "{script}");
+        }
+    }
+
+    #[test]
+    fn numbers_render_bare_and_lists_or_undefined_values_are_errors() {
+        let env = env();
+        let tmpl = env.get_template("t.sh.j2").unwrap();
+        assert!(
+            tmpl.render(minijinja::context! { v => 4200 })
+                .unwrap()
+                .starts_with("X=4200\n")
+        );
+        assert!(
+            tmpl.render(minijinja::context! { v => vec!["a", "b"] })
+                .is_err()
+        );
+        assert!(tmpl.render(minijinja::context! { v => () }).is_err());
+        let raw = env.get_template("raw.sh.j2").unwrap();
+        assert_eq!(
+            raw.render(minijinja::context! { v => "$(x)" }).unwrap(),
+            "X=$(x)"
+        );
+    }
+
+    #[test]
+    fn unit_values_are_escaped_or_refused() {
+        let env = env();
+        let tmpl = env.get_template("t.service.j2").unwrap();
+        assert_eq!(
+            tmpl.render(minijinja::context! { v => "50%$x" }).unwrap(),
+            "ExecStart=/bin/true 50%%$$x"
+        );
+        assert!(tmpl.render(minijinja::context! { v => "a b" }).is_err());
+        assert!(
+            tmpl.render(minijinja::context! { v => "a\nExecStartPre=/bin/evil" })
+                .is_err()
+        );
+    }
+}

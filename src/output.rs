@@ -53,6 +53,8 @@ pub fn replace_dir_files(
     if dir.exists() && !dir.is_dir() {
         anyhow::bail!("{}: exists and is not a folder", dir.display());
     }
+    std::fs::create_dir_all(parent)
+        .with_context(|| format!("{}: could not create", parent.display()))?;
     let staging = tempfile::Builder::new()
         .prefix(".roce-gen-staging-")
         .tempdir_in(parent)

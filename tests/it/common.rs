@@ -140,6 +140,9 @@ impl Book {
     /// Writes the book; `.xlsm` gets a real VBA project.
     pub(crate) fn write(&self, dir: &Path, file: &str) -> PathBuf {
         let mut wb = Workbook::new();
+        // A fixed creation time makes the workbook, and so plan_sha256, the same every run.
+        let created = rust_xlsxwriter::ExcelDateTime::from_ymd(2026, 1, 1).unwrap();
+        wb.set_properties(&rust_xlsxwriter::DocProperties::new().set_creation_datetime(&created));
         if file.ends_with(".xlsm") {
             wb.add_vba_project(
                 Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/fixtures/vbaProject.bin"),

@@ -1,0 +1,256 @@
+//! `generate`: snapshots of a small plan's bundle, reproducibility across time zones, umasks,
+//! folders and `SOURCE_DATE_EPOCH`, atomic output, `--hosts`, stale bundles, bad templates.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+use crate::common::{Book, roce_gen, s, tmp};
+use crate::golden::generate_unpacked;
+
+/// Every file under `dir` (relative name → bytes), to compare whole folders.
+fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    walkdir::WalkDir::new(dir)
+        .sort_by_file_name()
+        .into_iter()
+        .map(Result::unwrap)
+        .filter(|e| e.file_type().is_file())
+        .map(|e| {
+            (
+                e.path().strip_prefix(dir).unwrap().display().to_string(),
+                std::fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn the_bundle_of_a_small_plan() {
+    let dir = tmp();
+    Book::base().write(dir.path(), "plan.xlsx");
+    let files = generate_unpacked(&dir.path().join("plan.xlsx"));
+    let mut shot = String::new();
+    for (name, bytes) in files
+        .iter()
+        .filter(|(n, _)| n.starts_with("bundles/h1/") || !n.starts_with("bundles/"))
+    {
+        let text = String::from_utf8_lossy(bytes);
+        shot.push_str(&format!(
+            "================ {name} ({} bytes) ================\n",
+            bytes.len()
+        ));
+        if name.ends_with(".sh") {
+            // The scripts are reviewed in golden/; here, the part that carries this plan.
+            let plan: Vec<&str> = text
+                .lines()
+                .skip_while(|l| !l.starts_with("# The plan."))
+                .take_while(|l| *l != "}")
+                .collect();
+            shot.push_str(&plan.join("\n"));
+            shot.push_str("\n}\n");
+        } else {
+            shot.push_str(&text);
+        }
+    }
+    insta::with_settings!({ snapshot_path => "snapshots", prepend_module_to_snapshot => false }, {
+        insta::assert_snapshot!("bundle_of_small_plan", shot);
+    });
+}
+
+fn generate_in(dir: &Path, env: &[(&str, &str)], umask: &str) -> std::process::Output {
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "umask {umask} && exec \"$0\" generate plan.xlsx -o out/deeper"
+        ))
+        .arg(env!("CARGO_BIN_EXE_roce-gen"))
+        .current_dir(dir)
+        .envs(env.iter().copied())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn output_is_byte_identical_whatever_the_clock_zone_umask_locale_or_folder() {
+    let a = tmp();
+    let b = tmp();
+    let nested = b.path().join("x/y");
+    std::fs::create_dir_all(&nested).unwrap();
+    Book::base().write(a.path(), "plan.xlsx");
+    std::fs::copy(a.path().join("plan.xlsx"), nested.join("plan.xlsx")).unwrap();
+    let one = generate_in(a.path(), &[("TZ", "UTC"), ("LC_ALL", "C")], "022");
+    let two = generate_in(
+        &nested,
+        &[("TZ", "Asia/Shanghai"), ("LC_ALL", "zh_CN.UTF-8")],
+        "077",
+    );
+    assert!(
+        one.status.success() && two.status.success(),
+        "{one:?} {two:?}"
+    );
+    std::thread::sleep(std::time::Duration::from_millis(1100)); // a later second, too
+    let three = generate_in(a.path(), &[("TZ", "America/New_York")], "002");
+    assert!(three.status.success());
+    let t1 = tree(&a.path().join("out/deeper"));
+    assert_eq!(t1, tree(&nested.join("out/deeper")));
+    assert_eq!(t1.len(), 4, "{:?}", t1.keys());
+}
+
+#[test]
+fn source_date_epoch_sets_every_mtime_and_garbage_is_refused() {
+    let dir = tmp();
+    Book::base().write(dir.path(), "plan.xlsx");
+    let run = |epoch: &str| {
+        Command::new(env!("CARGO_BIN_EXE_roce-gen"))
+            .args(["generate", "plan.xlsx", "-o", "out"])
+            .current_dir(dir.path())
+            .env("SOURCE_DATE_EPOCH", epoch)
+            .output()
+            .unwrap()
+    };
+    assert!(run("1700000000").status.success());
+    let bytes = std::fs::read(dir.path().join("out/h1.tar.gz")).unwrap();
+    let mut tar = Vec::new();
+    std::io::Read::read_to_end(
+        &mut flate2::read::GzDecoder::new(bytes.as_slice()),
+        &mut tar,
+    )
+    .unwrap();
+    let mut archive = tar::Archive::new(tar.as_slice());
+    let mtimes: Vec<u64> = archive
+        .entries()
+        .unwrap()
+        .map(|e| e.unwrap().header().mtime().unwrap())
+        .collect();
+    assert!(
+        mtimes.len() > 5 && mtimes.iter().all(|m| *m == 1_700_000_000),
+        "{mtimes:?}"
+    );
+
+    let bad = run("yesterday");
+    assert_eq!(bad.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        err.contains("SOURCE_DATE_EPOCH \"yesterday\" is not a whole number"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_invalid_plan_or_a_broken_template_leaves_the_folder_as_it_was() {
+    let dir = tmp();
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    std::fs::write(out.join("index.json"), "{\"old\": true}").unwrap();
+    std::fs::write(out.join("notes.txt"), "mine").unwrap();
+    let before = tree(&out);
+
+    let mut bad = Book::base();
+    bad.sheet("NICs").set(1, "ip", s("10.0.0.300/24"));
+    bad.write(dir.path(), "bad.xlsx");
+    let run = roce_gen(dir.path(), &["generate", "bad.xlsx", "-o", "out"]);
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert!(run.stderr.contains("nothing was written"), "{}", run.stderr);
+    assert_eq!(tree(&out), before);
+
+    Book::base().write(dir.path(), "plan.xlsx");
+    let templates = dir.path().join("tpl/host");
+    std::fs::create_dir_all(&templates).unwrap();
+    std::fs::write(templates.join("apply.sh.j2"), "{{ no_such_value }}").unwrap();
+    let run = roce_gen(
+        dir.path(),
+        &["generate", "plan.xlsx", "-o", "out", "--templates", "tpl"],
+    );
+    assert_eq!(run.code, 2, "{}", run.transcript());
+    assert!(
+        run.stderr
+            .contains("failed to render `host/apply.sh` for host `h1`"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(tree(&out), before);
+
+    let leftovers: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .filter(|n| n.starts_with(".roce-gen"))
+        .collect();
+    assert!(
+        leftovers.is_empty(),
+        "staging folders left behind: {leftovers:?}"
+    );
+
+    std::fs::write(dir.path().join("afile"), "x").unwrap();
+    let run = roce_gen(dir.path(), &["generate", "plan.xlsx", "-o", "afile"]);
+    assert_eq!(run.code, 2, "{}", run.transcript());
+    assert_eq!(std::fs::read(dir.path().join("afile")).unwrap(), b"x");
+}
+
+#[test]
+fn regenerating_keeps_foreign_files_and_drops_stale_bundles() {
+    let dir = tmp();
+    Book::base().write(dir.path(), "plan.xlsx");
+    assert_eq!(
+        roce_gen(dir.path(), &["generate", "plan.xlsx", "-o", "out"]).code,
+        0
+    );
+    let out = dir.path().join("out");
+    std::fs::create_dir(out.join("results")).unwrap();
+    std::fs::write(out.join("results/h1.precheck.json"), "{}").unwrap();
+
+    let run = roce_gen(
+        dir.path(),
+        &["generate", "plan.xlsx", "-o", "out", "--hosts", "H2"],
+    );
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let names: Vec<String> = tree(&out).into_keys().collect();
+    assert_eq!(
+        names,
+        [
+            "SHA256SUMS",
+            "h2.tar.gz",
+            "index.json",
+            "results/h1.precheck.json"
+        ]
+    );
+    let index: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("index.json")).unwrap()).unwrap();
+    assert_eq!(index["hosts"].as_array().unwrap().len(), 1);
+    assert_eq!(index["hosts"][0]["host"], "h2");
+    assert_eq!(index["hosts"][0]["macs"][0], "b8:00:00:00:02:00");
+
+    let run = roce_gen(
+        dir.path(),
+        &["generate", "plan.xlsx", "-o", "out", "--hosts", "h9"],
+    );
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("--hosts: no host \"h9\" in the plan"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_customised_template_folder_overrides_only_what_it_has() {
+    let dir = tmp();
+    Book::base().write(dir.path(), "plan.xlsx");
+    let templates = dir.path().join("tpl/host");
+    std::fs::create_dir_all(&templates).unwrap();
+    std::fs::write(
+        templates.join("README.txt.j2"),
+        "custom readme for {{ host.hostname }}\n",
+    )
+    .unwrap();
+    let run = roce_gen(
+        dir.path(),
+        &["generate", "plan.xlsx", "-o", "out", "--templates", "tpl"],
+    );
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let files = roce_gen::cmd::verify::read_tarball(
+        &std::fs::read(dir.path().join("out/h1.tar.gz")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(files["README.txt"].0, b"custom readme for h1\n");
+    assert!(String::from_utf8_lossy(&files["apply.sh"].0).contains("RG_HOST=h1"));
+}

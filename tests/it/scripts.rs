@@ -1,0 +1,186 @@
+//! The generated scripts and unit as the tools see them: `bash -n`, shellcheck with no finding at
+//! all, no bash feature newer than 4.2 (RHEL 7), and `systemd-analyze verify` with no error and
+//! no warning. The tools are required: `.ci/run` installs them; a missing tool fails the test.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::common::tmp;
+use crate::golden::generate_unpacked;
+
+fn golden_files() -> Vec<(String, Vec<u8>)> {
+    let plan = Path::new(env!("CARGO_MANIFEST_DIR")).join("golden/lab-2node/plan.json");
+    generate_unpacked(&plan).into_iter().collect()
+}
+
+fn require(tool: &str) {
+    let found = Command::new("sh")
+        .arg("-c")
+        .arg(format!("command -v {tool}"))
+        .output()
+        .unwrap()
+        .status
+        .success();
+    assert!(
+        found,
+        "{tool} is not installed: run `bash .ci/run`, which installs it"
+    );
+}
+
+#[test]
+fn scripts_parse_and_pass_shellcheck_without_findings() {
+    require("shellcheck");
+    let dir = tmp();
+    let mut checked = 0;
+    for (name, bytes) in golden_files().iter().filter(|(n, _)| n.ends_with(".sh")) {
+        let path = dir.path().join(name.replace('/', "_"));
+        std::fs::write(&path, bytes).unwrap();
+        let syntax = Command::new("bash").arg("-n").arg(&path).output().unwrap();
+        assert!(
+            syntax.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&syntax.stderr)
+        );
+        let sc = Command::new("shellcheck")
+            .args(["-s", "bash", "-S", "style", "-f", "gcc"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert!(
+            sc.status.success() && sc.stdout.is_empty(),
+            "{name}: shellcheck findings:\n{}",
+            String::from_utf8_lossy(&sc.stdout)
+        );
+        checked += 1;
+    }
+    assert_eq!(checked, 6, "3 scripts for each of 2 hosts");
+}
+
+/// Constructs that bash 4.2 (RHEL 7) lacks or treats differently.
+const NEWER_THAN_BASH_4_2: &[(&str, &str)] = &[
+    ("declare -n", "namerefs are bash 4.3"),
+    ("local -n", "namerefs are bash 4.3"),
+    ("mapfile -d", "mapfile -d is bash 4.4"),
+    ("readarray -d", "readarray -d is bash 4.4"),
+    ("wait -n", "wait -n is bash 4.3"),
+    ("EPOCHSECONDS", "bash 5.0"),
+    ("EPOCHREALTIME", "bash 5.0"),
+    ("SRANDOM", "bash 5.1"),
+    ("inherit_errexit", "bash 4.4"),
+    ("BASH_ARGV0", "bash 5.0"),
+    ("[-1]", "negative array indexes are bash 4.3"),
+    ("@Q}", "${x@Q} is bash 4.4"),
+    ("@E}", "${x@E} is bash 4.4"),
+    ("@a}", "${x@a} is bash 4.4"),
+    ("@P}", "${x@P} is bash 4.4"),
+];
+
+/// Finds what bash 4.2 would not run, line by line: the denylist, and `"${a[@]}"` without the
+/// `${a[@]+…}` guard (an empty array is an unbound variable under `set -u` before bash 4.4).
+fn bash42_findings(script: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for (n, line) in script.lines().enumerate() {
+        let code = line.trim_start();
+        if code.starts_with('#') {
+            continue;
+        }
+        for (needle, why) in NEWER_THAN_BASH_4_2 {
+            if code.contains(needle) {
+                found.push(format!("line {}: {needle}: {why}", n + 1));
+            }
+        }
+        let mut rest = code;
+        while let Some(at) = rest.find("\"${") {
+            let tail = &rest[at..];
+            let end = tail.find('}').unwrap_or(tail.len());
+            let expansion = &tail[..end];
+            let guarded = rest[..at].ends_with('+');
+            if expansion.ends_with("[@]") && !guarded {
+                found.push(format!(
+                    "line {}: {expansion}}}\" may be an empty array under set -u",
+                    n + 1
+                ));
+            }
+            rest = &tail[end..];
+        }
+    }
+    found
+}
+
+#[test]
+fn the_bash_42_lint_catches_what_it_should() {
+    let bad = "declare -n ref=x\nx=${a[-1]}\nfor v in \"${list[@]}\"; do :; done\necho \"${x@Q}\"\n# wait -n in a comment is fine\n";
+    let found = bash42_findings(bad);
+    assert_eq!(found.len(), 4, "{found:#?}");
+    assert!(bash42_findings("for v in ${list[@]+\"${list[@]}\"}; do :; done\n").is_empty());
+}
+
+#[test]
+fn scripts_use_nothing_newer_than_bash_42() {
+    for (name, bytes) in golden_files().iter().filter(|(n, _)| n.ends_with(".sh")) {
+        let found = bash42_findings(&String::from_utf8_lossy(bytes));
+        assert!(found.is_empty(), "{name}:\n{}", found.join("\n"));
+    }
+}
+
+#[test]
+fn the_unit_passes_systemd_analyze_verify_without_a_warning() {
+    require("systemd-analyze");
+    let files = golden_files();
+    let get = |name: &str| &files.iter().find(|(n, _)| n == name).unwrap().1;
+    // A root holding the unit, the script it starts, and the system's own units it refers to.
+    let root = tmp();
+    let r = root.path();
+    std::fs::create_dir_all(r.join("opt/roce-gen/lab")).unwrap();
+    std::fs::create_dir_all(r.join("etc/systemd/system")).unwrap();
+    std::fs::create_dir_all(r.join("usr/lib/systemd")).unwrap();
+    let apply = r.join("opt/roce-gen/lab/apply.sh");
+    std::fs::write(&apply, get("bundles/node-a/apply.sh")).unwrap();
+    std::os::unix::fs::PermissionsExt::set_mode(
+        &mut std::fs::metadata(&apply).unwrap().permissions(),
+        0o755,
+    );
+    std::fs::set_permissions(&apply, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    std::fs::write(
+        r.join("opt/roce-gen/lab/README.txt"),
+        get("bundles/node-a/README.txt"),
+    )
+    .unwrap();
+    let unit = r.join("etc/systemd/system/roce-gen.service");
+    std::fs::write(&unit, get("bundles/node-a/roce-gen.service")).unwrap();
+    let system_units = ["/usr/lib/systemd/system", "/lib/systemd/system"]
+        .into_iter()
+        .find(|p| Path::new(p).is_dir());
+    let system_units = system_units.expect("no system unit folder to verify against");
+    let copy = Command::new("cp")
+        .args(["-a", system_units])
+        .arg(r.join("usr/lib/systemd/"))
+        .status()
+        .unwrap();
+    assert!(copy.success());
+
+    let out = Command::new("systemd-analyze")
+        .arg(format!("--root={}", r.display()))
+        .arg("verify")
+        .arg(&unit)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stderr.trim().is_empty(),
+        "systemd-analyze verify: {stderr}"
+    );
+
+    // The check can fail: a unit whose ExecStart is missing is refused.
+    std::fs::remove_file(&apply).unwrap();
+    let out = Command::new("systemd-analyze")
+        .arg(format!("--root={}", r.display()))
+        .arg("verify")
+        .arg(&unit)
+        .output()
+        .unwrap();
+    assert!(
+        !out.status.success(),
+        "a missing ExecStart must fail verify"
+    );
+}
