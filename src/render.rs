@@ -30,27 +30,25 @@ pub const README_TXT: TemplateId = "host/README.txt";
 /// The files rendered for every host, in bundle order.
 pub const HOST_FILES: [TemplateId; 5] = [PRECHECK_SH, APPLY_SH, ROLLBACK_SH, SERVICE, README_TXT];
 
-/// Every template compiled into the binary, partials included.
-const EMBEDDED: &[(&str, &str)] = &[
-    ("host/_lib.sh", include_str!("../templates/host/_lib.sh.j2")),
-    (
-        "host/_plan.sh",
-        include_str!("../templates/host/_plan.sh.j2"),
-    ),
-    (
-        PRECHECK_SH,
-        include_str!("../templates/host/precheck.sh.j2"),
-    ),
-    (APPLY_SH, include_str!("../templates/host/apply.sh.j2")),
-    (
-        ROLLBACK_SH,
-        include_str!("../templates/host/rollback.sh.j2"),
-    ),
-    (
-        SERVICE,
-        include_str!("../templates/host/roce-gen.service.j2"),
-    ),
-    (README_TXT, include_str!("../templates/host/README.txt.j2")),
+/// `(id, source)` pairs of templates compiled in from `templates/<id>.j2`.
+macro_rules! embedded {
+    ($($id:expr => $file:literal),* $(,)?) => {
+        &[$(($id, include_str!(concat!("../templates/", $file, ".j2")))),*]
+    };
+}
+
+/// Every template compiled into the binary, partials (`_*.sh`) included.
+const EMBEDDED: &[(&str, &str)] = embedded![
+    "host/_lib.sh" => "host/_lib.sh",
+    "host/_plan.sh" => "host/_plan.sh",
+    "host/_checks.sh" => "host/_checks.sh",
+    "host/_settings.sh" => "host/_settings.sh",
+    "host/_persist.sh" => "host/_persist.sh",
+    PRECHECK_SH => "host/precheck.sh",
+    APPLY_SH => "host/apply.sh",
+    ROLLBACK_SH => "host/rollback.sh",
+    SERVICE => "host/roce-gen.service",
+    README_TXT => "host/README.txt",
 ];
 
 /// The file mode a rendered file gets in the bundle.
@@ -120,7 +118,7 @@ impl Renderer {
                     .env
                     .get_template(&file)
                     .and_then(|t| t.render(minijinja::value::Serde(&ctx)))
-                    .map_err(|e| anyhow::anyhow!("{e:#}"))
+                    .map_err(|e| anyhow::anyhow!("{}", describe(&e)))
                     .with_context(|| {
                         format!(
                             "failed to render `{id}` for host `{}` (a template bug)",
@@ -132,6 +130,21 @@ impl Renderer {
             })
             .collect()
     }
+}
+
+/// A template error with its whole chain (an include's error is the source of the outer one),
+/// each with minijinja's source context.
+fn describe(err: &Error) -> String {
+    let mut out = format!("{err:#}");
+    let mut source = std::error::Error::source(err);
+    while let Some(inner) = source {
+        match inner.downcast_ref::<Error>() {
+            Some(e) => out.push_str(&format!("\ncaused by: {e:#}")),
+            None => out.push_str(&format!("\ncaused by: {inner}")),
+        }
+        source = inner.source();
+    }
+    out
 }
 
 fn template_path(dir: Option<&Path>, file: &str) -> PathBuf {

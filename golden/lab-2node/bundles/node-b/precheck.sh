@@ -431,7 +431,117 @@ rg_identity_ok() {
   done
 }
 
-# --- settings: read, compare, write only when different, read back -------------------------------
+
+# rg_version_ge A B: true when version A >= B, comparing numeric groups split at `.` and `-`.
+rg_version_ge() {
+  local a=${1//-/.} b=${2//-/.} x y
+  while [ -n "$a" ] || [ -n "$b" ]; do
+    x=${a%%.*}
+    y=${b%%.*}
+    x=${x//[!0-9]/}
+    y=${y//[!0-9]/}
+    x=$((10#${x:-0}))
+    y=$((10#${y:-0}))
+    [ "$x" -eq "$y" ] || { [ "$x" -gt "$y" ]; return; }
+    [[ $a == *.* ]] && a=${a#*.} || a=""
+    [[ $b == *.* ]] && b=${b#*.} || b=""
+  done
+  return 0
+}
+
+# rg_check_host_env: the host-wide environment: modules, OFED, tools.
+rg_check_host_env() {
+  local m missing="" ofed="" tools="" t
+  for m in mlx5_core mlx5_ib ib_core ib_uverbs rdma_cm; do
+    [ -d "$RG_ROOT/sys/module/$m" ] || missing="${missing:+$missing, }$m"
+  done
+  if [ -z "$missing" ]; then
+    rg_check modules "" pass error "mlx5_core, mlx5_ib, ib_core, ib_uverbs, rdma_cm" "loaded" "the RDMA kernel modules are loaded"
+  else
+    rg_check modules "" fail error "mlx5_core, mlx5_ib, ib_core, ib_uverbs, rdma_cm" "missing: $missing" "kernel modules not loaded: $missing"
+  fi
+  if rg_has ofed_info; then
+    ofed=$(ofed_info -s 2>/dev/null | head -n 1) || ofed=""
+    ofed=${ofed%:}
+  fi
+  if [ -z "$RG_MIN_OFED" ]; then
+    rg_check ofed "" pass info "any" "${ofed:-inbox}" "driver stack: ${ofed:-inbox (no ofed_info)}"
+  elif [ -z "$ofed" ]; then
+    rg_check ofed "" fail error ">= $RG_MIN_OFED" "inbox" "no MLNX_OFED/DOCA (ofed_info is missing); the plan needs $RG_MIN_OFED or newer"
+  elif rg_version_ge "$(printf '%s' "$ofed" | sed 's/^[^0-9]*//')" "$RG_MIN_OFED"; then
+    rg_check ofed "" pass error ">= $RG_MIN_OFED" "$ofed" "$ofed is at least $RG_MIN_OFED"
+  else
+    rg_check ofed "" fail error ">= $RG_MIN_OFED" "$ofed" "$ofed is older than the planned minimum $RG_MIN_OFED"
+  fi
+  for t in mlnx_qos dcb cma_roce_mode cma_roce_tos ethtool ip ibdev2netdev; do
+    rg_has "$t" && tools="${tools:+$tools, }$t"
+  done
+  if rg_has mlnx_qos || rg_has dcb; then
+    rg_check tools "" pass error "mlnx_qos or dcb" "$tools" "tools: $tools (QoS through $(rg_has mlnx_qos && echo mlnx_qos || echo dcb))"
+  else
+    rg_check tools "" fail error "mlnx_qos or dcb" "${tools:-none}" "neither mlnx_qos nor dcb is installed: trust, PFC and DSCP mapping cannot be set"
+  fi
+}
+
+# rg_check_nic_env I: link state, driver, firmware and address of a NIC whose identity passed.
+rg_check_nic_env() {
+  local i=$1 dev=${RG_NIC_IBDEV[$1]} ifc=${RG_NIC_NETDEV[$1]} state driver fw addrs want
+  if ! rg_identity_ok "$i"; then
+    for want in link_state driver fw_ver ip; do
+      rg_check "$want" "$dev" skip error "" "" "skipped: the identity of $dev did not check out"
+    done
+    return 0
+  fi
+  state=$(rg_read "/sys/class/infiniband/$dev/ports/1/state") || state=""
+  if [ "$state" = "4: ACTIVE" ]; then
+    rg_check link_state "$dev" pass warning "4: ACTIVE" "$state" "port 1 of $dev is ACTIVE"
+  else
+    rg_check link_state "$dev" warn warning "4: ACTIVE" "$state" "port 1 of $dev is ${state:-in an unknown state}, not ACTIVE (cable or switch port?)"
+  fi
+  driver=$(ethtool -i "$ifc" 2>/dev/null | sed -n 's/^driver: //p') || driver=""
+  if [ "$driver" = mlx5_core ]; then
+    rg_check driver "$dev" pass error mlx5_core "$driver" "$ifc is driven by mlx5_core"
+  elif [ -z "$driver" ]; then
+    rg_check driver "$dev" warn warning mlx5_core "" "cannot tell the driver of $ifc (ethtool -i gave nothing)"
+  else
+    rg_check driver "$dev" fail error mlx5_core "$driver" "$ifc is driven by $driver, not mlx5_core"
+  fi
+  fw=$(rg_read "/sys/class/infiniband/$dev/fw_ver") || fw=""
+  if [ -z "$RG_MIN_FW" ]; then
+    rg_check fw_ver "$dev" pass info "any" "$fw" "firmware ${fw:-unknown}"
+  elif [ "${fw%%.*}" != "${RG_MIN_FW%%.*}" ]; then
+    rg_check fw_ver "$dev" warn warning ">= $RG_MIN_FW" "$fw" "firmware ${fw:-unknown} is of another device family than the planned $RG_MIN_FW: not compared"
+  elif rg_version_ge "$fw" "$RG_MIN_FW"; then
+    rg_check fw_ver "$dev" pass error ">= $RG_MIN_FW" "$fw" "firmware $fw is at least $RG_MIN_FW"
+  else
+    rg_check fw_ver "$dev" fail error ">= $RG_MIN_FW" "$fw" "firmware $fw is older than the planned minimum $RG_MIN_FW"
+  fi
+  want=${RG_NIC_IP[i]}
+  addrs=$(ip -o addr show dev "$ifc" 2>/dev/null | awk '{print $4}' | tr '\n' ' ') || addrs=""
+  if [[ " $addrs " == *" $want "* ]]; then
+    rg_check ip "$dev" pass warning "$want" "${addrs% }" "$ifc has $want"
+  else
+    rg_check ip "$dev" warn warning "$want" "${addrs% }" "$ifc does not have $want (has: ${addrs:-no address}); roce-gen does not assign addresses"
+  fi
+}
+
+# rg_precheck ROOT_SEVERITY compare|apply: the read-only checks in dependency order; with
+# `compare`, also each planned setting against the host (apply changes them itself).
+rg_precheck() {
+  local i
+  rg_check_bundle
+  rg_check_hostname
+  rg_check_root "$1"
+  rg_check_host_env
+  for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do
+    rg_check_identity "$i"
+    rg_check_nic_env "$i"
+    [ "$2" = compare ] || continue
+    rg_settings compare "$i"
+  done
+}
+
+# --- the framework: read, compare, write only when different, read back -------------------------------
 
 RG_STATE_DIR="$RG_ROOT/var/lib/roce-gen/$RG_CLUSTER"
 RG_SAVED="$RG_STATE_DIR/saved-state.tsv"
@@ -520,29 +630,404 @@ rg_setting() {
   fi
 }
 
+# --- the settings, one pair of functions each ---------------------------------------------------
+
+RG_WHY=""
+
+rg_has() { command -v "$1" >/dev/null 2>&1; }
+
+# rg_qos_show I: `mlnx_qos -i IF`, cached for the run and dropped after every change.
+RG_QOS_CACHE_IF=""
+RG_QOS_CACHE=""
+rg_qos_show() {
+  local ifc=${RG_NIC_NETDEV[$1]}
+  if [ "$RG_QOS_CACHE_IF" != "$ifc" ]; then
+    RG_QOS_CACHE=$(mlnx_qos -i "$ifc" 2>/dev/null) || RG_QOS_CACHE=""
+    RG_QOS_CACHE_IF=$ifc
+  fi
+  printf '%s\n' "$RG_QOS_CACHE"
+}
+rg_qos_forget() { RG_QOS_CACHE_IF=""; }
+
+# rg_vector_of WORDS...: `0:off 3:on` or `0 0 0 1` style input as the 8-digit vector `0,0,0,1,...`.
+rg_pfc_from_dcb() {
+  local v=(0 0 0 0 0 0 0 0) w p
+  for w in "$@"; do
+    case $w in
+      [0-7]:on) p=${w%%:*}; v[p]=1 ;;
+      [0-7]:off) p=${w%%:*}; v[p]=0 ;;
+    esac
+  done
+  printf '%s,%s,%s,%s,%s,%s,%s,%s' "${v[0]}" "${v[1]}" "${v[2]}" "${v[3]}" "${v[4]}" "${v[5]}" "${v[6]}" "${v[7]}"
+}
+
+# rg_supported ID I: true when this host can read and set ID for NIC I; otherwise RG_WHY says why.
+rg_supported() {
+  local ifc=${RG_NIC_NETDEV[$2]} dev=${RG_NIC_IBDEV[$2]}
+  RG_WHY=""
+  case $1 in
+    trust | dscp2prio | pfc)
+      rg_has mlnx_qos || rg_has dcb || RG_WHY="neither mlnx_qos nor dcb (iproute2) is installed"
+      ;;
+    ecn_np | ecn_rp | cnp_dscp | cnp_priority)
+      [ -d "$RG_ROOT/sys/class/net/$ifc/ecn" ] ||
+        RG_WHY="no /sys/class/net/$ifc/ecn: the inbox driver has no runtime per-priority ECN/CNP control (firmware setting, needs a reboot)"
+      ;;
+    roce_mode | roce_tos)
+      if ! rg_has "cma_${1}" && [ ! -d "$RG_ROOT/sys/kernel/config/rdma_cm" ]; then
+        RG_WHY="neither cma_${1} nor /sys/kernel/config/rdma_cm (configfs, rdma_cm) is available"
+      fi
+      ;;
+    traffic_class)
+      [ -e "$RG_ROOT/sys/class/infiniband/$dev/tc/1/traffic_class" ] ||
+        RG_WHY="no /sys/class/infiniband/$dev/tc/1/traffic_class (OFED only): set the traffic class in the applications (NCCL_IB_TC)"
+      ;;
+    pause)
+      rg_has ethtool || RG_WHY="ethtool is not installed"
+      ;;
+    mtu)
+      rg_has ip || RG_WHY="ip (iproute2) is not installed"
+      ;;
+  esac
+  [ -z "$RG_WHY" ]
+}
+
+# The planned value of each setting, in the spelling rg_get_<id> prints.
+rg_planned() {
+  local i=$2 on="off"
+  case $1 in
+    trust) printf '%s' "$RG_TRUST" ;;
+    dscp2prio) printf '%s:%s,%s:%s' "$RG_ROCE_DSCP" "$RG_ROCE_PRIO" "$RG_CNP_DSCP" "$RG_CNP_PRIO" ;;
+    pfc) printf '%s' "$RG_PFC" ;;
+    ecn_np | ecn_rp) printf '%s' "$RG_ECN" ;;
+    cnp_dscp) printf '%s' "$RG_CNP_DSCP" ;;
+    cnp_priority) printf '%s' "$RG_CNP_PRIO" ;;
+    roce_mode) printf '%s' "$RG_ROCE_MODE" ;;
+    roce_tos | traffic_class) printf '%s' "$RG_ROCE_TOS" ;;
+    pause)
+      [ "$RG_GLOBAL_PAUSE" = on ] && on=on
+      printf 'rx %s tx %s' "$on" "$on"
+      ;;
+    mtu) printf '%s' "${RG_NIC_MTU[i]}" ;;
+  esac
+}
+
+# The settings of one NIC, in the order apply changes them.
+RG_SETTINGS="trust dscp2prio pfc pause ecn_np ecn_rp cnp_dscp cnp_priority roce_mode roce_tos traffic_class mtu"
+
+# rg_applies ID: false for settings the plan itself turns off (dscp2prio under PCP trust).
+rg_applies() {
+  [ "$1" != dscp2prio ] || [ "$RG_TRUST" = dscp ]
+}
+
+rg_get_trust() {
+  local ifc=${RG_NIC_NETDEV[$1]} t="" line
+  if [ -r "$RG_ROOT/sys/class/net/$ifc/qos/trust" ]; then
+    t=$(rg_read "/sys/class/net/$ifc/qos/trust")
+  elif rg_has mlnx_qos; then
+    line=$(rg_qos_show "$1" | grep '^Priority trust state:') || line=""
+    t=${line##*: }
+  else
+    # Inbox: any DSCP APP entry means DSCP trust (this is how mlnx_qos itself decides).
+    line=$(dcb -N app show dev "$ifc" dscp-prio 2>/dev/null) || line=""
+    if [[ $line == *[0-9]:[0-7]* ]]; then t=dscp; else t=pcp; fi
+  fi
+  printf '%s' "$t"
+}
+rg_set_trust() {
+  local ifc=${RG_NIC_NETDEV[$1]}
+  rg_qos_forget
+  if rg_has mlnx_qos; then
+    rg_do mlnx_qos -i "$ifc" --trust "$2" >/dev/null
+  elif [ "$2" = dscp ]; then
+    rg_do dcb app add dev "$ifc" dscp-prio "$RG_ROCE_DSCP:$RG_ROCE_PRIO" "$RG_CNP_DSCP:$RG_CNP_PRIO"
+  else
+    rg_do dcb app flush dev "$ifc" dscp-prio
+  fi
+}
+
+# rg_get_dscp2prio I: the priority the RoCE and CNP DSCPs map to, as `26:3,48:6` (`?` if unmapped).
+rg_get_dscp2prio() {
+  local ifc=${RG_NIC_NETDEV[$1]} d p out="" line w cur
+  for d in "$RG_ROCE_DSCP" "$RG_CNP_DSCP"; do
+    p="?"
+    if rg_has mlnx_qos; then
+      # `prio:3 dscp:31,30,...,` lines; a long list wraps onto lines of digits and commas only.
+      cur=""
+      while IFS= read -r line; do
+        if [[ $line == *prio:*dscp:* ]]; then
+          cur=${line#*prio:}
+          cur=${cur%% *}
+          w=${line#*dscp:}
+        elif [[ $line =~ ^[[:space:]]*[0-9,]+[[:space:]]*$ ]] && [ -n "$cur" ]; then
+          w=$line
+        else
+          cur=""
+          continue
+        fi
+        w=${w//[[:space:]]/}
+        if [[ ",$w" == *",$(printf '%02d' "$d"),"* ]]; then p=$cur; fi
+      done < <(rg_qos_show "$1")
+    else
+      line=$(dcb -N app show dev "$ifc" dscp-prio 2>/dev/null) || line=""
+      for w in $line; do
+        case $w in "$d":*) p=${w#*:} ;; esac
+      done
+    fi
+    out="${out:+$out,}$d:$p"
+  done
+  printf '%s' "$out"
+}
+rg_set_dscp2prio() {
+  local ifc=${RG_NIC_NETDEV[$1]} pair d p
+  rg_qos_forget
+  for pair in ${2//,/ }; do
+    d=${pair%%:*}
+    p=${pair#*:}
+    [ "$p" != "?" ] || continue
+    if rg_has mlnx_qos; then
+      rg_do mlnx_qos -i "$ifc" --dscp2prio "set,$d,$p" >/dev/null || return 1
+    else
+      rg_do dcb app replace dev "$ifc" dscp-prio "$d:$p" || return 1
+    fi
+  done
+}
+
+rg_get_pfc() {
+  local ifc=${RG_NIC_NETDEV[$1]} line
+  if rg_has mlnx_qos; then
+    line=$(rg_qos_show "$1" | grep -E '^[[:space:]]*enabled[[:space:]]') || line=""
+    # shellcheck disable=SC2086 # split the digits
+    set -- $line
+    [ $# -eq 9 ] || return 0
+    shift
+    printf '%s,%s,%s,%s,%s,%s,%s,%s' "$1" "$2" "$3" "$4" "$5" "$6" "$7" "$8"
+  else
+    line=$(dcb pfc show dev "$ifc" prio-pfc 2>/dev/null) || return 0
+    # shellcheck disable=SC2086 # split the words
+    rg_pfc_from_dcb $line
+  fi
+}
+rg_set_pfc() {
+  local ifc=${RG_NIC_NETDEV[$1]} words="" p=0 v
+  rg_qos_forget
+  if rg_has mlnx_qos; then
+    rg_do mlnx_qos -i "$ifc" --pfc "$2" >/dev/null
+  else
+    for v in ${2//,/ }; do
+      if [ "$v" = 1 ]; then words="$words $p:on"; else words="$words $p:off"; fi
+      p=$((p + 1))
+    done
+    # shellcheck disable=SC2086 # one word per priority
+    rg_do dcb pfc set dev "$ifc" prio-pfc $words
+  fi
+}
+
+rg_get_pause() {
+  local out rx="" tx="" line
+  out=$(ethtool -a "${RG_NIC_NETDEV[$1]}" 2>/dev/null) || return 0
+  while IFS= read -r line; do
+    case $line in
+      RX:*) rx=${line##*[[:space:]]} ;;
+      TX:*) tx=${line##*[[:space:]]} ;;
+    esac
+  done <<<"$out"
+  printf 'rx %s tx %s' "$rx" "$tx"
+}
+rg_set_pause() {
+  local on=${2#rx }
+  on=${on%% *}
+  # ethtool -A may fail on autoneg where it is unsupported yet still set rx/tx: read back decides.
+  rg_do ethtool -A "${RG_NIC_NETDEV[$1]}" autoneg off rx "$on" tx "$on" || true
+}
+
+# rg_get_ecn DIR I: the 8 enable flags of ecn/DIR as `0,0,0,1,0,0,0,0`.
+rg_get_ecn() {
+  local base="/sys/class/net/${RG_NIC_NETDEV[$2]}/ecn/$1/enable" p v out=""
+  for p in 0 1 2 3 4 5 6 7; do
+    v=$(rg_read "$base/$p") || v="?"
+    out="${out:+$out,}$v"
+  done
+  printf '%s' "$out"
+}
+rg_set_ecn() {
+  local base="/sys/class/net/${RG_NIC_NETDEV[$2]}/ecn/$1/enable" p=0 v now
+  for v in ${3//,/ }; do
+    now=$(rg_read "$base/$p") || now=""
+    [ "$now" = "$v" ] || rg_write "$base/$p" "$v" || return 1
+    p=$((p + 1))
+  done
+}
+rg_get_ecn_np() { rg_get_ecn roce_np "$1"; }
+rg_set_ecn_np() { rg_set_ecn roce_np "$1" "$2"; }
+rg_get_ecn_rp() { rg_get_ecn roce_rp "$1"; }
+rg_set_ecn_rp() { rg_set_ecn roce_rp "$1" "$2"; }
+
+rg_get_cnp_dscp() { rg_read "/sys/class/net/${RG_NIC_NETDEV[$1]}/ecn/roce_np/cnp_dscp"; }
+rg_set_cnp_dscp() { rg_write "/sys/class/net/${RG_NIC_NETDEV[$1]}/ecn/roce_np/cnp_dscp" "$2"; }
+rg_get_cnp_priority() { rg_read "/sys/class/net/${RG_NIC_NETDEV[$1]}/ecn/roce_np/cnp_802p_prio"; }
+rg_set_cnp_priority() { rg_write "/sys/class/net/${RG_NIC_NETDEV[$1]}/ecn/roce_np/cnp_802p_prio" "$2"; }
+
+# RDMA-CM defaults live in configfs; the cma_roce_* tools (OFED) create the device folder for the
+# time of the call. Without them, reading needs the folder, which precheck does not create.
+rg_cm_file() { printf '/sys/kernel/config/rdma_cm/%s/ports/1/default_%s' "${RG_NIC_IBDEV[$1]}" "$2"; }
+rg_get_roce_mode() {
+  if rg_has cma_roce_mode; then
+    cma_roce_mode -d "${RG_NIC_IBDEV[$1]}" -p 1 2>/dev/null | head -n 1
+  else
+    rg_read "$(rg_cm_file "$1" roce_mode)"
+  fi
+}
+rg_set_roce_mode() {
+  local m=2
+  [ "$2" = "RoCE v2" ] || m=1
+  if rg_has cma_roce_mode; then
+    rg_do cma_roce_mode -d "${RG_NIC_IBDEV[$1]}" -p 1 -m "$m" >/dev/null
+  else
+    rg_cm_dir "$1" && rg_write "$(rg_cm_file "$1" roce_mode)" "$2"
+  fi
+}
+rg_get_roce_tos() {
+  if rg_has cma_roce_tos; then
+    cma_roce_tos -d "${RG_NIC_IBDEV[$1]}" -p 1 2>/dev/null | head -n 1
+  else
+    rg_read "$(rg_cm_file "$1" roce_tos)"
+  fi
+}
+rg_set_roce_tos() {
+  if rg_has cma_roce_tos; then
+    rg_do cma_roce_tos -d "${RG_NIC_IBDEV[$1]}" -p 1 -t "$2" >/dev/null
+  else
+    rg_cm_dir "$1" && rg_write "$(rg_cm_file "$1" roce_tos)" "$2"
+  fi
+}
+# rg_cm_dir I: makes the device's rdma_cm configfs folder, as cma_roce_* do.
+rg_cm_dir() {
+  local d="/sys/kernel/config/rdma_cm/${RG_NIC_IBDEV[$1]}"
+  [ -d "$RG_ROOT$d" ] || rg_do mkdir "$RG_ROOT$d"
+}
+
+# The verbs traffic class file prints `Global tclass=106` on recent OFED, a bare number on others.
+rg_get_traffic_class() {
+  local v
+  v=$(rg_read "/sys/class/infiniband/${RG_NIC_IBDEV[$1]}/tc/1/traffic_class") || return 0
+  v=${v##*=}
+  printf '%s' "${v##* }"
+}
+rg_set_traffic_class() { rg_write "/sys/class/infiniband/${RG_NIC_IBDEV[$1]}/tc/1/traffic_class" "$2"; }
+
 rg_get_mtu() { rg_read "/sys/class/net/${RG_NIC_NETDEV[$1]}/mtu"; }
 rg_set_mtu() { rg_do ip link set dev "${RG_NIC_NETDEV[$1]}" mtu "$2"; }
 
-# rg_precheck ROOT_SEVERITY identity|settings: the read-only checks in dependency order; with
-# `settings` also each planned setting against the host (apply does those itself).
-rg_precheck() {
-  local i
-  rg_check_bundle
-  rg_check_hostname
-  rg_check_root "$1"
-  for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do
-    rg_check_identity "$i"
-    [ "$2" = settings ] || continue
-    if rg_identity_ok "$i"; then
-      rg_compare mtu "$i" "${RG_NIC_MTU[i]}" "$(rg_get_mtu "$i" || true)" error
+# rg_settings MODE I: every planned setting of NIC I, compared (precheck) or applied (apply).
+rg_settings() {
+  local mode=$1 i=$2 id dev=${RG_NIC_IBDEV[$2]} want
+  for id in $RG_SETTINGS; do
+    rg_applies "$id" || continue
+    want=$(rg_planned "$id" "$i")
+    if ! rg_identity_ok "$i"; then
+      rg_check "$id" "$dev" skip error "$want" "" "skipped: the identity of $dev did not check out"
+    elif ! rg_supported "$id" "$i"; then
+      rg_check "$id" "$dev" skip warning "$want" "" "skipped: $RG_WHY"
+    elif [ "$mode" = compare ]; then
+      rg_compare "$id" "$i" "$want" "$("rg_get_$id" "$i" || true)" error
     else
-      rg_check mtu "${RG_NIC_IBDEV[i]}" skip error "${RG_NIC_MTU[i]}" "" "skipped: the identity of ${RG_NIC_IBDEV[i]} did not check out"
+      rg_setting "$id" "$i" "$want"
     fi
+  done
+}
+
+# --- persistence -----------------------------------------------------------------------------------
+
+RG_UNIT=roce-gen.service
+RG_UNIT_FILE="$RG_ROOT/etc/systemd/system/$RG_UNIT"
+
+# rg_bundle_files: the bundle's files as SHA256SUMS lists them, then SHA256SUMS itself.
+rg_bundle_files() {
+  local sum name
+  while read -r sum name; do
+    [ -n "$sum" ] && printf '%s\n' "${name#\*}"
+  done <"$RG_DIR/SHA256SUMS"
+  printf 'SHA256SUMS\n'
+}
+
+# rg_installed: true when this very bundle is installed and its unit enabled.
+rg_installed() {
+  cmp -s "$RG_ROOT$RG_INSTALL_DIR/SHA256SUMS" "$RG_DIR/SHA256SUMS" &&
+    cmp -s "$RG_UNIT_FILE" "$RG_DIR/$RG_UNIT" &&
+    systemctl is-enabled "$RG_UNIT" >/dev/null 2>&1
+}
+
+rg_persist() {
+  local dest="$RG_ROOT$RG_INSTALL_DIR" f
+  if [ "$RG_BOOT" = yes ]; then
+    rg_check persistence "" pass info installed installed "running from the installed bundle at boot"
+    return 0
+  elif [ "$RG_PERSIST" != yes ]; then
+    rg_check persistence "" skip info no "" "the plan says persistence = no: the settings last until the next reboot"
+    return 0
+  elif [ "$RG_NO_PERSIST" = yes ]; then
+    rg_check persistence "" skip info no "" "--no-persist: the settings last until the next reboot"
+    return 0
+  elif [ "$(rg_run_status)" = fail ]; then
+    rg_check persistence "" skip warning installed "" "not installed: apply did not succeed"
+    return 0
+  elif rg_installed; then
+    rg_check persistence "" pass info installed installed "$RG_UNIT is installed and enabled; $RG_INSTALL_DIR is this bundle"
+    return 0
+  fi
+  rg_save persistence "" absent
+  rg_do mkdir -p "$dest" || return 0
+  while IFS= read -r f; do
+    rg_do cp -p "$RG_DIR/$f" "$dest/$f"
+  done < <(rg_bundle_files)
+  rg_do mkdir -p "${RG_UNIT_FILE%/*}"
+  rg_do cp "$RG_DIR/$RG_UNIT" "$RG_UNIT_FILE"
+  rg_do systemctl daemon-reload || true
+  if ! rg_do systemctl enable "$RG_UNIT"; then
+    rg_check persistence "" fail error installed "" "systemctl enable $RG_UNIT failed"
+  elif [ "$RG_DRY_RUN" = yes ]; then
+    rg_check persistence "" warn info installed "" "dry run: would install the bundle in $RG_INSTALL_DIR and enable $RG_UNIT"
+  else
+    rg_check persistence "" changed info installed installed "installed the bundle in $RG_INSTALL_DIR and enabled $RG_UNIT"
+  fi
+}
+
+# rg_unpersist: removes the unit and the installed bundle (rollback of `persistence`).
+rg_unpersist() {
+  rg_do systemctl disable "$RG_UNIT" || true
+  rg_do rm -f "$RG_UNIT_FILE"
+  rg_do systemctl daemon-reload || true
+  rg_do rm -rf "$RG_ROOT$RG_INSTALL_DIR"
+}
+
+# rg_wait_for_devices: at boot, waits (bounded) for every planned RDMA device and netdev.
+rg_wait_for_devices() {
+  local limit=${ROCE_GEN_BOOT_WAIT:-120} waited=0 i missing
+  case $limit in
+    '' | *[!0-9]*) rg_die "ROCE_GEN_BOOT_WAIT must be a number of seconds, not $limit" ;;
+  esac
+  while :; do
+    missing=""
+    for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do
+      [ -d "$RG_ROOT/sys/class/infiniband/${RG_NIC_IBDEV[i]}" ] || missing="${missing:+$missing, }${RG_NIC_IBDEV[i]}"
+      [ -d "$RG_ROOT/sys/class/net/${RG_NIC_NETDEV[i]}" ] || missing="${missing:+$missing, }${RG_NIC_NETDEV[i]}"
+    done
+    if [ -z "$missing" ]; then
+      rg_check boot_wait "" pass warning "all planned devices" present "all planned devices present after ${waited}s"
+      return 0
+    fi
+    if [ "$waited" -ge "$limit" ]; then
+      rg_check boot_wait "" fail error "all planned devices" "missing: $missing" "gave up after ${limit}s waiting for: $missing"
+      return 0
+    fi
+    sleep 1
+    waited=$((waited + 1))
   done
 }
 
 RG_USAGE="usage: precheck.sh [--out FILE | --results-dir DIR]"
 rg_parse "" "$@"
 rg_start precheck
-rg_precheck warn settings
+rg_precheck warn compare
 rg_finish
