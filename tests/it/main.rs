@@ -7,6 +7,7 @@ mod common;
 mod formats;
 mod generate;
 mod golden;
+mod hosts;
 mod malformed;
 mod rules;
 mod scripts;

@@ -546,16 +546,37 @@ rg_precheck() {
 RG_STATE_DIR="$RG_ROOT/var/lib/roce-gen/$RG_CLUSTER"
 RG_SAVED="$RG_STATE_DIR/saved-state.tsv"
 
+# rg_show_args ARGS...: the words of a command as a shell would need them typed.
+rg_show_args() {
+  local a
+  for a in "$@"; do
+    if [[ $a =~ ^[A-Za-z0-9_./:,=+@%-]+$ ]]; then
+      printf ' %s' "$a"
+    else
+      printf ' %q' "$a"
+    fi
+  done
+}
+
 # rg_do CMD...: runs a command that changes the host, or only prints it with --dry-run.
 rg_do() {
   if [ "$RG_DRY_RUN" = yes ]; then
     printf 'would run:'
-    printf ' %q' "$@"
+    rg_show_args "$@"
     printf '\n'
     return 0
   fi
   rg_log "run: $*"
   "$@"
+}
+
+# rg_do_quiet CMD...: rg_do for tools that print their new state after a change.
+rg_do_quiet() {
+  if [ "$RG_DRY_RUN" = yes ]; then
+    rg_do "$@"
+  else
+    rg_do "$@" >/dev/null
+  fi
 }
 
 # rg_write FILE VALUE: writes a value to a file under the root (sysfs, configfs), or prints it.
@@ -699,7 +720,7 @@ rg_planned() {
     trust) printf '%s' "$RG_TRUST" ;;
     dscp2prio) printf '%s:%s,%s:%s' "$RG_ROCE_DSCP" "$RG_ROCE_PRIO" "$RG_CNP_DSCP" "$RG_CNP_PRIO" ;;
     pfc) printf '%s' "$RG_PFC" ;;
-    ecn_np | ecn_rp) printf '%s' "$RG_ECN" ;;
+    ecn_np | ecn_rp) rg_ecn_planned ;;
     cnp_dscp) printf '%s' "$RG_CNP_DSCP" ;;
     cnp_priority) printf '%s' "$RG_CNP_PRIO" ;;
     roce_mode) printf '%s' "$RG_ROCE_MODE" ;;
@@ -738,7 +759,7 @@ rg_set_trust() {
   local ifc=${RG_NIC_NETDEV[$1]}
   rg_qos_forget
   if rg_has mlnx_qos; then
-    rg_do mlnx_qos -i "$ifc" --trust "$2" >/dev/null
+    rg_do_quiet mlnx_qos -i "$ifc" --trust "$2"
   elif [ "$2" = dscp ]; then
     rg_do dcb app add dev "$ifc" dscp-prio "$RG_ROCE_DSCP:$RG_ROCE_PRIO" "$RG_CNP_DSCP:$RG_CNP_PRIO"
   else
@@ -786,7 +807,7 @@ rg_set_dscp2prio() {
     p=${pair#*:}
     [ "$p" != "?" ] || continue
     if rg_has mlnx_qos; then
-      rg_do mlnx_qos -i "$ifc" --dscp2prio "set,$d,$p" >/dev/null || return 1
+      rg_do_quiet mlnx_qos -i "$ifc" --dscp2prio "set,$d,$p" || return 1
     else
       rg_do dcb app replace dev "$ifc" dscp-prio "$d:$p" || return 1
     fi
@@ -812,7 +833,7 @@ rg_set_pfc() {
   local ifc=${RG_NIC_NETDEV[$1]} words="" p=0 v
   rg_qos_forget
   if rg_has mlnx_qos; then
-    rg_do mlnx_qos -i "$ifc" --pfc "$2" >/dev/null
+    rg_do_quiet mlnx_qos -i "$ifc" --pfc "$2"
   else
     for v in ${2//,/ }; do
       if [ "$v" = 1 ]; then words="$words $p:on"; else words="$words $p:off"; fi
@@ -841,21 +862,38 @@ rg_set_pause() {
   rg_do ethtool -A "${RG_NIC_NETDEV[$1]}" autoneg off rx "$on" tx "$on" || true
 }
 
-# rg_get_ecn DIR I: the 8 enable flags of ecn/DIR as `0,0,0,1,0,0,0,0`.
+# ECN: the planned priorities are enabled and the others left as they are (firmware enables all
+# by default); `ecn_priorities = none` turns it off on all eight. Spelled `3:1` or `0:0,...,7:0`.
+rg_ecn_planned() {
+  local p=0 v out=""
+  if [[ $RG_ECN == *1* ]]; then
+    for v in ${RG_ECN//,/ }; do
+      [ "$v" = 1 ] && out="${out:+$out,}$p:1"
+      p=$((p + 1))
+    done
+  else
+    out="0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0"
+  fi
+  printf '%s' "$out"
+}
+
+# rg_get_ecn DIR I: the enable flags of ecn/DIR for the planned priorities, as rg_ecn_planned.
 rg_get_ecn() {
-  local base="/sys/class/net/${RG_NIC_NETDEV[$2]}/ecn/$1/enable" p v out=""
-  for p in 0 1 2 3 4 5 6 7; do
+  local base="/sys/class/net/${RG_NIC_NETDEV[$2]}/ecn/$1/enable" pair p v out=""
+  for pair in $(rg_ecn_planned | tr ',' ' '); do
+    p=${pair%%:*}
     v=$(rg_read "$base/$p") || v="?"
-    out="${out:+$out,}$v"
+    out="${out:+$out,}$p:$v"
   done
   printf '%s' "$out"
 }
 rg_set_ecn() {
-  local base="/sys/class/net/${RG_NIC_NETDEV[$2]}/ecn/$1/enable" p=0 v now
-  for v in ${3//,/ }; do
+  local base="/sys/class/net/${RG_NIC_NETDEV[$2]}/ecn/$1/enable" pair p v now
+  for pair in ${3//,/ }; do
+    p=${pair%%:*}
+    v=${pair#*:}
     now=$(rg_read "$base/$p") || now=""
     [ "$now" = "$v" ] || rg_write "$base/$p" "$v" || return 1
-    p=$((p + 1))
   done
 }
 rg_get_ecn_np() { rg_get_ecn roce_np "$1"; }
@@ -882,7 +920,7 @@ rg_set_roce_mode() {
   local m=2
   [ "$2" = "RoCE v2" ] || m=1
   if rg_has cma_roce_mode; then
-    rg_do cma_roce_mode -d "${RG_NIC_IBDEV[$1]}" -p 1 -m "$m" >/dev/null
+    rg_do_quiet cma_roce_mode -d "${RG_NIC_IBDEV[$1]}" -p 1 -m "$m"
   else
     rg_cm_dir "$1" && rg_write "$(rg_cm_file "$1" roce_mode)" "$2"
   fi
@@ -896,7 +934,7 @@ rg_get_roce_tos() {
 }
 rg_set_roce_tos() {
   if rg_has cma_roce_tos; then
-    rg_do cma_roce_tos -d "${RG_NIC_IBDEV[$1]}" -p 1 -t "$2" >/dev/null
+    rg_do_quiet cma_roce_tos -d "${RG_NIC_IBDEV[$1]}" -p 1 -t "$2"
   else
     rg_cm_dir "$1" && rg_write "$(rg_cm_file "$1" roce_tos)" "$2"
   fi

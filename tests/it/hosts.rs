@@ -1,0 +1,715 @@
+//! The bundle scripts on simulated hosts (`tests/host/fakehost.sh`: a fake sysfs/configfs tree
+//! and stand-ins for the vendor tools that print the real tools' formats and keep state, run in
+//! private mount/UTS/net namespaces). Each scenario runs under this machine's bash and under
+//! bash 5.1 from the Debian bullseye root that `.ci/run` builds, and asserts on the result JSON,
+//! on the host's state and on the exact commands run.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::common::tmp;
+
+/// node-a of golden/lab-2node: mlx5_0/ens1f0np0 (PCI and MAC planned) and mlx5_1/ens2f0np0.
+const NODE_A: [&str; 2] = [
+    "mlx5_0:ens1f0np0:0000:1a:00.0:b8:3f:d2:0a:00:00",
+    "mlx5_1:ens2f0np0:0000:3c:00.0:b8:3f:d2:0a:01:00",
+];
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The bash binaries every scenario runs under: this machine's, and bullseye's 5.1 when built.
+pub(crate) fn bashes() -> Vec<String> {
+    let mut list = vec!["bash".to_string()];
+    if let Some(b) = bullseye_bash() {
+        list.push(b);
+    }
+    list
+}
+
+fn bullseye_root() -> PathBuf {
+    std::env::var_os("ROCE_GEN_BULLSEYE").map_or_else(
+        || PathBuf::from("/var/cache/roce-gen/bullseye"),
+        PathBuf::from,
+    )
+}
+
+fn bullseye_bash() -> Option<String> {
+    let bash = bullseye_root().join("bin/bash");
+    bash.is_file().then(|| bash.display().to_string())
+}
+
+#[test]
+fn bash_51_from_the_bullseye_root_is_available() {
+    let bash = bullseye_bash().unwrap_or_else(|| {
+        panic!(
+            "no bullseye root at {}: run `bash .ci/run`, which builds it",
+            bullseye_root().display()
+        )
+    });
+    let out = Command::new(&bash)
+        .args(["-c", "echo $BASH_VERSION"])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stdout).starts_with("5.1."),
+        "{out:?}"
+    );
+}
+
+/// A simulated host with node-a's bundle unpacked beside it.
+pub(crate) struct FakeHost {
+    _dir: tempfile::TempDir,
+    pub(crate) root: PathBuf,
+    pub(crate) bundle: PathBuf,
+    pub(crate) bash: String,
+}
+
+/// What one script run did.
+#[derive(Debug)]
+pub(crate) struct ScriptRun {
+    pub(crate) code: i32,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
+    pub(crate) result: Value,
+}
+
+impl ScriptRun {
+    /// The status of check `id` (of `nic`, or host-wide when `nic` is empty).
+    pub(crate) fn status(&self, id: &str, nic: &str) -> String {
+        let checks = self.result["checks"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no checks: {self:#?}"));
+        let found: Vec<&Value> = checks
+            .iter()
+            .filter(|c| c["id"] == id && c["nic"].as_str().unwrap_or("") == nic)
+            .collect();
+        assert_eq!(
+            found.len(),
+            1,
+            "check {id} {nic}: {found:?}\n{}",
+            self.stdout
+        );
+        found[0]["status"].as_str().unwrap().to_string()
+    }
+
+    pub(crate) fn message(&self, id: &str, nic: &str) -> String {
+        let checks = self.result["checks"].as_array().unwrap();
+        let c = checks
+            .iter()
+            .find(|c| c["id"] == id && c["nic"].as_str().unwrap_or("") == nic)
+            .unwrap();
+        c["message"].as_str().unwrap().to_string()
+    }
+
+    pub(crate) fn count(&self, status: &str) -> u64 {
+        self.result["counts"][status].as_u64().unwrap()
+    }
+
+    /// Every check's status, as `id:nic=status` lines, for whole-result assertions.
+    pub(crate) fn statuses(&self) -> Vec<String> {
+        self.result["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                format!(
+                    "{}:{}={}",
+                    c["id"].as_str().unwrap(),
+                    c["nic"].as_str().unwrap_or(""),
+                    c["status"].as_str().unwrap()
+                )
+            })
+            .collect()
+    }
+}
+
+impl FakeHost {
+    /// A fake host of `kind` named `host` with node-a's NICs (less `missing`) and their planned
+    /// addresses, and its bundle (generated from golden/lab-2node, for an inbox host without
+    /// the plan's minimum OFED version).
+    pub(crate) fn new(kind: &str, host: &str, missing: &[&str], bash: &str) -> Self {
+        let dir = tmp();
+        let root = dir.path().join("root");
+        let mut cmd = Command::new("bash");
+        cmd.arg(repo().join("tests/host/fakehost.sh"))
+            .arg("create")
+            .arg(&root)
+            .args(["--kind", kind, "--host", host]);
+        for nic in NODE_A {
+            cmd.args(["--nic", nic]);
+        }
+        for m in missing {
+            cmd.args(["--missing", m]);
+        }
+        let out = cmd.output().unwrap();
+        assert!(
+            out.status.success(),
+            "fakehost create: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let bundles = dir.path().join("bundles");
+        std::fs::create_dir(&bundles).unwrap();
+        for (ifc, addr) in [
+            ("ens1f0np0", "10.10.0.10/24"),
+            ("ens2f0np0", "10.10.1.10/24"),
+        ] {
+            let dir = root.join(".fake/net").join(ifc);
+            if dir.is_dir() {
+                std::fs::write(dir.join("addrs"), format!("{addr}\n")).unwrap();
+            }
+        }
+        let mut plan_doc: Value = serde_json::from_str(
+            &std::fs::read_to_string(repo().join("golden/lab-2node/plan.json")).unwrap(),
+        )
+        .unwrap();
+        if kind == "inbox" {
+            plan_doc["cluster"]
+                .as_object_mut()
+                .unwrap()
+                .remove("min_ofed_version");
+        }
+        let plan = dir.path().join("plan.json");
+        std::fs::write(&plan, serde_json::to_string_pretty(&plan_doc).unwrap()).unwrap();
+        let generated = crate::common::roce_gen(
+            &bundles,
+            &["generate", &plan.display().to_string(), "-o", "dist"],
+        );
+        assert_eq!(generated.code, 0, "{}", generated.transcript());
+        let untar = Command::new("tar")
+            .args(["-xzf", "dist/node-a.tar.gz"])
+            .current_dir(&bundles)
+            .status()
+            .unwrap();
+        assert!(untar.success());
+        FakeHost {
+            root,
+            bundle: bundles.join("node-a"),
+            bash: bash.to_string(),
+            _dir: dir,
+        }
+    }
+
+    /// Runs a bundle script on the host; the result JSON is read from where the script says.
+    pub(crate) fn run(&self, script: &str, args: &[&str]) -> ScriptRun {
+        self.run_env(script, args, &[])
+    }
+
+    pub(crate) fn run_env(&self, script: &str, args: &[&str], env: &[(&str, &str)]) -> ScriptRun {
+        let out_file = self
+            .root
+            .parent()
+            .unwrap()
+            .join(format!("{script}.{}.json", std::process::id()));
+        let _ = std::fs::remove_file(&out_file);
+        let out = Command::new("bash")
+            .arg(repo().join("tests/host/fakehost.sh"))
+            .arg("run")
+            .arg(&self.root)
+            .arg("--")
+            .arg(&self.bash)
+            .arg(self.bundle.join(script))
+            .args(args)
+            .arg("--out")
+            .arg(&out_file)
+            .envs(env.iter().copied())
+            .output()
+            .unwrap();
+        let text = std::fs::read_to_string(&out_file).unwrap_or_default();
+        let result = serde_json::from_str(&text).unwrap_or_else(|e| {
+            panic!(
+                "{script}: result is not JSON ({e}):\n{text}\nstdout:\n{}\nstderr:\n{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
+        let _ = std::fs::remove_file(&out_file);
+        ScriptRun {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).to_string(),
+            stderr: String::from_utf8_lossy(&out.stderr).to_string(),
+            result,
+        }
+    }
+
+    /// `path=value` of every file of the fake sysfs and tool state.
+    pub(crate) fn snapshot(&self) -> String {
+        let out = Command::new("bash")
+            .arg(repo().join("tests/host/fakehost.sh"))
+            .arg("snapshot")
+            .arg(&self.root)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).to_string()
+    }
+
+    /// The commands the stand-ins received, as `tool arg arg…` lines; the log is then emptied.
+    pub(crate) fn take_commands(&self) -> Vec<String> {
+        let log = self.root.join("stub.log");
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        let _ = std::fs::remove_file(&log);
+        text.lines()
+            .map(|l| {
+                let v: Value =
+                    serde_json::from_str(l).unwrap_or_else(|e| panic!("stub log line {l:?}: {e}"));
+                let argv: Vec<&str> = v["argv"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|a| a.as_str().unwrap())
+                    .collect();
+                format!("{} {}", v["tool"].as_str().unwrap(), argv.join(" "))
+                    .trim_end()
+                    .to_string()
+            })
+            .collect()
+    }
+
+    pub(crate) fn fake(&self, rel: &str) -> PathBuf {
+        self.root.join(rel)
+    }
+}
+
+/// Commands that change a host, as opposed to the reads every run makes.
+fn changes(commands: &[String]) -> Vec<String> {
+    commands
+        .iter()
+        .filter(|c| {
+            let read_only = c.starts_with("hostname")
+                || c.starts_with("ofed_info")
+                || c.starts_with("ibdev2netdev")
+                || (c.starts_with("mlnx_qos") && c.split(' ').count() == 3)
+                || c.starts_with("ethtool -i")
+                || c.starts_with("ethtool -a")
+                || c.starts_with("ip -o addr")
+                || c.starts_with("dcb -N app show")
+                || c.starts_with("dcb pfc show")
+                || c.starts_with("systemctl is-enabled")
+                || ((c.starts_with("cma_roce_mode") || c.starts_with("cma_roce_tos"))
+                    && c.split(' ').count() == 5);
+            !read_only
+        })
+        .cloned()
+        .collect()
+}
+
+fn ofed_lifecycle(bash: &str) {
+    let h = FakeHost::new("ofed", "node-a", &[], bash);
+    // Firmware defaults already match the ECN and CNP plan; make this host differ in them too.
+    std::fs::write(
+        h.fake("sys/class/net/ens1f0np0/ecn/roce_np/enable/3"),
+        "0\n",
+    )
+    .unwrap();
+    std::fs::write(
+        h.fake("sys/class/net/ens2f0np0/ecn/roce_rp/enable/3"),
+        "0\n",
+    )
+    .unwrap();
+    std::fs::write(
+        h.fake("sys/class/net/ens1f0np0/ecn/roce_np/cnp_dscp"),
+        "46\n",
+    )
+    .unwrap();
+    let pristine = h.snapshot();
+
+    let pre = h.run("precheck.sh", &[]);
+    assert_eq!(pre.code, 0, "{bash}: {}\n{}", pre.stdout, pre.stderr);
+    assert_eq!(pre.result["status"], "warn");
+    for nic in ["mlx5_0", "mlx5_1"] {
+        for id in [
+            "ib_dev",
+            "netdev",
+            "netdev_map",
+            "link_layer",
+            "driver",
+            "fw_ver",
+            "link_state",
+        ] {
+            assert_eq!(
+                pre.status(id, nic),
+                "pass",
+                "{bash}: {id} {nic}: {}",
+                pre.message(id, nic)
+            );
+        }
+        assert_eq!(
+            pre.status("trust", nic),
+            "warn",
+            "{}",
+            pre.message("trust", nic)
+        );
+        assert_eq!(pre.status("pfc", nic), "warn");
+        assert_eq!(pre.status("mtu", nic), "warn");
+    }
+    assert_eq!(pre.status("pci", "mlx5_0"), "pass");
+    assert_eq!(pre.status("mac", "mlx5_0"), "pass");
+    assert_eq!(h.snapshot(), pristine, "{bash}: precheck changed the host");
+    assert!(
+        changes(&h.take_commands()).is_empty(),
+        "{bash}: precheck ran a changing command"
+    );
+
+    let apply = h.run("apply.sh", &[]);
+    assert_eq!(apply.code, 0, "{bash}: {}\n{}", apply.stdout, apply.stderr);
+    let commands = changes(&h.take_commands());
+    insta::with_settings!({ snapshot_path => "snapshots", prepend_module_to_snapshot => false, snapshot_suffix => "" }, {
+        insta::assert_snapshot!("ofed_apply_commands", commands.join("\n"));
+    });
+    for nic in ["mlx5_0", "mlx5_1"] {
+        for id in [
+            "trust",
+            "pfc",
+            "pause",
+            "roce_mode",
+            "roce_tos",
+            "traffic_class",
+            "mtu",
+        ] {
+            assert_eq!(
+                apply.status(id, nic),
+                "changed",
+                "{bash}: {id} {nic}: {}",
+                apply.message(id, nic)
+            );
+        }
+        // The default DSCP map (prio = dscp >> 3) already sends 26 to 3 and 48 to 6.
+        assert_eq!(
+            apply.status("dscp2prio", nic),
+            "pass",
+            "{}",
+            apply.message("dscp2prio", nic)
+        );
+        assert_eq!(apply.status("cnp_priority", nic), "pass");
+    }
+    assert_eq!(apply.status("ecn_np", "mlx5_0"), "changed");
+    assert_eq!(apply.status("ecn_rp", "mlx5_0"), "pass");
+    assert_eq!(apply.status("ecn_rp", "mlx5_1"), "changed");
+    assert_eq!(apply.status("cnp_dscp", "mlx5_0"), "changed");
+    assert_eq!(apply.status("cnp_dscp", "mlx5_1"), "pass");
+    assert_eq!(
+        apply.message("cnp_dscp", "mlx5_0"),
+        "cnp_dscp changed from 46 to 48"
+    );
+    assert_eq!(apply.status("persistence", ""), "changed");
+    assert!(h.fake("etc/systemd/system/roce-gen.service").is_file());
+    assert!(h.fake("opt/roce-gen/lab/apply.sh").is_file());
+    assert_eq!(
+        std::fs::read_to_string(h.fake("sys/class/net/ens1f0np0/mtu"))
+            .unwrap()
+            .trim(),
+        "4200"
+    );
+    assert_eq!(
+        std::fs::read_to_string(h.fake("sys/class/net/ens1f0np0/qos/trust"))
+            .unwrap()
+            .trim(),
+        "dscp"
+    );
+    assert_eq!(
+        std::fs::read_to_string(h.fake("sys/class/net/ens1f0np0/ecn/roce_np/enable/3"))
+            .unwrap()
+            .trim(),
+        "1"
+    );
+    assert_eq!(
+        std::fs::read_to_string(h.fake("sys/class/infiniband/mlx5_1/tc/1/traffic_class"))
+            .unwrap()
+            .trim(),
+        "106"
+    );
+    assert!(
+        apply
+            .stdout
+            .starts_with("✅ node-a: apply: all checks passed"),
+        "{}",
+        apply.stdout
+    );
+
+    let again = h.run("apply.sh", &[]);
+    assert_eq!(again.code, 0, "{}", again.stdout);
+    assert_eq!(
+        again.count("changed"),
+        0,
+        "{bash}: second apply changed something: {:?}",
+        again.statuses()
+    );
+    assert!(
+        changes(&h.take_commands()).is_empty(),
+        "{bash}: second apply ran a changing command"
+    );
+
+    let post = h.run("precheck.sh", &[]);
+    assert_eq!(
+        post.result["status"],
+        "pass",
+        "{bash}: {:?}",
+        post.statuses()
+    );
+
+    let back = h.run("rollback.sh", &[]);
+    assert_eq!(back.code, 0, "{bash}: {}\n{}", back.stdout, back.stderr);
+    assert_eq!(
+        back.count("changed"),
+        apply.count("changed"),
+        "{bash}: {:?}",
+        back.statuses()
+    );
+    // systemctl's daemon-reload counter is the one trace apply and rollback leave.
+    let without_reloads = |s: String| {
+        s.lines()
+            .filter(|l| !l.starts_with(".fake/systemd/daemon-reload="))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(
+        without_reloads(h.snapshot()),
+        without_reloads(pristine),
+        "{bash}: rollback did not restore every value"
+    );
+    assert_eq!(back.status("persistence", ""), "changed");
+    assert!(!h.fake("etc/systemd/system/roce-gen.service").exists());
+    assert!(!h.fake("opt/roce-gen/lab").exists());
+}
+
+#[test]
+fn healthy_ofed_host_precheck_apply_again_rollback() {
+    for bash in bashes() {
+        ofed_lifecycle(&bash);
+    }
+}
+
+#[test]
+fn inbox_host_uses_dcb_and_configfs_and_skips_what_inbox_cannot_set() {
+    for bash in bashes() {
+        let h = FakeHost::new("inbox", "node-a", &[], &bash);
+        let apply = h.run("apply.sh", &[]);
+        assert_eq!(apply.code, 0, "{bash}: {}\n{}", apply.stdout, apply.stderr);
+        for id in ["trust", "pfc", "pause", "roce_mode", "roce_tos", "mtu"] {
+            assert_eq!(
+                apply.status(id, "mlx5_0"),
+                "changed",
+                "{bash}: {id}: {}",
+                apply.message(id, "mlx5_0")
+            );
+        }
+        // Inbox DSCP trust is made of the APP entries themselves, so setting it mapped them.
+        assert_eq!(
+            apply.status("dscp2prio", "mlx5_0"),
+            "pass",
+            "{}",
+            apply.message("dscp2prio", "mlx5_0")
+        );
+        for id in [
+            "ecn_np",
+            "ecn_rp",
+            "cnp_dscp",
+            "cnp_priority",
+            "traffic_class",
+        ] {
+            assert_eq!(apply.status(id, "mlx5_0"), "skip", "{bash}: {id}");
+            assert!(
+                apply.message(id, "mlx5_0").starts_with("skipped: "),
+                "{}",
+                apply.message(id, "mlx5_0")
+            );
+        }
+        let commands = changes(&h.take_commands());
+        assert!(
+            commands
+                .iter()
+                .any(|c| c.starts_with("dcb app add dev ens1f0np0 dscp-prio")),
+            "{commands:#?}"
+        );
+        assert!(commands.iter().any(|c| c == "dcb pfc set dev ens1f0np0 prio-pfc 0:off 1:off 2:off 3:on 4:off 5:off 6:off 7:off"), "{commands:#?}");
+        assert!(
+            !commands.iter().any(|c| c.starts_with("mlnx_qos")),
+            "{commands:#?}"
+        );
+        let again = h.run("apply.sh", &[]);
+        assert_eq!(again.count("changed"), 0, "{bash}: {:?}", again.statuses());
+    }
+}
+
+#[test]
+fn a_missing_nic_fails_its_identity_and_skips_what_depends_on_it() {
+    for bash in bashes() {
+        let h = FakeHost::new("ofed", "node-a", &["mlx5_1"], &bash);
+        let pre = h.run("precheck.sh", &[]);
+        assert_eq!(pre.code, 1, "{bash}");
+        assert_eq!(pre.status("ib_dev", "mlx5_1"), "fail");
+        assert_eq!(
+            pre.message("ib_dev", "mlx5_1"),
+            "mlx5_1 is not in /sys/class/infiniband/ (present: mlx5_0)"
+        );
+        assert_eq!(pre.status("netdev_map", "mlx5_1"), "skip");
+        assert_eq!(pre.status("trust", "mlx5_1"), "skip");
+        assert_eq!(
+            pre.count("fail"),
+            2,
+            "only ib_dev and netdev fail: {:?}",
+            pre.statuses()
+        );
+        assert!(
+            pre.stdout
+                .starts_with("❌ node-a: precheck failed items:\nib_dev:mlx5_1, netdev:mlx5_1\n"),
+            "{}",
+            pre.stdout
+        );
+
+        let refused = h.run("apply.sh", &[]);
+        assert_eq!(refused.code, 1);
+        assert!(
+            refused
+                .stderr
+                .contains("refusing to apply: the precheck failed"),
+            "{}",
+            refused.stderr
+        );
+        assert!(changes(&h.take_commands()).is_empty());
+
+        let forced = h.run("apply.sh", &["--force"]);
+        assert_eq!(forced.code, 1, "still a failed run");
+        assert_eq!(forced.status("trust", "mlx5_0"), "changed");
+        assert_eq!(forced.status("trust", "mlx5_1"), "skip");
+        assert_eq!(forced.status("persistence", ""), "skip");
+    }
+}
+
+#[test]
+fn a_wrong_host_name_or_a_tampered_bundle_is_refused() {
+    for bash in bashes() {
+        let h = FakeHost::new("ofed", "node-b", &[], &bash);
+        let run = h.run("apply.sh", &[]);
+        assert_eq!(run.code, 1);
+        assert_eq!(run.status("hostname", ""), "fail");
+        assert_eq!(
+            run.message("hostname", ""),
+            "this bundle is for node-a, but this host is node-b"
+        );
+        assert!(changes(&h.take_commands()).is_empty(), "{bash}");
+
+        let h = FakeHost::new("ofed", "node-a", &[], &bash);
+        let script = h.bundle.join("rollback.sh");
+        let mut text = std::fs::read_to_string(&script).unwrap();
+        text.push_str("\n# tampered\n");
+        std::fs::write(&script, text).unwrap();
+        let run = h.run("apply.sh", &[]);
+        assert_eq!(run.code, 1);
+        assert_eq!(run.status("bundle_integrity", ""), "fail");
+        assert!(
+            run.message("bundle_integrity", "")
+                .contains("rollback.sh: FAILED"),
+            "{}",
+            run.message("bundle_integrity", "")
+        );
+        assert!(changes(&h.take_commands()).is_empty(), "{bash}");
+    }
+}
+
+#[test]
+fn dry_run_prints_every_command_and_changes_nothing() {
+    for bash in bashes() {
+        let h = FakeHost::new("ofed", "node-a", &[], &bash);
+        let before = h.snapshot();
+        let run = h.run("apply.sh", &["--dry-run"]);
+        assert_eq!(run.code, 0, "{bash}: {}", run.stderr);
+        assert_eq!(run.result["dry_run"], true);
+        assert_eq!(h.snapshot(), before, "{bash}: dry run changed the host");
+        assert!(changes(&h.take_commands()).is_empty(), "{bash}");
+        for line in [
+            "would run: mlnx_qos -i ens1f0np0 --trust dscp",
+            "would run: ip link set dev ens2f0np0 mtu 4200",
+            "would run: systemctl enable roce-gen.service",
+        ] {
+            assert!(
+                run.stdout.contains(line),
+                "{bash}: missing {line:?} in\n{}",
+                run.stdout
+            );
+        }
+        assert!(
+            run.stdout
+                .contains("would write 106 to /sys/class/infiniband/mlx5_0/tc/1/traffic_class"),
+            "{}",
+            run.stdout
+        );
+        assert_eq!(run.status("trust", "mlx5_0"), "warn");
+    }
+}
+
+#[test]
+fn hostile_tool_output_still_gives_valid_json() {
+    for bash in bashes() {
+        let h = FakeHost::new("ofed", "node-a", &[], &bash);
+        // ofed_info and the firmware file feed strings into the result verbatim.
+        std::fs::create_dir_all(h.fake(".fake/output")).unwrap();
+        std::fs::write(
+            h.fake(".fake/output/ofed_info"),
+            b"MLNX_OFED \"q\" \\ back\x01\x1b[31m \xff\xfe bad utf8 \xe4\xb8\xad:\n",
+        )
+        .unwrap();
+        std::fs::write(
+            h.fake("sys/class/infiniband/mlx5_0/fw_ver"),
+            b"28.39.1002\t\"x\"\\\x7f\xc3\x28\n",
+        )
+        .unwrap();
+        let run = h.run("precheck.sh", &[]);
+        // run() already parsed the JSON; check the odd strings survived as text.
+        let ofed = run.result["facts"]["ofed"].as_str().unwrap();
+        assert!(
+            ofed.contains("\"q\" \\ back\u{1}\u{1b}[31m"),
+            "{bash}: {ofed:?}"
+        );
+        assert!(ofed.contains('中'), "{ofed:?}");
+        assert!(
+            run.result["facts"]["nics"]["mlx5_0"]["fw_ver"]
+                .as_str()
+                .unwrap()
+                .starts_with("28.39.1002\t\"x\"\\\u{7f}")
+        );
+    }
+}
+
+#[test]
+fn boot_waits_for_missing_devices_then_configures_what_is_there() {
+    for bash in bashes() {
+        let h = FakeHost::new("ofed", "node-a", &["mlx5_1"], &bash);
+        let started = std::time::Instant::now();
+        let run = h.run_env("apply.sh", &["--boot"], &[("ROCE_GEN_BOOT_WAIT", "2")]);
+        let waited = started.elapsed().as_secs_f64();
+        assert_eq!(run.code, 1, "{bash}: {}", run.stderr);
+        assert_eq!(run.status("boot_wait", ""), "fail");
+        assert_eq!(
+            run.message("boot_wait", ""),
+            "gave up after 2s waiting for: mlx5_1, ens2f0np0"
+        );
+        assert!(waited >= 2.0, "{bash}: gave up after {waited}s");
+        assert_eq!(run.status("trust", "mlx5_0"), "changed");
+        assert_eq!(run.status("trust", "mlx5_1"), "skip");
+    }
+}
+
+#[test]
+fn the_simulated_host_harness_passes_its_own_selftest() {
+    let out = Command::new("bash")
+        .arg(repo().join("tests/host/selftest.sh"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let last = stdout.lines().last().unwrap_or_default();
+    assert!(last.ends_with(" passed, 0 failed"), "{last}");
+}
