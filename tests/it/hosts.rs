@@ -713,3 +713,109 @@ fn the_simulated_host_harness_passes_its_own_selftest() {
     let last = stdout.lines().last().unwrap_or_default();
     assert!(last.ends_with(" passed, 0 failed"), "{last}");
 }
+
+/// The generated unit, booted by a real systemd (PID 1 of a bullseye container under
+/// systemd-nspawn): it runs the installed `apply.sh --boot` against the simulated host and ends
+/// with `Result=success`. A test drop-in only points the unit at the fake host.
+#[test]
+fn the_unit_boots_under_real_systemd_and_configures_the_host() {
+    let rootfs = bullseye_root();
+    assert!(
+        rootfs.join("lib/systemd/systemd").is_file(),
+        "no bullseye root with systemd: run `bash .ci/run`"
+    );
+    let nspawn = Command::new("sh")
+        .args(["-c", "command -v systemd-nspawn"])
+        .output()
+        .unwrap();
+    assert!(
+        nspawn.status.success(),
+        "systemd-nspawn is not installed: run `bash .ci/run`"
+    );
+
+    let h = FakeHost::new("ofed", "node-a", &[], "bash");
+    let dir = tmp();
+    let units = dir.path().join("units");
+    let dropin = dir.path().join("dropin");
+    let out = dir.path().join("out");
+    for d in [&units, &dropin, &out] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    std::fs::write(
+        dropin.join("fake-host.conf"),
+        "[Service]\nEnvironment=ROCE_GEN_ROOT=/fake STUB_LOG=/fake/stub.log PATH=/fake/bin:/usr/bin:/bin\n",
+    )
+    .unwrap();
+    std::fs::write(
+        units.join("harness-report.service"),
+        "[Unit]\nAfter=roce-gen.service\n[Service]\nType=oneshot\nExecStart=/bin/sh -c 'systemctl show -p ActiveState,Result,ExecMainStatus roce-gen.service > /out/state; journalctl -u roce-gen.service -o cat > /out/journal; cp -r /var/lib/roce-gen /out/lib; systemctl poweroff'\n",
+    )
+    .unwrap();
+    let bind = |from: &std::path::Path, to: &str| format!("--bind={}:{to}", from.display());
+    let run = Command::new("timeout")
+        .arg("120")
+        .arg("systemd-nspawn")
+        .args([
+            "-q",
+            "--register=no",
+            "--keep-unit",
+            "--volatile=overlay",
+            "--private-network",
+            "--hostname=node-a",
+        ])
+        .arg(format!("--directory={}", rootfs.display()))
+        .arg(bind(&h.root, "/fake"))
+        .arg(bind(&h.bundle, "/opt/roce-gen/lab"))
+        .arg(bind(
+            &h.bundle.join("roce-gen.service"),
+            "/etc/systemd/system/roce-gen.service",
+        ))
+        .arg(bind(&dropin, "/etc/systemd/system/roce-gen.service.d"))
+        .arg(bind(
+            &units.join("harness-report.service"),
+            "/etc/systemd/system/harness-report.service",
+        ))
+        .arg(bind(&out, "/out"))
+        .args([
+            "--boot",
+            "--",
+            "systemd.wants=roce-gen.service",
+            "systemd.wants=harness-report.service",
+        ])
+        .output()
+        .unwrap();
+    let state = std::fs::read_to_string(out.join("state")).unwrap_or_default();
+    let journal = std::fs::read_to_string(out.join("journal")).unwrap_or_default();
+    assert!(
+        state.contains("Result=success")
+            && state.contains("ActiveState=active")
+            && state.contains("ExecMainStatus=0"),
+        "unit state:\n{state}\njournal:\n{journal}\nnspawn: {}\n{}",
+        String::from_utf8_lossy(&run.stdout),
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let result: Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("lib/lab/results/node-a.apply.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(result["status"], "pass", "{result:#}");
+    assert_eq!(
+        result["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["status"] == "changed")
+            .count(),
+        14
+    );
+    assert_eq!(
+        std::fs::read_to_string(h.fake("sys/class/net/ens2f0np0/mtu"))
+            .unwrap()
+            .trim(),
+        "4200"
+    );
+    assert!(
+        journal.contains("✅ node-a: apply: all checks passed"),
+        "{journal}"
+    );
+}
