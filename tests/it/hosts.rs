@@ -695,6 +695,47 @@ fn boot_waits_for_missing_devices_then_configures_what_is_there() {
         assert!(waited >= 2.0, "{bash}: gave up after {waited}s");
         assert_eq!(run.status("trust", "mlx5_0"), "changed");
         assert_eq!(run.status("trust", "mlx5_1"), "skip");
+        assert_eq!(
+            std::fs::read_to_string(h.fake("sys/class/net/ens1f0np0/mtu"))
+                .unwrap()
+                .trim(),
+            "4200"
+        );
+        let commands = changes(&h.take_commands());
+        assert!(
+            commands.contains(&"mlnx_qos -i ens1f0np0 --trust dscp".to_string()),
+            "{commands:#?}"
+        );
+        assert!(
+            !commands
+                .iter()
+                .any(|c| c.contains("ens2f0np0") || c.contains("mlx5_1")),
+            "{commands:#?}"
+        );
+    }
+}
+
+#[test]
+fn a_wrong_command_line_is_exit_2_with_usage() {
+    let h = FakeHost::new("ofed", "node-a", &[], "bash");
+    for bash in bashes() {
+        let out = Command::new(&bash)
+            .arg(h.bundle.join("apply.sh"))
+            .arg("--frobnicate")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{bash}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("error: unknown option --frobnicate") && err.contains("usage: apply.sh"),
+            "{err}"
+        );
+        let out = Command::new(&bash)
+            .arg(h.bundle.join("precheck.sh"))
+            .arg("--dry-run")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "precheck takes no --dry-run");
     }
 }
 
