@@ -105,6 +105,18 @@ impl ScriptRun {
         c["message"].as_str().unwrap().to_string()
     }
 
+    /// Asserts that each of `ids` of `nic` has `status`, naming the check and its message if not.
+    pub(crate) fn expect(&self, ids: &[&str], nic: &str, status: &str, ctx: &str) {
+        for id in ids {
+            assert_eq!(
+                self.status(id, nic),
+                status,
+                "{ctx}: {id} {nic}: {}",
+                self.message(id, nic)
+            );
+        }
+    }
+
     pub(crate) fn count(&self, status: &str) -> u64 {
         self.result["counts"][status].as_u64().unwrap()
     }
@@ -325,7 +337,7 @@ fn ofed_lifecycle(bash: &str) {
     assert_eq!(pre.code, 0, "{bash}: {}\n{}", pre.stdout, pre.stderr);
     assert_eq!(pre.result["status"], "warn");
     for nic in ["mlx5_0", "mlx5_1"] {
-        for id in [
+        let identity = [
             "ib_dev",
             "netdev",
             "netdev_map",
@@ -333,22 +345,9 @@ fn ofed_lifecycle(bash: &str) {
             "driver",
             "fw_ver",
             "link_state",
-        ] {
-            assert_eq!(
-                pre.status(id, nic),
-                "pass",
-                "{bash}: {id} {nic}: {}",
-                pre.message(id, nic)
-            );
-        }
-        assert_eq!(
-            pre.status("trust", nic),
-            "warn",
-            "{}",
-            pre.message("trust", nic)
-        );
-        assert_eq!(pre.status("pfc", nic), "warn");
-        assert_eq!(pre.status("mtu", nic), "warn");
+        ];
+        pre.expect(&identity, nic, "pass", bash);
+        pre.expect(&["trust", "pfc", "mtu"], nic, "warn", bash);
     }
     assert_eq!(pre.status("pci", "mlx5_0"), "pass");
     assert_eq!(pre.status("mac", "mlx5_0"), "pass");
@@ -365,7 +364,7 @@ fn ofed_lifecycle(bash: &str) {
         insta::assert_snapshot!("ofed_apply_commands", commands.join("\n"));
     });
     for nic in ["mlx5_0", "mlx5_1"] {
-        for id in [
+        let set = [
             "trust",
             "pfc",
             "pause",
@@ -373,22 +372,10 @@ fn ofed_lifecycle(bash: &str) {
             "roce_tos",
             "traffic_class",
             "mtu",
-        ] {
-            assert_eq!(
-                apply.status(id, nic),
-                "changed",
-                "{bash}: {id} {nic}: {}",
-                apply.message(id, nic)
-            );
-        }
+        ];
+        apply.expect(&set, nic, "changed", bash);
         // The default DSCP map (prio = dscp >> 3) already sends 26 to 3 and 48 to 6.
-        assert_eq!(
-            apply.status("dscp2prio", nic),
-            "pass",
-            "{}",
-            apply.message("dscp2prio", nic)
-        );
-        assert_eq!(apply.status("cnp_priority", nic), "pass");
+        apply.expect(&["dscp2prio", "cnp_priority"], nic, "pass", bash);
     }
     assert_eq!(apply.status("ecn_np", "mlx5_0"), "changed");
     assert_eq!(apply.status("ecn_rp", "mlx5_0"), "pass");

@@ -159,12 +159,16 @@ fn the_unit_passes_systemd_analyze_verify_without_a_warning() {
         .unwrap();
     assert!(copy.success());
 
-    let out = Command::new("systemd-analyze")
-        .arg(format!("--root={}", r.display()))
-        .arg("verify")
-        .arg(&unit)
-        .output()
-        .unwrap();
+    let verify = || {
+        let root = format!("--root={}", r.display());
+        Command::new("systemd-analyze")
+            .arg(root)
+            .arg("verify")
+            .arg(&unit)
+            .output()
+            .unwrap()
+    };
+    let out = verify();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         out.status.success() && stderr.trim().is_empty(),
@@ -173,12 +177,7 @@ fn the_unit_passes_systemd_analyze_verify_without_a_warning() {
 
     // The check can fail: a unit whose ExecStart is missing is refused.
     std::fs::remove_file(&apply).unwrap();
-    let out = Command::new("systemd-analyze")
-        .arg(format!("--root={}", r.display()))
-        .arg("verify")
-        .arg(&unit)
-        .output()
-        .unwrap();
+    let out = verify();
     assert!(
         !out.status.success(),
         "a missing ExecStart must fail verify"
