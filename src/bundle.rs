@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::digest::sha256_hex;
 use crate::model::{Cluster, Host, Plan};
-use crate::render::{Meta, Renderer, mode_of};
+use crate::render::{Meta, Rendered, Renderer};
 
 /// Schema tag of `manifest.json`.
 pub const MANIFEST_SCHEMA: &str = "roce-gen/manifest/v1";
@@ -67,18 +67,22 @@ pub struct ManifestFile {
     pub sha256: String,
 }
 
-/// Builds `host`'s bundle.
-pub fn build(renderer: &Renderer, plan: &Plan, host: &Host, meta: &Meta<'_>) -> Result<Bundle> {
+/// Builds `host`'s bundle from its own rendered files and the `shared` ones.
+pub fn build(
+    renderer: &Renderer,
+    shared: &[Rendered],
+    plan: &Plan,
+    host: &Host,
+    meta: &Meta<'_>,
+) -> Result<Bundle> {
     let mut files = BTreeMap::new();
-    for (name, text) in renderer.render_host(plan, host, meta)? {
-        let mode = mode_of(&name);
-        files.insert(
-            name,
-            Entry {
-                bytes: text.into_bytes(),
-                mode,
-            },
-        );
+    let rendered = renderer.render_host(plan, host, meta)?;
+    for r in rendered.into_iter().chain(shared.iter().cloned()) {
+        let entry = Entry {
+            bytes: r.text.into_bytes(),
+            mode: r.mode,
+        };
+        files.insert(r.name.to_string(), entry);
     }
     let host_json = HostJson {
         schema: HOST_SCHEMA,

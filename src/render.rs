@@ -16,19 +16,55 @@ use crate::model::{Host, Plan};
 /// A template id: its path under `templates/` without `.j2`; the output file is its base name.
 pub type TemplateId = &'static str;
 
-/// `precheck.sh`: read-only checks.
-pub const PRECHECK_SH: TemplateId = "host/precheck.sh";
-/// `apply.sh`: verify, precheck, save, apply, read back.
-pub const APPLY_SH: TemplateId = "host/apply.sh";
-/// `rollback.sh`: restore what apply saved.
-pub const ROLLBACK_SH: TemplateId = "host/rollback.sh";
-/// `roce-gen.service`: the boot-time oneshot unit.
-pub const SERVICE: TemplateId = "host/roce-gen.service";
-/// `README.txt`: how to run the bundle.
-pub const README_TXT: TemplateId = "host/README.txt";
+/// A file of the bundle rendered from a template.
+#[derive(Debug, Clone, Copy)]
+pub struct FileTemplate {
+    /// Path under `templates/` without `.j2`; the bundle file is its base name.
+    pub id: TemplateId,
+    /// Its mode in the bundle: the scripts a user runs are executable, nothing else is.
+    pub mode: u32,
+}
 
-/// The files rendered for every host, in bundle order.
-pub const HOST_FILES: [TemplateId; 5] = [PRECHECK_SH, APPLY_SH, ROLLBACK_SH, SERVICE, README_TXT];
+impl FileTemplate {
+    /// The file's name in the bundle.
+    pub fn file_name(&self) -> &'static str {
+        self.id.rsplit('/').next().unwrap_or(self.id)
+    }
+}
+
+const fn file(id: TemplateId, mode: u32) -> FileTemplate {
+    FileTemplate { id, mode }
+}
+
+/// `precheck.sh`: read-only checks.
+pub const PRECHECK_SH: FileTemplate = file("host/precheck.sh", 0o755);
+/// `apply.sh`: verify, precheck, save, apply, read back, persist.
+pub const APPLY_SH: FileTemplate = file("host/apply.sh", 0o755);
+/// `rollback.sh`: restore what apply saved.
+pub const ROLLBACK_SH: FileTemplate = file("host/rollback.sh", 0o755);
+/// `roce-gen.service`: the boot-time oneshot unit.
+pub const SERVICE: FileTemplate = file("host/roce-gen.service", 0o644);
+/// `README.txt`: how to run the bundle.
+pub const README_TXT: FileTemplate = file("host/README.txt", 0o644);
+/// `lib.sh`: the shell library the scripts source; the same for every host.
+pub const LIB_SH: FileTemplate = file("host/lib.sh", 0o644);
+
+/// The files rendered for each host.
+pub const HOST_FILES: [FileTemplate; 5] = [PRECHECK_SH, APPLY_SH, ROLLBACK_SH, SERVICE, README_TXT];
+
+/// The files that do not depend on the host: rendered once per run, shared by every bundle.
+pub const SHARED_FILES: [FileTemplate; 1] = [LIB_SH];
+
+/// A rendered file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rendered {
+    /// Its name in the bundle.
+    pub name: &'static str,
+    /// Its text: LF line endings, one final newline.
+    pub text: String,
+    /// Its mode.
+    pub mode: u32,
+}
 
 /// `(id, source)` pairs of templates compiled in from `templates/<id>.j2`.
 macro_rules! embedded {
@@ -39,22 +75,18 @@ macro_rules! embedded {
 
 /// Every template compiled into the binary, partials (`_*.sh`) included.
 const EMBEDDED: &[(&str, &str)] = embedded![
-    "host/_lib.sh" => "host/_lib.sh",
+    "host/_prologue.sh" => "host/_prologue.sh",
     "host/_plan.sh" => "host/_plan.sh",
     "host/_checks.sh" => "host/_checks.sh",
     "host/_settings.sh" => "host/_settings.sh",
     "host/_persist.sh" => "host/_persist.sh",
-    PRECHECK_SH => "host/precheck.sh",
-    APPLY_SH => "host/apply.sh",
-    ROLLBACK_SH => "host/rollback.sh",
-    SERVICE => "host/roce-gen.service",
-    README_TXT => "host/README.txt",
+    LIB_SH.id => "host/lib.sh",
+    PRECHECK_SH.id => "host/precheck.sh",
+    APPLY_SH.id => "host/apply.sh",
+    ROLLBACK_SH.id => "host/rollback.sh",
+    SERVICE.id => "host/roce-gen.service",
+    README_TXT.id => "host/README.txt",
 ];
-
-/// The file mode a rendered file gets in the bundle.
-pub fn mode_of(file: &str) -> u32 {
-    if file.ends_with(".sh") { 0o755 } else { 0o644 }
-}
 
 /// The template environment, built once and used for every host.
 pub struct Renderer {
@@ -102,33 +134,48 @@ impl Renderer {
         Ok(Self { env })
     }
 
-    /// Renders every host file for `host`: (file name, contents) in bundle order.
-    pub fn render_host(
-        &self,
-        plan: &Plan,
-        host: &Host,
-        meta: &Meta<'_>,
-    ) -> Result<Vec<(String, String)>> {
-        let ctx = HostContext::new(plan, host, meta);
+    /// Renders the files every bundle shares (`lib.sh`); they see only the run's metadata.
+    pub fn render_shared(&self, meta: &Meta<'_>) -> Result<Vec<Rendered>> {
+        let ctx = minijinja::context! { tool_version => meta.tool_version, plan_sha256 => meta.plan_sha256 };
+        SHARED_FILES
+            .iter()
+            .map(|f| self.render(f, &ctx, "every host"))
+            .collect()
+    }
+
+    /// Renders every host file for `host`, in bundle order.
+    pub fn render_host(&self, plan: &Plan, host: &Host, meta: &Meta<'_>) -> Result<Vec<Rendered>> {
+        let ctx =
+            minijinja::Value::from(minijinja::value::Serde(HostContext::new(plan, host, meta)));
         HOST_FILES
             .iter()
-            .map(|id| {
-                let file = format!("{id}.j2");
-                let text = self
-                    .env
-                    .get_template(&file)
-                    .and_then(|t| t.render(minijinja::value::Serde(&ctx)))
-                    .map_err(|e| anyhow::anyhow!("{}", describe(&e)))
-                    .with_context(|| {
-                        format!(
-                            "failed to render `{id}` for host `{}` (a template bug)",
-                            host.hostname
-                        )
-                    })?;
-                let name = id.rsplit('/').next().unwrap_or(id).to_string();
-                Ok((name, normalize(&text)))
-            })
+            .map(|f| self.render(f, &ctx, host.hostname.as_str()))
             .collect()
+    }
+
+    fn render(
+        &self,
+        file: &FileTemplate,
+        ctx: &minijinja::Value,
+        for_what: &str,
+    ) -> Result<Rendered> {
+        let name = format!("{}.j2", file.id);
+        let text = self
+            .env
+            .get_template(&name)
+            .and_then(|t| t.render(ctx))
+            .map_err(|e| anyhow::anyhow!("{}", describe(&e)))
+            .with_context(|| {
+                format!(
+                    "failed to render `{}` for host `{for_what}` (a template bug)",
+                    file.id
+                )
+            })?;
+        Ok(Rendered {
+            name: file.file_name(),
+            text: normalize(&text),
+            mode: file.mode,
+        })
     }
 }
 
@@ -258,11 +305,9 @@ mod tests {
 
     #[test]
     fn every_template_id_is_embedded() {
-        for id in HOST_FILES {
-            assert!(
-                EMBEDDED.iter().any(|(e, _)| *e == id),
-                "{id} is not embedded"
-            );
+        for f in HOST_FILES.iter().chain(&SHARED_FILES) {
+            let embedded = EMBEDDED.iter().any(|(e, _)| *e == f.id);
+            assert!(embedded, "{} is not embedded", f.id);
         }
         assert!(Renderer::new(None).is_ok());
     }
@@ -274,8 +319,13 @@ mod tests {
     }
 
     #[test]
-    fn modes_follow_the_file_kind() {
-        assert_eq!(mode_of("apply.sh"), 0o755);
-        assert_eq!(mode_of("roce-gen.service"), 0o644);
+    fn only_the_scripts_a_user_runs_are_executable() {
+        let exec: Vec<&str> = HOST_FILES
+            .iter()
+            .chain(&SHARED_FILES)
+            .filter(|f| f.mode == 0o755)
+            .map(FileTemplate::file_name)
+            .collect();
+        assert_eq!(exec, ["precheck.sh", "apply.sh", "rollback.sh"]);
     }
 }

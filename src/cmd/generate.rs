@@ -51,10 +51,11 @@ pub fn run(arg: &PlanArg, opts: &Options<'_>) -> Result<ExitCode> {
         tool_version: TOOL_VERSION,
         plan_sha256: &loaded.sha256,
     };
+    let shared = renderer.render_shared(&meta)?;
     let packed: Vec<(&Host, Packed)> = hosts
         .into_iter()
         .map(|host| {
-            let bundle = crate::bundle::build(&renderer, plan, host, &meta)?;
+            let bundle = crate::bundle::build(&renderer, &shared, plan, host, &meta)?;
             Ok((host, archive::pack(&bundle, opts.mtime)?))
         })
         .collect::<Result<_>>()?;

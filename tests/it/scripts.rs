@@ -31,10 +31,16 @@ fn require(tool: &str) {
 fn scripts_parse_and_pass_shellcheck_without_findings() {
     require("shellcheck");
     let dir = tmp();
-    let mut checked = 0;
-    for (name, bytes) in golden_files().iter().filter(|(n, _)| n.ends_with(".sh")) {
-        let path = dir.path().join(name.replace('/', "_"));
+    let files = golden_files();
+    // Each bundle as it is on a host, so that shellcheck follows `. lib.sh` (-x).
+    for (name, bytes) in &files {
+        let path = dir.path().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, bytes).unwrap();
+    }
+    let mut checked = 0;
+    for (name, _) in files.iter().filter(|(n, _)| n.ends_with(".sh")) {
+        let path = dir.path().join(name);
         let syntax = Command::new("bash").arg("-n").arg(&path).output().unwrap();
         assert!(
             syntax.status.success(),
@@ -42,7 +48,17 @@ fn scripts_parse_and_pass_shellcheck_without_findings() {
             String::from_utf8_lossy(&syntax.stderr)
         );
         let sc = Command::new("shellcheck")
-            .args(["-s", "bash", "-S", "style", "-f", "gcc"])
+            .args([
+                "-x",
+                "-P",
+                "SCRIPTDIR",
+                "-s",
+                "bash",
+                "-S",
+                "style",
+                "-f",
+                "gcc",
+            ])
             .arg(&path)
             .output()
             .unwrap();
@@ -53,7 +69,7 @@ fn scripts_parse_and_pass_shellcheck_without_findings() {
         );
         checked += 1;
     }
-    assert_eq!(checked, 6, "3 scripts for each of 2 hosts");
+    assert_eq!(checked, 8, "lib.sh and 3 scripts for each of 2 hosts");
 }
 
 /// Constructs that bash 4.2 (RHEL 7) lacks or treats differently.
