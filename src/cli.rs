@@ -47,6 +47,22 @@ pub enum Command {
         #[command(flatten)]
         plan: PlanArg,
     },
+    /// Turn collected result files (folders, .tar.gz archives) into a cluster report.
+    Ingest {
+        /// Result files, folders holding them (searched recursively) and .tar.gz archives.
+        #[arg(value_name = "PATH", required = true)]
+        paths: Vec<PathBuf>,
+        /// The plan the bundles were generated from: planned hosts without a result are
+        /// missing, results of other plans stale, other hosts unplanned.
+        #[arg(long, value_name = "PLAN")]
+        plan: Option<PathBuf>,
+        /// The report format.
+        #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+        format: ReportFormat,
+        /// Write the report to FILE (replaced atomically) instead of stdout.
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
     /// Check bundles (tarballs or folders) and output folders against their checksums.
     Verify {
         /// Tarballs, unpacked bundle folders, or output folders of `generate`.
@@ -88,4 +104,21 @@ pub enum Format {
     Text,
     /// One JSON document for tools.
     Json,
+}
+
+/// Output format of `ingest`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    /// Console text: ✅/❌ per host, failing items, consistency, totals.
+    Text,
+    /// One JSON document (schema roce-gen/ingest/v1).
+    Json,
+    /// Markdown for tickets and wikis.
+    Markdown,
+    /// JUnit XML, one test case per host and check, for CI.
+    Junit,
+    /// Prometheus text format for node_exporter's textfile collector.
+    Prometheus,
+    /// One self-contained HTML page.
+    Html,
 }

@@ -19,6 +19,7 @@ pub mod diagnostic;
 pub mod digest;
 pub mod dist;
 pub mod escape;
+pub mod ingest;
 pub mod input;
 pub mod layout;
 pub mod location;
@@ -49,6 +50,17 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
             };
             cmd::generate::run(&plan, &opts)
         }
+        cli::Command::Ingest {
+            paths,
+            plan,
+            format,
+            output,
+        } => cmd::ingest::run(&cmd::ingest::Options {
+            paths: &paths,
+            plan: plan.as_deref(),
+            format,
+            output: output.as_deref(),
+        }),
         cli::Command::Verify { paths } => cmd::verify::run(&paths),
         cli::Command::Validate { plan, format } => cmd::validate::run(&plan, format),
         cli::Command::Plan { plan } => cmd::plan::run(&plan),

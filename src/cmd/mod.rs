@@ -2,6 +2,7 @@
 //! here: loading the plan named on the command line and printing its diagnostics.
 
 pub mod generate;
+pub mod ingest;
 pub mod plan;
 pub mod sample;
 pub mod validate;

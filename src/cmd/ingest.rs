@@ -1,0 +1,125 @@
+//! `roce-gen ingest PATH... [--plan PLAN] [--format FMT] [-o FILE]`: the results the bundles
+//! wrote become one cluster report. Loads the plan, collects and reads the files
+//! (`ingest::collect`), builds the report (`ingest::report`), renders it and prints or writes it
+//! atomically. Exit 0 when every planned host passed, 1 when a host failed, is missing or stale,
+//! a file is unreadable or the plan is invalid, 2 when ingest could not run.
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+
+use crate::cli::{PlanArg, ReportFormat};
+use crate::cmd::{load, print_diagnostics};
+use crate::ingest::render;
+use crate::ingest::report::{self, ClusterReport, PlanView, PlannedHost};
+
+/// What the command line asked for.
+#[derive(Debug)]
+pub struct Options<'a> {
+    /// Result files, folders and archives.
+    pub paths: &'a [PathBuf],
+    /// The plan the bundles were made from.
+    pub plan: Option<&'a Path>,
+    /// The output format.
+    pub format: ReportFormat,
+    /// Where to write the report instead of stdout.
+    pub output: Option<&'a Path>,
+}
+
+/// Runs `ingest`.
+pub fn run(opts: &Options<'_>) -> Result<ExitCode> {
+    let plan = match opts.plan {
+        Some(path) => {
+            let loaded = load(&PlanArg {
+                path: Some(path.to_path_buf()),
+                sample: false,
+            })?;
+            match &loaded.outcome {
+                Ok((plan, _warnings)) => Some(PlanView {
+                    file: loaded.name.clone(),
+                    sha256: loaded.sha256.clone(),
+                    cluster: plan.cluster.cluster_name.to_string(),
+                    hosts: plan
+                        .hosts
+                        .iter()
+                        .map(|h| PlannedHost {
+                            name: h.hostname.to_string(),
+                            mgmt_ip: h.mgmt_ip.to_string(),
+                        })
+                        .collect(),
+                }),
+                Err(report) => {
+                    print_diagnostics(&loaded.name, report)?;
+                    eprintln!(
+                        "error: {}: invalid plan: {}; no report made",
+                        loaded.name,
+                        report.summary()
+                    );
+                    return Ok(ExitCode::from(1));
+                }
+            }
+        }
+        None => None,
+    };
+
+    let found = crate::ingest::collect::collect(opts.paths)?;
+    let report = report::build(plan.as_ref(), found);
+
+    let to_terminal = opts.output.is_none() && std::io::stdout().is_terminal();
+    let text = match opts.format {
+        ReportFormat::Text => render::text::render(&report, to_terminal && color_allowed()),
+        ReportFormat::Json => render::json::render(&report)?,
+        ReportFormat::Markdown => render::markdown::render(&report),
+        ReportFormat::Junit => render::junit::render(&report)?,
+        ReportFormat::Prometheus => render::prometheus::render(&report),
+        ReportFormat::Html => render::html::render(&report)?,
+    };
+
+    match opts.output {
+        Some(path) => {
+            crate::output::write_file_atomic(path, text.as_bytes(), true)
+                .with_context(|| format!("{}: could not write the report", path.display()))?;
+            tell_stderr(&report, opts.format);
+            println!(
+                "wrote {}: {}",
+                path.display(),
+                render::hosts_line(&report.totals)
+            );
+        }
+        None => {
+            if opts.format != ReportFormat::Text {
+                tell_stderr(&report, opts.format);
+            }
+            let mut out = std::io::stdout().lock();
+            out.write_all(text.as_bytes())?;
+            out.flush()?;
+        }
+    }
+    Ok(if report.ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// `NO_COLOR` set to anything but the empty string turns colour off (no-color.org).
+fn color_allowed() -> bool {
+    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+/// When the report goes to a file or is for a machine, the unreadable files still reach the
+/// person running ingest, on stderr (the text report lists them itself).
+fn tell_stderr(report: &ClusterReport, format: ReportFormat) {
+    for f in &report.problems {
+        eprintln!(
+            "error: {}: {}",
+            render::clean(&f.path),
+            render::clean(&f.reason)
+        );
+    }
+    if format != ReportFormat::Text && report.hosts.is_empty() && report.problems.is_empty() {
+        eprintln!("error: no result files under the paths given");
+    }
+}

@@ -1,0 +1,245 @@
+//! The consistency section: facts that should be the same on every host of a cluster (firmware
+//! per NIC model, OFED, kernel, driver, and the RoCE settings the hosts report), grouped by
+//! value, most hosts first, so the outliers stand out ("PFC on here, off there"). Pure.
+//!
+//! Values come from each host's latest result: `facts` for firmware, OFED and kernel, the
+//! `actual` of the setting checks for the rest (what a precheck found, or what apply read back).
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::ingest::result::{Phase, ResultFile, Status};
+
+/// The per-NIC settings compared, by check id, in report order.
+const SETTINGS: [&str; 13] = [
+    "driver",
+    "mtu",
+    "trust",
+    "pfc",
+    "dscp2prio",
+    "pause",
+    "roce_mode",
+    "roce_tos",
+    "traffic_class",
+    "ecn_np",
+    "ecn_rp",
+    "cnp_dscp",
+    "cnp_priority",
+];
+
+/// Facts that name a NIC's model, best first; the scripts may record one of them. Without one,
+/// the firmware's major version (which Mellanox/NVIDIA firmware ties to the device family)
+/// stands for the model.
+const MODEL_FACTS: [&str; 3] = ["model", "hca_type", "board_id"];
+
+/// How an empty value is shown.
+const UNSET: &str = "unset";
+
+/// One fact across hosts.
+#[derive(Debug, Clone, Serialize)]
+pub struct FactGroup {
+    /// `firmware`, `ofed`, `kernel`, a setting's check id, `tool_version` or `plan_sha256`.
+    pub fact: String,
+    /// For firmware: the NIC model (or `28.x`, the firmware family) the group compares.
+    pub scope: Option<String>,
+    /// `host` for host-wide facts, `nic` for per-NIC ones.
+    pub per: &'static str,
+    /// What the plan wants, as the prechecks and applies state it (`expected`), when they do.
+    pub planned: Option<String>,
+    /// Every host has the same value.
+    pub agree: bool,
+    /// Hosts with a value.
+    pub hosts: usize,
+    /// The values, most hosts first (on a tie the planned one, then by value); the first is
+    /// the common one, the others are the outliers.
+    pub values: Vec<FactValue>,
+}
+
+/// One value of a fact and the hosts that have it.
+#[derive(Debug, Clone, Serialize)]
+pub struct FactValue {
+    /// The value (`unset` for an empty one).
+    pub value: String,
+    /// How many hosts have it.
+    pub count: usize,
+    /// The hosts, by name.
+    pub hosts: Vec<String>,
+    /// For a per-NIC fact, hosts that have the value on only some of their NICs: those NICs.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub nics: BTreeMap<String, Vec<String>>,
+}
+
+/// `(fact, scope)` → value → host → NICs.
+type Table =
+    BTreeMap<(usize, String, Option<String>), BTreeMap<String, BTreeMap<String, Vec<String>>>>;
+
+/// The groups for these hosts' latest results. `with_plan_sha` adds the plan the results were
+/// made from (useful without `--plan`, where stale results are not otherwise told apart).
+pub fn groups(hosts: &[(String, ResultFile)], with_plan_sha: bool) -> Vec<FactGroup> {
+    let mut table: Table = BTreeMap::new();
+    // Per setting, how often each planned value is stated (a rollback's `expected` is the value
+    // it restores, not the plan's).
+    let mut expected: BTreeMap<&str, BTreeMap<&str, usize>> = BTreeMap::new();
+    // The order facts are reported in: firmware, host-wide software, settings, provenance.
+    let mut add = |order: usize,
+                   fact: &str,
+                   scope: Option<String>,
+                   value: &str,
+                   host: &str,
+                   nic: Option<&str>| {
+        let value = if value.trim().is_empty() {
+            UNSET.to_string()
+        } else {
+            value.to_string()
+        };
+        let nics = table
+            .entry((order, fact.to_string(), scope))
+            .or_default()
+            .entry(value)
+            .or_default()
+            .entry(host.to_string())
+            .or_default();
+        if let Some(nic) = nic {
+            nics.push(nic.to_string());
+        }
+    };
+    for (host, r) in hosts {
+        for (dev, facts) in &r.facts.nics {
+            if let Some(fw) = facts.get("fw_ver") {
+                add(0, "firmware", Some(model(facts, fw)), fw, host, Some(dev));
+            }
+        }
+        if let Some(ofed) = &r.facts.ofed {
+            let ofed = if ofed.trim().is_empty() {
+                "none (inbox driver)"
+            } else {
+                ofed
+            };
+            add(1, "ofed", None, ofed, host, None);
+        }
+        if let Some(kernel) = &r.facts.kernel {
+            add(2, "kernel", None, kernel, host, None);
+        }
+        for c in &r.checks {
+            let (Some(order), Some(nic)) = (SETTINGS.iter().position(|s| *s == c.id), &c.nic)
+            else {
+                continue;
+            };
+            // A skipped check has no value; a failed one still read what the host has.
+            if c.status != Status::Skip {
+                add(3 + order, &c.id, None, &c.actual, host, Some(nic));
+                if r.phase != Phase::Rollback && !c.expected.trim().is_empty() {
+                    *expected
+                        .entry(c.id.as_str())
+                        .or_default()
+                        .entry(c.expected.as_str())
+                        .or_default() += 1;
+                }
+            }
+        }
+        let provenance = 3 + SETTINGS.len();
+        add(
+            provenance,
+            "tool_version",
+            None,
+            &r.tool_version,
+            host,
+            None,
+        );
+        if with_plan_sha {
+            add(
+                provenance + 1,
+                "plan_sha256",
+                None,
+                &r.plan_sha256,
+                host,
+                None,
+            );
+        }
+    }
+
+    // All NICs of a host that report a fact, to tell "all its NICs" from "some".
+    let mut nics_of: BTreeMap<(&str, &str, Option<&str>), usize> = BTreeMap::new();
+    for ((_, fact, scope), values) in &table {
+        for hosts in values.values() {
+            for (host, nics) in hosts {
+                *nics_of
+                    .entry((fact.as_str(), host.as_str(), scope.as_deref()))
+                    .or_default() += nics.len();
+            }
+        }
+    }
+
+    table
+        .iter()
+        .map(|((_, fact, scope), values)| {
+            let per_nic = values
+                .values()
+                .flat_map(BTreeMap::values)
+                .any(|n| !n.is_empty());
+            let mut values: Vec<FactValue> = values
+                .iter()
+                .map(|(value, hosts)| FactValue {
+                    value: value.clone(),
+                    count: hosts.len(),
+                    hosts: hosts.keys().cloned().collect(),
+                    nics: hosts
+                        .iter()
+                        .filter(|(host, nics)| {
+                            nics_of
+                                .get(&(fact.as_str(), host.as_str(), scope.as_deref()))
+                                .is_some_and(|n| *n != nics.len())
+                        })
+                        .map(|(host, nics)| {
+                            let mut nics = nics.clone();
+                            nics.sort();
+                            (host.clone(), nics)
+                        })
+                        .collect(),
+                })
+                .collect();
+            let planned = expected.get(fact.as_str()).and_then(|e| {
+                let most = e.values().max()?;
+                e.iter()
+                    .find(|(_, n)| *n == most)
+                    .map(|(v, _)| (*v).to_string())
+            });
+            let is_planned = |v: &FactValue| planned.as_deref() == Some(v.value.as_str());
+            values.sort_by(|a, b| {
+                b.count
+                    .cmp(&a.count)
+                    .then_with(|| is_planned(b).cmp(&is_planned(a)))
+                    .then_with(|| a.value.cmp(&b.value))
+            });
+            let mut all_hosts: Vec<&str> = values
+                .iter()
+                .flat_map(|v| v.hosts.iter().map(String::as_str))
+                .collect();
+            all_hosts.sort_unstable();
+            all_hosts.dedup();
+            FactGroup {
+                fact: fact.clone(),
+                scope: scope.clone(),
+                per: if per_nic { "nic" } else { "host" },
+                planned,
+                agree: values.len() == 1,
+                hosts: all_hosts.len(),
+                values,
+            }
+        })
+        .collect()
+}
+
+/// The model a NIC's firmware is compared within.
+fn model(facts: &BTreeMap<String, String>, fw: &str) -> String {
+    MODEL_FACTS
+        .iter()
+        .find_map(|k| facts.get(*k).filter(|v| !v.trim().is_empty()).cloned())
+        .unwrap_or_else(|| match fw.split_once('.') {
+            Some((major, _)) if !major.is_empty() && major.bytes().all(|b| b.is_ascii_digit()) => {
+                format!("{major}.x")
+            }
+            _ => "unknown model".to_string(),
+        })
+}

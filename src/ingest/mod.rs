@@ -1,0 +1,19 @@
+//! `ingest`: result files written by the host bundles become one cluster report. A pipeline of
+//! its own, pure except at its two ends:
+//!
+//! 1. [`collect`] (I/O) finds every candidate file under the given paths, also inside `.tar.gz`
+//!    archives, and reads its bytes;
+//! 2. [`result`] parses one file's bytes as a `roce-gen/result/v1` result, or says why it is not
+//!    one;
+//! 3. [`report`] keeps the newest result per host and phase, gives each host its state, and
+//!    compares hosts with and without a plan; [`consistency`] groups the facts that should agree
+//!    across hosts;
+//! 4. [`render`] prints the report as text, JSON, Markdown, JUnit XML, Prometheus text or HTML.
+//!
+//! `cmd/ingest.rs` loads the plan, runs the stages and writes the output.
+
+pub mod collect;
+pub mod consistency;
+pub mod render;
+pub mod report;
+pub mod result;

@@ -1,0 +1,202 @@
+//! `--format markdown`: the report for a ticket, a wiki page or a merge request: the verdict and
+//! totals, a table of hosts, the failures per host, the consistency table and the files that
+//! were not used. Every string from a result is escaped so it stays text inside a table cell.
+
+use std::fmt::Write;
+
+use crate::ingest::render::{
+    all_hosts, clean, files_line, host_count, hosts_line, hosts_of, reason, run_name, short_sha,
+    standing,
+};
+use crate::ingest::report::{ClusterReport, FileNote, HostReport};
+
+/// Markdown text from an untrusted string: Markdown and HTML punctuation escaped, and `|` so a
+/// table cell stays one cell.
+fn md(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in clean(s).chars() {
+        match c {
+            '\\' | '`' | '*' | '_' | '[' | ']' | '#' | '|' | '~' | '!' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// An identifier, value or path as inline code, which needs no escaping but of `|` (GFM table
+/// cells); text with a backtick or markup falls back to [`md`] (some renderers pass HTML
+/// through even in code).
+fn code(s: &str) -> String {
+    let s = clean(s);
+    if s.is_empty() {
+        String::new()
+    } else if s.contains(['`', '<']) {
+        md(&s)
+    } else {
+        format!("`{}`", s.replace('|', "\\|"))
+    }
+}
+
+fn mark(h: &HostReport) -> &'static str {
+    match (h.counted(), h.ok) {
+        (false, _) => "⚠",
+        (true, true) => "✅",
+        (true, false) => "❌",
+    }
+}
+
+/// The report as a Markdown document.
+pub fn render(report: &ClusterReport) -> String {
+    let mut out = String::new();
+    let t = &report.totals;
+    let plan_sha = report.plan.as_ref().map(|p| p.sha256.as_str());
+    let _ = writeln!(
+        out,
+        "# RoCE report: {}\n",
+        report
+            .cluster
+            .as_deref()
+            .map_or_else(|| "results".to_string(), |c| format!("cluster {}", md(c)))
+    );
+    let verdict = if report.ok {
+        "✅ ready"
+    } else {
+        "❌ not ready"
+    };
+    let _ = writeln!(out, "**{verdict}**: {}.\n", hosts_line(t));
+    if let Some(plan) = &report.plan {
+        let _ = writeln!(
+            out,
+            "Plan: {} (sha256 {}, {}).",
+            code(&plan.file),
+            code(&short_sha(&plan.sha256)),
+            host_count(plan.hosts)
+        );
+    }
+    let _ = writeln!(out, "Results: {}.\n", files_line(t));
+
+    let _ = writeln!(out, "## Hosts\n");
+    if report.hosts.is_empty() {
+        let _ = writeln!(out, "No results found.\n");
+    } else {
+        let _ = writeln!(
+            out,
+            "| | host | mgmt IP | state | latest result | finished | pass | warn | fail | skip | changed |"
+        );
+        let _ = writeln!(
+            out,
+            "| --- | --- | --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: |"
+        );
+        for h in &report.hosts {
+            let (run, finished, c) = match &h.latest {
+                Some(r) => (
+                    run_name(r),
+                    r.finished_at.clone(),
+                    [
+                        r.counts.pass,
+                        r.counts.warn,
+                        r.counts.fail,
+                        r.counts.skip,
+                        r.counts.changed,
+                    ]
+                    .map(|n| n.to_string()),
+                ),
+                None => (
+                    "none".into(),
+                    String::new(),
+                    [(); 5].map(|()| String::new()),
+                ),
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {run} | {finished} | {} |",
+                mark(h),
+                md(&h.host),
+                md(h.mgmt_ip.as_deref().unwrap_or_default()),
+                standing(h),
+                c.join(" | ")
+            );
+        }
+        out.push('\n');
+    }
+
+    let failing: Vec<&HostReport> = report
+        .hosts
+        .iter()
+        .filter(|h| h.counted() && !h.ok)
+        .collect();
+    if !failing.is_empty() {
+        let _ = writeln!(out, "## Not passed\n");
+        for h in failing {
+            let _ = writeln!(out, "### ❌ {}\n", md(&h.host));
+            let _ = writeln!(out, "{}\n", md(&reason(h, plan_sha)));
+            if !h.failures.is_empty() {
+                let _ = writeln!(out, "| item | expected | actual | message |");
+                let _ = writeln!(out, "| --- | --- | --- | --- |");
+                for c in &h.failures {
+                    let _ = writeln!(
+                        out,
+                        "| {} | {} | {} | {} |",
+                        code(&c.item()),
+                        code(&c.expected),
+                        code(&c.actual),
+                        md(&c.message)
+                    );
+                }
+                out.push('\n');
+            }
+        }
+    }
+
+    if !report.consistency.is_empty() {
+        let _ = writeln!(out, "## Consistency\n");
+        let _ = writeln!(out, "| | fact | value | hosts |");
+        let _ = writeln!(out, "| --- | --- | --- | --- |");
+        for g in &report.consistency {
+            let mut name = match &g.scope {
+                Some(scope) => format!("{} ({})", md(&g.fact), md(scope)),
+                None => md(&g.fact),
+            };
+            if let Some(planned) = g.planned.as_ref().filter(|_| !g.agree) {
+                let _ = write!(name, " (plan {})", code(planned));
+            }
+            for (i, v) in g.values.iter().enumerate() {
+                let (sign, fact, hosts) = match (i, g.agree) {
+                    (0, true) => ("✅", name.as_str(), all_hosts(v.count)),
+                    (0, false) => ("⚠", name.as_str(), host_count(v.count)),
+                    _ => ("", "", md(&hosts_of(v))),
+                };
+                let _ = writeln!(out, "| {sign} | {fact} | {} | {hosts} |", code(&v.value));
+            }
+        }
+        out.push('\n');
+    }
+
+    for (title, notes) in [
+        ("Problems", &report.problems),
+        ("Skipped files", &report.skipped),
+        ("Superseded results", &report.superseded),
+    ] {
+        files(&mut out, title, notes);
+    }
+    out.truncate(out.trim_end().len());
+    out.push('\n');
+    out
+}
+
+fn files(out: &mut String, title: &str, notes: &[FileNote]) {
+    if notes.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "## {title}\n");
+    for f in notes {
+        let _ = writeln!(out, "- {}: {}", code(&f.path), md(&f.reason));
+    }
+    out.push('\n');
+}

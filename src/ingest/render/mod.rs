@@ -1,0 +1,210 @@
+//! The report's formats, one module each, all pure (`&ClusterReport` in, text out), and the
+//! wording they share. Strings from result files are untrusted: every format but JSON passes
+//! them through [`clean`] so a hostile message cannot drive a terminal or break a line format;
+//! markup formats escape on top of that.
+
+pub mod html;
+pub mod json;
+pub mod junit;
+pub mod markdown;
+pub mod prometheus;
+pub mod text;
+
+use std::fmt::Write as _;
+
+use anyhow::{Context, Result};
+use minijinja::{AutoEscape, Environment, UndefinedBehavior};
+use serde::Serialize;
+
+use crate::ingest::consistency::FactValue;
+use crate::ingest::report::{HostReport, Run, State, Totals};
+
+/// A string from a result made safe to print: control characters (escape sequences, NUL,
+/// newlines inside a message) become visible escapes such as `\u{1b}`.
+pub fn clean(s: &str) -> String {
+    clean_but(s, None)
+}
+
+/// [`clean`], keeping one harmless control character (a newline, in markup).
+fn clean_but(s: &str, keep: Option<char>) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if c.is_control() && Some(c) != keep {
+            let _ = write!(out, "{}", c.escape_unicode());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The first 12 hex digits of a sha256, as people compare them.
+pub fn short_sha(sha: &str) -> String {
+    clean(sha.get(..12).unwrap_or(sha))
+}
+
+/// What a host is, in one word or two: its state, or `stale`, or `not in plan`.
+pub fn standing(h: &HostReport) -> &'static str {
+    if h.planned == Some(false) {
+        "not in plan"
+    } else if h.stale {
+        "stale"
+    } else {
+        h.state.as_str()
+    }
+}
+
+/// `precheck`, `apply (dry run)`.
+pub fn run_name(run: &Run) -> String {
+    if run.dry_run {
+        format!("{} (dry run)", run.phase.as_str())
+    } else {
+        run.phase.as_str().to_string()
+    }
+}
+
+/// Where a host stands and which result says so, in a sentence: `failed: precheck at …
+/// (path)`, `stale: … was made from another plan (…)`, `missing: no result`.
+pub fn reason(h: &HostReport, plan_sha: Option<&str>) -> String {
+    let word = if h.stale && h.planned != Some(false) {
+        "stale"
+    } else {
+        h.state.as_str()
+    };
+    format!("{word}: {}", reason_detail(h, plan_sha))
+}
+
+/// [`reason`] without the leading state, for layouts that show the state beside it.
+pub fn reason_detail(h: &HostReport, plan_sha: Option<&str>) -> String {
+    let Some(run) = &h.latest else {
+        return "no result".to_string();
+    };
+    let at = format!(
+        "{} at {} ({})",
+        run_name(run),
+        run.finished_at,
+        clean(&run.path)
+    );
+    if h.stale && h.planned != Some(false) {
+        format!(
+            "{at} was made from another plan (plan_sha256 {}, this plan {})",
+            short_sha(&run.plan_sha256),
+            short_sha(plan_sha.unwrap_or_default()),
+        )
+    } else {
+        at
+    }
+}
+
+/// `7 planned hosts: 4 passed (2 configured, 1 prechecked), 1 failed, 1 missing, 1 stale; 1 unplanned`.
+pub fn hosts_line(t: &Totals) -> String {
+    let mut line = match t.planned {
+        Some(n) => format!("{n} planned {}: ", plural(n, "host", "hosts")),
+        None => format!("{} hosts: ", t.hosts),
+    };
+    let _ = write!(line, "{} passed", t.passed);
+    let states: Vec<String> = [
+        (t.configured, State::Configured),
+        (t.prechecked, State::Prechecked),
+        (t.rolled_back, State::RolledBack),
+    ]
+    .iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, s)| format!("{n} {}", s.as_str()))
+    .collect();
+    if !states.is_empty() {
+        let _ = write!(line, " ({})", states.join(", "));
+    }
+    let _ = write!(line, ", {} failed", t.failed);
+    if t.planned.is_some() {
+        let _ = write!(line, ", {} missing, {} stale", t.missing, t.stale);
+        if t.unplanned > 0 {
+            let _ = write!(line, "; {} not in plan", t.unplanned);
+        }
+    }
+    line
+}
+
+/// `11 results read, 7 used, 4 superseded; 3 files skipped, 2 problems`.
+pub fn files_line(t: &Totals) -> String {
+    format!(
+        "{} results read, {} used, {} superseded; {} {} skipped, {} {}",
+        t.results,
+        t.used,
+        t.superseded,
+        t.skipped,
+        plural(t.skipped, "file", "files"),
+        t.problems,
+        plural(t.problems, "problem", "problems")
+    )
+}
+
+fn plural<'a>(n: usize, one: &'a str, many: &'a str) -> &'a str {
+    if n == 1 { one } else { many }
+}
+
+/// `gpu-002 (mlx5_0), gpu-004`: the hosts of a value, with the NICs when only some have it.
+pub fn hosts_of(v: &FactValue) -> String {
+    v.hosts
+        .iter()
+        .map(|h| match v.nics.get(h) {
+            Some(nics) => format!("{} ({})", clean(h), clean(&nics.join(", "))),
+            None => clean(h),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `all 5 hosts`, and `1 host` rather than `all 1 host`.
+pub fn all_hosts(n: usize) -> String {
+    if n == 1 {
+        host_count(n)
+    } else {
+        format!("all {}", host_count(n))
+    }
+}
+
+/// `5 hosts`, `1 host`.
+pub fn host_count(n: usize) -> String {
+    format!("{n} {}", plural(n, "host", "hosts"))
+}
+
+/// The markup formats' templates, compiled in.
+const TEMPLATES: [(&str, &str); 2] = [
+    (
+        "ingest/report.html",
+        include_str!("../../../templates/ingest/report.html.j2"),
+    ),
+    (
+        "ingest/junit.xml",
+        include_str!("../../../templates/ingest/junit.xml.j2"),
+    ),
+];
+
+/// Renders one of [`TEMPLATES`] with HTML/XML auto-escaping (by the `.html`/`.xml` name), strict
+/// undefined values, and every string [`clean`]ed (newlines kept: markup does not mind them)
+/// before it is escaped.
+fn render_template(name: &str, context: impl Serialize) -> Result<String> {
+    let mut env = Environment::new();
+    env.set_undefined_behavior(UndefinedBehavior::Strict);
+    // quick-xml's escaping (the five XML specials) suits both formats and, unlike minijinja's
+    // HTML escaping, leaves `/` readable.
+    env.set_formatter(|out, state, value| match value.as_str() {
+        Some(s) if *state.auto_escape() != AutoEscape::None => out
+            .write_str(&quick_xml::escape::escape(clean_but(s, Some('\n'))))
+            .map_err(|e| minijinja::Error::new(minijinja::ErrorKind::WriteFailure, e.to_string())),
+        _ => minijinja::escape_formatter(out, state, value),
+    });
+    for (template, source) in TEMPLATES {
+        env.add_template(template, source)
+            .with_context(|| format!("template {template}"))?;
+    }
+    let mut text = env
+        .get_template(name)
+        .and_then(|t| t.render(minijinja::value::Serde(context)))
+        .with_context(|| format!("template {name}"))?;
+    // One trailing newline, whatever the template ends with.
+    text.truncate(text.trim_end().len());
+    text.push('\n');
+    Ok(text)
+}

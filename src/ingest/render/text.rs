@@ -1,0 +1,252 @@
+//! The console report, in the style of EasyRoCE-NC: the files that could not be used, a ❌ block
+//! per host that did not pass (its failing item ids, then each item with its message), a ✅ line
+//! per host that did, the consistency section, and a closing list of what to fix with totals.
+//! Colour only when asked (the caller decides: a terminal, and no `NO_COLOR`).
+
+use std::fmt::Write;
+
+use anstyle::{AnsiColor, Style};
+
+use crate::ingest::render::{
+    all_hosts, clean, files_line, host_count, hosts_line, hosts_of, reason, short_sha,
+};
+use crate::ingest::report::{ClusterReport, HostReport, State};
+
+const RULE: &str = "============================================================";
+
+struct Paint {
+    color: bool,
+}
+
+impl Paint {
+    fn with(&self, style: Style, text: &str) -> String {
+        if self.color {
+            format!("{}{text}{}", style.render(), style.render_reset())
+        } else {
+            text.to_string()
+        }
+    }
+    fn red(&self, text: &str) -> String {
+        self.with(AnsiColor::Red.on_default().bold(), text)
+    }
+    fn green(&self, text: &str) -> String {
+        self.with(AnsiColor::Green.on_default(), text)
+    }
+    fn yellow(&self, text: &str) -> String {
+        self.with(AnsiColor::Yellow.on_default(), text)
+    }
+    fn bold(&self, text: &str) -> String {
+        self.with(Style::new().bold(), text)
+    }
+    fn dim(&self, text: &str) -> String {
+        self.with(Style::new().dimmed(), text)
+    }
+}
+
+/// The report as console text; `color` adds ANSI colours.
+pub fn render(report: &ClusterReport, color: bool) -> String {
+    let p = Paint { color };
+    let mut out = String::new();
+    let line = |out: &mut String, s: &str| {
+        out.push_str(s);
+        out.push('\n');
+    };
+
+    match (&report.plan, &report.cluster) {
+        (Some(plan), cluster) => line(
+            &mut out,
+            &format!(
+                "plan: {} (cluster {}, {}, sha256 {})",
+                clean(&plan.file),
+                clean(cluster.as_deref().unwrap_or_default()),
+                host_count(plan.hosts),
+                short_sha(&plan.sha256)
+            ),
+        ),
+        (None, Some(cluster)) => line(&mut out, &format!("cluster: {}", clean(cluster))),
+        (None, None) => {}
+    }
+    line(
+        &mut out,
+        &format!("results: {}", files_line(&report.totals)),
+    );
+    for f in &report.skipped {
+        line(
+            &mut out,
+            &p.dim(&format!(
+                "note: {}: skipped: {}",
+                clean(&f.path),
+                clean(&f.reason)
+            )),
+        );
+    }
+    for f in &report.problems {
+        line(
+            &mut out,
+            &format!(
+                "{}: {}: {}",
+                p.red("error"),
+                clean(&f.path),
+                clean(&f.reason)
+            ),
+        );
+    }
+
+    line(&mut out, &p.dim(RULE));
+    if report.hosts.is_empty() {
+        line(&mut out, &p.red("❌ no results found"));
+    }
+    let plan_sha = report.plan.as_ref().map(|p| p.sha256.as_str());
+    for h in report.hosts.iter().filter(|h| h.counted() && !h.ok) {
+        host_block(&mut out, &p, h, plan_sha);
+    }
+    for h in report.hosts.iter().filter(|h| h.counted() && h.ok) {
+        let ip = h
+            .mgmt_ip
+            .as_ref()
+            .map(|ip| format!(" ({})", clean(ip)))
+            .unwrap_or_default();
+        let warn = h.warnings.len();
+        let warnings = match warn {
+            0 => String::new(),
+            1 => "; 1 warning".to_string(),
+            n => format!("; {n} warnings"),
+        };
+        line(
+            &mut out,
+            &p.green(&format!(
+                "✅ {}{ip}: all checks passed ({}{warnings})",
+                clean(&h.host),
+                h.state.as_str()
+            )),
+        );
+    }
+    for h in report.hosts.iter().filter(|h| !h.counted()) {
+        line(
+            &mut out,
+            &p.yellow(&format!(
+                "⚠ {}: not in the plan, not counted; {}",
+                clean(&h.host),
+                reason(h, plan_sha)
+            )),
+        );
+    }
+
+    if !report.consistency.is_empty() {
+        line(&mut out, &p.dim(RULE));
+        line(
+            &mut out,
+            &p.bold(&format!(
+                "consistency across {}:",
+                host_count(
+                    report
+                        .consistency
+                        .iter()
+                        .map(|g| g.hosts)
+                        .max()
+                        .unwrap_or(0)
+                )
+            )),
+        );
+        for g in &report.consistency {
+            let mut name = match &g.scope {
+                Some(scope) => format!("{} [{}]", g.fact, clean(scope)),
+                None => g.fact.clone(),
+            };
+            if let Some(planned) = g.planned.as_ref().filter(|_| !g.agree) {
+                let _ = write!(name, " (plan {})", clean(planned));
+            }
+            let Some((common, others)) = g.values.split_first() else {
+                continue;
+            };
+            if others.is_empty() {
+                line(
+                    &mut out,
+                    &format!(
+                        "✅ {name}: {} on {}",
+                        clean(&common.value),
+                        all_hosts(common.count)
+                    ),
+                );
+            } else {
+                let rest: Vec<String> = others
+                    .iter()
+                    .map(|v| format!("{} on {}", clean(&v.value), hosts_of(v)))
+                    .collect();
+                line(
+                    &mut out,
+                    &p.yellow(&format!(
+                        "⚠ {name}: {} on {}; {}",
+                        clean(&common.value),
+                        host_count(common.count),
+                        rest.join("; ")
+                    )),
+                );
+            }
+        }
+    }
+
+    line(&mut out, &p.dim(RULE));
+    if report.ok {
+        line(
+            &mut out,
+            &p.green(&format!(
+                "✅ {} passed",
+                all_hosts(report.hosts.iter().filter(|h| h.counted()).count())
+            )),
+        );
+    } else {
+        line(
+            &mut out,
+            &p.red("❌ not ready; fix the problems above and run again:"),
+        );
+        for h in report.hosts.iter().filter(|h| h.counted() && !h.ok) {
+            line(
+                &mut out,
+                &format!("- {}: {}", clean(&h.host), reason(h, plan_sha)),
+            );
+        }
+        for f in &report.problems {
+            line(
+                &mut out,
+                &format!("- {}: {}", clean(&f.path), clean(&f.reason)),
+            );
+        }
+        if report.hosts.is_empty() && report.problems.is_empty() {
+            line(&mut out, "- no result files under the paths given");
+        }
+    }
+    line(&mut out, &hosts_line(&report.totals));
+    line(
+        &mut out,
+        &format!("results: {}", files_line(&report.totals)),
+    );
+    out
+}
+
+/// A host that did not pass: EasyRoCE's `❌ host: failed items:`, the ids, then one line each.
+fn host_block(out: &mut String, p: &Paint, h: &HostReport, plan_sha: Option<&str>) {
+    let host = clean(&h.host);
+    if h.stale || h.state == State::Missing {
+        let _ = writeln!(
+            out,
+            "{}",
+            p.red(&format!("❌ {host}: {}", reason(h, plan_sha)))
+        );
+        return;
+    }
+    let _ = writeln!(out, "{}", p.red(&format!("❌ {host}: failed items:")));
+    if h.failures.is_empty() {
+        let _ = writeln!(
+            out,
+            "the result says fail but lists no failing check ({})",
+            reason(h, plan_sha)
+        );
+        return;
+    }
+    let ids: Vec<String> = h.failures.iter().map(|c| clean(&c.item())).collect();
+    let _ = writeln!(out, "{}", ids.join(", "));
+    for c in &h.failures {
+        let _ = writeln!(out, "{}: {}", clean(&c.item()), clean(&c.message));
+    }
+}
