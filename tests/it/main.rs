@@ -8,6 +8,7 @@ mod formats;
 mod generate;
 mod golden;
 mod hosts;
+mod ingest;
 mod malformed;
 mod rules;
 mod scripts;
