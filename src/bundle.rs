@@ -22,6 +22,28 @@ pub struct Entry {
     pub bytes: Vec<u8>,
     /// Unix mode: 0755 for scripts, 0644 otherwise.
     pub mode: u32,
+    /// sha256 of the contents, computed once for the manifest and SHA256SUMS.
+    pub sha256: String,
+}
+
+impl Entry {
+    /// A file with its hash.
+    pub fn new(bytes: Vec<u8>, mode: u32) -> Self {
+        let sha256 = sha256_hex(&bytes);
+        Self {
+            bytes,
+            mode,
+            sha256,
+        }
+    }
+}
+
+/// The files every bundle shares, hashed once for the whole run.
+pub fn shared_entries(rendered: Vec<Rendered>) -> Vec<(String, Entry)> {
+    rendered
+        .into_iter()
+        .map(|r| (r.name.to_string(), Entry::new(r.text.into_bytes(), r.mode)))
+        .collect()
 }
 
 /// A host's bundle: file name (inside the `<host>/` folder) → entry, sorted.
@@ -70,19 +92,14 @@ pub struct ManifestFile {
 /// Builds `host`'s bundle from its own rendered files and the `shared` ones.
 pub fn build(
     renderer: &Renderer,
-    shared: &[Rendered],
+    shared: &[(String, Entry)],
     plan: &Plan,
     host: &Host,
     meta: &Meta<'_>,
 ) -> Result<Bundle> {
-    let mut files = BTreeMap::new();
-    let rendered = renderer.render_host(plan, host, meta)?;
-    for r in rendered.into_iter().chain(shared.iter().cloned()) {
-        let entry = Entry {
-            bytes: r.text.into_bytes(),
-            mode: r.mode,
-        };
-        files.insert(r.name.to_string(), entry);
+    let mut files: BTreeMap<String, Entry> = shared.iter().cloned().collect();
+    for r in renderer.render_host(plan, host, meta)? {
+        files.insert(r.name.to_string(), Entry::new(r.text.into_bytes(), r.mode));
     }
     let host_json = HostJson {
         schema: HOST_SCHEMA,
@@ -93,10 +110,7 @@ pub fn build(
     };
     files.insert(
         "host.json".into(),
-        Entry {
-            bytes: pretty_json(&host_json)?,
-            mode: 0o644,
-        },
+        Entry::new(pretty_json(&host_json)?, 0o644),
     );
     let manifest = Manifest {
         schema: MANIFEST_SCHEMA,
@@ -110,36 +124,23 @@ pub fn build(
                 path: path.clone(),
                 size: e.bytes.len() as u64,
                 mode: format!("{:04o}", e.mode),
-                sha256: sha256_hex(&e.bytes),
+                sha256: e.sha256.clone(),
             })
             .collect(),
     };
     files.insert(
         "manifest.json".into(),
-        Entry {
-            bytes: pretty_json(&manifest)?,
-            mode: 0o644,
-        },
+        Entry::new(pretty_json(&manifest)?, 0o644),
     );
-    let sums = sha256sums(files.iter().map(|(p, e)| (p.as_str(), e.bytes.as_slice())));
-    files.insert(
-        "SHA256SUMS".into(),
-        Entry {
-            bytes: sums.into_bytes(),
-            mode: 0o644,
-        },
-    );
+    let sums: String = files
+        .iter()
+        .map(|(p, e)| format!("{}  {p}\n", e.sha256))
+        .collect();
+    files.insert("SHA256SUMS".into(), Entry::new(sums.into_bytes(), 0o644));
     Ok(Bundle {
         host: host.hostname.to_string(),
         files,
     })
-}
-
-/// `sha256sum -c` lines (`<hex>  <name>`), in the order given.
-pub fn sha256sums<'a>(files: impl Iterator<Item = (&'a str, &'a [u8])>) -> String {
-    files
-        .map(|(name, bytes)| format!("{}  {name}\n", sha256_hex(bytes)))
-        .collect()
 }
 
 /// Pretty JSON with a final newline, as every JSON file roce-gen writes.

@@ -1,5 +1,5 @@
-//! What `generate` writes into the output folder, as bytes: one `<host>.tar.gz` per host,
-//! `index.json` and `SHA256SUMS`. Pure: [`crate::output`] writes it.
+//! What `generate` writes into the output folder besides the tarballs: `index.json` (every
+//! bundle with its checksums) and `SHA256SUMS`. Pure: [`crate::output`] writes it.
 
 use std::collections::BTreeMap;
 
@@ -7,7 +7,7 @@ use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
 use crate::archive::Packed;
-use crate::bundle::{pretty_json, sha256sums};
+use crate::bundle::pretty_json;
 use crate::digest::sha256_hex;
 use crate::model::{Host, Plan};
 
@@ -48,32 +48,43 @@ pub struct IndexHost {
     pub macs: Vec<String>,
 }
 
-/// The output folder's files: name → bytes, sorted.
-pub fn files(
-    plan: &Plan,
-    packed: &[(&Host, Packed)],
-    tool_version: &str,
-    plan_sha256: &str,
-) -> Result<BTreeMap<String, Vec<u8>>> {
-    let mut out = BTreeMap::new();
-    let mut hosts = Vec::new();
-    for (host, p) in packed {
-        let bundle = format!("{}.tar.gz", host.hostname);
-        hosts.push(IndexHost {
+impl IndexHost {
+    /// The index entry of `host`'s packed bundle.
+    pub fn new(host: &Host, packed: &Packed) -> Self {
+        IndexHost {
             host: host.hostname.to_string(),
-            bundle: bundle.clone(),
-            sha256: sha256_hex(&p.tar_gz),
-            tar_sha256: sha256_hex(&p.tar),
+            bundle: bundle_name(host),
+            sha256: sha256_hex(&packed.tar_gz),
+            tar_sha256: sha256_hex(&packed.tar),
             mgmt_ip: host.mgmt_ip.to_string(),
             macs: host
                 .nics
                 .iter()
                 .filter_map(|n| n.mac.as_ref().map(ToString::to_string))
                 .collect(),
-        });
-        out.insert(bundle, p.tar_gz.clone());
+        }
     }
-    let sums = sha256sums(out.iter().map(|(n, b)| (n.as_str(), b.as_slice())));
+}
+
+/// The tarball name of a host's bundle.
+pub fn bundle_name(host: &Host) -> String {
+    format!("{}.tar.gz", host.hostname)
+}
+
+/// `index.json` and `SHA256SUMS` of the output folder, from the bundles' index entries (in plan
+/// order); the tarballs themselves are written as they are made.
+pub fn index_files(
+    plan: &Plan,
+    hosts: Vec<IndexHost>,
+    tool_version: &str,
+    plan_sha256: &str,
+) -> Result<BTreeMap<String, Vec<u8>>> {
+    let mut by_name: Vec<&IndexHost> = hosts.iter().collect();
+    by_name.sort_by(|a, b| a.bundle.cmp(&b.bundle));
+    let sums: String = by_name
+        .iter()
+        .map(|h| format!("{}  {}\n", h.sha256, h.bundle))
+        .collect();
     let index = Index {
         schema: INDEX_SCHEMA.into(),
         tool_version: tool_version.into(),
@@ -81,7 +92,8 @@ pub fn files(
         plan_sha256: plan_sha256.into(),
         hosts,
     };
-    out.insert(INDEX.into(), pretty_json(&index)?);
-    out.insert("SHA256SUMS".into(), sums.into_bytes());
-    Ok(out)
+    Ok(BTreeMap::from([
+        (INDEX.to_string(), pretty_json(&index)?),
+        ("SHA256SUMS".to_string(), sums.into_bytes()),
+    ]))
 }

@@ -33,64 +33,85 @@ pub fn write_file_atomic(path: &Path, bytes: &[u8], overwrite: bool) -> Result<(
     }
 }
 
-/// Replaces the files roce-gen owns in `dir` with `files`, all or nothing as far as the file
-/// system allows: every file is first written to a staging folder beside `dir`, so a failure
-/// leaves `dir` exactly as it was. When `dir` does not exist, the staging folder becomes it in one
-/// rename; otherwise each file is renamed into place (`index.json` last) and bundles that the
-/// previous index listed but this run did not write are removed. Other files in `dir` (results
-/// collected there, a README) are left alone.
-pub fn replace_dir_files(
-    dir: &Path,
-    files: &std::collections::BTreeMap<String, Vec<u8>>,
-    stale: &[String],
-) -> Result<()> {
-    use std::os::unix::fs::PermissionsExt;
+/// An output folder being written: every file goes first into a staging folder beside it, so a
+/// failure (the staging folder is dropped) leaves the folder exactly as it was. [`Staging::commit`]
+/// then makes the staged files the folder's: when the folder does not exist the staging folder
+/// becomes it in one rename; otherwise each file is renamed into place (`index.json` last) and the
+/// bundles a previous index listed but this run did not write are removed. Other files in the
+/// folder (results collected there, a README) are left alone.
+#[derive(Debug)]
+pub struct Staging {
+    target: std::path::PathBuf,
+    dir: tempfile::TempDir,
+}
 
-    let parent = match dir.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    if dir.exists() && !dir.is_dir() {
-        anyhow::bail!("{}: exists and is not a folder", dir.display());
+impl Staging {
+    /// Starts writing `target`.
+    pub fn new(target: &Path) -> Result<Self> {
+        use std::os::unix::fs::PermissionsExt;
+
+        if target.exists() && !target.is_dir() {
+            anyhow::bail!("{}: exists and is not a folder", target.display());
+        }
+        let parent = match target.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("{}: could not create", parent.display()))?;
+        let dir = tempfile::Builder::new()
+            .prefix(".roce-gen-staging-")
+            .tempdir_in(parent)
+            .with_context(|| format!("{}: could not create a staging folder", parent.display()))?;
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755))?;
+        Ok(Self {
+            target: target.to_path_buf(),
+            dir,
+        })
     }
-    std::fs::create_dir_all(parent)
-        .with_context(|| format!("{}: could not create", parent.display()))?;
-    let staging = tempfile::Builder::new()
-        .prefix(".roce-gen-staging-")
-        .tempdir_in(parent)
-        .with_context(|| format!("{}: could not create a staging folder", parent.display()))?;
-    for (name, bytes) in files {
-        let path = staging.path().join(name);
+
+    /// Stages one file (mode 0644). Safe to call from several threads for different names.
+    pub fn write(&self, name: &str, bytes: &[u8]) -> Result<()> {
+        use std::os::unix::fs::PermissionsExt;
+
+        let path = self.dir.path().join(name);
         let mut f = std::fs::File::create(&path)
             .with_context(|| format!("{}: could not write", path.display()))?;
         f.write_all(bytes)
-            .and_then(|()| f.sync_all())
             .with_context(|| format!("{}: could not write", path.display()))?;
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644))?;
+        f.set_permissions(std::fs::Permissions::from_mode(0o644))?;
+        Ok(())
     }
-    std::fs::set_permissions(staging.path(), std::fs::Permissions::from_mode(0o755))?;
-    if !dir.exists() {
-        let staged = staging.keep();
-        return std::fs::rename(&staged, dir)
-            .with_context(|| format!("{}: could not create", dir.display()));
-    }
-    let last = crate::dist::INDEX;
-    let order = files
-        .keys()
-        .filter(|n| n.as_str() != last)
-        .chain(files.keys().filter(|n| n.as_str() == last));
-    for name in order {
-        let to = dir.join(name);
-        std::fs::rename(staging.path().join(name), &to)
-            .with_context(|| format!("{}: could not replace", to.display()))?;
-    }
-    for name in stale.iter().filter(|n| !files.contains_key(*n)) {
-        let path = dir.join(name);
-        if path.is_file() {
-            std::fs::remove_file(&path).with_context(|| {
-                format!("{}: could not remove the stale bundle", path.display())
-            })?;
+
+    /// Moves the staged files `names` into the target folder and removes `stale` bundles there.
+    pub fn commit(self, names: &[String], stale: &[String]) -> Result<()> {
+        // One sync of the file system instead of one per file: the data is on disk before any
+        // rename makes it visible.
+        let staged = std::fs::File::open(self.dir.path())?;
+        rustix::fs::syncfs(&staged).context("could not flush the staged files to disk")?;
+        if !self.target.exists() {
+            let staged = self.dir.keep();
+            return std::fs::rename(&staged, &self.target)
+                .with_context(|| format!("{}: could not create", self.target.display()));
         }
+        let last = crate::dist::INDEX;
+        let order = names
+            .iter()
+            .filter(|n| n.as_str() != last)
+            .chain(names.iter().filter(|n| n.as_str() == last));
+        for name in order {
+            let to = self.target.join(name);
+            std::fs::rename(self.dir.path().join(name), &to)
+                .with_context(|| format!("{}: could not replace", to.display()))?;
+        }
+        for name in stale.iter().filter(|n| !names.contains(n)) {
+            let path = self.target.join(name);
+            if path.is_file() {
+                std::fs::remove_file(&path).with_context(|| {
+                    format!("{}: could not remove the stale bundle", path.display())
+                })?;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }

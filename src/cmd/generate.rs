@@ -1,16 +1,23 @@
 //! `roce-gen generate PLAN [-o DIR] [--hosts NAME,...] [--templates DIR]`: one bundle per host,
-//! `index.json` and `SHA256SUMS`, written all at once or not at all.
+//! `index.json` and `SHA256SUMS`, written all at once or not at all. The summary line and the
+//! progress bar are the only things here that read the clock.
 
 use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 
-use crate::archive::{self, Packed};
+use std::io::IsTerminal;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use rayon::prelude::*;
+
+use crate::archive;
 use crate::cli::PlanArg;
 use crate::cmd::{load, print_diagnostics};
-use crate::dist::{self, INDEX, Index};
+use crate::dist::{self, INDEX, Index, IndexHost};
 use crate::model::Host;
+use crate::output::Staging;
 use crate::render::{Meta, Renderer};
 
 /// The version written into every bundle and result.
@@ -45,32 +52,62 @@ pub fn run(arg: &PlanArg, opts: &Options<'_>) -> Result<ExitCode> {
         }
     };
     print_diagnostics(&loaded.name, report)?;
+    let started = std::time::Instant::now();
     let hosts = select(&plan.hosts, opts.hosts)?;
     let renderer = Renderer::new(opts.templates)?;
     let meta = Meta {
         tool_version: TOOL_VERSION,
         plan_sha256: &loaded.sha256,
     };
-    let shared = renderer.render_shared(&meta)?;
-    let packed: Vec<(&Host, Packed)> = hosts
-        .into_iter()
+    let shared = crate::bundle::shared_entries(renderer.render_shared(&meta)?);
+    let compressed = archive::Shared::new(&shared)?;
+    let staging = Staging::new(opts.out)?;
+    let progress = progress_bar(hosts.len());
+    // Hosts are built, packed and written on every core; each worker holds one bundle at a
+    // time. `collect` keeps plan order, so the index does not depend on the scheduling.
+    let written: Vec<(IndexHost, usize)> = hosts
+        .par_iter()
         .map(|host| {
             let bundle = crate::bundle::build(&renderer, &shared, plan, host, &meta)?;
-            Ok((host, archive::pack(&bundle, opts.mtime)?))
+            let packed = archive::pack(&bundle, opts.mtime, &compressed)?;
+            let entry = IndexHost::new(host, &packed);
+            staging.write(&entry.bundle, &packed.tar_gz)?;
+            progress.inc(1);
+            Ok((entry, packed.tar_gz.len()))
         })
         .collect::<Result<_>>()?;
-    let files = dist::files(plan, &packed, TOOL_VERSION, &loaded.sha256)?;
+    progress.finish_and_clear();
+    let mut bytes: usize = written.iter().map(|(_, n)| n).sum();
+    let mut names: Vec<String> = written.iter().map(|(e, _)| e.bundle.clone()).collect();
+    let entries = written.into_iter().map(|(e, _)| e).collect();
+    for (name, content) in dist::index_files(plan, entries, TOOL_VERSION, &loaded.sha256)? {
+        staging.write(&name, &content)?;
+        bytes += content.len();
+        names.push(name);
+    }
     let stale = previous_bundles(opts.out);
-    crate::output::replace_dir_files(opts.out, &files, &stale)?;
-    let bytes: usize = files.values().map(Vec::len).sum();
+    staging.commit(&names, &stale)?;
     eprintln!(
-        "generated {} bundle{} for cluster {} in {} ({bytes} bytes)",
-        packed.len(),
-        if packed.len() == 1 { "" } else { "s" },
+        "generated {} bundle{} for cluster {} in {} ({bytes} bytes, {:.2} s)",
+        hosts.len(),
+        if hosts.len() == 1 { "" } else { "s" },
         plan.cluster.cluster_name,
-        opts.out.display()
+        opts.out.display(),
+        started.elapsed().as_secs_f64()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// A progress bar on stderr for long runs, only when stderr is a terminal.
+fn progress_bar(len: usize) -> ProgressBar {
+    if len < 200 || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(Some(len as u64), ProgressDrawTarget::stderr());
+    if let Ok(style) = ProgressStyle::with_template("{bar:40} {pos}/{len} bundles, {eta} left") {
+        bar.set_style(style);
+    }
+    bar
 }
 
 /// The hosts `--hosts` names, in plan order; an unknown name is an error.

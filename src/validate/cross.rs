@@ -13,12 +13,13 @@ use crate::validate::hosts::{NicRow, ServerRow};
 /// Every host has at least one NIC; reported at the host's name. A repeated host row (already
 /// an error) is not reported again: its NICs are counted for the first row of that name.
 pub(crate) fn hosts_have_nics(servers: &[ServerRow], nics: &[NicRow], report: &mut Report) {
+    let with_nics: std::collections::HashSet<usize> = nics.iter().filter_map(|n| n.host).collect();
     let mut seen = std::collections::HashSet::new();
     for (i, server) in servers.iter().enumerate() {
         let first = server.key.as_ref().is_none_or(|k| seen.insert(k));
         if let Some(name) = &server.hostname
             && first
-            && !nics.iter().any(|n| n.host == Some(i))
+            && !with_nics.contains(&i)
         {
             report.push(Diagnostic::error(
                 server.hostname_at.clone(),

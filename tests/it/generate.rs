@@ -254,3 +254,27 @@ fn a_customised_template_folder_overrides_only_what_it_has() {
     assert_eq!(files["README.txt"].0, b"custom readme for h1\n");
     assert!(String::from_utf8_lossy(&files["apply.sh"].0).contains("RG_HOST=h1"));
 }
+
+#[test]
+fn output_on_every_core_is_byte_identical_to_a_single_threaded_run() {
+    let dir = tmp();
+    let plan = Path::new(env!("CARGO_MANIFEST_DIR")).join("golden/lab-2node/plan.json");
+    let sample = dir.path().join("sample.xlsx");
+    assert_eq!(
+        roce_gen(dir.path(), &["sample", "-o", "sample.xlsx"]).code,
+        0
+    );
+    for source in [plan.as_path(), sample.as_path()] {
+        let run = |threads: &str, out: &str| {
+            let status = Command::new(env!("CARGO_BIN_EXE_roce-gen"))
+                .args(["generate", &source.display().to_string(), "-o", out])
+                .current_dir(dir.path())
+                .env("RAYON_NUM_THREADS", threads)
+                .status()
+                .unwrap();
+            assert!(status.success());
+            tree(&dir.path().join(out))
+        };
+        assert_eq!(run("1", "one"), run("4", "four"), "{}", source.display());
+    }
+}

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Scale benchmark: synthetic plans of 100, 1,000 and 10,000 hosts x 8 RoCE ports written as real
+# workbooks; wall time and peak memory of `validate`, `generate` and `ingest` (10,000 results),
+# and, in the same run, a straightforward Python generator (openpyxl + Jinja2 + tarfile) as the
+# baseline. Prints a Markdown table. Needs python3 with openpyxl and jinja2 (installed with pip
+# when missing) and GNU time.
+#
+#   bash benches/scale.sh [HOSTS...]      default: 100 1000 10000
+#   BENCH_DIR=/dev/shm/x bash benches/scale.sh   to measure on tmpfs instead of the disk
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(dirname "$here")
+work=${BENCH_DIR:-/tmp/roce-gen-bench}
+sizes=("$@")
+((${#sizes[@]})) || sizes=(100 1000 10000)
+
+python3 -c 'import openpyxl, jinja2' 2>/dev/null || python3 -m pip install --quiet openpyxl jinja2
+[ -x /usr/bin/time ] || { echo "GNU time is needed: apt-get install time" >&2; exit 2; }
+(cd "$repo" && cargo build --release --quiet)
+bin="$repo/target/release/roce-gen"
+rm -rf "$work" && mkdir -p "$work"
+
+# measure NAME CMD...: runs CMD once, prints "| NAME | seconds | peak MiB |". Exit status 1 is a
+# result (ingest of failing hosts), not a failure of the command.
+measure() {
+  local name=$1 status=0 secs kb
+  shift
+  /usr/bin/time -f '%e %M' -o "$work/time.txt" "$@" >/dev/null 2>&1 || status=$?
+  if [ "$status" -gt 1 ]; then
+    echo "| $name | failed (exit $status) | |"
+    return
+  fi
+  read -r secs kb < <(tail -n 1 "$work/time.txt")
+  printf '| %s | %s | %d |\n' "$name" "$secs" "$((kb / 1024))"
+}
+
+echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo), output on $(df -T "$work" | awk 'NR == 2 {print $2}')"
+echo
+echo "| step | wall s | peak MiB |"
+echo "| --- | --- | --- |"
+for n in "${sizes[@]}"; do
+  python3 "$here/make_plan.py" "$n" "$work/plan-$n.xlsx"
+  measure "validate, $n hosts" "$bin" validate "$work/plan-$n.xlsx"
+  measure "generate, $n hosts" "$bin" generate "$work/plan-$n.xlsx" -o "$work/out-$n"
+  measure "python baseline, $n hosts" python3 "$here/baseline.py" "$work/plan-$n.xlsx" "$repo/templates" "$work/py-$n"
+  # What the file system alone costs: as many files of the same size, written by Python.
+  size=$(( $(du -sb "$work/out-$n" | cut -f1) / n ))
+  measure "file system floor: $n files of $size B" python3 -c "
+import os, sys
+d, n, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+os.makedirs(d)
+b = os.urandom(size)
+for i in range(n):
+    with open(f'{d}/f{i}', 'wb') as f:
+        f.write(b)
+" "$work/floor-$n" "$n" "$size"
+  rm -rf "$work/out-$n" "$work/py-$n" "$work/floor-$n"
+done
+if "$bin" ingest --help >/dev/null 2>&1; then
+  python3 "$here/make_results.py" 10000 "$work/results"
+  measure "ingest, 10000 results (text)" "$bin" ingest "$work/results"
+  measure "ingest, 10000 results (json)" "$bin" ingest "$work/results" --format json
+fi
