@@ -28,10 +28,11 @@ const SETTINGS: [&str; 13] = [
     "cnp_priority",
 ];
 
-/// Facts that name a NIC's model, best first; the scripts may record one of them. Without one,
-/// the firmware's major version (which Mellanox/NVIDIA firmware ties to the device family)
-/// stands for the model.
-const MODEL_FACTS: [&str; 3] = ["model", "hca_type", "board_id"];
+/// Facts that name a NIC's model, best first. The PSID (`board_id`) comes first because firmware
+/// is only comparable between cards of one PSID (OEM cards of one chip run other builds). Without
+/// any, the firmware's major version (which NVIDIA firmware ties to the device family) stands
+/// for the model.
+const MODEL_FACTS: [&str; 3] = ["model", "board_id", "hca_type"];
 
 /// How an empty value is shown.
 const UNSET: &str = "unset";

@@ -134,7 +134,7 @@ rg_bundle_sha256() {
   printf '%s' "${sum%% *}"
 }
 
-# rg_facts: the facts object (kernel, OFED, per-NIC firmware and netdev).
+# rg_facts: the facts object (kernel, OFED, per NIC firmware, PSID, chip and netdev).
 rg_facts() {
   local kernel ofed="" i dev sep=""
   kernel=$(uname -r 2>/dev/null) || kernel=""
@@ -146,8 +146,11 @@ rg_facts() {
   for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do
     dev=${RG_NIC_IBDEV[i]}
     [ -d "$RG_ROOT/sys/class/infiniband/$dev" ] || continue
-    printf '%s%s:{"fw_ver":%s,"netdev":%s}' "$sep" "$(rg_json_str "$dev")" \
+    # board_id (the PSID) names the card as its firmware is built for; hca_type the chip.
+    printf '%s%s:{"fw_ver":%s,"board_id":%s,"hca_type":%s,"netdev":%s}' "$sep" "$(rg_json_str "$dev")" \
       "$(rg_json_str "$(rg_read "/sys/class/infiniband/$dev/fw_ver" || true)")" \
+      "$(rg_json_str "$(rg_read "/sys/class/infiniband/$dev/board_id" || true)")" \
+      "$(rg_json_str "$(rg_read "/sys/class/infiniband/$dev/hca_type" || true)")" \
       "$(rg_json_str "$(rg_netdev_of "$dev")")"
     sep=","
   done
