@@ -16,10 +16,13 @@ def main() -> None:
         checks, nics = [], {}
         for r in range(8):
             dev = f"mlx5_{r}"
-            for cid in ("ib_dev", "netdev", "netdev_map", "link_layer", "trust", "pfc", "mtu", "roce_mode"):
+            planned = {"ib_dev": "present", "netdev": f"ens{r + 1}f0np0", "netdev_map": f"ens{r + 1}f0np0",
+                       "link_layer": "Ethernet", "trust": "dscp", "pfc": "0,0,0,1,0,0,0,0", "mtu": "4200",
+                       "roce_mode": "RoCE v2"}
+            for cid, want in planned.items():
                 bad = h % 97 == 0 and cid == "pfc" and r == 3
                 checks.append({"id": cid, "nic": dev, "status": "fail" if bad else "pass", "severity": "error",
-                               "expected": "0,0,0,1,0,0,0,0" if cid == "pfc" else "", "actual": "0,0,0,0,0,0,0,0" if bad else "",
+                               "expected": want, "actual": "0,0,0,0,0,0,0,0" if bad else want,
                                "message": f"{cid} of {dev}" + (" reads back wrong" if bad else " as planned")})
             nics[dev] = {"fw_ver": "28.36.1010" if h % 211 == 0 else "28.39.1002", "netdev": f"ens{r + 1}f0np0"}
         status = "fail" if any(c["status"] == "fail" for c in checks) else "pass"

@@ -19,6 +19,9 @@ python3 -c 'import openpyxl, jinja2' 2>/dev/null || python3 -m pip install --qui
 (cd "$repo" && cargo build --release --quiet)
 bin="$repo/target/release/roce-gen"
 rm -rf "$work" && mkdir -p "$work"
+# Outputs are kept until the end: ext4 allocates inodes slowly right after many were deleted
+# (it skips recently deleted ones), which would measure the previous step's clean-up.
+trap 'rm -rf "$work"' EXIT
 
 # measure NAME CMD...: runs CMD once, prints "| NAME | seconds | peak MiB |". Exit status 1 is a
 # result (ingest of failing hosts), not a failure of the command.
@@ -54,7 +57,6 @@ for i in range(n):
     with open(f'{d}/f{i}', 'wb') as f:
         f.write(b)
 " "$work/floor-$n" "$n" "$size"
-  rm -rf "$work/out-$n" "$work/py-$n" "$work/floor-$n"
 done
 if "$bin" ingest --help >/dev/null 2>&1; then
   python3 "$here/make_results.py" 10000 "$work/results"

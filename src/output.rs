@@ -85,10 +85,6 @@ impl Staging {
 
     /// Moves the staged files `names` into the target folder and removes `stale` bundles there.
     pub fn commit(self, names: &[String], stale: &[String]) -> Result<()> {
-        // One sync of the file system instead of one per file: the data is on disk before any
-        // rename makes it visible.
-        let staged = std::fs::File::open(self.dir.path())?;
-        rustix::fs::syncfs(&staged).context("could not flush the staged files to disk")?;
         if !self.target.exists() {
             let staged = self.dir.keep();
             return std::fs::rename(&staged, &self.target)

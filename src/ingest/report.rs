@@ -13,6 +13,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::ingest::collect::Found;
@@ -233,6 +234,46 @@ impl Item {
     }
 }
 
+/// A file found, once read.
+enum Classified {
+    Problem(FileNote),
+    Skipped(FileNote),
+    Result {
+        path: String,
+        /// sha256 of the bytes: identical copies (the same run collected twice) count once.
+        digest: String,
+        result: Box<ResultFile>,
+    },
+}
+
+fn classify(found: Found) -> Classified {
+    match found {
+        Found::Unreadable { origin, reason } => Classified::Problem(FileNote {
+            path: origin,
+            reason,
+        }),
+        Found::Ignored { origin, reason } => Classified::Skipped(FileNote {
+            path: origin,
+            reason,
+        }),
+        Found::File { origin, bytes } => match result::parse(&bytes) {
+            Parsed::Corrupt(reason) => Classified::Problem(FileNote {
+                path: origin,
+                reason,
+            }),
+            Parsed::NotAResult(what) => Classified::Skipped(FileNote {
+                path: origin,
+                reason: format!("not a result ({what})"),
+            }),
+            Parsed::Result(result) => Classified::Result {
+                path: origin,
+                digest: crate::digest::sha256_hex(&bytes),
+                result,
+            },
+        },
+    }
+}
+
 /// Builds the report from the files found, compared with the plan when there is one.
 pub fn build(plan: Option<&PlanView>, found: Vec<Found>) -> ClusterReport {
     let mut problems = Vec::new();
@@ -241,42 +282,33 @@ pub fn build(plan: Option<&PlanView>, found: Vec<Found>) -> ClusterReport {
     let mut seen: BTreeMap<String, String> = BTreeMap::new();
     let mut by_host: BTreeMap<String, Vec<Item>> = BTreeMap::new();
     let mut results = 0;
-    for f in found {
-        match f {
-            Found::Unreadable { origin, reason } => problems.push(FileNote {
-                path: origin,
-                reason,
-            }),
-            Found::Ignored { origin, reason } => skipped.push(FileNote {
-                path: origin,
-                reason,
-            }),
-            Found::File { origin, bytes } => match result::parse(&bytes) {
-                Parsed::Corrupt(reason) => problems.push(FileNote {
-                    path: origin,
-                    reason,
-                }),
-                Parsed::NotAResult(what) => skipped.push(FileNote {
-                    path: origin,
-                    reason: format!("not a result ({what})"),
-                }),
-                Parsed::Result(r) => {
-                    results += 1;
-                    let digest = crate::digest::sha256_hex(&bytes);
-                    if let Some(first) = seen.get(&digest) {
-                        superseded.push(FileNote {
-                            path: origin,
-                            reason: format!("a copy of {first}"),
-                        });
-                        continue;
-                    }
-                    seen.insert(digest, origin.clone());
-                    by_host.entry(r.host.clone()).or_default().push(Item {
-                        path: origin,
-                        result: *r,
+    // Parsing and hashing are the work: done on every core, each file's bytes dropped once it
+    // is read; `collect` keeps the order the files were found in, so the report does not depend
+    // on the scheduling.
+    let classified: Vec<Classified> = found.into_par_iter().map(classify).collect();
+    for c in classified {
+        match c {
+            Classified::Problem(note) => problems.push(note),
+            Classified::Skipped(note) => skipped.push(note),
+            Classified::Result {
+                path,
+                digest,
+                result,
+            } => {
+                results += 1;
+                if let Some(first) = seen.get(&digest) {
+                    superseded.push(FileNote {
+                        path,
+                        reason: format!("a copy of {first}"),
                     });
+                    continue;
                 }
-            },
+                seen.insert(digest, path.clone());
+                by_host.entry(result.host.clone()).or_default().push(Item {
+                    path,
+                    result: *result,
+                });
+            }
         }
     }
 
