@@ -16,7 +16,10 @@ pub fn write_file_atomic(path: &Path, bytes: &[u8], overwrite: bool) -> Result<(
         .prefix(".roce-gen-")
         .tempfile_in(dir)
         .with_context(|| format!("{}: could not create a temporary file", dir.display()))?;
+    // A temporary file is private (0600); what roce-gen writes is for others to read.
+    let readable = <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o644);
     tmp.write_all(bytes)
+        .and_then(|()| tmp.as_file().set_permissions(readable))
         .and_then(|()| tmp.as_file().sync_all())
         .with_context(|| format!("{}: could not write", path.display()))?;
     if overwrite {

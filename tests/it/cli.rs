@@ -43,6 +43,16 @@ fn sample_writes_the_embedded_plan_and_never_clobbers() {
     let run = roce_gen(dir.path(), &["sample", "-o", "mine.xlsx"]);
     assert_eq!(run.code, 0, "{}", run.transcript());
     let written = std::fs::read(dir.path().join("mine.xlsx")).unwrap();
+    let mode = std::os::unix::fs::PermissionsExt::mode(
+        &std::fs::metadata(dir.path().join("mine.xlsx"))
+            .unwrap()
+            .permissions(),
+    );
+    assert_eq!(
+        mode & 0o777,
+        0o644,
+        "a written file is readable by others, not private like a temp file"
+    );
 
     let from_file = roce_gen(dir.path(), &["plan", "mine.xlsx"]);
     let embedded = roce_gen(dir.path(), &["plan", "--sample"]);
