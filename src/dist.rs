@@ -72,18 +72,27 @@ pub fn bundle_name(host: &Host) -> String {
 }
 
 /// `index.json` and `SHA256SUMS` of the output folder, from the bundles' index entries (in plan
-/// order); the tarballs themselves are written as they are made.
+/// order) and the folder's other files (`run-here.sh`, `ansible/…`), which SHA256SUMS covers too.
 pub fn index_files(
     plan: &Plan,
     hosts: Vec<IndexHost>,
+    others: &[(String, Vec<u8>)],
     tool_version: &str,
     plan_sha256: &str,
 ) -> Result<BTreeMap<String, Vec<u8>>> {
-    let mut by_name: Vec<&IndexHost> = hosts.iter().collect();
-    by_name.sort_by(|a, b| a.bundle.cmp(&b.bundle));
-    let sums: String = by_name
+    let mut listed: Vec<(String, String)> = hosts
         .iter()
-        .map(|h| format!("{}  {}\n", h.sha256, h.bundle))
+        .map(|h| (h.bundle.clone(), h.sha256.clone()))
+        .collect();
+    listed.extend(
+        others
+            .iter()
+            .map(|(name, bytes)| (name.clone(), sha256_hex(bytes))),
+    );
+    listed.sort();
+    let sums: String = listed
+        .iter()
+        .map(|(name, sum)| format!("{sum}  {name}\n"))
         .collect();
     let index = Index {
         schema: INDEX_SCHEMA.into(),
@@ -96,4 +105,82 @@ pub fn index_files(
         (INDEX.to_string(), pretty_json(&index)?),
         ("SHA256SUMS".to_string(), sums.into_bytes()),
     ]))
+}
+
+/// What the output folder's own templates see: the cluster, every bundle, and the hosts by
+/// the plan's group (Ansible groups).
+#[derive(Debug, Serialize)]
+pub struct DistContext<'a> {
+    cluster: &'a str,
+    hosts: &'a [IndexHost],
+    groups: Vec<DistGroup<'a>>,
+    ungrouped: Vec<&'a IndexHost>,
+}
+
+/// One Ansible group.
+#[derive(Debug, Serialize)]
+struct DistGroup<'a> {
+    name: String,
+    hosts: Vec<&'a IndexHost>,
+}
+
+impl<'a> DistContext<'a> {
+    /// The context for the bundles `entries` of `plan`.
+    pub fn new(plan: &'a Plan, entries: &'a [IndexHost]) -> Self {
+        let mut groups: BTreeMap<String, Vec<&IndexHost>> = BTreeMap::new();
+        let mut ungrouped = Vec::new();
+        for entry in entries {
+            let group = plan
+                .hosts
+                .iter()
+                .find(|h| h.hostname.as_str() == entry.host)
+                .and_then(|h| h.group.as_ref());
+            match group {
+                Some(g) => groups
+                    .entry(ansible_group(g.as_str()))
+                    .or_default()
+                    .push(entry),
+                None => ungrouped.push(entry),
+            }
+        }
+        DistContext {
+            cluster: plan.cluster.cluster_name.as_str(),
+            hosts: entries,
+            groups: groups
+                .into_iter()
+                .map(|(name, hosts)| DistGroup { name, hosts })
+                .collect(),
+            ungrouped,
+        }
+    }
+}
+
+/// An Ansible group name for a plan group: letters, digits and `_`, not starting with a digit
+/// (`rack-a` → `rack_a`, `1st floor` → `g_1st_floor`, `机架` → `u673au67b6`, so that distinct
+/// non-ASCII names stay distinct).
+pub fn ansible_group(group: &str) -> String {
+    let name: String = group
+        .chars()
+        .map(|c| match c {
+            c if c.is_ascii_alphanumeric() || c == '_' => c.to_string(),
+            c if c.is_ascii() => "_".to_string(),
+            c => format!("u{:x}", u32::from(c)),
+        })
+        .collect();
+    if name.starts_with(|c: char| c.is_ascii_digit()) || name.is_empty() {
+        format!("g_{name}")
+    } else {
+        name
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn ansible_group_names() {
+        assert_eq!(super::ansible_group("rack-a"), "rack_a");
+        assert_eq!(super::ansible_group("1st floor"), "g_1st_floor");
+        assert_eq!(super::ansible_group("机架"), "u673au67b6");
+        assert_eq!(super::ansible_group(""), "g_");
+    }
 }

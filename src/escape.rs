@@ -14,7 +14,8 @@ pub fn mode_for(name: &str) -> AutoEscape {
     match name.rsplit_once('.').map(|(_, ext)| ext) {
         Some("sh") => AutoEscape::Custom("sh".into()),
         Some("service") => AutoEscape::Custom("systemd".into()),
-        Some("json") => AutoEscape::Custom("json".into()),
+        // A JSON string is a valid YAML scalar, so YAML files get JSON quoting.
+        Some("json" | "yml" | "yaml") => AutoEscape::Custom("json".into()),
         _ => AutoEscape::None,
     }
 }

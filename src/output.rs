@@ -78,6 +78,10 @@ impl Staging {
         use std::os::unix::fs::PermissionsExt;
 
         let path = self.dir.path().join(name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("{}: could not create", parent.display()))?;
+        }
         let mut f = std::fs::File::create(&path)
             .with_context(|| format!("{}: could not write", path.display()))?;
         f.write_all(bytes)
@@ -100,6 +104,10 @@ impl Staging {
             .chain(names.iter().filter(|n| n.as_str() == last));
         for name in order {
             let to = self.target.join(name);
+            if let Some(parent) = to.parent() {
+                std::fs::create_dir_all(parent)
+                    .with_context(|| format!("{}: could not create", parent.display()))?;
+            }
             std::fs::rename(self.dir.path().join(name), &to)
                 .with_context(|| format!("{}: could not replace", to.display()))?;
         }

@@ -28,7 +28,8 @@ pub struct FileTemplate {
 impl FileTemplate {
     /// The file's name in the bundle.
     pub fn file_name(&self) -> &'static str {
-        self.id.rsplit('/').next().unwrap_or(self.id)
+        // `host/apply.sh` → `apply.sh`; `dist/ansible/roce.yml` → `ansible/roce.yml`.
+        self.id.split_once('/').map_or(self.id, |(_, rest)| rest)
     }
 }
 
@@ -48,6 +49,16 @@ pub const SERVICE: FileTemplate = file("host/roce-gen.service", 0o644);
 pub const README_TXT: FileTemplate = file("host/README.txt", 0o644);
 /// `lib.sh`: the shell library the scripts source; the same for every host.
 pub const LIB_SH: FileTemplate = file("host/lib.sh", 0o644);
+
+/// `run-here.sh`: finds and runs this host's bundle from a USB stick or a share.
+pub const RUN_HERE_SH: FileTemplate = file("dist/run-here.sh", 0o755);
+/// `ansible/inventory.yml`: every host with its management address, by group.
+pub const ANSIBLE_INVENTORY: FileTemplate = file("dist/ansible/inventory.yml", 0o644);
+/// `ansible/roce.yml`: the playbook that runs a phase on every host and fetches the results.
+pub const ANSIBLE_PLAYBOOK: FileTemplate = file("dist/ansible/roce.yml", 0o644);
+
+/// The files of the output folder itself, beside the bundles.
+pub const DIST_FILES: [FileTemplate; 3] = [RUN_HERE_SH, ANSIBLE_INVENTORY, ANSIBLE_PLAYBOOK];
 
 /// The files rendered for each host.
 pub const HOST_FILES: [FileTemplate; 5] = [PRECHECK_SH, APPLY_SH, ROLLBACK_SH, SERVICE, README_TXT];
@@ -86,6 +97,9 @@ const EMBEDDED: &[(&str, &str)] = embedded![
     ROLLBACK_SH.id => "host/rollback.sh",
     SERVICE.id => "host/roce-gen.service",
     README_TXT.id => "host/README.txt",
+    RUN_HERE_SH.id => "dist/run-here.sh",
+    ANSIBLE_INVENTORY.id => "dist/ansible/inventory.yml",
+    ANSIBLE_PLAYBOOK.id => "dist/ansible/roce.yml",
 ];
 
 /// The template environment, built once and used for every host.
@@ -140,6 +154,15 @@ impl Renderer {
         SHARED_FILES
             .iter()
             .map(|f| self.render(f, &ctx, "every host"))
+            .collect()
+    }
+
+    /// Renders the output folder's own files from `ctx` (see [`crate::dist::DistContext`]).
+    pub fn render_dist<C: Serialize>(&self, ctx: &C) -> Result<Vec<Rendered>> {
+        let ctx = minijinja::Value::from(minijinja::value::Serde(ctx));
+        DIST_FILES
+            .iter()
+            .map(|f| self.render(f, &ctx, "the output folder"))
             .collect()
     }
 
@@ -305,7 +328,7 @@ mod tests {
 
     #[test]
     fn every_template_id_is_embedded() {
-        for f in HOST_FILES.iter().chain(&SHARED_FILES) {
+        for f in HOST_FILES.iter().chain(&SHARED_FILES).chain(&DIST_FILES) {
             let embedded = EMBEDDED.iter().any(|(e, _)| *e == f.id);
             assert!(embedded, "{} is not embedded", f.id);
         }

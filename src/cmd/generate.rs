@@ -75,12 +75,26 @@ pub fn run(arg: &PlanArg, opts: &Options<'_>) -> Result<ExitCode> {
             progress.inc(1);
             Ok((entry, packed.tar_gz.len()))
         })
+        .collect::<Vec<Result<_>>>()
+        .into_iter()
+        // The first failure in plan order, whichever thread met it first.
         .collect::<Result<_>>()?;
     progress.finish_and_clear();
     let mut bytes: usize = written.iter().map(|(_, n)| n).sum();
     let mut names: Vec<String> = written.iter().map(|(e, _)| e.bundle.clone()).collect();
-    let entries = written.into_iter().map(|(e, _)| e).collect();
-    for (name, content) in dist::index_files(plan, entries, TOOL_VERSION, &loaded.sha256)? {
+    let entries: Vec<IndexHost> = written.into_iter().map(|(e, _)| e).collect();
+    // The stick's run-here.sh and the Ansible files: they carry the tarballs' checksums.
+    let others: Vec<(String, Vec<u8>)> = renderer
+        .render_dist(&dist::DistContext::new(plan, &entries))?
+        .into_iter()
+        .map(|r| (r.name.to_string(), r.text.into_bytes()))
+        .collect();
+    let index = dist::index_files(plan, entries, &others, TOOL_VERSION, &loaded.sha256)?;
+    for (name, content) in others
+        .iter()
+        .map(|(n, c)| (n.clone(), c.clone()))
+        .chain(index)
+    {
         staging.write(&name, &content)?;
         bytes += content.len();
         names.push(name);

@@ -92,21 +92,30 @@ fn verify_output_dir(dir: &Path) -> Result<Vec<String>> {
         }
         top.insert(h.bundle.clone(), (bytes, None));
     }
-    // The folder's SHA256SUMS lists the tarballs; the index is checked above.
-    if let Some((sums, _)) = top.get("SHA256SUMS") {
-        for line in String::from_utf8_lossy(sums).lines() {
-            if let Some((hash, name)) = line.split_once("  ") {
-                match top.get(name) {
-                    Some((bytes, _)) if crate::digest::sha256_hex(bytes) == hash => {}
-                    Some(_) => problems.push(format!("{name}: sha256 does not match SHA256SUMS")),
-                    None => {
-                        problems.push(format!("{name}: listed in SHA256SUMS but not in {INDEX}"))
-                    }
-                }
-            }
-        }
-    } else {
+    // The folder's SHA256SUMS lists the tarballs (read above) and the folder's own files
+    // (run-here.sh, ansible/…), read here; a name that would leave the folder is refused.
+    let Some((sums, _)) = top.get("SHA256SUMS") else {
         problems.push("SHA256SUMS: missing".into());
+        return Ok(problems);
+    };
+    for line in String::from_utf8_lossy(sums).lines() {
+        let Some((hash, name)) = line.split_once("  ") else {
+            problems.push(format!("SHA256SUMS: {line:?} is not `<sha256>  <file>`"));
+            continue;
+        };
+        let inside = !name.starts_with('/') && !name.split('/').any(|part| part == "..");
+        let actual = match top.get(name) {
+            Some((bytes, _)) => Some(crate::digest::sha256_hex(bytes)),
+            None if inside => std::fs::read(dir.join(name))
+                .ok()
+                .map(|b| crate::digest::sha256_hex(&b)),
+            None => None,
+        };
+        match actual {
+            Some(sum) if sum == hash => {}
+            Some(_) => problems.push(format!("{name}: sha256 does not match SHA256SUMS")),
+            None => problems.push(format!("{name}: listed in SHA256SUMS but missing")),
+        }
     }
     Ok(problems)
 }

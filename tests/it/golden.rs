@@ -16,16 +16,27 @@ pub(crate) fn generate_unpacked(plan: &Path) -> BTreeMap<String, Vec<u8>> {
     assert_eq!(run.code, 0, "{}", run.transcript());
     let out = dir.path().join("out");
     let mut files = BTreeMap::new();
-    for entry in std::fs::read_dir(&out).unwrap() {
-        let path = entry.unwrap().path();
-        let name = path.file_name().unwrap().to_string_lossy().to_string();
-        let bytes = std::fs::read(&path).unwrap();
-        if let Some(host) = name.strip_suffix(".tar.gz") {
-            for (file, (content, _)) in roce_gen::cmd::verify::read_tarball(&bytes).unwrap() {
-                files.insert(format!("bundles/{host}/{file}"), content);
+    for entry in walkdir::WalkDir::new(&out).sort_by_file_name() {
+        let entry = entry.unwrap();
+        if !entry.file_type().is_file() {
+            continue;
+        }
+        let name = entry
+            .path()
+            .strip_prefix(&out)
+            .unwrap()
+            .display()
+            .to_string();
+        let bytes = std::fs::read(entry.path()).unwrap();
+        match name.strip_suffix(".tar.gz") {
+            Some(host) if !name.contains('/') => {
+                for (file, (content, _)) in roce_gen::cmd::verify::read_tarball(&bytes).unwrap() {
+                    files.insert(format!("bundles/{host}/{file}"), content);
+                }
             }
-        } else {
-            files.insert(name, bytes);
+            _ => {
+                files.insert(name, bytes);
+            }
         }
     }
     files

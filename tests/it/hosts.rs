@@ -16,6 +16,11 @@ const NODE_A: [&str; 2] = [
     "mlx5_0:ens1f0np0:0000:1a:00.0:b8:3f:d2:0a:00:00",
     "mlx5_1:ens2f0np0:0000:3c:00.0:b8:3f:d2:0a:01:00",
 ];
+/// node-b of golden/lab-2node, for runs that need two real hosts of the plan.
+const NODE_B: [&str; 2] = [
+    "mlx5_0:ens1f0np0:0000:1a:00.0:b8:3f:d2:0b:00:00",
+    "mlx5_1:ens2f0np0:0000:3c:00.0:b8:3f:d2:0b:01:00",
+];
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -151,7 +156,12 @@ impl FakeHost {
             .arg("create")
             .arg(&root)
             .args(["--kind", kind, "--host", host]);
-        for nic in NODE_A {
+        let (nics, last_octet) = if host == "node-b" {
+            (NODE_B, 11)
+        } else {
+            (NODE_A, 10)
+        };
+        for nic in nics {
             cmd.args(["--nic", nic]);
         }
         for m in missing {
@@ -165,10 +175,8 @@ impl FakeHost {
         );
         let bundles = dir.path().join("bundles");
         std::fs::create_dir(&bundles).unwrap();
-        for (ifc, addr) in [
-            ("ens1f0np0", "10.10.0.10/24"),
-            ("ens2f0np0", "10.10.1.10/24"),
-        ] {
+        for (ifc, rail) in [("ens1f0np0", 0), ("ens2f0np0", 1)] {
+            let addr = format!("10.10.{rail}.{last_octet}/24");
             let dir = root.join(".fake/net").join(ifc);
             if dir.is_dir() {
                 std::fs::write(dir.join("addrs"), format!("{addr}\n")).unwrap();
@@ -287,6 +295,28 @@ impl FakeHost {
 
     pub(crate) fn fake(&self, rel: &str) -> PathBuf {
         self.root.join(rel)
+    }
+
+    /// The whole output folder the bundle came from (as on a USB stick).
+    pub(crate) fn dist(&self) -> PathBuf {
+        self.bundle.parent().unwrap().join("dist")
+    }
+
+    /// Runs any command on the host (isolated like the scripts): exit code, stdout, stderr.
+    pub(crate) fn run_cmd(&self, cmd: &[&str]) -> (i32, String, String) {
+        let out = Command::new("bash")
+            .arg(repo().join("tests/host/fakehost.sh"))
+            .arg("run")
+            .arg(&self.root)
+            .arg("--")
+            .args(cmd)
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).to_string(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
     }
 }
 

@@ -4,6 +4,7 @@
 mod aliases;
 mod cli;
 mod common;
+mod delivery;
 mod formats;
 mod generate;
 mod golden;

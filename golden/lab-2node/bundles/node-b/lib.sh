@@ -13,6 +13,7 @@ RG_PHASE=""
 RG_OUT=""
 RG_RESULTS_DIR=""
 RG_DRY_RUN=no
+RG_IDENTIFIED_BY=""
 RG_USAGE=""
 # Flags; not every script takes every one.
 # shellcheck disable=SC2034
@@ -276,9 +277,15 @@ rg_parse() {
   shift
   while [ $# -gt 0 ]; do
     case $1 in
-      --out | --results-dir)
+      --out | --results-dir | --identified-by)
         [ $# -ge 2 ] || rg_usage_error "$1 needs a value"
-        if [ "$1" = --out ]; then RG_OUT=$2; else RG_RESULTS_DIR=$2; fi
+        case $1 in
+          --out) RG_OUT=$2 ;;
+          --results-dir) RG_RESULTS_DIR=$2 ;;
+          # run-here.sh found this host's bundle by a MAC or the management address because
+          # its name is not set yet; the host name check then warns instead of refusing.
+          --identified-by) RG_IDENTIFIED_BY=$2 ;;
+        esac
         shift 2
         ;;
       -h | --help)
@@ -307,6 +314,9 @@ rg_check_hostname() {
   short=${seen%%.*}
   if [ "${seen,,}" = "${RG_HOST,,}" ] || [ "${short,,}" = "${RG_HOST,,}" ]; then
     rg_check hostname "" pass error "$RG_HOST" "$seen" "host name is $seen"
+  elif [ -n "$RG_IDENTIFIED_BY" ]; then
+    rg_check hostname "" warn warning "$RG_HOST" "$seen" \
+      "host name is ${seen:-unset}, not $RG_HOST; identified as $RG_HOST by its $RG_IDENTIFIED_BY (run-here.sh)"
   else
     rg_check hostname "" fail error "$RG_HOST" "$seen" "this bundle is for $RG_HOST, but this host is ${seen:-unnamed}"
   fi
@@ -484,10 +494,11 @@ rg_check_nic_env() {
   fi
   want=${RG_NIC_IP[i]}
   addrs=$(ip -o addr show dev "$ifc" 2>/dev/null | awk '{print $4}' | tr '\n' ' ') || addrs=""
+  addrs=${addrs% }
   if [[ " $addrs " == *" $want "* ]]; then
-    rg_check ip "$dev" pass warning "$want" "${addrs% }" "$ifc has $want"
+    rg_check ip "$dev" pass warning "$want" "$addrs" "$ifc has $want"
   else
-    rg_check ip "$dev" warn warning "$want" "${addrs% }" "$ifc does not have $want (has: ${addrs:-no address}); roce-gen does not assign addresses"
+    rg_check ip "$dev" warn warning "$want" "$addrs" "$ifc does not have $want (has: ${addrs:-no address}); roce-gen does not assign addresses"
   fi
 }
 

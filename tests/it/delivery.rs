@@ -1,0 +1,276 @@
+//! Delivery: the output folder as a USB stick (`run-here.sh` on simulated hosts: the bundle
+//! chosen by host name or by MAC, unknown and ambiguous hosts refused, a tampered tarball
+//! refused, results written to the stick or, on a read-only stick, kept on the host) and as an
+//! Ansible project (inventory, syntax, an end-to-end run against two simulated hosts whose
+//! fetched results ingest cleanly).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::hosts::{FakeHost, bashes};
+
+fn result_on_stick(h: &FakeHost, host: &str, phase: &str) -> Value {
+    let path = h.dist().join(format!("results/{host}.{phase}.json"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap()
+}
+
+fn status_of(result: &Value, id: &str) -> String {
+    let checks = result["checks"].as_array().unwrap();
+    let c = checks
+        .iter()
+        .find(|c| c["id"] == id && c.get("nic").is_none())
+        .unwrap();
+    c["status"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn run_here_finds_the_bundle_by_host_name_and_writes_the_result_to_the_stick() {
+    for bash in bashes() {
+        let h = FakeHost::new("ofed", "node-a", &[], &bash);
+        let script = h.dist().join("run-here.sh").display().to_string();
+        let (code, stdout, stderr) = h.run_cmd(&[&bash, &script, "precheck"]);
+        assert_eq!(code, 0, "{bash}: {stdout}\n{stderr}");
+        assert!(stdout.contains("✅ node-a: precheck"), "{stdout}");
+        assert!(stdout.contains("run-here: result copied to"), "{stdout}");
+        let result = result_on_stick(&h, "node-a", "precheck");
+        assert_eq!(status_of(&result, "hostname"), "pass");
+        // It ran the bundle unpacked on the host, not on the stick.
+        assert!(
+            h.fake("var/lib/roce-gen/lab/bundles/node-a/precheck.sh")
+                .is_file()
+        );
+
+        let (code, stdout, _) = h.run_cmd(&[&bash, &script, "apply", "--no-persist"]);
+        assert_eq!(code, 0, "{stdout}");
+        assert_eq!(result_on_stick(&h, "node-a", "apply")["status"], "pass");
+        assert_eq!(
+            std::fs::read_to_string(h.fake("sys/class/net/ens1f0np0/mtu"))
+                .unwrap()
+                .trim(),
+            "4200"
+        );
+    }
+}
+
+#[test]
+fn run_here_identifies_an_unnamed_host_by_mac_and_refuses_unknown_or_ambiguous_ones() {
+    for bash in bashes() {
+        let h = FakeHost::new("ofed", "localhost", &[], &bash);
+        let script = h.dist().join("run-here.sh").display().to_string();
+        let (code, stdout, stderr) = h.run_cmd(&[&bash, &script, "precheck"]);
+        assert_eq!(code, 0, "{bash}: {stdout}\n{stderr}");
+        assert!(
+            stdout.contains("run-here: host name localhost is not in the plan; identified as node-a by its MAC b8:3f:d2:0a:00:00"),
+            "{stdout}"
+        );
+        let result = result_on_stick(&h, "node-a", "precheck");
+        assert_eq!(status_of(&result, "hostname"), "warn");
+
+        // One port with node-b's MAC as well: two bundles match.
+        std::fs::write(
+            h.fake("sys/class/net/ens2f0np0/address"),
+            "b8:3f:d2:0b:00:00\n",
+        )
+        .unwrap();
+        let (code, _, stderr) = h.run_cmd(&[&bash, &script, "precheck"]);
+        assert_eq!(code, 2);
+        assert!(
+            stderr.contains("more than one bundle matches this host (node-a, node-b)"),
+            "{stderr}"
+        );
+
+        // Nothing of the plan here.
+        for ifc in ["ens1f0np0", "ens2f0np0"] {
+            std::fs::write(
+                h.fake(&format!("sys/class/net/{ifc}/address")),
+                "02:00:00:00:00:01\n",
+            )
+            .unwrap();
+        }
+        let (code, _, stderr) = h.run_cmd(&[&bash, &script, "apply"]);
+        assert_eq!(code, 2);
+        assert!(
+            stderr.contains("run-here: no bundle here for this host (name localhost;"),
+            "{stderr}"
+        );
+    }
+}
+
+#[test]
+fn run_here_refuses_a_tampered_tarball_and_keeps_results_on_a_read_only_stick() {
+    let h = FakeHost::new("ofed", "node-a", &[], "bash");
+    let script = h.dist().join("run-here.sh").display().to_string();
+
+    // A read-only stick: the mount namespace of the run gets a read-only bind of the folder.
+    let dist = h.dist().display().to_string();
+    let ro = format!(
+        "mount --bind {dist} {dist} && mount -o remount,bind,ro {dist} && exec bash {script} precheck"
+    );
+    let (code, stdout, stderr) = h.run_cmd(&["bash", "-c", &ro]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("is read-only; the result stays on this host:"),
+        "{stdout}"
+    );
+    assert!(
+        h.fake("var/lib/roce-gen/lab/results/node-a.precheck.json")
+            .is_file()
+    );
+    assert!(!h.dist().join("results").exists());
+
+    let tarball = h.dist().join("node-a.tar.gz");
+    let mut bytes = std::fs::read(&tarball).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 1;
+    std::fs::write(&tarball, bytes).unwrap();
+    let (code, _, stderr) = h.run_cmd(&["bash", &script, "apply"]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("node-a.tar.gz does not match its sha256"),
+        "{stderr}"
+    );
+}
+
+/// The ansible-core installation `.ci/run` makes (from PyPI, in a virtualenv).
+fn ansible(tool: &str) -> PathBuf {
+    let base = std::env::var_os("ROCE_GEN_ANSIBLE").map_or_else(
+        || PathBuf::from("/var/cache/roce-gen/ansible"),
+        PathBuf::from,
+    );
+    let bin = base.join("bin").join(tool);
+    assert!(
+        bin.is_file(),
+        "{} is missing: run `bash .ci/run`, which installs ansible-core",
+        bin.display()
+    );
+    bin
+}
+
+fn ansible_cmd(tool: &str, dir: &Path) -> Command {
+    let mut cmd = Command::new(ansible(tool));
+    cmd.current_dir(dir)
+        .env("ANSIBLE_NOCOLOR", "1")
+        .env("ANSIBLE_HOST_KEY_CHECKING", "False")
+        .env("ANSIBLE_LOCAL_TEMP", dir.join(".ansible-tmp"))
+        .env("ANSIBLE_REMOTE_TEMP", dir.join(".ansible-tmp"));
+    cmd
+}
+
+#[test]
+fn the_ansible_inventory_lists_every_host_with_its_address_and_group() {
+    let h = FakeHost::new("ofed", "node-a", &[], "bash");
+    let out = ansible_cmd("ansible-inventory", &h.dist())
+        .args(["-i", "ansible/inventory.yml", "--list"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let inv: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let vars = &inv["_meta"]["hostvars"];
+    assert_eq!(vars["node-a"]["ansible_host"], "192.168.1.10");
+    assert_eq!(vars["node-b"]["ansible_host"], "192.168.1.11");
+    assert_eq!(vars["node-a"]["roce_cluster"], "lab");
+    let group: Vec<&str> = inv["rack_1"]["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(group, ["node-a", "node-b"]);
+
+    let check = ansible_cmd("ansible-playbook", &h.dist())
+        .args([
+            "-i",
+            "ansible/inventory.yml",
+            "--syntax-check",
+            "ansible/roce.yml",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        check.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&check.stdout),
+        String::from_utf8_lossy(&check.stderr)
+    );
+}
+
+#[test]
+fn the_playbook_runs_on_two_simulated_hosts_and_the_fetched_results_ingest_cleanly() {
+    let a = FakeHost::new("ofed", "node-a", &[], "bash");
+    let b = FakeHost::new("ofed", "node-b", &[], "bash");
+    let dist = a.dist();
+    // node-b's fake root, addressed through node-a's copy of the same output folder.
+    let overlay = dist.join("ansible/simulated.yml");
+    let host_vars = |h: &FakeHost| {
+        let root = h.root.display().to_string();
+        format!(
+            "        ansible_connection: local\n        ansible_python_interpreter: \"{{{{ ansible_playbook_python }}}}\"\n        roce_root: \"{root}\"\n        roce_env:\n          ROCE_GEN_ROOT: \"{root}\"\n          STUB_LOG: \"{root}/stub.log\"\n          PATH: \"{root}/bin:/usr/bin:/bin\"\n"
+        )
+    };
+    std::fs::write(
+        &overlay,
+        format!(
+            "all:\n  hosts:\n    node-a:\n{}    node-b:\n{}",
+            host_vars(&a),
+            host_vars(&b)
+        ),
+    )
+    .unwrap();
+    for phase in ["precheck", "apply"] {
+        let out = ansible_cmd("ansible-playbook", &dist)
+            .args([
+                "-i",
+                "ansible/inventory.yml",
+                "-i",
+                "ansible/simulated.yml",
+                "ansible/roce.yml",
+                "-f",
+                "2",
+            ])
+            .args(["-e", &format!("phase={phase}")])
+            .args(if phase == "apply" {
+                &["-e", r#"{"roce_args": ["--no-persist"]}"#][..]
+            } else {
+                &[]
+            })
+            .output()
+            .unwrap();
+        let log = format!(
+            "{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success(), "{phase}: {log}");
+        assert!(log.contains("node-a") && log.contains("node-b"), "{log}");
+    }
+    for host in ["node-a", "node-b"] {
+        assert!(
+            dist.join(format!("results/{host}.apply.json")).is_file(),
+            "{host}"
+        );
+    }
+    let plan = a
+        .bundle
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("plan.json");
+    let run = crate::common::roce_gen(
+        &dist,
+        &["ingest", "results", "--plan", &plan.display().to_string()],
+    );
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert!(
+        run.stdout.contains("✅ node-a") && run.stdout.contains("✅ node-b"),
+        "{}",
+        run.stdout
+    );
+}
