@@ -22,7 +22,7 @@ export PATH
   RG_CLUSTER=lab
   RG_HOSTS=(node-a node-b)
   RG_BUNDLES=(node-a.tar.gz node-b.tar.gz)
-  RG_SHA256=(006ff33c0de03d5169d5d5141ba5748e7b55b10cb39b9a9d730d9f0468973788 822b3df345c89393006fbdcced100a2c709559f73bcdee9cba1f9ac5a337da8e)
+  RG_SHA256=(badd39324317f0a2abf51d1ec68418a6336aefbd95f70feeb835520d00c475ce 1f93e2193db2fc7bcbee1bc2c8fc5988afc788601eb5a21426d68cae69fb6e58)
   RG_MGMT=(192.168.1.10 192.168.1.11)
   RG_MACS=(b8:3f:d2:0a:00:00 b8:3f:d2:0b:00:00)
 }

@@ -8,9 +8,13 @@
 #
 #   fakehost.sh create ROOT --kind ofed|inbox --host NAME
 #                           --nic DEV:IF:BDF:MAC [--nic ...] [--missing DEV ...]
+#                           [--lldp none|lldpd|lldpad]
 #       e.g. --nic mlx5_0:ens1f0np0:0000:1a:00.0:b8:3f:d2:01:00:00
 #       --missing DEV leaves that NIC out entirely (card absent), so a test can pass the
-#       plan's NIC list unchanged. ROOT must be absent or empty.
+#       plan's NIC list unchanged. Every NIC has a 400G optic (.fake/net/IF/module), link
+#       modes up to 400G, pause and RDMA health counters. --lldp installs lldpd (lldpcli) or
+#       lldpad (lldptool), running, with NIC N (from 0) cabled to leaf-N+1 port Eth1/1 in
+#       .fake/lldp/IF; the default is none. ROOT must be absent or empty.
 #   fakehost.sh snapshot ROOT [DIR ...]
 #       "path=value" for every regular file under the DIRs (relative to ROOT; default
 #       sys .fake), sorted; trailing newlines dropped, \ newline tab CR escaped as
@@ -60,7 +64,7 @@ fakehost_create() (
     ln -s -- "$2" "$root/$1"
   }
 
-  local root=${1-} kind='' host='' spec dev ifc bdf mac i=0 d m kernel
+  local root=${1-} kind='' host='' lldp=none spec dev ifc bdf mac i=0 d m kernel
   local -a nics=() missing=() f=() mb=()
   local -A seen=()
   [[ -n $root && $root != -* ]] || die 'usage: fakehost.sh create ROOT --kind ofed|inbox --host NAME --nic DEV:IF:BDF:MAC ...'
@@ -72,12 +76,14 @@ fakehost_create() (
       --host) host=$2 ;;
       --nic) nics+=("$2") ;;
       --missing) missing+=("$2") ;;
+      --lldp) lldp=$2 ;;
       *) die "unknown option $1" ;;
     esac
     shift 2
   done
   [[ $kind == ofed || $kind == inbox ]] || die '--kind must be ofed or inbox'
   [[ -n $host && $host != *$'\n'* ]] || die '--host NAME is required'
+  [[ $lldp == none || $lldp == lldpd || $lldp == lldpad ]] || die '--lldp must be none, lldpd or lldpad'
   if [[ -e $root ]]; then
     [[ -d $root && -z $(ls -A -- "$root") ]] || die "$root exists and is not an empty directory"
   fi
@@ -167,6 +173,13 @@ configfs /sys/kernel/config configfs rw,nosuid,nodev,noexec,relatime 0 0'
     put "$ib/ports/1/phys_state" '5: LinkUp'
     put "$ib/ports/1/link_layer" Ethernet
     put "$ib/ports/1/rate" '400 Gb/sec (4X NDR)'
+    # RoCE health counters (mlx5 hw_counters): a little congestion, no retransmission.
+    for d in out_of_sequence packet_seq_err local_ack_timeout_err roce_adp_retrans np_ecn_marked_roce_packets; do
+      put "$ib/ports/1/hw_counters/$d" 0
+    done
+    put "$ib/ports/1/hw_counters/np_cnp_sent" $((1200 + i))
+    put "$ib/ports/1/hw_counters/rp_cnp_handled" $((900 + i))
+    put "$ib/ports/1/hw_counters/duplicate_request" 0
     # GIDs 0/1: the IPv6 link-local address from the MAC, as RoCE v1 and v2 entries.
     IFS=: read -r -a mb <<<"$mac"
     d=$(printf 'fe80:0000:0000:0000:%02x%s:%sff:fe%s:%s%s' "$((0x${mb[0]} ^ 2))" "${mb[1]}" "${mb[2]}" "${mb[3]}" "${mb[4]}" "${mb[5]}")
@@ -183,6 +196,37 @@ configfs /sys/kernel/config configfs rw,nosuid,nodev,noexec,relatime 0 0'
     put "sys/kernel/config/rdma_cm/$dev/ports/1/default_roce_tos" 0
 
     put ".fake/net/$ifc/pause" 'on on off' # rx tx autoneg: mlx5's default global pause
+    # A 400G SR4 optic (OSFP, CMIS) in good health, with the module's warning thresholds.
+    put ".fake/net/$ifc/module" "layout=cmis
+vendor=NVIDIA
+pn=MMA4Z00-NS400
+sn=MT2330FT0$i
+temp=4$i.50
+tx=-0.50 -0.62 -0.41 -0.55
+rx=-1.10 -1.32 -0.98 -1.21
+temp_hi=75
+tx_lo=-6.40
+tx_hi=4.00
+rx_lo=-9.90
+rx_hi=4.00"
+    put ".fake/net/$ifc/modes" '25000
+50000
+100000
+200000
+400000'
+    put ".fake/net/$ifc/lanes" 4
+    put ".fake/net/$ifc/stats" "rx_packets 123456
+tx_packets 654321
+rx_pause_ctrl_phy 0
+tx_pause_ctrl_phy 0
+rx_prio3_pause $((10 * i))
+tx_prio3_pause $((20 * i))"
+    if [[ $lldp != none ]]; then
+      put ".fake/lldp/$ifc" "switch=leaf-$((i + 1))
+port=Eth1/1
+port_type=ifname
+descr=$host:$ifc"
+    fi
     : >"$root/.fake/net/$ifc/addrs"       # no IP address
     mkdir -p -- "$root/.fake/dcb/$ifc"
     : >"$root/.fake/dcb/$ifc/dscp-prio" # empty DCB APP table
@@ -212,6 +256,15 @@ configfs /sys/kernel/config configfs rw,nosuid,nodev,noexec,relatime 0 0'
   for d in $FAKEHOST_COMMON_TOOLS; do ln -s stub "$root/bin/$d"; done
   if [[ $kind == ofed ]]; then
     for d in $FAKEHOST_OFED_TOOLS; do ln -s stub "$root/bin/$d"; done
+  fi
+  case $lldp in
+    lldpd) d=lldpcli ;;
+    lldpad) d=lldptool ;;
+    *) d='' ;;
+  esac
+  if [[ -n $d ]]; then
+    ln -s stub "$root/bin/$d"
+    : >"$root/.fake/systemd/active/$lldp.service"
   fi
 )
 

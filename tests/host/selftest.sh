@@ -102,7 +102,9 @@ for kv in "$IBD/fw_ver=28.39.1002" "$IBD/board_id=MT_0000000838" "$IBD/node_type
   "$O/.fake/ofed_version=MLNX_OFED_LINUX-24.10-1.1.4.0:" "$O/.fake/hostname=gpu-001.example.net" \
   "$O/.fake/net/ens1f0np0/pause=on on off" "$O/.fake/net/ens1f0np0/addrs=" \
   "$I/sys/class/net/ens1f0np0/address=b8:3f:d2:02:00:00" "$I/.fake/dcb/ens1f0np0/pfc=0,0,0,0,0,0,0,0" \
-  "$I/.fake/dcb/ens1f0np0/dscp-prio=" "$I/proc/sys/kernel/osrelease=5.15.0-105-generic"; do
+  "$I/.fake/dcb/ens1f0np0/dscp-prio=" "$I/proc/sys/kernel/osrelease=5.15.0-105-generic" \
+  "$IBD/ports/1/hw_counters/np_cnp_sent=1200" "$IBD/ports/1/hw_counters/out_of_sequence=0" \
+  "$O/sys/class/infiniband/mlx5_1/ports/1/hw_counters/rp_cnp_handled=901" "$O/.fake/net/ens1f0np0/lanes=4"; do
   eq "create: ${kv%%=*}" "${kv#*=}" "$(val "${kv%%=*}")"
 done
 eq 'create: dscp2prio has 64 default lines' '64 26 3' \
@@ -272,8 +274,59 @@ call "$O" ethtool -a nosuch0
 expect 'ethtool -a unknown' 1 '' $'netlink error: no device matches name (offset 24)\nnetlink error: No such device\n'
 call "$O" ethtool -A nosuch0 rx off
 eq 'ethtool -A unknown: exit status' 76 "$RC"
-call "$O" ethtool -S ens1f0np0
-expect 'ethtool -S is not modelled' 2 '' $'stub ethtool: not implemented: -S ens1f0np0\n'
+call "$O" ethtool -S ens1f1np1
+expect 'ethtool -S' 0 "$(lines 'NIC statistics:' '     rx_packets: 123456' '     tx_packets: 654321' \
+  '     rx_pause_ctrl_phy: 0' '     tx_pause_ctrl_phy: 0' '     rx_prio3_pause: 10' '     tx_prio3_pause: 20')"$'\n' ''
+call "$O" ethtool -g ens1f0np0
+expect 'ethtool -g is not modelled' 2 '' $'stub ethtool: not implemented: -g ens1f0np0\n'
+call "$O" ethtool ens1f0np0
+eq 'ethtool IF: status' 0 "$RC"
+eq 'ethtool IF: link modes, speed, lanes' "$(lines $'\tSupported link modes:   25000baseCR4/Full' \
+  $'\t                        400000baseCR4/Full' $'\tSpeed: 400000Mb/s' $'\tLanes: 4' $'\tLink detected: yes')" \
+  "$(grep -E 'Supported link modes|400000base|Speed|Lanes|Link detected' <<<"$OUT")"
+call "$O" ethtool -m ens1f0np0
+eq 'ethtool -m: status' 0 "$RC"
+eq 'ethtool -m (CMIS): module lines' "$(lines $'\tVendor name                               : NVIDIA' \
+  $'\tVendor PN                                 : MMA4Z00-NS400' \
+  $'\tModule temperature                        : 40.50 degrees C / 104.90 degrees F' \
+  $'\tTransmit avg optical power (Channel 1)    : 0.8913 mW / -0.50 dBm' \
+  $'\tRcvr signal avg optical power (Channel 4) : 0.7568 mW / -1.21 dBm' \
+  $'\tLaser rx power low warning threshold      : 0.1023 mW / -9.90 dBm')" \
+  "$(grep -E 'Vendor (name|PN)|temperature  |power \(Channel 1\)|power \(Channel 4\)|rx power low warning' <<<"$OUT" | grep -v 'Transmit.*Channel 4\|Rcvr.*Channel 1')"
+printf 'layout=sff8636\nvendor=Mellanox\npn=MCP1650-V001E30\nrx=-inf\n' >"$O/.fake/net/ens1f1np1/module"
+call "$O" ethtool -m ens1f1np1
+eq 'ethtool -m (SFF-8636): no space before (Channel, -inf for no light' \
+  $'\tRcvr signal avg optical power(Channel 1)  : 0.0000 mW / -inf dBm' "$(grep Rcvr <<<"$OUT")"
+rm "$O/.fake/net/ens1f1np1/module"
+call "$O" ethtool -m ens1f1np1
+expect 'ethtool -m without module access' 1 '' $'Cannot get module EEPROM information: Operation not supported\n'
+
+# lldpcli and lldptool
+call "$O" lldpcli -f keyvalue show neighbors
+eq 'no lldpcli without --lldp' 127 "$RC"
+"$FH" create "$T/lldpd" --kind ofed --host gpu-009 --nic "$NIC0" --nic "$NIC1" --lldp lldpd
+eq 'create --lldp lldpd' 'lldpcli lldpd.service' "$(cd "$T/lldpd" && echo bin/lldp* | sed 's|bin/||') $(ls "$T/lldpd/.fake/systemd/active")"
+call "$T/lldpd" lldpcli -f keyvalue show neighbors ports ens1f1np1
+expect 'lldpcli keyvalue' 0 "$(lines 'lldp.ens1f1np1.via=LLDP' 'lldp.ens1f1np1.rid=1' 'lldp.ens1f1np1.age=0 day, 01:02:03' \
+  'lldp.ens1f1np1.chassis.mac=0c:42:a1:00:00:01' 'lldp.ens1f1np1.chassis.name=leaf-2' \
+  'lldp.ens1f1np1.chassis.descr=SONiC Software Version: SONiC.202311' 'lldp.ens1f1np1.port.ifname=Eth1/1' \
+  'lldp.ens1f1np1.port.descr=gpu-009:ens1f1np1' 'lldp.ens1f1np1.port.ttl=120')"$'\n' ''
+call "$T/lldpd" lldpcli -f json show neighbors
+if command -v jq >/dev/null; then
+  eq 'lldpcli json: a list of single-key interface objects' 'ens1f0np0 leaf-1 Eth1/1|ens1f1np1 leaf-2 Eth1/1' \
+    "$(jq -r '[.lldp.interface[] | to_entries[0] | "\(.key) \(.value.chassis | keys[0]) \(.value.port.id.value)"] | join("|")' <<<"$OUT")"
+fi
+rm "$T/lldpd/.fake/systemd/active/lldpd.service"
+call "$T/lldpd" lldpcli -f keyvalue show neighbors
+eq 'lldpcli without the daemon' 1 "$RC"
+"$FH" create "$T/lldpad" --kind inbox --host gpu-010 --nic "$NIC0" --lldp lldpad
+printf 'switch=leaf-7.example.net\nport=Ethernet28\nport_type=local\ndescr=0/28\n' >"$T/lldpad/.fake/lldp/ens1f0np0"
+call "$T/lldpad" lldptool -t -n -i ens1f0np0
+expect 'lldptool TLVs' 0 "$(lines 'Chassis ID TLV' $'\tMAC: 0c:42:a1:00:00:01' 'Port ID TLV' $'\tLocal: Ethernet28' \
+  'Time to Live TLV' $'\t120' 'Port Description TLV' $'\t0/28' 'System Name TLV' $'\tleaf-7.example.net' \
+  'System Description TLV' $'\tSONiC Software Version: SONiC.202311' 'End of LLDPDU TLV')"$'\n' ''
+"$FH" create "$T/bad.lldp" --kind inbox --host h --lldp cdp 2>/dev/null
+eq 'create refuses an unknown --lldp' 2 $?
 
 # ---------------------------------------------------------------------------------------
 # ip

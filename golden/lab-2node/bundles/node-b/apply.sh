@@ -41,6 +41,8 @@ export PATH
   RG_NIC_MTU=(4200 4200)
   RG_NIC_PCI=(0000:1a:00.0 '')
   RG_NIC_MAC=(b8:3f:d2:0b:00:00 '')
+  RG_NIC_SWITCH=('' '')
+  RG_NIC_SWITCH_PORT=('' '')
 }
 
 RG_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
