@@ -18,7 +18,7 @@ use serde::Serialize;
 
 use crate::ingest::collect::Found;
 use crate::ingest::consistency::{self, FactGroup};
-use crate::ingest::result::{self, Check, Counts, Parsed, Phase, ResultFile, Status};
+use crate::ingest::result::{self, Check, Counts, NicHealth, Parsed, Phase, ResultFile, Status};
 
 /// What `ingest` needs of a plan.
 #[derive(Debug, Clone)]
@@ -150,6 +150,13 @@ pub struct HostReport {
     pub failures: Vec<Check>,
     /// The checks of the latest result that warned.
     pub warnings: Vec<Check>,
+    /// Per NIC (`ib_dev`), the monitoring facts of the latest result: transceiver, link, PCIe,
+    /// counters and LLDP neighbour. Absent when the result records none.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub nics: BTreeMap<String, NicHealth>,
+    /// Per NIC (`ib_dev`), the netdev the latest result names, for labels.
+    #[serde(skip)]
+    pub netdevs: BTreeMap<String, String>,
 }
 
 impl HostReport {
@@ -451,6 +458,21 @@ fn host_report(
             .map_or_else(Vec::new, |i| i.result.checks.clone()),
         failures: pick(Status::Fail),
         warnings: pick(Status::Warn),
+        nics: latest
+            .as_ref()
+            .map(|i| i.result.facts.health.clone())
+            .unwrap_or_default(),
+        netdevs: latest
+            .as_ref()
+            .map(|i| {
+                i.result
+                    .facts
+                    .nics
+                    .iter()
+                    .filter_map(|(dev, f)| Some((dev.clone(), f.get("netdev")?.clone())))
+                    .collect()
+            })
+            .unwrap_or_default(),
         host: name,
     };
     (host, latest.map(|i| i.result))

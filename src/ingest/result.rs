@@ -133,6 +133,138 @@ pub struct Facts {
     pub ofed: Option<String>,
     /// Per planned `ib_dev`: `fw_ver`, `netdev`, and whatever else a newer script records.
     pub nics: BTreeMap<String, BTreeMap<String, String>>,
+    /// Per planned `ib_dev`, what the script recorded for monitoring (transceiver, link, PCIe,
+    /// counters, LLDP neighbour); empty for results of bundles that record none.
+    pub health: BTreeMap<String, NicHealth>,
+}
+
+/// One NIC's monitoring facts. Read leniently: a value of the wrong type is treated as absent,
+/// so an odd result loses a number, never the report.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct NicHealth {
+    /// The netdev the facts are about.
+    pub netdev: String,
+    /// The module `ethtool -m` describes, when the NIC gives access to one.
+    pub transceiver: Option<Transceiver>,
+    /// Why there is no transceiver data (`ethtool -m IF: … Operation not supported`).
+    pub transceiver_note: Option<String>,
+    /// Link speed in Mb/s (sysfs).
+    pub speed_mbps: Option<f64>,
+    /// Lanes of the link (`ethtool IF`).
+    pub width: Option<f64>,
+    /// The fastest link mode the port supports, in Mb/s.
+    pub max_speed_mbps: Option<f64>,
+    /// PCIe link: current and maximum speed (as sysfs words them, `32.0 GT/s PCIe`) and width.
+    pub pcie_speed: Option<String>,
+    /// …
+    pub pcie_width: Option<f64>,
+    /// …
+    pub pcie_max_speed: Option<String>,
+    /// …
+    pub pcie_max_width: Option<f64>,
+    /// RoCE health and pause counters at the time of the run, by name.
+    pub counters: BTreeMap<String, f64>,
+    /// The LLDP neighbour the host saw on the port, when it could ask lldpd or lldpad.
+    pub neighbor: Option<Neighbor>,
+}
+
+/// A transceiver module.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Transceiver {
+    /// `Vendor name`.
+    pub vendor: String,
+    /// `Vendor PN`.
+    pub part_number: String,
+    /// Module temperature, °C.
+    pub temperature_c: Option<f64>,
+    /// Transmit power per lane, dBm; `None` for a dark lane (`-inf`).
+    pub tx_power_dbm: Vec<Option<f64>>,
+    /// Receive power per lane, dBm.
+    pub rx_power_dbm: Vec<Option<f64>>,
+}
+
+/// The switch port LLDP shows at the other end of the cable.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Neighbor {
+    /// `lldpd` or `lldpad`.
+    pub source: String,
+    /// The switch's system name.
+    pub switch: String,
+    /// Its port id.
+    pub port: String,
+    /// Its port description.
+    pub port_descr: String,
+}
+
+/// The PCIe speed in GT/s from sysfs wording (`16.0 GT/s PCIe`, `8 GT/s`).
+pub fn pcie_gts(speed: &str) -> Option<f64> {
+    speed
+        .split_whitespace()
+        .next()?
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite())
+}
+
+impl NicHealth {
+    /// The health facts of one NIC's facts object, or `None` when it records none.
+    fn from_value(facts: &serde_json::Map<String, Value>) -> Option<Self> {
+        const KEYS: [&str; 5] = ["transceiver", "link", "pcie", "counters", "neighbor"];
+        if !KEYS.iter().any(|k| facts.contains_key(*k)) {
+            return None;
+        }
+        let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_string);
+        let num = |v: Option<&Value>| v.and_then(Value::as_f64).filter(|n| n.is_finite());
+        let lanes = |v: Option<&Value>| -> Vec<Option<f64>> {
+            v.and_then(Value::as_array)
+                .map(|a| a.iter().map(|x| num(Some(x))).collect())
+                .unwrap_or_default()
+        };
+        let transceiver = facts
+            .get("transceiver")
+            .and_then(Value::as_object)
+            .map(|t| Transceiver {
+                vendor: text(t.get("vendor")).unwrap_or_default(),
+                part_number: text(t.get("part_number")).unwrap_or_default(),
+                temperature_c: num(t.get("temperature_c")),
+                tx_power_dbm: lanes(t.get("tx_power_dbm")),
+                rx_power_dbm: lanes(t.get("rx_power_dbm")),
+            });
+        let link = facts.get("link");
+        let pcie = facts.get("pcie");
+        let counters = facts
+            .get("counters")
+            .and_then(Value::as_object)
+            .map(|c| {
+                c.iter()
+                    .filter_map(|(k, v)| Some((k.clone(), num(Some(v))?)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let neighbor = facts
+            .get("neighbor")
+            .and_then(Value::as_object)
+            .map(|n| Neighbor {
+                source: text(n.get("source")).unwrap_or_default(),
+                switch: text(n.get("switch")).unwrap_or_default(),
+                port: text(n.get("port")).unwrap_or_default(),
+                port_descr: text(n.get("port_descr")).unwrap_or_default(),
+            });
+        Some(NicHealth {
+            netdev: text(facts.get("netdev")).unwrap_or_default(),
+            transceiver,
+            transceiver_note: text(facts.get("transceiver_note")),
+            speed_mbps: num(link.and_then(|l| l.get("speed_mbps"))),
+            width: num(link.and_then(|l| l.get("width"))),
+            max_speed_mbps: num(link.and_then(|l| l.get("max_speed_mbps"))),
+            pcie_speed: text(pcie.and_then(|p| p.get("speed"))).filter(|s| !s.is_empty()),
+            pcie_width: num(pcie.and_then(|p| p.get("width"))),
+            pcie_max_speed: text(pcie.and_then(|p| p.get("max_speed"))).filter(|s| !s.is_empty()),
+            pcie_max_width: num(pcie.and_then(|p| p.get("max_width"))),
+            counters,
+            neighbor,
+        })
+    }
 }
 
 impl Facts {
@@ -154,10 +286,22 @@ impl Facts {
                     .collect()
             })
             .unwrap_or_default();
+        let health = value
+            .get("nics")
+            .and_then(Value::as_object)
+            .map(|nics| {
+                nics.iter()
+                    .filter_map(|(dev, facts)| {
+                        Some((dev.clone(), NicHealth::from_value(facts.as_object()?)?))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
         Facts {
             kernel: text(value.get("kernel")),
             ofed: text(value.get("ofed")),
             nics,
+            health,
         }
     }
 }

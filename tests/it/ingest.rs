@@ -110,7 +110,7 @@ fn the_text_report_names_every_host_that_did_not_pass_and_why() {
         "❌ gpu-005: stale: apply at 2026-11-28T10:00:03Z (usb-2/gpu-005.apply.json) was made from another plan",
         "❌ gpu-006: missing: no result\n",
         // The old failed apply of gpu-003 is superseded by the newer one.
-        "✅ gpu-003 (10.230.1.13): all checks passed (configured)\n",
+        "✅ gpu-003 (10.230.1.13): all checks passed (configured; 2 warnings)\n",
         "✅ gpu-001 (10.230.1.11): all checks passed (configured)\n",
         "✅ gpu-004 (10.230.1.14): all checks passed (prechecked; 6 warnings)\n",
         // From inside the archive: applied, then rolled back.
@@ -270,6 +270,71 @@ fn prometheus_output_parses_as_exposition_format() {
         1.0
     );
     assert_eq!(value("roce_gen_hosts", &[c, "status=missing"]), 1.0);
+
+    // The NIC facts of gpu-003's latest result, under the documented names and labels.
+    let nic = |n: &str, ifc: &str| [c, "host=gpu-003", n, ifc].map(str::to_string);
+    let l0 = nic("nic=mlx5_0", "netdev=ens1f0np0");
+    let l1 = nic("nic=mlx5_1", "netdev=ens2f0np0");
+    let with = |base: &[String; 4], extra: &str| {
+        let mut l: Vec<String> = base.to_vec();
+        l.push(extra.to_string());
+        l
+    };
+    let v = |family: &str, labels: &[String]| {
+        value(
+            family,
+            &labels.iter().map(String::as_str).collect::<Vec<_>>(),
+        )
+    };
+    assert_eq!(v("roce_gen_nic_module_temperature_celsius", &l1), 51.75);
+    assert_eq!(
+        v("roce_gen_nic_module_rx_power_dbm", &with(&l1, "lane=3")),
+        -11.2
+    );
+    assert_eq!(
+        v("roce_gen_nic_module_rx_power_dbm", &with(&l1, "lane=4")),
+        f64::NEG_INFINITY,
+        "a dark lane"
+    );
+    assert_eq!(v("roce_gen_nic_link_speed_mbps", &l1), 200_000.0);
+    assert_eq!(v("roce_gen_nic_link_max_speed_mbps", &l1), 400_000.0);
+    assert_eq!(v("roce_gen_nic_pcie_speed_gts", &l1), 16.0);
+    assert_eq!(v("roce_gen_nic_pcie_max_speed_gts", &l1), 32.0);
+    assert_eq!(
+        v("roce_gen_nic_counter", &with(&l0, "counter=np_cnp_sent")),
+        1532.0
+    );
+    let mut neighbour = l1.to_vec();
+    neighbour.extend(["switch=leaf-2", "port=Eth1/7", "source=lldpd"].map(str::to_string));
+    assert_eq!(v("roce_gen_nic_neighbor_info", &neighbour), 1.0);
+    assert_eq!(
+        v("roce_gen_check_status", &with(&l1, "check=cabling")),
+        3.0,
+        "warn"
+    );
+    assert_eq!(
+        v("roce_gen_check_status", &with(&l0, "check=cabling")),
+        0.0,
+        "pass"
+    );
+    // Host-wide checks have empty nic and netdev; failures are 4.
+    assert_eq!(
+        value(
+            "roce_gen_check_status",
+            &[c, "host=gpu-002", "nic=mlx5_1", "netdev=", "check=ib_dev"]
+        ),
+        4.0
+    );
+    // Every family is a gauge with the cluster label; per-NIC ones carry host, nic, netdev.
+    for (name, family) in &exposition.families {
+        let labels = family.get_label_names();
+        assert!(labels.iter().any(|l| l == "cluster"), "{name}: {labels:?}");
+        if name.starts_with("roce_gen_nic_") || name == "roce_gen_check_status" {
+            for l in ["host", "nic", "netdev"] {
+                assert!(labels.iter().any(|x| x == l), "{name} has no {l}");
+            }
+        }
+    }
 }
 
 /// Every element of an XML document, with its attributes, in document order; panics on

@@ -11,6 +11,7 @@ mod golden;
 mod hosts;
 mod ingest;
 mod malformed;
+mod monitor;
 mod rules;
 mod scripts;
 mod verify;

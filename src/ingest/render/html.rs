@@ -1,6 +1,8 @@
 //! `--format html`: one self-contained page a delivery engineer hands to the customer: the
 //! verdict, count tiles, a table of every host, the hosts that need attention with their failing
-//! checks, the consistency table and the files not used. Inline CSS only, no scripts, fonts or
+//! checks, per NIC the optics (module, temperature, weakest TX and RX power), link, PCIe and
+//! cabling (the switch port LLDP saw beside the planned one), the consistency table and the
+//! files not used. Inline CSS only, no scripts, fonts or
 //! other resources, so it opens anywhere offline. This module prepares the rows; the layout is
 //! `templates/ingest/report.html.j2`, auto-escaped.
 
@@ -12,7 +14,7 @@ use crate::ingest::render::{
     run_name, short_sha, standing,
 };
 use crate::ingest::report::{ClusterReport, FileNote, HostReport, State};
-use crate::ingest::result::Counts;
+use crate::ingest::result::{Check, Counts, Status};
 
 #[derive(Serialize)]
 struct Page<'a> {
@@ -25,6 +27,7 @@ struct Page<'a> {
     tiles: Vec<Tile>,
     hosts: Vec<HostRow>,
     attention: Vec<Attention>,
+    nics: Vec<NicRow>,
     consistency: Vec<FactRow>,
     problems: &'a [FileNote],
     skipped: &'a [FileNote],
@@ -56,6 +59,28 @@ struct HostRow {
     path: String,
     counts: Option<Counts>,
     items: Vec<String>,
+}
+
+/// One NIC's monitoring facts and the checks on them; `*_tone` are CSS classes.
+#[derive(Serialize)]
+struct NicRow {
+    host: String,
+    nic: String,
+    netdev: String,
+    module: String,
+    temperature: String,
+    tx: String,
+    rx: String,
+    optics_tone: &'static str,
+    optics_note: String,
+    link: String,
+    link_tone: &'static str,
+    pcie: String,
+    pcie_tone: &'static str,
+    seen: String,
+    planned: String,
+    cabling_tone: &'static str,
+    cabling_note: String,
 }
 
 #[derive(Serialize)]
@@ -107,6 +132,109 @@ fn tone(h: &HostReport) -> &'static str {
         State::Failed => "bad",
         State::Missing => "warn",
     }
+}
+
+/// The CSS class of a check's status, `muted` when there is no such check.
+fn check_tone(check: Option<&Check>) -> &'static str {
+    match check.map(|c| c.status) {
+        Some(Status::Pass | Status::Changed) => "ok",
+        Some(Status::Warn) => "warn",
+        Some(Status::Fail) => "bad",
+        Some(Status::Skip) | None => "muted",
+    }
+}
+
+/// `-1.32 dBm`: the weakest lane, `dark lane` when one has no light, empty without lanes.
+fn weakest(lanes: &[Option<f64>]) -> String {
+    if lanes.iter().any(Option::is_none) {
+        return "dark lane".to_string();
+    }
+    lanes
+        .iter()
+        .flatten()
+        .copied()
+        .reduce(f64::min)
+        .map(|v| format!("{v:.2} dBm"))
+        .unwrap_or_default()
+}
+
+/// The NIC rows of every host whose latest result records monitoring facts.
+fn nic_rows(report: &ClusterReport) -> Vec<NicRow> {
+    let mut rows = Vec::new();
+    for h in &report.hosts {
+        for (nic, n) in &h.nics {
+            let check = |id: &str| {
+                h.checks
+                    .iter()
+                    .find(|c| c.id == id && c.nic.as_deref() == Some(nic.as_str()))
+            };
+            let (optics, cabling) = (check("optics"), check("cabling"));
+            let note = |c: Option<&Check>| {
+                c.filter(|c| c.status != Status::Pass)
+                    .map(|c| c.message.clone())
+                    .unwrap_or_default()
+            };
+            let (module, temperature, tx, rx) = match &n.transceiver {
+                Some(t) => (
+                    format!("{} {}", t.vendor, t.part_number).trim().to_string(),
+                    t.temperature_c
+                        .map(|c| format!("{c:.1} °C"))
+                        .unwrap_or_default(),
+                    weakest(&t.tx_power_dbm),
+                    weakest(&t.rx_power_dbm),
+                ),
+                None => (
+                    "no module data".to_string(),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                ),
+            };
+            let link = n
+                .speed_mbps
+                .map(|s| {
+                    let lanes = n.width.map(|w| format!(" ×{w}")).unwrap_or_default();
+                    format!("{} Gb/s{lanes}", s / 1000.0)
+                })
+                .unwrap_or_default();
+            let pcie = match (&n.pcie_speed, n.pcie_width) {
+                (Some(s), Some(w)) => format!("{} x{w}", s.trim_end_matches(" PCIe")),
+                _ => String::new(),
+            };
+            let (planned, seen) = match cabling {
+                Some(c) => (c.expected.clone(), c.actual.clone()),
+                None => (String::new(), String::new()),
+            };
+            let seen = if seen.is_empty() {
+                n.neighbor
+                    .as_ref()
+                    .map(|nb| format!("{} {}", nb.switch, nb.port).trim().to_string())
+                    .unwrap_or_default()
+            } else {
+                seen
+            };
+            rows.push(NicRow {
+                host: h.host.clone(),
+                nic: nic.clone(),
+                netdev: n.netdev.clone(),
+                module,
+                temperature,
+                tx,
+                rx,
+                optics_tone: check_tone(optics),
+                optics_note: note(optics),
+                link,
+                link_tone: check_tone(check("link_speed")),
+                pcie,
+                pcie_tone: check_tone(check("pcie")),
+                seen,
+                planned,
+                cabling_tone: check_tone(cabling),
+                cabling_note: note(cabling),
+            });
+        }
+    }
+    rows
 }
 
 /// The report as an HTML page.
@@ -228,6 +356,7 @@ pub fn render(report: &ClusterReport) -> Result<String> {
         tiles,
         hosts,
         attention,
+        nics: nic_rows(report),
         consistency,
         problems: &report.problems,
         skipped: &report.skipped,

@@ -1,14 +1,49 @@
 //! `--format prometheus`: the report as a node_exporter textfile-collector file (Prometheus text
-//! exposition format 0.0.4): per-host status and state, per-check failure gauges, result times,
-//! consistency outliers and file counts, every sample labelled with the cluster. Write it with
-//! `-o DIR/roce-gen.prom`, which replaces the file atomically as the collector requires.
+//! exposition format 0.0.4): per-host status and state, per-check failure and status gauges,
+//! result times, consistency outliers and file counts, and the NIC facts each host's latest
+//! result records (transceiver temperature and power, link and PCIe speed and width, RoCE
+//! counters, LLDP neighbour), every sample labelled with the cluster, per-NIC ones also with
+//! `host`, `nic` (the planned `ib_dev`) and `netdev`. Write it with `-o DIR/roce-gen.prom`,
+//! which replaces the file atomically as the collector requires. The metric names are constants
+//! here because `roce-gen dashboard` queries them: renaming one breaks dashboards in the field.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use crate::ingest::render::clean;
 use crate::ingest::report::{ClusterReport, HostReport, State};
-use crate::ingest::result::Status;
+use crate::ingest::result::{Status, pcie_gts};
+
+/// `roce_gen_host_ok`: 1 when the host passed.
+pub const HOST_OK: &str = "roce_gen_host_ok";
+/// `roce_gen_check_status{check}`: 0 pass, 1 changed, 2 skip, 3 warn, 4 fail.
+pub const CHECK_STATUS: &str = "roce_gen_check_status";
+/// `roce_gen_nic_module_temperature_celsius`.
+pub const MODULE_TEMPERATURE: &str = "roce_gen_nic_module_temperature_celsius";
+/// `roce_gen_nic_module_tx_power_dbm{lane}`.
+pub const MODULE_TX_POWER: &str = "roce_gen_nic_module_tx_power_dbm";
+/// `roce_gen_nic_module_rx_power_dbm{lane}`.
+pub const MODULE_RX_POWER: &str = "roce_gen_nic_module_rx_power_dbm";
+/// `roce_gen_nic_module_info{vendor,part_number}`: always 1.
+pub const MODULE_INFO: &str = "roce_gen_nic_module_info";
+/// `roce_gen_nic_link_speed_mbps`.
+pub const LINK_SPEED: &str = "roce_gen_nic_link_speed_mbps";
+/// `roce_gen_nic_link_max_speed_mbps`.
+pub const LINK_MAX_SPEED: &str = "roce_gen_nic_link_max_speed_mbps";
+/// `roce_gen_nic_link_width`: lanes.
+pub const LINK_WIDTH: &str = "roce_gen_nic_link_width";
+/// `roce_gen_nic_pcie_speed_gts`.
+pub const PCIE_SPEED: &str = "roce_gen_nic_pcie_speed_gts";
+/// `roce_gen_nic_pcie_max_speed_gts`.
+pub const PCIE_MAX_SPEED: &str = "roce_gen_nic_pcie_max_speed_gts";
+/// `roce_gen_nic_pcie_width`.
+pub const PCIE_WIDTH: &str = "roce_gen_nic_pcie_width";
+/// `roce_gen_nic_pcie_max_width`.
+pub const PCIE_MAX_WIDTH: &str = "roce_gen_nic_pcie_max_width";
+/// `roce_gen_nic_counter{counter}`.
+pub const NIC_COUNTER: &str = "roce_gen_nic_counter";
+/// `roce_gen_nic_neighbor_info{switch,port,source}`: always 1.
+pub const NEIGHBOR_INFO: &str = "roce_gen_nic_neighbor_info";
 
 /// One metric family: its samples are written together under one HELP and TYPE, sorted by
 /// labels. A label set added twice (a result listing a check twice) keeps the larger value:
@@ -16,7 +51,7 @@ use crate::ingest::result::Status;
 struct Family {
     name: &'static str,
     help: &'static str,
-    samples: BTreeMap<Vec<(&'static str, String)>, i64>,
+    samples: BTreeMap<Vec<(&'static str, String)>, f64>,
 }
 
 impl Family {
@@ -29,10 +64,16 @@ impl Family {
     }
 
     fn add(&mut self, labels: Vec<(&'static str, String)>, value: impl TryInto<i64>) {
-        let value = value.try_into().unwrap_or(i64::MAX);
+        // Counts are far below 2^53, where f64 is exact.
+        #[allow(clippy::cast_precision_loss)]
+        let value = value.try_into().unwrap_or(i64::MAX) as f64;
+        self.add_f64(labels, value);
+    }
+
+    fn add_f64(&mut self, labels: Vec<(&'static str, String)>, value: f64) {
         self.samples
             .entry(labels)
-            .and_modify(|v| *v = (*v).max(value))
+            .and_modify(|v| *v = v.max(value))
             .or_insert(value);
     }
 
@@ -47,8 +88,41 @@ impl Family {
                 .iter()
                 .map(|(k, v)| format!("{k}=\"{}\"", escape_label(v)))
                 .collect();
-            let _ = writeln!(out, "{}{{{}}} {value}", self.name, labels.join(","));
+            let _ = writeln!(
+                out,
+                "{}{{{}}} {}",
+                self.name,
+                labels.join(","),
+                number(*value)
+            );
         }
+    }
+}
+
+/// A sample value as the text format writes it: integers without a fraction (as before floats
+/// were carried), infinities as `+Inf`/`-Inf`.
+fn number(v: f64) -> String {
+    if v.is_nan() {
+        "NaN".to_string()
+    } else if v.is_infinite() {
+        if v > 0.0 { "+Inf" } else { "-Inf" }.to_string()
+    } else if v.fract() == 0.0 && v.abs() < 1e15 {
+        // In range and integral: the cast is exact.
+        #[allow(clippy::cast_possible_truncation)]
+        let n = v as i64;
+        n.to_string()
+    } else {
+        v.to_string()
+    }
+}
+
+fn status_code(s: Status) -> i64 {
+    match s {
+        Status::Pass => 0,
+        Status::Changed => 1,
+        Status::Skip => 2,
+        Status::Warn => 3,
+        Status::Fail => 4,
     }
 }
 
@@ -114,7 +188,7 @@ pub fn render(report: &ClusterReport) -> String {
     }
 
     let mut host_ok = Family::new(
-        "roce_gen_host_ok",
+        HOST_OK,
         "1 when the host's latest result is from this plan and did not fail, 0 when it failed, is missing or stale.",
     );
     let mut planned = Family::new(
@@ -174,6 +248,10 @@ pub fn render(report: &ClusterReport) -> String {
             finished.add(labels, ts.as_second());
         }
     }
+    let mut check_status = Family::new(
+        CHECK_STATUS,
+        "Status of each check of the host's latest result: 0 pass, 1 changed, 2 skip, 3 warn, 4 fail; nic and netdev are empty for host-wide checks.",
+    );
     // Every check gets a series, 0 or 1, so a fixed failure shows as a drop to 0 rather than a
     // series that disappears.
     for h in &report.hosts {
@@ -182,8 +260,21 @@ pub fn render(report: &ClusterReport) -> String {
             labels.push(("check", check.id.clone()));
             labels.push(("nic", check.nic.clone().unwrap_or_default()));
             failed.add(labels, u8::from(check.status == Status::Fail));
+            let nic = check.nic.clone().unwrap_or_default();
+            let netdev = h.netdevs.get(&nic).cloned().unwrap_or_default();
+            check_status.add(
+                vec![
+                    c(),
+                    ("host", h.host.clone()),
+                    ("nic", nic),
+                    ("netdev", netdev),
+                    ("check", check.id.clone()),
+                ],
+                status_code(check.status),
+            );
         }
     }
+    let nic_families = nic_facts(report, &cluster);
 
     let mut outlier = Family::new(
         "roce_gen_fact_outlier",
@@ -237,8 +328,133 @@ pub fn render(report: &ClusterReport) -> String {
         &failed,
         &fact_hosts,
         &outlier,
+        &check_status,
     ] {
         family.write(&mut out);
     }
+    for family in &nic_families {
+        family.write(&mut out);
+    }
     out
+}
+
+/// The families of the NIC facts, each sample labelled cluster, host, nic, netdev.
+fn nic_facts(report: &ClusterReport, cluster: &str) -> Vec<Family> {
+    let mut temp = Family::new(
+        MODULE_TEMPERATURE,
+        "Transceiver module temperature in degrees Celsius (ethtool -m).",
+    );
+    let mut tx = Family::new(
+        MODULE_TX_POWER,
+        "Transceiver transmit power per lane in dBm (ethtool -m); -Inf for a dark lane.",
+    );
+    let mut rx = Family::new(
+        MODULE_RX_POWER,
+        "Transceiver receive power per lane in dBm (ethtool -m); -Inf for a dark lane.",
+    );
+    let mut info = Family::new(
+        MODULE_INFO,
+        "The transceiver module: vendor and part number in labels; always 1.",
+    );
+    let mut speed = Family::new(LINK_SPEED, "Link speed in Mb/s (sysfs).");
+    let mut max_speed = Family::new(
+        LINK_MAX_SPEED,
+        "The fastest link mode the port supports, in Mb/s (ethtool).",
+    );
+    let mut width = Family::new(LINK_WIDTH, "Lanes of the link (ethtool).");
+    let mut pcie_speed = Family::new(PCIE_SPEED, "Current PCIe link speed in GT/s (sysfs).");
+    let mut pcie_max_speed = Family::new(
+        PCIE_MAX_SPEED,
+        "The fastest PCIe link speed the device supports, in GT/s (sysfs).",
+    );
+    let mut pcie_width = Family::new(PCIE_WIDTH, "Current PCIe link width in lanes (sysfs).");
+    let mut pcie_max_width = Family::new(
+        PCIE_MAX_WIDTH,
+        "The widest PCIe link the device supports, in lanes (sysfs).",
+    );
+    let mut counter = Family::new(
+        NIC_COUNTER,
+        "RoCE health and pause counters (hw_counters, ethtool -S) as the run found them: a baseline, not a live counter.",
+    );
+    let mut neighbor = Family::new(
+        NEIGHBOR_INFO,
+        "The switch and port LLDP shows at the other end of the NIC's cable; always 1.",
+    );
+    for h in &report.hosts {
+        for (nic, n) in &h.nics {
+            let base = || {
+                vec![
+                    ("cluster", cluster.to_string()),
+                    ("host", h.host.clone()),
+                    ("nic", nic.clone()),
+                    ("netdev", n.netdev.clone()),
+                ]
+            };
+            let with = |k: &'static str, v: String| {
+                let mut l = base();
+                l.push((k, v));
+                l
+            };
+            if let Some(t) = &n.transceiver {
+                let mut l = base();
+                l.push(("vendor", t.vendor.clone()));
+                l.push(("part_number", t.part_number.clone()));
+                info.add(l, 1);
+                if let Some(c) = t.temperature_c {
+                    temp.add_f64(base(), c);
+                }
+                for (family, lanes) in [(&mut tx, &t.tx_power_dbm), (&mut rx, &t.rx_power_dbm)] {
+                    for (lane, dbm) in (1..).zip(lanes) {
+                        family.add_f64(
+                            with("lane", format!("{lane}")),
+                            dbm.unwrap_or(f64::NEG_INFINITY),
+                        );
+                    }
+                }
+            }
+            for (family, value) in [
+                (&mut speed, n.speed_mbps),
+                (&mut max_speed, n.max_speed_mbps),
+                (&mut width, n.width),
+                (&mut pcie_speed, n.pcie_speed.as_deref().and_then(pcie_gts)),
+                (
+                    &mut pcie_max_speed,
+                    n.pcie_max_speed.as_deref().and_then(pcie_gts),
+                ),
+                (&mut pcie_width, n.pcie_width),
+                (&mut pcie_max_width, n.pcie_max_width),
+            ] {
+                if let Some(v) = value {
+                    family.add_f64(base(), v);
+                }
+            }
+            for (name, v) in &n.counters {
+                counter.add_f64(with("counter", name.clone()), *v);
+            }
+            if let Some(nb) = &n.neighbor
+                && !(nb.switch.is_empty() && nb.port.is_empty())
+            {
+                let mut l = base();
+                l.push(("switch", nb.switch.clone()));
+                l.push(("port", nb.port.clone()));
+                l.push(("source", nb.source.clone()));
+                neighbor.add(l, 1);
+            }
+        }
+    }
+    vec![
+        temp,
+        tx,
+        rx,
+        info,
+        speed,
+        max_speed,
+        width,
+        pcie_speed,
+        pcie_max_speed,
+        pcie_width,
+        pcie_max_width,
+        counter,
+        neighbor,
+    ]
 }
