@@ -9,6 +9,10 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 #[derive(Debug, Parser)]
 #[command(name = "roce-gen", version, about, max_term_width = 100)]
 pub struct Cli {
+    /// The config file (roce-gen.toml, or EasyRoCE's config.ini); by default roce-gen.toml,
+    /// else config.ini, in the working folder, if there is one.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
@@ -22,9 +26,10 @@ pub enum Command {
         /// The plan to generate from.
         #[command(flatten)]
         plan: PlanArg,
-        /// The output folder (replaced files only; anything else in it is left alone).
-        #[arg(short, long, value_name = "DIR", default_value = "dist")]
-        output: PathBuf,
+        /// The output folder (replaced files only; anything else in it is left alone); default:
+        /// the config's output folder, else dist.
+        #[arg(short, long, value_name = "DIR")]
+        output: Option<PathBuf>,
         /// Only these hosts (comma-separated).
         #[arg(long, value_name = "NAME,...", value_delimiter = ',')]
         hosts: Option<Vec<String>>,
@@ -69,6 +74,27 @@ pub enum Command {
         #[arg(value_name = "DIR_OR_TARBALL", required = true)]
         paths: Vec<PathBuf>,
     },
+    /// Write a Grafana dashboard of the metrics `ingest` exports; --push uploads it.
+    Dashboard {
+        /// Write the dashboard JSON to FILE (replaced atomically); without -o and --push it goes
+        /// to stdout.
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<PathBuf>,
+        /// Upload it through Grafana's HTTP API (needs the config's Grafana URL and API key).
+        #[arg(long)]
+        push: bool,
+        /// The uid of the Prometheus data source; default: the config's (prometheus_uid), else a
+        /// data source picked on the dashboard.
+        #[arg(long, value_name = "UID")]
+        datasource_uid: Option<String>,
+        /// Grafana's URL; default: the config's (GRAFANA_URL).
+        #[arg(long, value_name = "URL")]
+        grafana_url: Option<String>,
+        /// The Grafana folder to push into (created if missing); default: the config's
+        /// (DIRECTORY_NAME), else Grafana's General folder.
+        #[arg(long, value_name = "NAME")]
+        folder: Option<String>,
+    },
     /// Write a sample plan workbook to start from.
     Sample {
         /// Where to write it.
@@ -85,11 +111,13 @@ pub enum Command {
     },
 }
 
-/// A plan file, or the embedded sample plan.
+/// A plan file, or the embedded sample plan. Without either, the config file's plan; a command
+/// left with no plan at all is a usage error (`cmd::resolve_plan`).
 #[derive(Debug, Args)]
-#[group(required = true, multiple = false)]
+#[group(required = false, multiple = false)]
 pub struct PlanArg {
-    /// The plan: .xlsx, .xlsm, .xls, .ods, or .json (the normalized form `roce-gen plan` prints).
+    /// The plan: .xlsx, .xlsm, .xls, .ods, or .json (the normalized form `roce-gen plan` prints);
+    /// default: the config file's plan.
     #[arg(value_name = "PLAN")]
     pub path: Option<PathBuf>,
     /// Use the embedded sample plan (the one `roce-gen sample` writes) instead of a file.

@@ -15,6 +15,8 @@ pub mod archive;
 pub mod bundle;
 pub mod cli;
 pub mod cmd;
+pub mod config;
+pub mod dashboard;
 pub mod diagnostic;
 pub mod digest;
 pub mod dist;
@@ -35,6 +37,21 @@ use std::process::ExitCode;
 /// Runs one command line. `Ok` carries the exit status for a command that ran (0 or 1); `Err`
 /// means the command could not run (exit 2).
 pub fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
+    // The config is read by the commands that use it; a `--config` that names no file is an
+    // error whatever the command.
+    let uses_config = matches!(
+        cli.command,
+        cli::Command::Generate { .. }
+            | cli::Command::Validate { .. }
+            | cli::Command::Plan { .. }
+            | cli::Command::Dashboard { .. }
+    );
+    let config = if uses_config || cli.config.is_some() {
+        cmd::read_config(cli.config.as_deref())?
+    } else {
+        None
+    };
+    let config = config.as_ref();
     match cli.command {
         cli::Command::Generate {
             plan,
@@ -42,6 +59,11 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
             hosts,
             templates,
         } => {
+            let plan = cmd::resolve_plan(plan, config)?;
+            // The command line wins over the config file.
+            let output = output
+                .or_else(|| config.and_then(|c| c.output_dir.clone()))
+                .unwrap_or_else(|| "dist".into());
             let opts = cmd::generate::Options {
                 out: &output,
                 hosts: hosts.as_deref(),
@@ -62,8 +84,28 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
             output: output.as_deref(),
         }),
         cli::Command::Verify { paths } => cmd::verify::run(&paths),
-        cli::Command::Validate { plan, format } => cmd::validate::run(&plan, format),
-        cli::Command::Plan { plan } => cmd::plan::run(&plan),
+        cli::Command::Validate { plan, format } => {
+            cmd::validate::run(&cmd::resolve_plan(plan, config)?, format)
+        }
+        cli::Command::Plan { plan } => cmd::plan::run(&cmd::resolve_plan(plan, config)?),
+        cli::Command::Dashboard {
+            output,
+            push,
+            datasource_uid,
+            grafana_url,
+            folder,
+        } => {
+            let grafana = config.map(|c| c.grafana.clone()).unwrap_or_default();
+            cmd::dashboard::run(&cmd::dashboard::Options {
+                output: output.as_deref(),
+                push,
+                datasource_uid: datasource_uid.or(grafana.datasource_uid),
+                url: grafana_url.or(grafana.url),
+                api_key: grafana.api_key,
+                folder: folder.or(grafana.folder),
+                config_file: config.map(|c| c.file.clone()),
+            })
+        }
         cli::Command::Sample { output, force } => cmd::sample::run(&output, force),
     }
 }

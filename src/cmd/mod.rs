@@ -1,6 +1,8 @@
 //! One module per subcommand; each turns parsed arguments into work and an exit status. Shared
-//! here: loading the plan named on the command line and printing its diagnostics.
+//! here: reading the config file, choosing the plan (command line, else config), loading it and
+//! printing its diagnostics.
 
+pub mod dashboard;
 pub mod generate;
 pub mod ingest;
 pub mod plan;
@@ -9,10 +11,12 @@ pub mod validate;
 pub mod verify;
 
 use std::io::Write;
+use std::path::{Path, PathBuf};
 
-use anyhow::Result;
+use anyhow::{Context, Result, bail};
 
 use crate::cli::PlanArg;
+use crate::config::{self, Config};
 use crate::diagnostic::Report;
 use crate::input::{self, Format};
 use crate::model::Plan;
@@ -51,4 +55,53 @@ pub fn print_diagnostics(name: &str, report: &Report) -> Result<()> {
         writeln!(err, "{}: {}", d.severity, d.display_in(name))?;
     }
     Ok(())
+}
+
+/// Finds and reads the config file: `explicit` (`--config`), which must exist, else the first of
+/// [`config::DEFAULT_FILES`] in the working folder, else none. Its warnings go to stderr.
+pub fn read_config(explicit: Option<&Path>) -> Result<Option<Config>> {
+    let path = match explicit {
+        Some(p) if !p.exists() => {
+            bail!("{}: no such config file (given with --config)", p.display())
+        }
+        Some(p) => p.to_path_buf(),
+        None => match config::DEFAULT_FILES
+            .iter()
+            .map(PathBuf::from)
+            .find(|p| p.is_file())
+        {
+            Some(p) => p,
+            None => return Ok(None),
+        },
+    };
+    let name = path.display().to_string();
+    let bytes =
+        std::fs::read(&path).with_context(|| format!("{name}: could not read the config file"))?;
+    let Ok(text) = String::from_utf8(bytes) else {
+        bail!("{name}: the config file is not UTF-8 text; save it as UTF-8");
+    };
+    let dir = path.parent().unwrap_or(Path::new(""));
+    let config = config::parse(&name, dir, config::Kind::of(&path), &text)?;
+    for w in &config.warnings {
+        eprintln!("warning: {w}");
+    }
+    Ok(Some(config))
+}
+
+/// The plan a command works on: PLAN or `--sample` as given, else the config file's plan. None
+/// of them is a usage error (exit 2).
+pub fn resolve_plan(arg: PlanArg, config: Option<&Config>) -> Result<PlanArg> {
+    if arg.path.is_some() || arg.sample {
+        return Ok(arg);
+    }
+    match config.and_then(|c| c.plan.clone()) {
+        Some(path) => Ok(PlanArg {
+            path: Some(path),
+            sample: false,
+        }),
+        None => bail!(
+            "no plan: name one (PLAN), use --sample, or set it in roce-gen.toml ([plan] path) or \
+             config.ini ([COMMANDS] AID_path and AID_file)"
+        ),
+    }
 }

@@ -4,6 +4,8 @@
 mod aliases;
 mod cli;
 mod common;
+mod config;
+mod dashboard;
 mod delivery;
 mod formats;
 mod generate;
