@@ -14,7 +14,7 @@ use rayon::prelude::*;
 
 use crate::archive;
 use crate::cli::PlanArg;
-use crate::cmd::{load, print_diagnostics};
+use crate::cmd::{invalid_plan, load, print_diagnostics};
 use crate::dist::{self, INDEX, Index, IndexHost};
 use crate::model::Host;
 use crate::output::Staging;
@@ -41,15 +41,7 @@ pub fn run(arg: &PlanArg, opts: &Options<'_>) -> Result<ExitCode> {
     let loaded = load(arg)?;
     let (plan, report) = match &loaded.outcome {
         Ok(ok) => ok,
-        Err(report) => {
-            print_diagnostics(&loaded.name, report)?;
-            eprintln!(
-                "error: {}: invalid plan: {}; nothing was written",
-                loaded.name,
-                report.summary()
-            );
-            return Ok(ExitCode::from(1));
-        }
+        Err(report) => return invalid_plan(&loaded.name, report, Some("nothing was written")),
     };
     print_diagnostics(&loaded.name, report)?;
     let started = std::time::Instant::now();

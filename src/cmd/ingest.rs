@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 
 use crate::cli::{PlanArg, ReportFormat};
-use crate::cmd::{load, print_diagnostics};
+use crate::cmd::{invalid_plan, load};
 use crate::ingest::render;
 use crate::ingest::report::{self, ClusterReport, PlanView, PlannedHost};
 
@@ -50,15 +50,7 @@ pub fn run(opts: &Options<'_>) -> Result<ExitCode> {
                         })
                         .collect(),
                 }),
-                Err(report) => {
-                    print_diagnostics(&loaded.name, report)?;
-                    eprintln!(
-                        "error: {}: invalid plan: {}; no report made",
-                        loaded.name,
-                        report.summary()
-                    );
-                    return Ok(ExitCode::from(1));
-                }
+                Err(report) => return invalid_plan(&loaded.name, report, Some("no report made")),
             }
         }
         None => None,

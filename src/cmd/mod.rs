@@ -13,6 +13,8 @@ pub mod verify;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use std::process::ExitCode;
+
 use anyhow::{Context, Result, bail};
 
 use crate::cli::PlanArg;
@@ -55,6 +57,15 @@ pub fn print_diagnostics(name: &str, report: &Report) -> Result<()> {
         writeln!(err, "{}: {}", d.severity, d.display_in(name))?;
     }
     Ok(())
+}
+
+/// Prints an invalid plan's problems and the closing `error:` line (`consequence` says what
+/// was not done, e.g. "nothing was written"); the exit status of an invalid plan, 1.
+pub fn invalid_plan(name: &str, report: &Report, consequence: Option<&str>) -> Result<ExitCode> {
+    print_diagnostics(name, report)?;
+    let tail = consequence.map(|c| format!("; {c}")).unwrap_or_default();
+    eprintln!("error: {name}: invalid plan: {}{tail}", report.summary());
+    Ok(ExitCode::from(1))
 }
 
 /// Finds and reads the config file: `explicit` (`--config`), which must exist, else the first of

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use crate::cli::PlanArg;
-use crate::cmd::{load, print_diagnostics};
+use crate::cmd::{invalid_plan, load, print_diagnostics};
 
 /// Runs `plan`: exit 0 with the JSON, or 1 with the problems and nothing on stdout.
 pub fn run(arg: &PlanArg) -> Result<ExitCode> {
@@ -20,10 +20,6 @@ pub fn run(arg: &PlanArg) -> Result<ExitCode> {
             out.flush()?;
             Ok(ExitCode::SUCCESS)
         }
-        Err(report) => {
-            print_diagnostics(&loaded.name, report)?;
-            eprintln!("error: {}: invalid plan: {}", loaded.name, report.summary());
-            Ok(ExitCode::from(1))
-        }
+        Err(report) => invalid_plan(&loaded.name, report, None),
     }
 }
