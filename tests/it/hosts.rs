@@ -149,6 +149,17 @@ impl FakeHost {
     /// addresses, and its bundle (generated from golden/lab-2node, for an inbox host without
     /// the plan's minimum OFED version).
     pub(crate) fn new(kind: &str, host: &str, missing: &[&str], bash: &str) -> Self {
+        Self::with_plan(kind, host, missing, bash, |_| {})
+    }
+
+    /// Like [`FakeHost::new`], with the plan (JSON) edited by `edit` before generating.
+    pub(crate) fn with_plan(
+        kind: &str,
+        host: &str,
+        missing: &[&str],
+        bash: &str,
+        edit: impl FnOnce(&mut Value),
+    ) -> Self {
         let dir = tmp();
         let root = dir.path().join("root");
         let mut cmd = Command::new("bash");
@@ -192,6 +203,7 @@ impl FakeHost {
                 .unwrap()
                 .remove("min_ofed_version");
         }
+        edit(&mut plan_doc);
         let plan = dir.path().join("plan.json");
         std::fs::write(&plan, serde_json::to_string_pretty(&plan_doc).unwrap()).unwrap();
         let generated = crate::common::roce_gen(
@@ -881,4 +893,42 @@ fn the_unit_boots_under_real_systemd_and_configures_the_host() {
         journal.contains("✅ node-a: apply: all checks passed"),
         "{journal}"
     );
+}
+
+#[test]
+fn hostile_plan_text_stays_text_on_the_host() {
+    // Free-text cells (group, switch, switch port) may hold anything printable; they reach the
+    // scripts (the cabling check), the inventory and the reports only as quoted data.
+    let marker = std::env::temp_dir().join(format!("roce-gen-pwned-{}", std::process::id()));
+    let m = marker.display().to_string();
+    let switch = format!("$(touch {m}.1)`touch {m}.2`");
+    let port = format!("'; touch {m}.3; echo '\\\"%s$HOME");
+    for bash in bashes() {
+        let h = FakeHost::with_plan("ofed", "node-a", &[], &bash, |plan| {
+            let nic = &mut plan["hosts"][0]["nics"][0];
+            nic["switch"] = Value::from(switch.clone());
+            nic["switch_port"] = Value::from(port.clone());
+            plan["hosts"][0]["group"] = Value::from(format!("rack $(touch {m}.4)"));
+        });
+        let run = h.run("precheck.sh", &[]);
+        assert!(run.code == 0 || run.code == 1, "{bash}: {}", run.stderr);
+        for n in 1..=4 {
+            assert!(
+                !std::path::Path::new(&format!("{m}.{n}")).exists(),
+                "{bash}: a plan value ran as a command ({m}.{n})"
+            );
+        }
+        let apply = h.run("apply.sh", &["--no-persist"]);
+        assert_eq!(apply.code, 0, "{bash}: {}", apply.stdout);
+        let script = std::fs::read_to_string(h.bundle.join("precheck.sh")).unwrap();
+        assert!(
+            script.contains(&format!("'$(touch {m}.1)`touch {m}.2`'")),
+            "the value is single-quoted in the plan block"
+        );
+        let inventory = std::fs::read_to_string(h.dist().join("ansible/inventory.yml")).unwrap();
+        assert!(
+            !inventory.contains("$(touch"),
+            "group names are sanitised for Ansible:\n{inventory}"
+        );
+    }
 }
