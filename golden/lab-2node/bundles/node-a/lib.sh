@@ -981,7 +981,7 @@ rg_qos_show() {
 }
 rg_qos_forget() { RG_QOS_CACHE_IF=""; }
 
-# rg_vector_of WORDS...: `0:off 3:on` or `0 0 0 1` style input as the 8-digit vector `0,0,0,1,...`.
+# rg_pfc_from_dcb WORDS...: `dcb pfc show` words (`prio-pfc 0:off 3:on …`) as the vector `0,0,0,1,...`.
 rg_pfc_from_dcb() {
   local v=(0 0 0 0 0 0 0 0) w p
   for w in "$@"; do
