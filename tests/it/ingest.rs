@@ -79,6 +79,13 @@ fn ingest(dir: &Path, extra: &[&str]) -> Run {
     roce_gen(dir, &args)
 }
 
+/// `roce-gen ingest results --plan plan.json EXTRA…` in `dir`.
+fn ingest_results(dir: &Path, extra: &[&str]) -> Run {
+    let mut args = vec!["ingest", "results", "--plan", "plan.json"];
+    args.extend_from_slice(extra);
+    roce_gen(dir, &args)
+}
+
 fn snapshot(name: &str, text: &str) {
     insta::with_settings!({ snapshot_path => "snapshots", prepend_module_to_snapshot => false }, {
         insta::assert_snapshot!(name, text);
@@ -547,7 +554,7 @@ fn one_good_host() -> tempfile::TempDir {
 #[test]
 fn every_planned_host_passed_is_exit_0() {
     let dir = one_good_host();
-    let run = roce_gen(dir.path(), &["ingest", "results", "--plan", "plan.json"]);
+    let run = ingest_results(dir.path(), &[]);
     assert_eq!(run.code, 0, "{}", run.transcript());
     assert!(
         run.stdout
@@ -557,17 +564,7 @@ fn every_planned_host_passed_is_exit_0() {
     );
     assert!(run.stdout.contains("✅ 1 host passed\n"), "{}", run.stdout);
     for format in FORMATS {
-        let run = roce_gen(
-            dir.path(),
-            &[
-                "ingest",
-                "results",
-                "--plan",
-                "plan.json",
-                "--format",
-                format,
-            ],
-        );
+        let run = ingest_results(dir.path(), &["--format", format]);
         assert_eq!(run.code, 0, "{format}: {}", run.transcript());
         assert_eq!(run.stderr, "", "{format}");
     }
@@ -604,7 +601,7 @@ fn damaged_unreadable_and_odd_files_are_reported_never_fatal() {
     )
     .unwrap();
 
-    let run = roce_gen(dir.path(), &["ingest", "results", "--plan", "plan.json"]);
+    let run = ingest_results(dir.path(), &[]);
     assert_eq!(run.code, 1, "{}", run.transcript());
     for needle in [
         "error: results/binary.json: not valid JSON",
@@ -624,17 +621,7 @@ fn damaged_unreadable_and_odd_files_are_reported_never_fatal() {
             run.stdout
         );
     }
-    let json = roce_gen(
-        dir.path(),
-        &[
-            "ingest",
-            "results",
-            "--plan",
-            "plan.json",
-            "--format",
-            "json",
-        ],
-    );
+    let json = ingest_results(dir.path(), &["--format", "json"]);
     let doc: Value = serde_json::from_str(&json.stdout).unwrap();
     assert_eq!(
         doc["superseded"][0]["reason"], "a copy of results/gpu-001.apply.json",
@@ -787,7 +774,7 @@ fn colour_only_on_a_terminal_and_never_with_no_color() {
     );
     // An empty NO_COLOR does not count (no-color.org).
     assert!(on_tty(Some("")).contains('\u{1b}'));
-    let piped = roce_gen(dir.path(), &["ingest", "results", "--plan", "plan.json"]);
+    let piped = ingest_results(dir.path(), &[]);
     assert!(!piped.stdout.contains('\u{1b}'));
 }
 
