@@ -2,17 +2,20 @@
 # Simulated GPU hosts for testing roce-gen's bash bundles without RDMA hardware.
 #
 # A fake host is a directory ROOT holding the parts of /sys, /proc and /etc the scripts
-# read (every path is reached as "$ROCE_GEN_ROOT/sys/...") plus ROOT/bin, stand-ins for
-# the host tools (tests/host/stubs/stub) that keep their state in the same tree. Nothing
-# in ROOT points outside it, so a tree can be copied (cp -a) and used as a template.
+# read (every path is reached as "$ROCE_GEN_ROOT/sys/...") plus stand-ins for the host
+# tools (tests/host/stubs/, copied to ROOT/lib/fakehost/; ROOT/bin/TOOL links to the ones
+# the host has installed, and `ln -s stub ROOT/bin/TOOL` adds another) that keep their
+# state in the same tree (layout: tests/host/fixtures/README.md). Nothing in ROOT points
+# outside it, so a tree can be copied (cp -a) and used as a template.
 #
 #   fakehost.sh create ROOT --kind ofed|inbox --host NAME
 #                           --nic DEV:IF:BDF:MAC [--nic ...] [--missing DEV ...]
 #                           [--lldp none|lldpd|lldpad]
 #       e.g. --nic mlx5_0:ens1f0np0:0000:1a:00.0:b8:3f:d2:01:00:00
 #       --missing DEV leaves that NIC out entirely (card absent), so a test can pass the
-#       plan's NIC list unchanged. Every NIC has a 400G optic (.fake/net/IF/module), link
-#       modes up to 400G, pause and RDMA health counters. --lldp installs lldpd (lldpcli) or
+#       plan's NIC list unchanged. Every NIC has a 400G CMIS optic (.fake/net/IF/module.txt,
+#       a copy of fixtures/ethtool-m/cmis-400g-4lane.txt), link modes up to 400G, pause and
+#       RDMA health counters. --lldp installs lldpd (lldpcli) or
 #       lldpad (lldptool), running, with NIC N (from 0) cabled to leaf-N+1 port Eth1/1 in
 #       .fake/lldp/IF; the default is none. ROOT must be absent or empty.
 #   fakehost.sh snapshot ROOT [DIR ...]
@@ -23,9 +26,17 @@
 #       runs CMD with ROCE_GEN_ROOT=ROOT, PATH=ROOT/bin:/usr/bin:/bin, STUB_LOG=ROOT/stub.log;
 #       as root inside `unshare --mount --uts --net --fork` so tools the stubs do not
 #       cover see an empty network namespace (FAKEHOST_ISOLATION=none disables that).
+#       Isolated runs see ROOT/sys through driverfs (driverfs/driverfs.py, FUSE; Python
+#       from FAKEHOST_PYTHON, default /usr/bin/python3, with python3-fusepy): the files
+#       are the same, but the mlx5 attributes (traffic_class, ecn/*, mtu, rdma_cm configfs)
+#       refuse what the kernel refuses and print what it prints. No FUSE: exit 2.
 #       Says on stderr which way it ran; returns CMD's status.
+#   fakehost.sh reload ROOT
+#       `openibd restart`: runtime settings back to the driver defaults, then
+#       ROOT/etc/infiniband/post-start-hook.sh if executable (via run); its status.
 #
-# Or `source` this file and call fakehost_create / fakehost_snapshot / fakehost_run.
+# Or `source` this file and call fakehost_create / fakehost_snapshot / fakehost_run /
+# fakehost_reload.
 # Bash 4.2 compatible; the functions run in subshells so they never change the caller's
 # shell options.
 
@@ -34,17 +45,20 @@ case ${BASH_SOURCE[0]} in
   *) FAKEHOST_DIR=. ;;
 esac
 FAKEHOST_DIR=$(cd "$FAKEHOST_DIR" && pwd)
-FAKEHOST_STUB=$FAKEHOST_DIR/stubs/stub
+FAKEHOST_STUBS=$FAKEHOST_DIR/stubs
+FAKEHOST_FIXTURES=$FAKEHOST_DIR/fixtures
 
 # Tools every fake host has (iproute2, ethtool, systemd, hostname, kmod), and the ones
 # only MLNX_OFED / DOCA-OFED installs (mlnx-tools and ofed-scripts).
 FAKEHOST_COMMON_TOOLS='dcb ethtool ip systemctl hostname modprobe'
+# (lldpcli / lldptool come with --lldp.)
 FAKEHOST_OFED_TOOLS='ofed_info mlnx_qos cma_roce_mode cma_roce_tos ibdev2netdev'
 
 fakehost_usage() {
   printf '%s\n' 'usage: fakehost.sh create ROOT --kind ofed|inbox --host NAME --nic DEV:IF:BDF:MAC [--nic ...] [--missing DEV ...]' \
     '       fakehost.sh snapshot ROOT [DIR ...]' \
-    '       fakehost.sh run ROOT -- CMD [ARG ...]' >&2
+    '       fakehost.sh run ROOT -- CMD [ARG ...]' \
+    '       fakehost.sh reload ROOT' >&2
 }
 
 fakehost_create() (
@@ -123,6 +137,8 @@ ID_LIKE=debian'
   put proc/mounts 'sysfs /sys sysfs rw,nosuid,nodev,noexec,relatime 0 0
 proc /proc proc rw,nosuid,nodev,noexec,relatime 0 0
 configfs /sys/kernel/config configfs rw,nosuid,nodev,noexec,relatime 0 0'
+  # rdma_cm's configfs folder is there (module loaded); the per-device folders are made by
+  # mkdir, which the driver filesystem (tests/host/driverfs) answers as configfs does.
   mkdir -p -- "$root/sys/class/infiniband" "$root/sys/class/net" "$root/sys/kernel/config/rdma_cm" \
     "$root/sys/bus/pci/drivers/mlx5_core" "$root/.fake/systemd/enabled" "$root/.fake/systemd/active" \
     "$root/.fake/fail" "$root/.fake/output" "$root/etc/systemd/system" "$root/bin"
@@ -151,6 +167,7 @@ configfs /sys/kernel/config configfs rw,nosuid,nodev,noexec,relatime 0 0'
     put "$pci/max_link_speed" '32.0 GT/s PCIe'
     put "$pci/current_link_width" 16
     put "$pci/max_link_width" 16
+    put "$pci/resource" "0x000000$(printf '%02x' $((0x20 + 2 * i)))000000 0x000000$(printf '%02x' $((0x21 + 2 * i)))ffffff 0x000000000014220c"
     link "$pci/driver" ../../../bus/pci/drivers/mlx5_core
     link "$pci/net/$ifc" "../../../../class/net/$ifc"
     link "$pci/infiniband/$dev" "../../../../class/infiniband/$dev"
@@ -160,6 +177,7 @@ configfs /sys/kernel/config configfs rw,nosuid,nodev,noexec,relatime 0 0'
     put "$net/mtu" 1500
     put "$net/operstate" up
     put "$net/carrier" 1
+    put "$net/dev_id" 0x0
     put "$net/address" "$mac"
     put "$net/ifindex" $((i + 2)) # 1 is lo on a real host
     put "$net/speed" 400000
@@ -191,36 +209,55 @@ configfs /sys/kernel/config configfs rw,nosuid,nodev,noexec,relatime 0 0'
     put "$ib/ports/1/gid_attrs/types/1" 'RoCE v2'
     link "$ib/device" "../../../devices/pci0000:00/$bdf"
 
-    # rdma_cm configfs, already mkdir'ed (a real configfs creates ports/ on mkdir).
-    put "sys/kernel/config/rdma_cm/$dev/ports/1/default_roce_mode" 'IB/RoCE v1'
-    put "sys/kernel/config/rdma_cm/$dev/ports/1/default_roce_tos" 0
-
     put ".fake/net/$ifc/pause" 'on on off' # rx tx autoneg: mlx5's default global pause
-    # A 400G SR4 optic (OSFP, CMIS) in good health, with the module's warning thresholds.
-    put ".fake/net/$ifc/module" "layout=cmis
-vendor=NVIDIA
-pn=MMA4Z00-NS400
-sn=MT2330FT0$i
-temp=4$i.50
-tx=-0.50 -0.62 -0.41 -0.55
-rx=-1.10 -1.32 -0.98 -1.21
-temp_hi=75
-tx_lo=-6.40
-tx_hi=4.00
-rx_lo=-9.90
-rx_hi=4.00"
-    put ".fake/net/$ifc/modes" '25000
-50000
-100000
-200000
-400000'
+    # A 400G SR4 optic (OSFP, CMIS): ethtool's own printout of it (fixtures/ethtool-m/).
+    cp -- "$FAKEHOST_FIXTURES/ethtool-m/cmis-400g-4lane.txt" "$root/.fake/net/$ifc/module.txt"
+    # mlx5 link modes of a 400G port (kernel link-mode names, in bit order).
+    put ".fake/net/$ifc/modes" "$(for d in 25000baseCR 25000baseKR 25000baseSR 50000baseKR 50000baseSR \
+      50000baseCR 50000baseLR_ER_FR 50000baseDR 100000baseKR2 100000baseSR2 100000baseCR2 \
+      100000baseLR2_ER2_FR2 100000baseDR2 200000baseKR4 200000baseSR4 200000baseLR4_ER4_FR4 \
+      200000baseDR4 200000baseCR4 100000baseKR 100000baseSR 100000baseLR_ER_FR 100000baseCR \
+      100000baseDR 200000baseKR2 200000baseSR2 200000baseLR2_ER2_FR2 200000baseDR2 200000baseCR2 \
+      400000baseKR4 400000baseSR4 400000baseLR4_ER4_FR4 400000baseDR4 400000baseCR4; do echo "$d/Full"; done)"
     put ".fake/net/$ifc/lanes" 4
+    # ethtool -S: a realistic mlx5 subset (NIC 0 is fixtures/ethtool/stats.txt).
     put ".fake/net/$ifc/stats" "rx_packets 123456
+rx_bytes 98765432
 tx_packets 654321
+tx_bytes 87654321
+rx_csum_unnecessary 120034
+rx_out_of_buffer 0
+rx_vport_unicast_packets 123400
+rx_vport_unicast_bytes 98760000
+tx_vport_unicast_packets 654300
+tx_vport_unicast_bytes 87650000
+rx_vport_rdma_unicast_packets 88231904
+rx_vport_rdma_unicast_bytes 361397278720
+tx_vport_rdma_unicast_packets 91502377
+tx_vport_rdma_unicast_bytes 374793435136
+rx_packets_phy 88355360
+rx_bytes_phy 361496043520
+tx_packets_phy 92156698
+tx_bytes_phy 374881085457
+rx_crc_errors_phy 0
+rx_symbol_err_phy 0
+rx_discards_phy 0
+tx_discards_phy 0
 rx_pause_ctrl_phy 0
 tx_pause_ctrl_phy 0
+rx_prio3_bytes 361397278720
+rx_prio3_packets 88231904
+tx_prio3_bytes 374793435136
+tx_prio3_packets 91502377
 rx_prio3_pause $((10 * i))
-tx_prio3_pause $((20 * i))"
+rx_prio3_pause_duration 0
+tx_prio3_pause $((20 * i))
+tx_prio3_pause_duration 0
+rx_prio3_pause_transition 0
+tx_pause_storm_warning_events 0
+tx_pause_storm_error_events 0
+module_unplug 0
+module_bus_stuck 0"
     if [[ $lldp != none ]]; then
       put ".fake/lldp/$ifc" "switch=leaf-$((i + 1))
 port=Eth1/1
@@ -228,13 +265,23 @@ port_type=ifname
 descr=$host:$ifc"
     fi
     : >"$root/.fake/net/$ifc/addrs"       # no IP address
+    # DCB netlink state of the driver (stubs/mlx5-dcb.sh): PCP trust (empty APP table),
+    # no PFC, cable length 7 m, OS-controlled DCBX.
     mkdir -p -- "$root/.fake/dcb/$ifc"
-    : >"$root/.fake/dcb/$ifc/dscp-prio" # empty DCB APP table
+    : >"$root/.fake/dcb/$ifc/app"
+    put ".fake/dcb/$ifc/pfc" 0,0,0,0,0,0,0,0
+    put ".fake/dcb/$ifc/cable_len" 7
+    put ".fake/dcb/$ifc/dcbx" 'host cee ieee'
     if [[ $kind == ofed ]]; then
-      # OFED-only sysfs (mlnx-ofa_kernel en_sysfs.c): QoS, ECN per priority, CNP marking.
-      put "$net/qos/trust" pcp
-      put "$net/qos/pfc" 0,0,0,0,0,0,0,0
-      put "$net/qos/dscp2prio" "$(for ((d = 0; d < 64; d++)); do echo "$d $((d >> 3))"; done)"
+      # OFED-only sysfs (mlnx-ofa_kernel en_sysfs.c): the qos group (tc_num, maxrate,
+      # prio2buffer, buffer_size; no trust/pfc/dscp2prio since OFED 4.2), ECN per
+      # priority, CNP marking.
+      put "$net/qos/tc_num" 0
+      put "$net/qos/maxrate" '0 0 0 0 0 0 0 0 '
+      printf 'Priority\tBuffer\n' >"$root/$net/qos/prio2buffer"
+      for ((d = 0; d < 8; d++)); do printf '%d\t\t0\n' "$d"; done >>"$root/$net/qos/prio2buffer"
+      printf 'Port buffer size = 262016\nSpare buffer size = 0\nBuffer\tSize\txoff_threshold\txon_threshold\n0\t262016\t0\t\t0\n' >"$root/$net/qos/buffer_size"
+      for ((d = 1; d < 8; d++)); do printf '%d\t0\t0\t\t0\n' "$d"; done >>"$root/$net/qos/buffer_size"
       for d in 0 1 2 3 4 5 6 7; do
         # Firmware default ROCE_CC_PRIO_MASK_P1=255: congestion control on every priority.
         put "$net/ecn/roce_np/enable/$d" 1
@@ -244,18 +291,17 @@ descr=$host:$ifc"
       put "$net/ecn/roce_np/cnp_802p_prio" 6 # firmware default CNP_802P_PRIO_P1
       mkdir -p -- "$root/$ib/tc/1"
       : >"$root/$ib/tc/1/traffic_class" # empty: no global tclass set
-    else
-      put ".fake/dcb/$ifc/pfc" 0,0,0,0,0,0,0,0
     fi
     i=$((i + 1))
   done
 
-  # The stub is copied, not linked, so the tree does not depend on the repository.
-  cp -- "$FAKEHOST_STUB" "$root/bin/stub"
-  chmod 755 "$root/bin/stub"
-  for d in $FAKEHOST_COMMON_TOOLS; do ln -s stub "$root/bin/$d"; done
+  # The stand-ins are copied, not linked, so the tree does not depend on the repository.
+  mkdir -p -- "$root/lib/fakehost"
+  cp -- "$FAKEHOST_STUBS"/* "$root/lib/fakehost/"
+  ln -s ../lib/fakehost/stub "$root/bin/stub"
+  for d in $FAKEHOST_COMMON_TOOLS; do ln -s "../lib/fakehost/$d" "$root/bin/$d"; done
   if [[ $kind == ofed ]]; then
-    for d in $FAKEHOST_OFED_TOOLS; do ln -s stub "$root/bin/$d"; done
+    for d in $FAKEHOST_OFED_TOOLS; do ln -s "../lib/fakehost/$d" "$root/bin/$d"; done
   fi
   case $lldp in
     lldpd) d=lldpcli ;;
@@ -263,7 +309,7 @@ descr=$host:$ifc"
     *) d='' ;;
   esac
   if [[ -n $d ]]; then
-    ln -s stub "$root/bin/$d"
+    ln -s "../lib/fakehost/$d" "$root/bin/$d"
     : >"$root/.fake/systemd/active/$lldp.service"
   fi
 )
@@ -295,7 +341,7 @@ fakehost_snapshot() (
 )
 
 fakehost_run() {
-  local root=${1-} unshare
+  local root=${1-} unshare py
   if [[ -z $root || ! -d $root/.fake ]]; then
     printf 'fakehost run: %s is not a fake host root\n' "$root" >&2
     return 2
@@ -315,9 +361,18 @@ fakehost_run() {
       echo 'fakehost run: running as root but unshare --mount --uts --net failed; set FAKEHOST_ISOLATION=none to run anyway' >&2
       return 2
     fi
+    # Inside the namespace driverfs covers ROOT/sys with the kernel's attribute semantics;
+    # without FUSE the run fails rather than fall back to plain files.
+    py=${FAKEHOST_PYTHON:-/usr/bin/python3}
+    if [[ ! -x $py || ! -f $FAKEHOST_DIR/driverfs/driverfs.py ]]; then
+      echo "fakehost run: driverfs needs $py (with python3-fusepy) and $FAKEHOST_DIR/driverfs/driverfs.py" >&2
+      return 2
+    fi
     echo 'fakehost run: isolated (root: unshare --mount --uts --net --fork)' >&2
-    ROCE_GEN_ROOT=$root PATH=$root/bin:/usr/bin:/bin STUB_LOG=$root/stub.log \
-      "$unshare" --mount --uts --net --fork -- "$@"
+    # shellcheck disable=SC2016 # expanded by the inner bash, which gets the function's text
+    FAKEHOST_RUN_INNER=$(declare -f fakehost_run_inner) "$unshare" --mount --uts --net --fork -- \
+      "$BASH" -c 'eval "$FAKEHOST_RUN_INNER"; unset FAKEHOST_RUN_INNER; fakehost_run_inner "$@"' \
+      fakehost-run "$root" "$py" "$FAKEHOST_DIR/driverfs/driverfs.py" "$@"
   else
     if ((EUID == 0)); then
       echo 'fakehost run: not isolated (FAKEHOST_ISOLATION=none)' >&2
@@ -328,6 +383,96 @@ fakehost_run() {
   fi
 }
 
+# fakehost_run_inner ROOT PYTHON DRIVERFS CMD [ARG ...]: the isolated half of fakehost_run,
+# run by a bash inside the new mount namespace (fakehost_run passes its text in the
+# environment, so it needs nothing else from this file). Starts the driverfs daemon on ROOT/sys (it serves the folder
+# it covers) and waits until the kernel has mounted it, runs CMD with the fake host's
+# environment, and on every way out stops the daemon, which unmounts: SIGTERM, then SIGKILL
+# after 5 s. Returns CMD's status, or 2 when driverfs did not mount. A ROOT/sys that already
+# is driverfs (a run inside a run) is used as it is.
+fakehost_run_inner() {
+  local root=$1 py=$2 drv=$3 esc mp rest line mounted=0
+  shift 3
+  esc=${root//\\/\\134}/sys # the mount point as /proc/self/mountinfo spells it
+  esc=${esc// /\\040}
+  esc=${esc//$'\t'/\\011}
+  esc=${esc//$'\n'/\\012}
+  while read -r _ _ _ _ mp rest; do
+    if [[ $mp == "$esc" && $rest == *' - fuse.driverfs '* ]]; then mounted=1; fi
+  done </proc/self/mountinfo
+  if ((mounted == 0)); then
+    # The daemon says "ready" on fd 3 once mounted and holds fd 3 until it exits.
+    coproc FAKEHOST_DRIVERFS { exec "$py" "$drv" --ready-fd 3 "$root" 3>&1 1>&2 </dev/null; }
+    fakehost_pid=$FAKEHOST_DRIVERFS_PID fakehost_mnt=$root/sys
+    exec {fakehost_fd}<&"${FAKEHOST_DRIVERFS[0]}"
+    trap 'kill -TERM "$fakehost_pid" 2>/dev/null
+      read -r -t 5 _ <&"$fakehost_fd"
+      if (($? > 128)); then kill -KILL "$fakehost_pid" 2>/dev/null; umount -l "$fakehost_mnt" 2>/dev/null; fi
+      wait "$fakehost_pid" 2>/dev/null' EXIT
+    trap 'exit 129' HUP
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
+    if ! read -r -t 30 line <&"$fakehost_fd" || [[ $line != ready ]]; then
+      printf 'fakehost run: driverfs did not mount on %s/sys (the reason is above); the fake sysfs needs FUSE (/dev/fuse) and python3-fusepy\n' "$root" >&2
+      return 2
+    fi
+  fi
+  ROCE_GEN_ROOT=$root PATH=$root/bin:/usr/bin:/bin STUB_LOG=$root/stub.log "$@"
+}
+
+# fakehost_reload ROOT: what `openibd restart` (or a driver reload) does to the host. Every
+# runtime setting returns to the driver's default: verbs traffic class unset, ECN on for
+# every priority, CNP DSCP 48 and priority 6, the RDMA-CM defaults of every device (RoCE v2,
+# ToS 0: .fake/cma cleared, the files of an existing rdma_cm/DEV folder rewritten), MTU 1500,
+# the driver's DCB netlink state as the stand-ins keep it (stubs/mlx5-dcb.sh: .fake/dcb/IF/app,
+# pfc and cable_len removed, so they report the defaults: PCP trust, no PFC, 7 m) and global
+# pause on (.fake/net/IF/pause). Kept: the DCBX mode (.fake/dcb/IF/dcbx, a firmware register
+# the driver only queries at load), the link-flap log and DCQCN parameters a test added.
+# Then, as OFED's openibd does after (re)starting the stack, it runs
+# ROOT/etc/infiniband/post-start-hook.sh when that is executable, through fakehost_run
+# (isolated, ROCE_GEN_ROOT=ROOT, working folder ROOT), and returns its status (0 without a
+# hook). udev is not simulated: for each ROOT/etc/udev/rules.d file that mentions roce-gen it
+# prints the RUN+= and ENV{SYSTEMD_WANTS} assignments a real "add" event would trigger, as
+# "udev: FILE: ASSIGNMENT" lines on stdout; nothing of them is run.
+fakehost_reload() (
+  set -u
+  shopt -s nullglob
+  local root=${1-} d f rc=0 hook=etc/infiniband/post-start-hook.sh
+  if [[ -z $root || ! -d $root/.fake ]]; then
+    printf 'fakehost reload: %s is not a fake host root\n' "$root" >&2
+    exit 2
+  fi
+  root=$(cd -- "$root" && pwd)
+  cd -- "$root" || exit 2
+  for f in sys/class/infiniband/*/tc/*/traffic_class; do : >"$f"; done
+  for f in sys/class/net/*/ecn/roce_[nr]p/enable/[0-7]; do echo 1 >"$f"; done
+  for f in sys/class/net/*/ecn/roce_np/cnp_dscp; do echo 48 >"$f"; done
+  for f in sys/class/net/*/ecn/roce_np/cnp_802p_prio; do echo 6 >"$f"; done
+  for f in sys/class/net/*/mtu; do echo 1500 >"$f"; done
+  rm -rf -- .fake/cma
+  for f in sys/kernel/config/rdma_cm/*/ports/*/default_roce_mode; do echo 'RoCE v2' >"$f"; done
+  for f in sys/kernel/config/rdma_cm/*/ports/*/default_roce_tos; do echo 0 >"$f"; done
+  for d in .fake/dcb/*/; do rm -f -- "$d"app "$d"pfc "$d"cable_len; done
+  for f in .fake/net/*/pause; do echo 'on on off' >"$f"; done
+  echo 'fakehost reload: driver defaults restored (openibd restart)' >&2
+
+  for f in etc/udev/rules.d/*; do
+    if [[ ! -f $f ]] || ! grep -q roce-gen -- "$f"; then continue; fi
+    grep -v '^[[:space:]]*#' -- "$f" | grep -o -E '(RUN|ENV\{SYSTEMD_WANTS\})\+?="[^"]*"' |
+      while IFS= read -r d; do printf 'udev: %s: %s\n' "$f" "$d"; done
+  done
+
+  if [[ -f $hook && -x $hook ]]; then
+    echo "fakehost reload: running /$hook, as openibd does after starting the stack" >&2
+    fakehost_run "$root" -- "$root/$hook"
+    rc=$?
+    echo "fakehost reload: /$hook exited with status $rc" >&2
+  elif [[ -e $hook ]]; then
+    echo "fakehost reload: /$hook is not executable, so openibd would not run it" >&2
+  fi
+  exit "$rc"
+)
+
 fakehost_main() {
   local cmd=${1-}
   (($#)) && shift
@@ -335,6 +480,7 @@ fakehost_main() {
     create) fakehost_create "$@" ;;
     snapshot) fakehost_snapshot "$@" ;;
     run) fakehost_run "$@" ;;
+    reload) fakehost_reload "$@" ;;
     *)
       fakehost_usage
       return 2

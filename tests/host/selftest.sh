@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
-# Self-test of the simulated-host harness (fakehost.sh and stubs/stub): builds an OFED and
-# an inbox fake host in a temporary folder, drives every stand-in and fakehost.sh
-# command, and compares exit statuses, exact output (tabs and trailing spaces included),
-# the state files and the stub log. Prints "N passed, M failed"; exits 1 on any failure.
+# Self-test of the simulated-host harness (fakehost.sh and the stand-ins in stubs/). For
+# every file in fixtures/ a fake host is put into the fixture's state through the tools
+# themselves and the stand-in's output must equal the fixture byte for byte; then the
+# driver's side effects (DCB APP table and trust, PFC vs pause and link flaps, RDMA-CM
+# configfs, device mapping) and the rest of the tools, the stub log, the scenario hooks,
+# fakehost.sh snapshot and run. Prints "N passed, M failed"; exits 1 on any failure.
+# Cases that need the driver filesystem (FUSE, for configfs and sysfs attribute semantics)
+# print a SKIP line when it cannot run here; a SKIP is never counted as a pass.
 # Needs bash, coreutils and jq (to parse the log); shellcheck when installed.
 
 set -u
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 FH=$HERE/fakehost.sh
+FX=$HERE/fixtures
 T=$(mktemp -d)
 trap 'rm -rf -- "$T"' EXIT
-pass=0 fail=0
+pass=0 fail=0 skip=0
 
 # ---------------------------------------------------------------------------------------
 # assertion helpers
@@ -24,6 +29,10 @@ eq() { # NAME WANT GOT
     diff -u --label want --label got <(printf '%s\n' "$2") <(printf '%s\n' "$3") | sed 's/^/    /'
   fi
 }
+skip() {
+  skip=$((skip + 1))
+  printf 'SKIP %s\n' "$*"
+}
 yes_() { # NAME COMMAND...: the command must succeed
   if "${@:2}"; then eq "$1" ok ok; else eq "$1" 'command succeeds' "command failed: ${*:2}"; fi
 }
@@ -33,6 +42,10 @@ val() { # FILE: its content, trailing newlines dropped (as sysfs readers see it)
   IFS= read -r -d '' v <"$1" || true
   while [[ $v == *$'\n' ]]; do v=${v%$'\n'}; done
   printf '%s' "$v"
+}
+exact() { # FILE: its exact content (for comparing with OUT)
+  REPLY=''
+  IFS= read -r -d '' REPLY <"$1" || true
 }
 
 # call ROOT CMD...: run CMD against a fake root as the generated scripts would; sets
@@ -51,18 +64,42 @@ expect() { # NAME RC STDOUT [STDERR]
   eq "$1: stdout" "$3" "$OUT"
   if (($# > 3)); then eq "$1: stderr" "$4" "$ERR"; fi
 }
+fixture() { # NAME RC FIXTURE [STDERR]: the last call printed FIXTURE byte for byte
+  exact "$FX/$3"
+  if (($# > 3)); then expect "$1 = $3" "$2" "$REPLY" "$4"; else expect "$1 = $3" "$2" "$REPLY"; fi
+}
+
+# The driver filesystem needs root (a mount namespace), FUSE and python3-fusepy.
+DRIVERFS=0
+if ((EUID == 0)) && [[ -f $HERE/driverfs/driverfs.py && -c /dev/fuse ]] &&
+  "${FAKEHOST_PYTHON:-/usr/bin/python3}" -c 'import fusepy' 2>/dev/null; then
+  DRIVERFS=1
+fi
+# krun ROOT CMD...: like call, but through `fakehost.sh run` (the kernel's sysfs/configfs
+# semantics from driverfs); the run's own note on stderr is dropped.
+krun() {
+  local root=$1
+  shift
+  "$FH" run "$root" -- "$@" >"$T/out" 2>"$T/err"
+  RC=$?
+  OUT='' ERR=''
+  IFS= read -r -d '' OUT <"$T/out" || true
+  grep -v '^fakehost run: ' "$T/err" >"$T/err2"
+  IFS= read -r -d '' ERR <"$T/err2" || true
+}
 
 # ---------------------------------------------------------------------------------------
 # lint: shellcheck, bash -n, and no construct newer than bash 4.2 (RHEL 7)
 
-FILES=("$HERE/stubs/stub" "$FH" "$HERE/selftest.sh")
+FILES=("$FH" "$HERE/selftest.sh")
+for f in "$HERE"/stubs/*; do FILES+=("$f"); done
 for f in "${FILES[@]}"; do
   yes_ "bash -n ${f##*/}" bash -n "$f"
 done
 if command -v shellcheck >/dev/null; then
-  eq 'shellcheck -s bash: no findings' '' "$(shellcheck -s bash "${FILES[@]}" 2>&1)"
+  eq 'shellcheck -s bash: no findings' '' "$(cd "$HERE/stubs" && shellcheck -x -s bash "${FILES[@]}" 2>&1)"
 else
-  echo 'SKIP shellcheck (not installed)'
+  skip 'shellcheck (not installed)'
 fi
 # Patterns are written so that they do not match themselves.
 newer='(declare|local|typeset)[[:space:]]+-n|(mapfile|readarray)[[:space:]]+-d|wait[[:space:]]+-n'
@@ -81,42 +118,50 @@ O=$T/ofed I=$T/inbox
 eq 'create ofed: exit status' 0 $?
 "$FH" create "$I" --kind inbox --host gpu-002 --nic mlx5_0:ens1f0np0:0000:1a:00.0:B8:3F:D2:02:00:00
 eq 'create inbox: exit status' 0 $?
+cp -a "$O" "$T/pristine" # an untouched OFED host, copied for the fixture cases
 
 eq 'ofed bin/' 'cma_roce_mode cma_roce_tos dcb ethtool hostname ibdev2netdev ip mlnx_qos modprobe ofed_info stub systemctl' \
   "$(cd "$O/bin" && echo *)"
-eq 'inbox bin/' 'dcb ethtool hostname ip modprobe stub systemctl' "$(cd "$I/bin" && echo *)"
+eq 'inbox bin/ (no mlnx_qos: inbox hosts have dcb only)' 'dcb ethtool hostname ip modprobe stub systemctl' "$(cd "$I/bin" && echo *)"
+eq 'the stand-ins are copied into lib/fakehost' "$(cd "$HERE/stubs" && echo *)" "$(cd "$O/lib/fakehost" && echo *)"
 eq 'no absolute symlink in the tree' '' "$(find "$O" "$I" -type l -lname '/*')"
 
-IBD=$O/sys/class/infiniband/mlx5_0 NETD=$O/sys/class/net/ens1f0np0
+IBD=$O/sys/class/infiniband/mlx5_0 NETD=$O/sys/class/net/ens1f0np0 DCBD=$O/.fake/dcb/ens1f0np0
 for kv in "$IBD/fw_ver=28.39.1002" "$IBD/board_id=MT_0000000838" "$IBD/node_type=1: CA" \
   "$IBD/ports/1/state=4: ACTIVE" "$IBD/ports/1/phys_state=5: LinkUp" "$IBD/ports/1/link_layer=Ethernet" \
   "$IBD/ports/1/gid_attrs/ndevs/0=ens1f0np0" "$IBD/ports/1/gid_attrs/types/1=RoCE v2" \
   "$IBD/ports/1/gids/0=fe80:0000:0000:0000:ba3f:d2ff:fe01:0000" "$IBD/tc/1/traffic_class=" \
-  "$NETD/mtu=1500" "$NETD/operstate=up" "$NETD/address=b8:3f:d2:01:00:00" "$NETD/ifindex=2" \
-  "$NETD/qos/trust=pcp" "$NETD/qos/pfc=0,0,0,0,0,0,0,0" "$NETD/ecn/roce_np/enable/3=1" \
-  "$NETD/ecn/roce_rp/enable/0=1" "$NETD/ecn/roce_np/cnp_dscp=48" "$NETD/ecn/roce_np/cnp_802p_prio=6" \
-  "$O/sys/class/net/ens1f1np1/ifindex=3" "$O/sys/class/infiniband/mlx5_0/device/vendor=0x15b3" \
-  "$O/sys/kernel/config/rdma_cm/mlx5_0/ports/1/default_roce_mode=IB/RoCE v1" \
-  "$O/sys/kernel/config/rdma_cm/mlx5_0/ports/1/default_roce_tos=0" \
-  "$O/sys/module/rdma_cm/initstate=live" "$O/sys/module/mlx5_core/version=24.10-1.1.4" \
-  "$O/.fake/ofed_version=MLNX_OFED_LINUX-24.10-1.1.4.0:" "$O/.fake/hostname=gpu-001.example.net" \
-  "$O/.fake/net/ens1f0np0/pause=on on off" "$O/.fake/net/ens1f0np0/addrs=" \
-  "$I/sys/class/net/ens1f0np0/address=b8:3f:d2:02:00:00" "$I/.fake/dcb/ens1f0np0/pfc=0,0,0,0,0,0,0,0" \
-  "$I/.fake/dcb/ens1f0np0/dscp-prio=" "$I/proc/sys/kernel/osrelease=5.15.0-105-generic" \
+  "$NETD/mtu=1500" "$NETD/operstate=up" "$NETD/carrier=1" "$NETD/dev_id=0x0" "$NETD/address=b8:3f:d2:01:00:00" \
+  "$NETD/ifindex=2" "$NETD/qos/tc_num=0" "$NETD/qos/maxrate=0 0 0 0 0 0 0 0 " \
+  "$NETD/ecn/roce_np/enable/3=1" "$NETD/ecn/roce_rp/enable/0=1" "$NETD/ecn/roce_np/cnp_dscp=48" \
+  "$NETD/ecn/roce_np/cnp_802p_prio=6" "$O/sys/class/net/ens1f1np1/ifindex=3" \
+  "$O/sys/class/infiniband/mlx5_0/device/vendor=0x15b3" "$O/sys/module/rdma_cm/initstate=live" \
+  "$O/sys/module/mlx5_core/version=24.10-1.1.4" "$O/.fake/ofed_version=MLNX_OFED_LINUX-24.10-1.1.4.0:" \
+  "$O/.fake/hostname=gpu-001.example.net" "$O/.fake/net/ens1f0np0/pause=on on off" "$O/.fake/net/ens1f0np0/addrs=" \
+  "$DCBD/app=" "$DCBD/pfc=0,0,0,0,0,0,0,0" "$DCBD/cable_len=7" "$DCBD/dcbx=host cee ieee" \
+  "$I/sys/class/net/ens1f0np0/address=b8:3f:d2:02:00:00" "$I/sys/class/net/ens1f0np0/dev_id=0x0" \
+  "$I/.fake/dcb/ens1f0np0/pfc=0,0,0,0,0,0,0,0" "$I/.fake/dcb/ens1f0np0/app=" "$I/proc/sys/kernel/osrelease=5.15.0-105-generic" \
   "$IBD/ports/1/hw_counters/np_cnp_sent=1200" "$IBD/ports/1/hw_counters/out_of_sequence=0" \
   "$O/sys/class/infiniband/mlx5_1/ports/1/hw_counters/rp_cnp_handled=901" "$O/.fake/net/ens1f0np0/lanes=4"; do
   eq "create: ${kv%%=*}" "${kv#*=}" "$(val "${kv%%=*}")"
 done
-eq 'create: dscp2prio has 64 default lines' '64 26 3' \
-  "$(wc -l <"$NETD/qos/dscp2prio") $(grep '^26 ' "$NETD/qos/dscp2prio")"
+# OFED >= 4.2 has no qos/trust, qos/pfc or qos/dscp2prio: the qos group is en_sysfs.c's.
+eq 'create: OFED qos/ holds tc_num, maxrate, prio2buffer, buffer_size only' 'buffer_size maxrate prio2buffer tc_num' \
+  "$(cd "$NETD/qos" && echo *)"
+eq 'create: qos/prio2buffer (en_sysfs.c format)' "$(printf 'Priority\tBuffer\n'; for p in 0 1 2 3 4 5 6 7; do printf '%d\t\t0\n' "$p"; done)" \
+  "$(cat "$NETD/qos/prio2buffer")"
+eq 'create: qos/buffer_size (en_sysfs.c format)' "$(printf 'Port buffer size = 262016\nSpare buffer size = 0\nBuffer\tSize\txoff_threshold\txon_threshold\n0\t262016\t0\t\t0\n'
+  for b in 1 2 3 4 5 6 7; do printf '%d\t0\t0\t\t0\n' "$b"; done)" "$(cat "$NETD/qos/buffer_size")"
+eq 'create: every NIC has the CMIS module dump' '' "$(cmp "$FX/ethtool-m/cmis-400g-4lane.txt" "$O/.fake/net/ens1f1np1/module.txt" 2>&1)"
 eq 'create: configfs in proc/mounts' 1 "$(grep -c ' /sys/kernel/config configfs ' "$O/proc/mounts")"
+eq 'create: rdma_cm configfs folder, no device folder (mkdir makes those)' '' "$(ls -A "$O/sys/kernel/config/rdma_cm")"
 eq 'create: os-release' 'ID="rhel"' "$(grep '^ID=' "$O/etc/os-release")"
 eq 'create: ibdev -> netdev via device/net' ens1f0np0 "$(ls "$IBD/device/net")"
 eq 'create: netdev -> ibdev via device/infiniband' mlx5_0 "$(ls "$NETD/device/infiniband")"
 eq 'create: netdev -> PCI address' 0000:1a:00.0 "$(basename "$(readlink -f "$NETD/device")")"
 eq 'create: PCI driver link' mlx5_core "$(basename "$(readlink -f "$NETD/device/driver")")"
 eq 'create: --missing leaves the NIC out' 'absent absent absent' \
-  "$(for p in sys/class/infiniband/mlx5_3 sys/class/net/ens3np0 sys/kernel/config/rdma_cm/mlx5_3; do
+  "$(for p in sys/class/infiniband/mlx5_3 sys/class/net/ens3np0 .fake/dcb/ens3np0; do
     [[ -e $O/$p ]] && printf 'present ' || printf 'absent '
   done | sed 's/ $//')"
 eq 'create inbox: no OFED sysfs' 'absent absent absent absent' \
@@ -136,192 +181,317 @@ done
 "$FH" create "$O" --kind ofed --host x --nic "$NIC0" 2>/dev/null
 eq 'create refuses a non-empty ROOT' 2 $?
 
-# ---------------------------------------------------------------------------------------
-# mlnx_qos
+# fresh NAME: a new copy of the untouched OFED host (two NICs) in $T/NAME; REPLY = its root.
+fresh() {
+  REPLY=$T/$1
+  cp -a "$T/pristine" "$REPLY"
+}
 
-TC_LINES=$(lines 'tc: 0 ratelimit: unlimited, tsa: vendor' $'\t priority:  1' \
-  'tc: 1 ratelimit: unlimited, tsa: vendor' $'\t priority:  0' \
-  'tc: 2 ratelimit: unlimited, tsa: vendor' $'\t priority:  2' \
-  'tc: 3 ratelimit: unlimited, tsa: vendor' $'\t priority:  3' \
-  'tc: 4 ratelimit: unlimited, tsa: vendor' $'\t priority:  4' \
-  'tc: 5 ratelimit: unlimited, tsa: vendor' $'\t priority:  5' \
-  'tc: 6 ratelimit: unlimited, tsa: vendor' $'\t priority:  6' \
-  'tc: 7 ratelimit: unlimited, tsa: vendor' $'\t priority:  7')
-PFC_HEAD=$(lines 'Receive buffer size (bytes): 130944,130944,0,0,0,0,0,0,max_buffer_size=262016' \
-  'Cable len: 7' 'PFC configuration:' $'\tpriority    0   1   2   3   4   5   6   7')
-PFC_OFF=$(lines $'\tenabled     0   0   0   0   0   0   0   0   ' $'\tbuffer      0   0   0   0   0   0   0   0   ')
-PFC_3=$(lines $'\tenabled     0   0   0   1   0   0   0   0   ' $'\tbuffer      0   0   0   1   0   0   0   0   ')
-D2P_DEFAULT=$(lines 'dscp2prio mapping:' $'\tprio:0 dscp:07,06,05,04,03,02,01,00,' \
-  $'\tprio:1 dscp:15,14,13,12,11,10,09,08,' $'\tprio:2 dscp:23,22,21,20,19,18,17,16,' \
-  $'\tprio:3 dscp:31,30,29,28,27,26,25,24,' $'\tprio:4 dscp:39,38,37,36,35,34,33,32,' \
-  $'\tprio:5 dscp:47,46,45,44,43,42,41,40,' $'\tprio:6 dscp:55,54,53,52,51,50,49,48,' \
-  $'\tprio:7 dscp:63,62,61,60,59,58,57,56,')
+# ---------------------------------------------------------------------------------------
+# Every fixture, reproduced by putting a host into its state through the tools
+
+# mlnx_qos: the report after the change, and again on its own
+fresh q1
+H=$REPLY
+call "$H" mlnx_qos -i ens1f0np0 --trust dscp --pfc 0,0,0,1,0,0,0,0
+fixture 'mlnx_qos --trust dscp --pfc (prints the report)' 0 mlnx_qos/dscp-trust.txt ''
+call "$H" mlnx_qos -i ens1f0np0
+fixture 'mlnx_qos after --trust dscp --pfc' 0 mlnx_qos/dscp-trust.txt
+call "$H" mlnx_qos -i ens1f1np1
+fixture 'mlnx_qos on a new port' 0 mlnx_qos/pcp-trust.txt ''
+call "$H" mlnx_qos -i ens1f0np0 --dscp2prio set,26,5 --dscp2prio set,48,6
+fixture 'mlnx_qos --dscp2prio set,26,5 --dscp2prio set,48,6' 0 mlnx_qos/custom-map.txt ''
+call "$H" mlnx_qos -i ens1f1np1 -d fw
+fixture 'mlnx_qos -d fw' 0 mlnx_qos/firmware-dcbx.txt ''
+eq 'mlnx_qos -d fw: DCBX flags' 'cee ieee' "$(val "$H/.fake/dcb/ens1f1np1/dcbx")"
+call "$H" mlnx_qos -i ens1f1np1 -d os
+eq 'mlnx_qos -d os takes DCBX back' 'DCBX mode: OS controlled' "${OUT%%$'\n'*}"
+"$FH" create "$T/lldpad" --kind ofed --host gpu-010 --nic "$NIC0" --lldp lldpad
+call "$T/lldpad" mlnx_qos -i ens1f0np0
+fixture 'mlnx_qos with lldpad running' 0 mlnx_qos/lldpad-running.txt ''
+
+# dcb: the same driver
+call "$H" dcb app show dev ens1f0np0 dscp-prio
+fixture 'dcb app show after the custom map (sorted, rt_dsfield names)' 0 dcb/app-show.txt ''
+fresh d1
+H=$REPLY
+call "$H" mlnx_qos -i ens1f0np0 --trust dscp
+call "$H" dcb app replace dev ens1f0np0 dscp-prio 26:5 48:6
+expect 'dcb app replace: exit 0 although removing the replaced entry failed' 0 '' \
+  $'Error when attempting to set attribute: Unknown error 254\nAttribute write: Success\nCould not remove replaced APP entries\n'
+call "$H" dcb app show dev ens1f0np0 dscp-prio
+fixture 'dcb app show after dcb app replace' 0 dcb/app-show.txt ''
+call "$H" dcb pfc set dev ens1f0np0 prio-pfc all:off 3:on
+expect 'dcb pfc set' 0 '' ''
+call "$H" dcb pfc show dev ens1f0np0 prio-pfc
+fixture 'dcb pfc show prio-pfc' 0 dcb/pfc-show.txt ''
+call "$H" dcb dcbx set dev ens1f0np0 host ieee
+expect 'dcb dcbx set host ieee' 0 '' ''
+call "$H" dcb dcbx show dev ens1f0np0
+fixture 'dcb dcbx show' 0 dcb/dcbx-show.txt ''
+
+# ethtool
+fresh e1
+H=$REPLY
+call "$H" ethtool -a ens1f0np0
+fixture 'ethtool -a (mlx5 default: pause on)' 0 ethtool/pause-on.txt ''
+call "$H" ethtool -A ens1f0np0 autoneg off rx off tx off
+expect 'ethtool -A off' 0 '' ''
+call "$H" ethtool -a ens1f0np0
+fixture 'ethtool -a after -A off' 0 ethtool/pause-off.txt
+call "$H" ethtool -A ens1f0np0 rx on tx on
+call "$H" ethtool -a ens1f0np0
+fixture 'ethtool -A rx on tx on' 0 ethtool/pause-on.txt
+call "$H" ethtool -i ens1f0np0
+fixture 'ethtool -i (OFED)' 0 ethtool/driver.txt ''
+call "$H" ethtool ens1f0np0
+fixture 'ethtool IF' 0 ethtool/link-400g.txt ''
+call "$H" ethtool -S ens1f0np0
+fixture 'ethtool -S' 0 ethtool/stats.txt ''
+call "$H" ethtool -m ens1f0np0
+fixture 'ethtool -m (CMIS, 8 channels, lanes 5-8 dark)' 0 ethtool-m/cmis-400g-4lane.txt ''
+cp "$FX/ethtool-m/sff8636-100g.txt" "$H/.fake/net/ens1f1np1/module.txt"
+call "$H" ethtool -m ens1f1np1
+fixture 'ethtool -m (a swapped-in SFF-8636 module)' 0 ethtool-m/sff8636-100g.txt ''
+
+# ibdev2netdev
+echo 0 >"$H/sys/class/net/ens1f1np1/carrier"
+call "$H" ibdev2netdev
+fixture 'ibdev2netdev, one link down (carrier 0)' 0 ibdev2netdev/two-ports.txt ''
+
+# lldpcli (captured from lldpd 1.0.16 between two network namespaces)
+"$FH" create "$T/lldpd" --kind ofed --host gpu-001 --nic "$NIC0" --nic "$NIC1" --lldp lldpd
+H=$T/lldpd
+eq 'create --lldp lldpd' 'lldpcli lldpd.service' "$(cd "$H" && echo bin/lldp* | sed 's|bin/||') $(ls "$H/.fake/systemd/active")"
+printf 'switch=leaf-1\nport=Ethernet0\nport_type=ifname\ndescr=Eth1/1\nage=0 day, 00:00:03\n' >"$H/.fake/lldp/ens1f0np0"
+call "$H" lldpcli -f keyvalue show neighbors ports ens1f0np0
+fixture 'lldpcli -f keyvalue show neighbors ports IF' 0 lldpcli/keyvalue.txt ''
+mv "$H/.fake/lldp/ens1f1np1" "$T/lldp.ens1f1np1"
+call "$H" lldpcli -f json show neighbors
+fixture 'lldpcli -f json, one neighbour (an object)' 0 lldpcli/json-one.txt ''
+printf 'switch=leaf-1\nport=Ethernet0\nport_type=ifname\ndescr=Eth1/1\nage=0 day, 00:00:05\n' >"$H/.fake/lldp/ens1f0np0"
+printf 'switch=leaf-1\nport=Ethernet8\nport_type=ifname\ndescr=Eth1/2\nage=0 day, 00:00:05\n' >"$H/.fake/lldp/ens1f1np1"
+call "$H" lldpcli -f json show neighbors
+fixture 'lldpcli -f json, two neighbours (a list)' 0 lldpcli/json-two.txt ''
+if command -v jq >/dev/null; then
+  eq 'lldpcli json parses' 'ens1f0np0 leaf-1 Ethernet0|ens1f1np1 leaf-1 Ethernet8' \
+    "$(jq -r '[.lldp.interface[] | to_entries[0] | "\(.key) \(.value.chassis | keys[0]) \(.value.port.id.value)"] | join("|")' <<<"$OUT")"
+fi
+
+# cma_roce_mode / cma_roce_tos: errors on stdout, status 1
+fresh c1
+H=$REPLY
+touch "$H/.fake/not-root"
+call "$H" cma_roce_mode -d mlx5_0 -p 1 -m 2
+fixture 'cma_roce_mode as non-root' 1 cma_roce/not-root.txt ''
+call "$H" cma_roce_tos -d mlx5_0 -p 1 -t 106
+fixture 'cma_roce_tos as non-root' 1 cma_roce/not-root.txt ''
+rm "$H/.fake/not-root"
+call "$H" cma_roce_mode -d mlx5_0 -p 2
+fixture 'cma_roce_mode on a port the device does not have' 1 cma_roce/no-port.txt ''
+rm -rf "$H/sys/kernel/config/rdma_cm/mlx5_0" # the real script leaves the folder behind too
+sed -i '/configfs/d' "$H/proc/mounts"
+call "$H" cma_roce_tos -d mlx5_0
+expect 'cma_roce_tos without configfs mounted' 1 $'Failed to mount configfs\n' ''
+if ((DRIVERFS)); then
+  fresh c2
+  H=$REPLY
+  krun "$H" cma_roce_mode -d mlx5_0 -p 1 -m 2
+  fixture 'cma_roce_mode -m 2 (configfs via driverfs)' 0 cma_roce/mode-v2.txt ''
+  krun "$H" cma_roce_mode -d mlx5_0 -p 1
+  fixture 'cma_roce_mode: the value survives the rmdir' 0 cma_roce/mode-v2.txt ''
+  krun "$H" cma_roce_mode -d mlx5_0 -p 1 -m 1
+  fixture 'cma_roce_mode -m 1' 0 cma_roce/mode-v1.txt ''
+  krun "$H" cma_roce_tos -d mlx5_0 -p 1 -t 106
+  fixture 'cma_roce_tos -t 106' 0 cma_roce/tos-106.txt ''
+  eq 'cma_roce_*: rmdir at the end' '' "$(ls -A "$H/sys/kernel/config/rdma_cm")"
+  krun "$H" cma_roce_tos -d mlx5_9
+  fixture 'cma_roce_tos for a device the kernel does not have' 1 cma_roce/no-device.txt \
+    $'mkdir: cannot create directory \'mlx5_9\': No such device\n'
+  TC=/sys/class/infiniband/mlx5_0/tc/1/traffic_class
+  krun "$H" bash -c "cat \"\$ROCE_GEN_ROOT$TC\""
+  fixture 'traffic_class unset (driverfs)' 0 traffic_class/unset.txt ''
+  krun "$H" bash -c "echo 106 >\"\$ROCE_GEN_ROOT$TC\" && cat \"\$ROCE_GEN_ROOT$TC\""
+  fixture 'traffic_class after writing 106 (driverfs)' 0 traffic_class/set.txt ''
+else
+  skip 'cma_roce/{mode-v2,mode-v1,tos-106,no-device}.txt and traffic_class/*.txt: the driver filesystem (root, /dev/fuse, python3-fusepy) is not available'
+fi
+
+# ---------------------------------------------------------------------------------------
+# The driver's side effects (driver-semantics.md)
+
+fresh s1
+H=$REPLY
+D=$H/.fake/dcb/ens1f0np0
+qos_line() { # LINE-NUMBER: that line of `mlnx_qos -i ens1f0np0`
+  ROCE_GEN_ROOT=$H STUB_LOG=$H/stub.log "$H/bin/mlnx_qos" -i ens1f0np0 | sed -n "$1p"
+}
+# APP table = trust
+call "$H" dcb app add dev ens1f0np0 dscp-prio 26:3
+expect 'dcb app add on a PCP-trust port' 0 '' ''
+eq 'an APP entry on a PCP port switches it to DSCP trust' 'Priority trust state: dscp' "$(qos_line 2)"
+eq '... with only that entry in the map' "$(lines 'dscp2prio mapping:' $'\tprio:3 dscp:26,' 'default priority:')" "$(qos_line 3,5)"
+call "$H" dcb app add dev ens1f0np0 dscp-prio 10:1 48:6
+eq 'the table is in head-insertion order' $'dscp 48 6\ndscp 10 1\ndscp 26 3' "$(val "$D/app")"
+call "$H" dcb app del dev ens1f0np0 dscp-prio 26:5
+expect 'dcb app del whose priority does not match: ENOENT' 1 '' \
+  $'Error when attempting to set attribute: Unknown error 254\nAttribute write: Success\n'
+call "$H" dcb app del dev ens1f0np0 dscp-prio 26:3
+expect 'dcb app del' 0 '' ''
+call "$H" dcb -N app show dev ens1f0np0
+expect 'delete: that DSCP is no longer mapped (back to priority 0)' 0 $'dscp-prio 10:1 48:6 \n'
+call "$H" mlnx_qos -i ens1f0np0 --dscp2prio del,10,1 --dscp2prio del,48,6
+eq 'deleting the last entry switches back to PCP trust' 'Priority trust state: pcp' "$(sed -n 2p <<<"$OUT")"
+eq '... the APP table is empty' '' "$(val "$D/app")"
+call "$H" mlnx_qos -i ens1f0np0 --dscp2prio del,26,3
+expect 'mlnx_qos --dscp2prio del on a port without entries' 1 $'dscp2prio command failed\n'
+call "$H" mlnx_qos -i ens1f0np0 --dscp2prio set,30,2 --dscp2prio set,31,2 --dscp2prio set,30,4
+eq '--dscp2prio repeats in one call; re-setting a DSCP moves it to the head' $'dscp 30 4\ndscp 31 2' "$(val "$D/app")"
+call "$H" mlnx_qos -i ens1f0np0 --dscp2prio flush
+eq '--dscp2prio flush empties the table (trust pcp)' 'Priority trust state: pcp' "$(sed -n 2p <<<"$OUT")"
+call "$H" mlnx_qos -i ens1f0np0 --trust dscp --dscp2prio set,1,1
+expect 'mlnx_qos refuses --trust with --dscp2prio' 1 $'trust and dscp2prio commands cannot be used at the same time.\n' ''
+eq '... and changed nothing' '' "$(val "$D/app")"
+call "$H" mlnx_qos -i ens1f0np0 --trust dscp
+call "$H" mlnx_qos -i ens1f0np0 --trust pcp
+eq '--trust pcp deletes every DSCP entry' 'Priority trust state: pcp|' "$(sed -n 2p <<<"$OUT")|$(val "$D/app")"
+call "$H" dcb app flush dev ens1f0np0
+expect 'dcb app flush of an empty table' 0 '' ''
+
+# PFC: global pause off, one link flap per mask change, buffers
+eq 'no flap yet' absent "$([[ -e $D/flaps ]] && echo present || echo absent)"
+call "$H" mlnx_qos -i ens1f0np0 --pfc 0,0,0,1,0,0,0,0
+eq 'a PFC change clears 802.3x pause (ethtool -a)' 'off off off' "$(val "$H/.fake/net/ens1f0np0/pause")"
+eq '... and flaps the link once' 'pfc 0,0,0,0,0,0,0,0 -> 0,0,0,1,0,0,0,0' "$(val "$D/flaps")"
+eq '... and maps priority 3 to buffer 1 (qos/prio2buffer)' "$(printf 'Priority\tBuffer\n'; for p in 0 1 2 3 4 5 6 7; do printf '%d\t\t%d\n' "$p" "$((p == 3))"; done)" \
+  "$(cat "$H/sys/class/net/ens1f0np0/qos/prio2buffer")"
+call "$H" ethtool -A ens1f0np0 rx on tx on
+call "$H" dcb pfc set dev ens1f0np0 prio-pfc 3:on
+eq 'setting the same PFC mask: no flap, pause untouched' '1 on on off' "$(wc -l <"$D/flaps") $(val "$H/.fake/net/ens1f0np0/pause")"
+call "$H" dcb pfc set dev ens1f0np0 prio-pfc 3:off
+eq 'dcb pfc set: the same driver (flap, pause off)' '2 off off off' "$(wc -l <"$D/flaps") $(val "$H/.fake/net/ens1f0np0/pause")"
+call "$H" dcb pfc show dev ens1f0np0
+expect 'dcb pfc show: the delay is the cable length' 0 $'pfc-cap 8 macsec-bypass off delay 7 \nprio-pfc 0:off 1:off 2:off 3:off 4:off 5:off 6:off 7:off \n' ''
+call "$H" mlnx_qos -i ens1f0np0 --cable_len 30
+eq 'mlnx_qos --cable_len 30' 'Cable len: 30' "$(grep '^Cable len' <<<"$OUT")"
+call "$H" dcb pfc set dev ens1f0np0 delay 1000
+eq 'a delay of 1000 m or more is ignored (MLX5E_MAX_CABLE_LENGTH)' 30 "$(val "$D/cable_len")"
+eq '--cable_len alone changes no PFC: no flap' 2 "$(wc -l <"$D/flaps")"
+call "$H" mlnx_qos -i ens1f0np0 -F x,x,x,1,x,x,x,1
+eq 'mlnx_qos -F: only the given priorities, silently' '0||0,0,0,1,0,0,0,1' "$RC|$OUT|$(val "$D/pfc")"
+call "$H" mlnx_qos -i ens1f0np0 -P 7
+expect 'mlnx_qos -P 7' 0 $'1\n'
+call "$H" dcb -j pfc show dev ens1f0np0
+expect 'dcb -j pfc show' 0 $'{"pfc_cap":8,"macsec_bypass":false,"delay":30,"prio_pfc":[false,false,false,true,false,false,false,true]}\n'
+call "$H" dcb -s pfc show dev ens1f1np1
+eq 'dcb -s pfc show: pause counters per priority from ethtool -S' $'requests 0:0 1:0 2:0 3:20 4:0 5:0 6:0 7:0 \nindications 0:0 1:0 2:0 3:10 4:0 5:0 6:0 7:0 ' \
+  "$(sed -n 3,4p <<<"$OUT")"
+call "$H" ethtool -A ens1f0np0 autoneg on rx on tx on
+expect 'ethtool -A autoneg on: mlx5 refuses pause autonegotiation' 76 '' $'netlink error: Invalid argument\n'
+call "$H" dcb dcbx set dev ens1f0np0 ieee
+expect 'dcb dcbx set without host is refused by mlx5' 1 '' \
+  $'Error when attempting to set attribute: Operation not permitted\nAttribute write: Success\n'
+call "$H" dcb -j dcbx show dev ens1f0np0
+expect 'dcb -j dcbx show' 0 $'{"host":true,"cee":true,"ieee":true}\n'
+
+# mlnx_qos messages
+call "$H" mlnx_qos -i ens1f0np0 --pfc 0,0,1
+expect 'mlnx_qos --pfc short list' 1 $'pfc list must have 8 items\n'
+call "$H" mlnx_qos -i ens1f0np0 --pfc 0,0,0,2,0,0,0,0
+expect 'mlnx_qos --pfc bad value' 1 $'Bad value for PFC: 2 is not in the range 0..1\nUsage: mlnx_qos -i <interface> [options]\n\n'
+call "$H" mlnx_qos -i ens1f0np0 --trust foo
+expect 'mlnx_qos --trust foo' 1 $'Invalid trust state command. Refer to the help.\n'
+call "$H" mlnx_qos -i ens1f0np0 --dscp2prio set,64,1
+expect 'mlnx_qos --dscp2prio out of range' 1 $'Invalid dscp2prio command. Refer to the help.\n'
+call "$H" mlnx_qos -i ens1f0np0 -d on
+expect 'mlnx_qos -d on' 1 $'Invalid dcbx mode command. Refer to the help.\n'
+call "$H" mlnx_qos -i ens1f0np0 --defltprio set,3
+expect 'mlnx_qos --defltprio: mlx5 takes DSCP APP entries only' 1 $'defltprio command failed\n'
+call "$H" mlnx_qos --trust dscp
+expect 'mlnx_qos without -i' 1 $'Interface name is required\nUsage: mlnx_qos -i <interface> [options]\n\n'
 NOT_SUPPORTED=$(lines 'Priority trust state is not supported on your system' \
   'Buffers commands are not supported on your system' 'Rate limit is not supported on your system!' \
   'ETS features are not supported on your system')
-
-call "$O" mlnx_qos -i ens1f0np0
-expect 'mlnx_qos show (pcp)' 0 "$(lines 'DCBX mode: OS controlled' 'Priority trust state: pcp')
-$PFC_HEAD
-$PFC_OFF
-$TC_LINES
-" ''
-call "$O" mlnx_qos -i ens1f0np0 --trust dscp --pfc 0,0,0,1,0,0,0,0
-expect 'mlnx_qos --trust dscp --pfc' 0 "$(lines 'DCBX mode: OS controlled' 'Priority trust state: dscp')
-$D2P_DEFAULT
-$PFC_HEAD
-$PFC_3
-$TC_LINES
-" ''
-eq 'mlnx_qos wrote qos/trust' dscp "$(val "$NETD/qos/trust")"
-eq 'mlnx_qos wrote qos/pfc' 0,0,0,1,0,0,0,0 "$(val "$NETD/qos/pfc")"
-call "$O" mlnx_qos -i ens1f0np0 --dscp2prio set,48,3
-eq 'mlnx_qos --dscp2prio set: exit status' 0 "$RC"
-eq 'mlnx_qos --dscp2prio set: 9 DSCPs wrap after 8' \
-  "$(lines $'\tprio:3 dscp:48,31,30,29,28,27,26,25,' $'\tprio:3 dscp:24,' $'\tprio:4 dscp:39,38,37,36,35,34,33,32,' \
-    $'\tprio:5 dscp:47,46,45,44,43,42,41,40,' $'\tprio:6 dscp:55,54,53,52,51,50,49,')" "$(sed -n 7,11p <<<"$OUT")"
-eq 'mlnx_qos --dscp2prio set: qos/dscp2prio' '48 3' "$(grep '^48 ' "$NETD/qos/dscp2prio")"
-call "$O" mlnx_qos -i ens1f0np0 --dscp2prio del,48,3
-eq 'mlnx_qos --dscp2prio del is a no-op with the sysfs backend' '0 48 3' "$RC $(grep '^48 ' "$NETD/qos/dscp2prio")"
-call "$O" mlnx_qos -i ens1f0np0 --trust dscp --dscp2prio set,1,1
-expect 'mlnx_qos --trust with --dscp2prio' 1 $'trust and dscp2prio commands cannot be used at the same time.\n'
-call "$O" mlnx_qos -i ens1f0np0 --pfc 0,0,1
-expect 'mlnx_qos --pfc short list' 1 $'pfc list must have 8 items\n'
-call "$O" mlnx_qos -i ens1f0np0 --pfc 0,0,0,2,0,0,0,0
-expect 'mlnx_qos --pfc bad value' 1 $'Bad value for PFC: 2 is not in the range 0..1\nUsage: mlnx_qos -i <interface> [options]\n\n'
-call "$O" mlnx_qos -i ens1f0np0 --trust foo
-expect 'mlnx_qos --trust foo' 1 $'Invalid trust state command. Refer to the help.\n'
-call "$O" mlnx_qos --trust dscp
-expect 'mlnx_qos without -i' 1 $'Interface name is required\nUsage: mlnx_qos -i <interface> [options]\n\n'
-call "$O" mlnx_qos -i nosuch0
+call "$H" mlnx_qos -i nosuch0
 expect 'mlnx_qos unknown interface' 1 "$NOT_SUPPORTED"$'\n'
-call "$O" mlnx_qos -i ens1f0np0 -p 0,1,2,3,4,5,6,7
+call "$H" mlnx_qos -i ens1f0np0 -p 0,1,2,3,4,5,6,7
 expect 'mlnx_qos unmodelled option' 2 '' $'stub mlnx_qos: not implemented: -p\n'
-call "$O" mlnx_qos --version
+call "$H" mlnx_qos --version
 expect 'mlnx_qos --version' 0 $'mlnx_qos 1.2\n'
+touch "$H/.fake/no-dcb"
+call "$H" mlnx_qos -i ens1f1np1 --trust dscp
+expect 'no DCB: mlnx_qos --trust' 1 $'Priority trust state is not supported on your system\n'
+call "$H" mlnx_qos -i ens1f1np1 --pfc 0,0,0,1,0,0,0,0
+expect 'no DCB: mlnx_qos --pfc' 1 '' $'OSError: Netlink error: Operation not supported (95)\nTypeError: can only concatenate str (not "OSError") to str\n'
+call "$H" dcb pfc set dev ens1f1np1 prio-pfc 3:on
+expect 'no DCB: dcb pfc set' 1 '' $'Attribute read: Operation not supported\n'
+call "$H" dcb app add dev ens1f1np1 dscp-prio 26:3
+expect 'no DCB: dcb app add' 1 '' $'Attribute write: Operation not supported\n'
+rm "$H/.fake/no-dcb"
+call "$H" dcb app show dev nosuch0
+expect 'dcb unknown device' 1 '' $'Attribute read: No such device\n'
+call "$H" dcb ets show dev ens1f0np0
+expect 'dcb ets is not modelled' 2 '' $'stub dcb: not implemented: ets show dev ens1f0np0\n'
+call "$I" dcb app add dev ens1f0np0 dscp-prio AF31:3 CS6:6
+call "$I" dcb -j app show dev ens1f0np0
+expect 'inbox: dcb app add by name, -j show' 0 $'{"dscp_prio":[[26,3],[48,6]]}\n'
+call "$I" dcb app show dev ens1f0np0
+expect 'inbox: dcb app show (names)' 0 $'dscp-prio AF31:3 CS6:6 \n'
 
-touch "$O/.fake/no-dcb"
-call "$O" mlnx_qos -i ens1f0np0
-expect 'mlnx_qos no-dcb show' 1 "$NOT_SUPPORTED"$'\n' ''
-call "$O" mlnx_qos -i ens1f1np1 --trust dscp
-expect 'mlnx_qos no-dcb --trust' 1 $'Priority trust state is not supported on your system\n'
-eq 'mlnx_qos no-dcb left trust alone' pcp "$(val "$O/sys/class/net/ens1f1np1/qos/trust")"
-call "$O" mlnx_qos -i ens1f1np1 --pfc 0,0,0,1,0,0,0,0
-expect 'mlnx_qos no-dcb --pfc' 1 '' $'OSError: Netlink error: Operation not supported (95)\nTypeError: can only concatenate str (not "OSError") to str\n'
-rm "$O/.fake/no-dcb"
+# ibdev2netdev: new-style mapping needs dev_id; PCI vendor filter
+fresh m1
+H=$REPLY
+rm "$H"/sys/class/net/*/dev_id
+call "$H" ibdev2netdev
+expect 'ibdev2netdev without dev_id: old style, nothing for ens* names' 0 '' ''
+fresh m2
+H=$REPLY
+for f in "$H"/sys/devices/pci0000:00/*/vendor; do echo 0x8086 >"$f"; done
+call "$H" ibdev2netdev
+expect 'ibdev2netdev: only Mellanox (0x15b3) netdevs' 0 '' ''
+rm -r "$H/sys/class/infiniband"
+call "$H" ibdev2netdev
+expect 'ibdev2netdev with the driver stopped' 255 '' ''
 
-echo fw >"$O/.fake/net/ens1f1np1/dcbx"
-touch "$O/.fake/systemd/active/lldpad.service"
-call "$O" mlnx_qos -i ens1f1np1
-eq 'mlnx_qos lldpad warning and firmware DCBX' \
-  "$(lines '****** WARNING: lldpad service is running and may overwrite your settings ******' '' 'DCBX mode: Firmware controlled')" \
-  "$(head -3 <<<"$OUT")"
-rm "$O/.fake/net/ens1f1np1/dcbx" "$O/.fake/systemd/active/lldpad.service"
-
-# ---------------------------------------------------------------------------------------
-# ibdev2netdev, ofed_info, cma_roce_mode, cma_roce_tos
-
-call "$O" ibdev2netdev
-expect 'ibdev2netdev' 0 $'mlx5_0 port 1 ==> ens1f0np0 (Up)\nmlx5_1 port 1 ==> ens1f1np1 (Up)\n' ''
-echo down >"$O/sys/class/net/ens1f1np1/operstate"
-call "$O" ibdev2netdev
-expect 'ibdev2netdev link down' 0 $'mlx5_0 port 1 ==> ens1f0np0 (Up)\nmlx5_1 port 1 ==> ens1f1np1 (Down)\n'
-echo up >"$O/sys/class/net/ens1f1np1/operstate"
-
+# ofed_info, traffic_class on plain files
 call "$O" ofed_info -s
 expect 'ofed_info -s' 0 $'MLNX_OFED_LINUX-24.10-1.1.4.0:\n' ''
 call "$O" ofed_info -n
 expect 'ofed_info -n' 0 $'24.10-1.1.4.0\n'
 eq 'inbox host has no ofed_info' absent "$(PATH=$I/bin command -v ofed_info || echo absent)"
+exact "$O/sys/class/infiniband/mlx5_0/tc/1/traffic_class"
+eq 'traffic_class of a new host (unset) = traffic_class/unset.txt' "$(cat "$FX/traffic_class/unset.txt")" "$REPLY"
 
-call "$O" cma_roce_mode -d mlx5_0 -p 1
-expect 'cma_roce_mode show' 0 $'IB/RoCE v1\n' ''
-call "$O" cma_roce_mode -d mlx5_0 -p 1 -m 2
-expect 'cma_roce_mode -m 2' 0 $'RoCE v2\n'
-eq 'cma_roce_mode wrote configfs' 'RoCE v2' "$(val "$O/sys/kernel/config/rdma_cm/mlx5_0/ports/1/default_roce_mode")"
-call "$O" cma_roce_mode -d mlx5_0 -p 1 -m 1
-expect 'cma_roce_mode -m 1' 0 $'IB/RoCE v1\n'
-call "$O" cma_roce_tos -d mlx5_0 -p 1 -t 106
-expect 'cma_roce_tos -t 106' 0 $'106\n' ''
-eq 'cma_roce_tos wrote configfs' 106 "$(val "$O/sys/kernel/config/rdma_cm/mlx5_0/ports/1/default_roce_tos")"
-call "$O" cma_roce_tos -d mlx5_0 -p 1 -t 300
-expect 'cma_roce_tos out of range (real script still exits 0)' 0 $'106\n' $'cma_roce_tos: line 1: echo: write error: Invalid argument\n'
-call "$O" cma_roce_tos -d mlx5_3 -p 1
-expect 'cma_roce_tos unknown device' 1 $'Device mlx5_3 port 1 does not exist\n'
-call "$O" cma_roce_mode -d ../../x -p 1 -m 2
-expect 'cma_roce_mode refuses a path as device' 1 $'Device ../../x port 1 does not exist\n'
-
-# ---------------------------------------------------------------------------------------
-# ethtool
-
-ETHI=$(lines 'driver: mlx5_core' 'version: 24.10-1.1.4' 'firmware-version: 28.39.1002 (MT_0000000838)' \
-  'expansion-rom-version: ' 'bus-info: 0000:1a:00.1' 'supports-statistics: yes' 'supports-test: yes' \
-  'supports-eeprom-access: no' 'supports-register-dump: no' 'supports-priv-flags: yes')
-call "$O" ethtool -i ens1f1np1
-expect 'ethtool -i (OFED)' 0 "$ETHI"$'\n' ''
+# ethtool errors
 call "$I" ethtool -i ens1f0np0
 eq 'ethtool -i (inbox) reports the kernel release' 'version: 5.15.0-105-generic' "$(sed -n 2p <<<"$OUT")"
-call "$O" ethtool -a ens1f0np0
-expect 'ethtool -a' 0 $'Pause parameters for ens1f0np0:\nAutonegotiate:\toff\nRX:\t\ton\nTX:\t\ton\n' ''
-call "$O" ethtool -A ens1f0np0 autoneg off rx off tx off
-expect 'ethtool -A' 0 '' ''
-eq 'ethtool -A state' 'off off off' "$(val "$O/.fake/net/ens1f0np0/pause")"
-call "$O" ethtool -a ens1f0np0
-expect 'ethtool -a after -A' 0 $'Pause parameters for ens1f0np0:\nAutonegotiate:\toff\nRX:\t\toff\nTX:\t\toff\n'
 call "$O" ethtool -i nosuch0
 expect 'ethtool -i unknown' 71 '' $'Cannot get driver information: No such device\n'
 call "$O" ethtool -a nosuch0
 expect 'ethtool -a unknown' 1 '' $'netlink error: no device matches name (offset 24)\nnetlink error: No such device\n'
-call "$O" ethtool -A nosuch0 rx off
-eq 'ethtool -A unknown: exit status' 76 "$RC"
-call "$O" ethtool -S ens1f1np1
-expect 'ethtool -S' 0 "$(lines 'NIC statistics:' '     rx_packets: 123456' '     tx_packets: 654321' \
-  '     rx_pause_ctrl_phy: 0' '     tx_pause_ctrl_phy: 0' '     rx_prio3_pause: 10' '     tx_prio3_pause: 20')"$'\n' ''
 call "$O" ethtool -g ens1f0np0
 expect 'ethtool -g is not modelled' 2 '' $'stub ethtool: not implemented: -g ens1f0np0\n'
-call "$O" ethtool ens1f0np0
-eq 'ethtool IF: status' 0 "$RC"
-eq 'ethtool IF: link modes, speed, lanes' "$(lines $'\tSupported link modes:   25000baseCR4/Full' \
-  $'\t                        400000baseCR4/Full' $'\tSpeed: 400000Mb/s' $'\tLanes: 4' $'\tLink detected: yes')" \
-  "$(grep -E 'Supported link modes|400000base|Speed|Lanes|Link detected' <<<"$OUT")"
-call "$O" ethtool -m ens1f0np0
-eq 'ethtool -m: status' 0 "$RC"
-eq 'ethtool -m (CMIS): module lines' "$(lines $'\tVendor name                               : NVIDIA' \
-  $'\tVendor PN                                 : MMA4Z00-NS400' \
-  $'\tModule temperature                        : 40.50 degrees C / 104.90 degrees F' \
-  $'\tTransmit avg optical power (Channel 1)    : 0.8913 mW / -0.50 dBm' \
-  $'\tRcvr signal avg optical power (Channel 4) : 0.7568 mW / -1.21 dBm' \
-  $'\tLaser rx power low warning threshold      : 0.1023 mW / -9.90 dBm')" \
-  "$(grep -E 'Vendor (name|PN)|temperature  |power \(Channel 1\)|power \(Channel 4\)|rx power low warning' <<<"$OUT" | grep -v 'Transmit.*Channel 4\|Rcvr.*Channel 1')"
-printf 'layout=sff8636\nvendor=Mellanox\npn=MCP1650-V001E30\nrx=-inf\n' >"$O/.fake/net/ens1f1np1/module"
-call "$O" ethtool -m ens1f1np1
-eq 'ethtool -m (SFF-8636): no space before (Channel, -inf for no light' \
-  $'\tRcvr signal avg optical power(Channel 1)  : 0.0000 mW / -inf dBm' "$(grep Rcvr <<<"$OUT")"
-rm "$O/.fake/net/ens1f1np1/module"
+rm "$O/.fake/net/ens1f1np1/module.txt"
 call "$O" ethtool -m ens1f1np1
 expect 'ethtool -m without module access' 1 '' $'Cannot get module EEPROM information: Operation not supported\n'
+echo 0 >"$O/sys/class/net/ens1f1np1/carrier"
+call "$O" ethtool ens1f1np1
+eq 'ethtool IF without carrier' $'\tSpeed: Unknown!\n\tDuplex: Unknown! (255)\n\tLink detected: no' "$(grep -E 'Speed|Duplex|Link detected' <<<"$OUT")"
+echo 1 >"$O/sys/class/net/ens1f1np1/carrier"
 
-# lldpcli and lldptool
+# lldpcli / lldptool
 call "$O" lldpcli -f keyvalue show neighbors
 eq 'no lldpcli without --lldp' 127 "$RC"
-"$FH" create "$T/lldpd" --kind ofed --host gpu-009 --nic "$NIC0" --nic "$NIC1" --lldp lldpd
-eq 'create --lldp lldpd' 'lldpcli lldpd.service' "$(cd "$T/lldpd" && echo bin/lldp* | sed 's|bin/||') $(ls "$T/lldpd/.fake/systemd/active")"
-call "$T/lldpd" lldpcli -f keyvalue show neighbors ports ens1f1np1
-expect 'lldpcli keyvalue' 0 "$(lines 'lldp.ens1f1np1.via=LLDP' 'lldp.ens1f1np1.rid=1' 'lldp.ens1f1np1.age=0 day, 01:02:03' \
-  'lldp.ens1f1np1.chassis.mac=0c:42:a1:00:00:01' 'lldp.ens1f1np1.chassis.name=leaf-2' \
-  'lldp.ens1f1np1.chassis.descr=SONiC Software Version: SONiC.202311' 'lldp.ens1f1np1.port.ifname=Eth1/1' \
-  'lldp.ens1f1np1.port.descr=gpu-009:ens1f1np1' 'lldp.ens1f1np1.port.ttl=120')"$'\n' ''
-call "$T/lldpd" lldpcli -f json show neighbors
-if command -v jq >/dev/null; then
-  eq 'lldpcli json: a list of single-key interface objects' 'ens1f0np0 leaf-1 Eth1/1|ens1f1np1 leaf-2 Eth1/1' \
-    "$(jq -r '[.lldp.interface[] | to_entries[0] | "\(.key) \(.value.chassis | keys[0]) \(.value.port.id.value)"] | join("|")' <<<"$OUT")"
-fi
 rm "$T/lldpd/.fake/systemd/active/lldpd.service"
 call "$T/lldpd" lldpcli -f keyvalue show neighbors
-eq 'lldpcli without the daemon' 1 "$RC"
-"$FH" create "$T/lldpad" --kind inbox --host gpu-010 --nic "$NIC0" --lldp lldpad
-printf 'switch=leaf-7.example.net\nport=Ethernet28\nport_type=local\ndescr=0/28\n' >"$T/lldpad/.fake/lldp/ens1f0np0"
-call "$T/lldpad" lldptool -t -n -i ens1f0np0
+eq 'lldpcli without the daemon (a timestamp, then the message)' "1 [WARN/control] unable to connect to socket /run/lldpd.socket: No such file or directory"$'\n' "$RC ${ERR#* }"
+ln -s stub "$O/bin/lldpcli"
+touch "$O/.fake/systemd/active/lldpd.service"
+call "$O" lldpcli -f keyvalue show neighbors
+expect 'ln -s stub bin/lldpcli installs lldpcli (no neighbour heard)' 0 '' ''
+"$FH" create "$T/lldpad2" --kind inbox --host gpu-010 --nic "$NIC0" --lldp lldpad
+printf 'switch=leaf-7.example.net\nport=Ethernet28\nport_type=local\ndescr=0/28\n' >"$T/lldpad2/.fake/lldp/ens1f0np0"
+call "$T/lldpad2" lldptool -t -n -i ens1f0np0
 expect 'lldptool TLVs' 0 "$(lines 'Chassis ID TLV' $'\tMAC: 0c:42:a1:00:00:01' 'Port ID TLV' $'\tLocal: Ethernet28' \
   'Time to Live TLV' $'\t120' 'Port Description TLV' $'\t0/28' 'System Name TLV' $'\tleaf-7.example.net' \
   'System Description TLV' $'\tSONiC Software Version: SONiC.202311' 'End of LLDPDU TLV')"$'\n' ''
@@ -375,65 +545,6 @@ call "$O" ip route show
 expect 'ip route is not modelled' 2 '' $'stub ip: not implemented: route\n'
 
 # ---------------------------------------------------------------------------------------
-# dcb (inbox backend, then the OFED coupling)
-
-call "$I" dcb pfc show dev ens1f0np0
-expect 'dcb pfc show' 0 $'pfc-cap 8 macsec-bypass off delay 0 \nprio-pfc 0:off 1:off 2:off 3:off 4:off 5:off 6:off 7:off \n' ''
-call "$I" dcb pfc set dev ens1f0np0 prio-pfc all:off 3:on
-expect 'dcb pfc set' 0 '' ''
-eq 'dcb pfc set: state' 0,0,0,1,0,0,0,0 "$(val "$I/.fake/dcb/ens1f0np0/pfc")"
-call "$I" dcb pfc show dev ens1f0np0 prio-pfc
-expect 'dcb pfc show prio-pfc' 0 $'prio-pfc 0:off 1:off 2:off 3:on 4:off 5:off 6:off 7:off \n'
-call "$I" dcb -j pfc show dev ens1f0np0
-expect 'dcb -j pfc show' 0 $'{"pfc_cap":8,"macsec_bypass":false,"delay":0,"prio_pfc":[false,false,false,true,false,false,false,false]}\n'
-call "$I" dcb pfc set dev ens1f0np0 prio-pfc 9:on
-expect 'dcb pfc set bad priority' 1 '' $'In PRIO:PFC mapping, PRIO is expected to be 0..7\nInvalid pfc mapping 9:on\n'
-call "$I" dcb app show dev ens1f0np0 dscp-prio
-expect 'dcb app show (empty)' 0 '' ''
-call "$I" dcb app add dev ens1f0np0 dscp-prio 26:3 48:6
-expect 'dcb app add' 0 '' ''
-call "$I" dcb app show dev ens1f0np0 dscp-prio
-expect 'dcb app show (names)' 0 $'dscp-prio AF31:3 CS6:6 \n'
-call "$I" dcb -N app show dev ens1f0np0 dscp-prio
-expect 'dcb -N app show' 0 $'dscp-prio 26:3 48:6 \n'
-call "$I" dcb -j app show dev ens1f0np0 dscp-prio
-expect 'dcb -j app show' 0 $'{"dscp_prio":[[26,3],[48,6]]}\n'
-call "$I" dcb app replace dev ens1f0np0 dscp-prio AF31:5 0:0
-expect 'dcb app replace' 0 '' ''
-call "$I" dcb app show dev ens1f0np0
-expect 'dcb app show after replace' 0 $'dscp-prio default:0 AF31:5 CS6:6 \n'
-call "$I" dcb app del dev ens1f0np0 dscp-prio 26:3
-expect 'dcb app del of an absent entry' 1 '' $'Attribute write: No such file or directory\n'
-call "$I" dcb app del dev ens1f0np0 dscp-prio 26:5 48:6
-expect 'dcb app del' 0 '' ''
-call "$I" dcb -jN app show dev ens1f0np0
-expect 'dcb -jN app show' 0 $'{"dscp_prio":[[0,0]]}\n'
-call "$I" dcb app flush dev ens1f0np0
-call "$I" dcb -j app show dev ens1f0np0
-expect 'dcb app flush' 0 $'{}\n'
-call "$I" dcb app show dev nosuch0
-expect 'dcb unknown device' 1 '' $'Attribute read: No such device\n'
-call "$I" dcb ets show dev ens1f0np0
-expect 'dcb ets is not modelled' 2 '' $'stub dcb: not implemented: ets show dev ens1f0np0\n'
-call "$I" dcb help
-eq 'dcb help: exit status and usage on stderr' '0 Usage: dcb [ OPTIONS ] OBJECT { COMMAND | help }' "$RC $(head -1 <<<"$ERR")"
-touch "$I/.fake/no-dcb"
-call "$I" dcb pfc show dev ens1f0np0
-expect 'dcb no-dcb show' 1 '' $'Attribute read: Operation not supported\n'
-call "$I" dcb app add dev ens1f0np0 dscp-prio 26:3
-expect 'dcb no-dcb add' 1 '' $'Attribute write: Operation not supported\n'
-rm "$I/.fake/no-dcb"
-
-N1=$O/sys/class/net/ens1f1np1
-call "$O" dcb pfc set dev ens1f1np1 prio-pfc 3:on
-eq 'dcb on OFED shares qos/pfc with mlnx_qos' "0 0,0,0,1,0,0,0,0 $(lines "$PFC_3" | head -1)" \
-  "$RC $(val "$N1/qos/pfc") $(ROCE_GEN_ROOT=$O STUB_LOG=$O/stub.log "$O/bin/mlnx_qos" -i ens1f1np1 | grep enabled)"
-call "$O" dcb app add dev ens1f1np1 dscp-prio 26:5
-eq 'dcb app add on OFED: trust dscp, dscp2prio 26 5' '0 dscp 26 5' "$RC $(val "$N1/qos/trust") $(grep '^26 ' "$N1/qos/dscp2prio")"
-call "$O" dcb app del dev ens1f1np1 dscp-prio 26:5
-eq 'dcb app del of the last entry on OFED: trust pcp, dscp2prio 26 0' '0 pcp 26 0' "$RC $(val "$N1/qos/trust") $(grep '^26 ' "$N1/qos/dscp2prio")"
-
-# ---------------------------------------------------------------------------------------
 # systemctl, hostname, modprobe
 
 call "$O" systemctl is-enabled roce-gen
@@ -479,6 +590,7 @@ expect 'hostname NAME is refused' 2 '' $'stub hostname: not implemented: evil\n'
 call "$I" modprobe rdma_cm
 expect 'modprobe' 0 '' ''
 
+
 # ---------------------------------------------------------------------------------------
 # the stub log, the failure and output hooks, safety
 
@@ -493,26 +605,28 @@ eq 'stub log escapes hostile argv' '{"tool":"hostname","argv":["q\"b\\s\u0001\tn
 if command -v jq >/dev/null; then
   eq 'stub log decodes to argv (invalid bytes as U+FFFD)' "$(printf 'q"b\\s\x01\tn\nutf8:\xc3\xa9 bad:\xef\xbf\xbd\xef\xbf\xbd(')" \
     "$(tail -1 "$I/stub.log" | jq -j '.argv[0]')"
-  eq 'every stub log line is valid JSON' 0 "$(cat "$O/stub.log" "$I/stub.log" | jq -c . >/dev/null 2>&1; echo $?)"
+  eq 'every stub log line is valid JSON' 0 "$(cat "$O/stub.log" "$I/stub.log" "$T"/*/stub.log | jq -c . >/dev/null 2>&1; echo $?)"
 else
-  echo 'SKIP JSON parsing of the stub log (jq not installed)'
+  skip 'JSON parsing of the stub log (jq not installed)'
 fi
+call "$O" lldpcli -f keyvalue show neighbors
+eq 'a tool installed with ln -s stub logs under its own name' '{"tool":"lldpcli","argv":["-f","keyvalue","show","neighbors"]}' "$(tail -1 "$O/stub.log")"
 
 printf 'mlx5_core: firmware timeout\n' >"$I/.fake/fail/ethtool"
 call "$I" ethtool -i ens1f0np0
 expect 'fail hook' 1 '' $'mlx5_core: firmware timeout\n'
 rm "$I/.fake/fail/ethtool"
 printf 'EPERM\n' >"$O/.fake/fail/mlnx_qos@--pfc"
-call "$O" mlnx_qos -i ens1f0np0 --pfc 0,0,0,0,0,0,0,0
+call "$O" mlnx_qos -i ens1f0np0 --pfc 0,0,0,1,0,0,0,0
 expect 'fail hook TOOL@WORD' 1 '' $'EPERM\n'
-eq 'fail hook TOOL@WORD changed nothing' 0,0,0,1,0,0,0,0 "$(val "$NETD/qos/pfc")"
+eq 'fail hook TOOL@WORD changed nothing' 0,0,0,0,0,0,0,0 "$(val "$O/.fake/dcb/ens1f0np0/pfc")"
 call "$O" mlnx_qos -i ens1f0np0
 eq 'fail hook TOOL@WORD spares other calls' 0 "$RC"
 rm "$O/.fake/fail/mlnx_qos@--pfc"
 printf 'Priority trust state: "dscp\\\x01\xff\n' >"$O/.fake/output/mlnx_qos"
-call "$O" mlnx_qos -i ens1f0np0 --trust pcp
+call "$O" mlnx_qos -i ens1f0np0 --trust dscp
 expect 'output hook is byte-exact' 0 "$(printf 'Priority trust state: "dscp\\\x01\xff')"$'\n' ''
-eq 'output hook changed nothing' dscp "$(val "$NETD/qos/trust")"
+eq 'output hook changed nothing' '' "$(val "$O/.fake/dcb/ens1f0np0/app")"
 printf 'x\n' >"$O/.fake/fail/mlnx_qos"
 call "$O" mlnx_qos -i ens1f0np0
 eq 'fail hook wins over output hook' 1 "$RC"
@@ -534,8 +648,8 @@ mv "$T/ofed_version" "$O/.fake/ofed_version"
 # A copied tree is an independent host.
 cp -a "$O" "$T/copy"
 call "$T/copy" mlnx_qos -i ens1f1np1 --trust dscp
-eq 'copied tree works and is independent' 'dscp pcp' \
-  "$(val "$T/copy/sys/class/net/ens1f1np1/qos/trust") $(val "$N1/qos/trust")"
+eq 'copied tree works and is independent' '64 0' \
+  "$(grep -c . "$T/copy/.fake/dcb/ens1f1np1/app") $(grep -c . "$O/.fake/dcb/ens1f1np1/app")"
 rm -r "$T/copy/sys/kernel/config/rdma_cm"
 call "$T/copy" cma_roce_tos -d mlx5_0 -p 1
 expect 'cma_roce_tos without rdma_cm configfs' 1 $'Module rdma_cm is not loaded or does not support configfs\n'
@@ -561,15 +675,23 @@ eq 'snapshot refuses a non-fake root' 2 $?
 # ---------------------------------------------------------------------------------------
 # fakehost.sh run
 
+# As root, run isolates the command and mounts driverfs over ROOT/sys; without FUSE that
+# run fails, so the environment is then checked unisolated.
+iso=${FAKEHOST_ISOLATION-}
+((EUID == 0 && !DRIVERFS)) && iso=none
 # shellcheck disable=SC2016 # expanded by the inner bash, inside the fake host
-"$FH" run "$O" -- bash -c 'printf "%s %s %s\n" "$(hostname)" "$ROCE_GEN_ROOT" "$STUB_LOG"; echo "$PATH"; exit 7' \
+FAKEHOST_ISOLATION=$iso "$FH" run "$O" -- bash -c 'printf "%s %s %s\n" "$(hostname)" "$ROCE_GEN_ROOT" "$STUB_LOG"; echo "$PATH"; exit 7' \
   >"$T/out" 2>"$T/err"
 eq 'run: exit status is the command'\''s' 7 $?
 eq 'run: environment' "$(lines "gpu-001.example.net $O $O/stub.log" "$O/bin:/usr/bin:/bin")" "$(val "$T/out")"
-if ((EUID == 0)); then
+if ((EUID == 0 && DRIVERFS)); then
   eq 'run as root says it is isolated' 'fakehost run: isolated (root: unshare --mount --uts --net --fork)' "$(val "$T/err")"
   eq 'run as root: only lo in the network namespace' 1 \
     "$("$FH" run "$O" -- bash -c 'tail -n +3 /proc/net/dev | wc -l' 2>/dev/null)"
+elif ((EUID == 0)); then
+  skip 'isolated fakehost.sh run (needs the driver filesystem)'
+fi
+if ((EUID == 0)); then
   FAKEHOST_ISOLATION=none "$FH" run "$O" -- true 2>"$T/err"
   eq 'run with FAKEHOST_ISOLATION=none' 'fakehost run: not isolated (FAKEHOST_ISOLATION=none)' "$(val "$T/err")"
   if command -v setpriv >/dev/null; then
@@ -590,5 +712,7 @@ eq 'fakehost.sh without a command' 2 $?
 
 # ---------------------------------------------------------------------------------------
 
+# The last line is the verdict (tests/it/hosts.rs reads it); skips are said before it.
+((skip == 0)) || printf '%d skipped (not counted as passed)\n' "$skip"
 printf '%d passed, %d failed\n' "$pass" "$fail"
 ((fail == 0))

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Function-level tests of the bundle's readers (templates/host/lib-parse.sh and the optics reader
+# of lib-probe.sh) on the captured tool outputs in fixtures/, the same files the stand-ins are
+# checked against. Runs in milliseconds; prints "N passed, M failed" and exits 1 on a failure.
+# Usage: parsers.sh [BASH]   (the bash that runs the readers; default: this one)
+
+set -u
+export LC_ALL=C
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+LIB=$HERE/../../templates/host
+FIX=$HERE/fixtures
+if [ $# -gt 0 ] && [ -z "${PARSERS_INNER-}" ]; then
+  PARSERS_INNER=1 exec "$1" "${BASH_SOURCE[0]}"
+fi
+# shellcheck source=../../templates/host/lib-parse.sh
+. "$LIB/lib-parse.sh"
+# The optics reader and its default limits (lib-probe.sh only defines functions and values).
+# shellcheck source=../../templates/host/lib-probe.sh
+. "$LIB/lib-probe.sh"
+
+pass=0 fail=0
+eq() { # NAME WANT GOT
+  if [ "$2" = "$3" ]; then
+    pass=$((pass + 1))
+  else
+    fail=$((fail + 1))
+    printf 'FAIL %s\n  want: %s\n  got:  %s\n' "$1" "$2" "$3"
+  fi
+}
+fx() { cat "$FIX/$1"; }
+
+default_map=""
+for ((d = 0; d < 64; d++)); do default_map+="${default_map:+,}$d:$((d >> 3))"; done
+custom_map=${default_map/26:3/26:5}
+
+# mlnx_qos -i IF
+eq "qos trust dscp" dscp "$(fx mlnx_qos/dscp-trust.txt | rg_parse_qos_trust)"
+eq "qos trust pcp" pcp "$(fx mlnx_qos/pcp-trust.txt | rg_parse_qos_trust)"
+eq "qos dcbx os" os "$(fx mlnx_qos/dscp-trust.txt | rg_parse_qos_dcbx)"
+eq "qos dcbx firmware" fw "$(fx mlnx_qos/firmware-dcbx.txt | rg_parse_qos_dcbx)"
+eq "qos lldpad warning" yes "$(fx mlnx_qos/lldpad-running.txt | rg_parse_qos_lldpad)"
+eq "qos no lldpad warning" "" "$(fx mlnx_qos/dscp-trust.txt | rg_parse_qos_lldpad)"
+eq "qos lldpad does not hide the dcbx line" os "$(fx mlnx_qos/lldpad-running.txt | rg_parse_qos_dcbx)"
+eq "qos default map (descending, per priority)" "$default_map" "$(fx mlnx_qos/dscp-trust.txt | rg_parse_qos_map)"
+eq "qos custom map 26->5" "$custom_map" "$(fx mlnx_qos/custom-map.txt | rg_parse_qos_map)"
+eq "qos no map under pcp trust" none "$(fx mlnx_qos/pcp-trust.txt | rg_parse_qos_map)"
+eq "qos wrapped map rows" "0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0,8:0,9:0,26:3" \
+  "$(printf '\tprio:0 dscp:09,08,07,06,05,04,03,02,\n\tprio:0 dscp:01,00,\n\tprio:3 dscp:26,\ndefault priority:\n' | rg_parse_qos_map)"
+eq "qos pfc on 3" 0,0,0,1,0,0,0,0 "$(fx mlnx_qos/dscp-trust.txt | rg_parse_qos_pfc)"
+eq "qos pfc off" 0,0,0,0,0,0,0,0 "$(fx mlnx_qos/pcp-trust.txt | rg_parse_qos_pfc)"
+eq "qos: an error is no value" "" "$(printf 'Priority trust state is not supported on your system\n' | rg_parse_qos_trust)$(printf 'Netlink error\n' | rg_parse_qos_pfc)"
+
+# dcb (iproute2)
+eq "dcb pfc" 0,0,0,1,0,0,0,0 "$(fx dcb/pfc-show.txt | rg_parse_dcb_pfc)"
+eq "dcb pfc: an error is no value" "" "$(printf 'Attribute read: Operation not supported\n' | rg_parse_dcb_pfc)"
+eq "dcb dcbx host" os "$(fx dcb/dcbx-show.txt | rg_parse_dcb_dcbx)"
+eq "dcb dcbx firmware" fw "$(printf 'lld-managed ieee\n' | rg_parse_dcb_dcbx)"
+eq "dcb app map with DSCP names (26 = AF31 -> 5)" "$custom_map" "$(fx dcb/app-show.txt | rg_parse_dcb_map)"
+eq "dcb app map numeric" "26:3,48:6" "$(printf 'dscp-prio 26:3 48:6 \n' | rg_parse_dcb_map)"
+eq "dcb app: empty table" none "$(printf '' | rg_parse_dcb_map)"
+
+# ethtool -a
+eq "pause on" "rx on tx on" "$(fx ethtool/pause-on.txt | rg_parse_pause)"
+eq "pause off" "rx off tx off" "$(fx ethtool/pause-off.txt | rg_parse_pause)"
+eq "pause: an error is no value" "" "$(printf 'netlink error: Operation not supported\n' | rg_parse_pause)"
+
+# traffic_class
+eq "traffic class set" 106 "$(rg_parse_tclass "$(fx traffic_class/set.txt)")"
+eq "traffic class unset" "" "$(rg_parse_tclass "$(fx traffic_class/unset.txt)")"
+eq "traffic class junk fails" 1 "$(rg_parse_tclass 'cat: Permission denied' >/dev/null; echo $?)"
+
+# cma_roce_mode / cma_roce_tos: values, and their errors (printed on stdout) are not values
+eq "roce mode v2" "RoCE v2" "$(rg_parse_roce_mode "$(fx cma_roce/mode-v2.txt)")"
+eq "roce mode v1" "IB/RoCE v1" "$(rg_parse_roce_mode "$(fx cma_roce/mode-v1.txt)")"
+eq "roce tos" 106 "$(rg_parse_roce_tos "$(fx cma_roce/tos-106.txt)")"
+for f in not-root no-port no-device; do
+  eq "roce mode: $f is an error" 1 "$(rg_parse_roce_mode "$(fx "cma_roce/$f.txt")" >/dev/null; echo $?)"
+  eq "roce tos: $f is an error" 1 "$(rg_parse_roce_tos "$(fx "cma_roce/$f.txt")" >/dev/null; echo $?)"
+done
+
+# ibdev2netdev
+eq "ibdev2netdev up" "ens1f0np0 Up" "$(fx ibdev2netdev/two-ports.txt | rg_parse_ibdev2netdev mlx5_0)"
+eq "ibdev2netdev down" "ens1f1np1 Down" "$(fx ibdev2netdev/two-ports.txt | rg_parse_ibdev2netdev mlx5_1)"
+eq "ibdev2netdev absent" "" "$(fx ibdev2netdev/two-ports.txt | rg_parse_ibdev2netdev mlx5_10)"
+
+# lldpcli -f keyvalue
+eq "lldp neighbour" "leaf-1|Ethernet0|" "$(fx lldpcli/keyvalue.txt | rg_parse_lldpcli ens1f0np0 | tr '\n' '|' | cut -d'|' -f1,2)|"
+
+# ethtool -m: lanes by the (Channel N) label; a CMIS module's unused lanes 5-8 are no alarm
+optics() { rg_optics_awk "$2" <"$FIX/ethtool-m/$1" | awk -F '\t' -v k="$3" '$1 == k { printf "%s%s", sep, $2; sep = " " }'; }
+eq "cmis 4 lanes: TX" "-0.50 -0.62 -0.41 -0.55" "$(optics cmis-400g-4lane.txt 4 tx)"
+eq "cmis 4 lanes: RX" "-1.10 -1.32 -0.98 -1.21" "$(optics cmis-400g-4lane.txt 4 rx)"
+eq "cmis 4 lanes: no problem" "" "$(optics cmis-400g-4lane.txt 4 problem)"
+eq "cmis, lanes unknown: the lit ones" "-0.50 -0.62 -0.41 -0.55" "$(optics cmis-400g-4lane.txt "" tx)"
+eq "cmis 8 lanes: dark lanes are a problem" 8 "$(optics cmis-400g-4lane.txt 8 problem | grep -o 'no light' | wc -l | tr -d ' ')"
+eq "cmis vendor" "NVIDIA MMA4Z00-NS400" "$(optics cmis-400g-4lane.txt 4 vendor) $(optics cmis-400g-4lane.txt 4 pn)"
+eq "sff-8636 four lanes" 4 "$(optics sff8636-100g.txt 4 rx | wc -w | tr -d ' ')"
+eq "sff-8636 no problem" "" "$(optics sff8636-100g.txt 4 problem)"
+
+printf '%s passed, %s failed\n' "$pass" "$fail"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,154 @@
+# shellcheck shell=bash
+# The mlx5 driver's DCB netlink behaviour (en_dcbnl.c, port.c), shared by the mlnx_qos and
+# dcb stand-ins because both program the same driver. Sourced after common.sh.
+#
+# State (netlink-only, so not in sysfs), per interface in .fake/dcb/IF/:
+#   app        the kernel's DCB APP table, one "dscp PROTOCOL PRIORITY" line per entry, in
+#              the kernel's list order: dcb_app_add() inserts at the head, so the newest
+#              entry is the first line. It is the truth for trust: any dscp entry means the
+#              port trusts DSCP (mlx5e_dcbnl_ieee_setapp/delapp switch QPTS on the first
+#              add / last delete).
+#   pfc        PFC enable per priority, "0,0,0,1,0,0,0,0" (pfc_en bit N = priority N)
+#   cable_len  the PFC "delay" (cable length in metres, mlx5 default 7)
+#   dcbx       the DCBX capability flags as `dcb dcbx show` prints them: "host cee ieee"
+#              when OS controlled (the default here), "cee ieee" when firmware controlled
+#   flaps      one line per link toggle (mlx5_toggle_port_link on a PFC mask change)
+# The 802.3x pause state that a PFC change clears is .fake/net/IF/pause ("rx tx autoneg").
+# .fake/no-dcb makes every DCB netlink call fail with EOPNOTSUPP (an interface without
+# dcbnl ops, e.g. a veth).
+
+declare -a app_d=() app_p=() pfcv=()
+
+# dcb_ok IF: the interface exists and has DCB (else the caller reports its own error).
+dcb_ok() { have_if "$1" && [[ ! -e $FAKE/no-dcb ]]; }
+dcb_dir() {
+  REPLY=$FAKE/dcb/$1
+  [[ -d $REPLY ]] || mkdir -p -- "$REPLY"
+}
+
+app_load() { # IF: app_d[] app_p[] in table order (head first)
+  local sel d p f=$FAKE/dcb/$1/app
+  app_d=() app_p=()
+  [[ -f $f ]] || return 0
+  while read -r sel d p || [[ -n ${sel-} ]]; do
+    if [[ $sel == dscp && $d =~ ^[0-9]+$ && ${p-} =~ ^[0-7]$ ]] && ((10#$d < 64)); then
+      app_d+=("$((10#$d))") app_p+=("$p")
+    fi
+    sel=
+  done <"$f"
+}
+
+app_save() {
+  local i out=''
+  for ((i = 0; i < ${#app_d[@]}; i++)); do out+="dscp ${app_d[i]} ${app_p[i]}"$'\n'; done
+  dcb_dir "$1"
+  printf '%s' "$out" >"$REPLY/app"
+}
+
+app_find() { # D: REPLY = index of DSCP D in the table; status 1 when absent
+  local i
+  for ((i = 0; i < ${#app_d[@]}; i++)); do
+    if ((app_d[i] == $1)); then
+      REPLY=$i
+      return 0
+    fi
+  done
+  return 1
+}
+
+app_remove() { # INDEX
+  app_d=("${app_d[@]:0:$1}" "${app_d[@]:$1+1}")
+  app_p=("${app_p[@]:0:$1}" "${app_p[@]:$1+1}")
+  ((${#app_d[@]})) || app_d=() app_p=()
+}
+
+csv() { # VALUES...: REPLY = them joined with commas
+  local IFS=,
+  REPLY="$*"
+}
+
+trust_of_table() { if ((${#app_d[@]})); then REPLY=dscp; else REPLY=pcp; fi; }
+
+# drv_setapp IF D P: mlx5e_dcbnl_ieee_setapp: the first DSCP entry switches the port to
+# DSCP trust; the old entry of D is deleted and the new one added at the head (so even
+# re-setting the same mapping moves it to the front). Operates on the loaded table.
+drv_setapp() {
+  if app_find "$2"; then app_remove "$REPLY"; fi
+  app_d=("$2" ${app_d[@]+"${app_d[@]}"})
+  app_p=("$3" ${app_p[@]+"${app_p[@]}"})
+}
+
+# drv_delapp IF D P: mlx5e_dcbnl_ieee_delapp: ENOENT (status 1) when the port has no DSCP
+# entry or D is not mapped to P; else the entry goes (the firmware map of D is reset to
+# priority 0) and deleting the last one switches the port back to PCP trust.
+drv_delapp() {
+  ((${#app_d[@]})) || return 1
+  app_find "$2" || return 1
+  ((app_p[REPLY] == $3)) || return 1
+  app_remove "$REPLY"
+}
+
+pfc_load() { # IF: pfcv[0..7]
+  local -a a=()
+  local i
+  pfcv=(0 0 0 0 0 0 0 0)
+  rd "$FAKE/dcb/$1/pfc" || return 0
+  IFS=, read -r -a a <<<"$REPLY"
+  for ((i = 0; i < 8 && i < ${#a[@]}; i++)); do [[ ${a[i]} == 1 ]] && pfcv[i]=1; done
+}
+
+cable_len() { # IF: REPLY = the PFC delay / cable length
+  rd "$FAKE/dcb/$1/cable_len" && [[ $REPLY =~ ^[0-9]+$ ]] || REPLY=7
+}
+
+dcbx_flags() { # IF: REPLY = the DCBX capability words
+  rd "$FAKE/dcb/$1/dcbx" && [[ -n $REPLY ]] || REPLY='host cee ieee'
+}
+
+# drv_setpfc IF MASK DELAY: mlx5e_dcbnl_ieee_setpfc. A changed mask is written with
+# mlx5_set_port_pfc, which also clears 802.3x global pause (pptx/pprx = 0), and the link
+# is toggled once; without manual buffers the firmware then maps the lossless priorities
+# to buffer 1 (fixed example sizes, see fixtures/README.md). DELAY (cable length) is taken
+# when 0 < DELAY < 1000 (MLX5E_MAX_CABLE_LENGTH) and different.
+drv_setpfc() {
+  local ifc=$1 new=$2 delay=$3 old an
+  local IFS=,
+  pfc_load "$ifc"
+  old="${pfcv[*]}"
+  unset IFS
+  dcb_dir "$ifc"
+  if [[ $new != "$old" ]]; then
+    wr "$REPLY/pfc" "$new"
+    printf 'pfc %s -> %s\n' "$old" "$new" >>"$REPLY/flaps"
+    an=off
+    if rd "$FAKE/net/$ifc/pause"; then read -r _ _ an <<<"$REPLY"; fi
+    [[ -d $FAKE/net/$ifc ]] || mkdir -p -- "$FAKE/net/$ifc"
+    wr "$FAKE/net/$ifc/pause" "off off ${an:-off}"
+    drv_buffers "$ifc" "$new"
+  fi
+  cable_len "$ifc"
+  if ((delay > 0 && delay < 1000 && delay != REPLY)); then wr "$FAKE/dcb/$ifc/cable_len" "$delay"; fi
+}
+
+# drv_buffers IF MASK: the OFED sysfs views qos/prio2buffer and qos/buffer_size
+# (en_sysfs.c formats), when the host has them.
+drv_buffers() {
+  local q=$NET/$1/qos i out b
+  local -a m=()
+  [[ -f $q/prio2buffer || -f $q/buffer_size ]] || return 0
+  IFS=, read -r -a m <<<"$2"
+  out=$'Priority\tBuffer\n' b=0
+  for ((i = 0; i < 8; i++)); do
+    out+="$i"$'\t\t'"${m[i]:-0}"$'\n'
+    [[ ${m[i]:-0} == 1 ]] && b=1
+  done
+  printf '%s' "$out" >"$q/prio2buffer"
+  out=$'Port buffer size = 262016\nSpare buffer size = 0\nBuffer\tSize\txoff_threshold\txon_threshold\n'
+  if ((b)); then
+    out+=$'0\t130944\t0\t\t0\n1\t130944\t111104\t\t101120\n'
+  else
+    out+=$'0\t262016\t0\t\t0\n1\t0\t0\t\t0\n'
+  fi
+  for ((i = 2; i < 8; i++)); do out+="$i"$'\t0\t0\t\t0\n'; done
+  printf '%s' "$out" >"$q/buffer_size"
+}
