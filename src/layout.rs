@@ -150,6 +150,7 @@ pub const KEYS: &[Key] = &[
     key("mtu", &["MTU"]),
     key("global_pause", &[]),
     key("persistence", &["持久化"]),
+    key("dcbx", &[]),
     key("min_ofed_version", &[]),
     key("min_fw_version", &[]),
 ];

@@ -16,13 +16,25 @@ use crate::model::{Host, Plan};
 /// A template id: its path under `templates/` without `.j2`; the output file is its base name.
 pub type TemplateId = &'static str;
 
-/// A file of the bundle rendered from a template.
+/// A file of the bundle, from `templates/`.
 #[derive(Debug, Clone, Copy)]
 pub struct FileTemplate {
-    /// Path under `templates/` without `.j2`; the bundle file is its base name.
+    /// Path under `templates/` (without `.j2` for a template); the bundle file is its base name.
     pub id: TemplateId,
     /// Its mode in the bundle: the scripts a user runs are executable, nothing else is.
     pub mode: u32,
+    /// A plain source file, shipped byte for byte, or a template rendered with the plan.
+    pub source: Source,
+}
+
+/// How a file of `templates/` becomes a bundle file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// `templates/<id>`, copied as it is: the shell library and the scripts, which hold no plan
+    /// value, so that they are the same bytes in every bundle and can be checked as sources.
+    Plain,
+    /// `templates/<id>.j2`, rendered with the plan's values, auto-escaped per file kind.
+    Template,
 }
 
 impl FileTemplate {
@@ -31,24 +43,57 @@ impl FileTemplate {
         // `host/apply.sh` → `apply.sh`; `dist/ansible/roce.yml` → `ansible/roce.yml`.
         self.id.split_once('/').map_or(self.id, |(_, rest)| rest)
     }
+
+    /// Its file name under `templates/`.
+    fn path(&self) -> String {
+        match self.source {
+            Source::Plain => self.id.to_string(),
+            Source::Template => format!("{}.j2", self.id),
+        }
+    }
 }
 
 const fn file(id: TemplateId, mode: u32) -> FileTemplate {
-    FileTemplate { id, mode }
+    FileTemplate {
+        id,
+        mode,
+        source: Source::Template,
+    }
+}
+
+const fn plain(id: TemplateId, mode: u32) -> FileTemplate {
+    FileTemplate {
+        id,
+        mode,
+        source: Source::Plain,
+    }
 }
 
 /// `precheck.sh`: read-only checks.
-pub const PRECHECK_SH: FileTemplate = file("host/precheck.sh", 0o755);
+pub const PRECHECK_SH: FileTemplate = plain("host/precheck.sh", 0o755);
 /// `apply.sh`: verify, precheck, save, apply, read back, persist.
-pub const APPLY_SH: FileTemplate = file("host/apply.sh", 0o755);
+pub const APPLY_SH: FileTemplate = plain("host/apply.sh", 0o755);
 /// `rollback.sh`: restore what apply saved.
-pub const ROLLBACK_SH: FileTemplate = file("host/rollback.sh", 0o755);
+pub const ROLLBACK_SH: FileTemplate = plain("host/rollback.sh", 0o755);
+/// `lib.sh`: the shell library the scripts source (it sources its parts, `lib-*.sh`).
+pub const LIB_SH: FileTemplate = plain("host/lib.sh", 0o644);
+/// `lib-parse.sh`: the readers of every tool output the scripts parse.
+pub const LIB_PARSE_SH: FileTemplate = plain("host/lib-parse.sh", 0o644);
+/// `lib-checks.sh`: identity and environment checks, the precheck.
+pub const LIB_CHECKS_SH: FileTemplate = plain("host/lib-checks.sh", 0o644);
+/// `lib-probe.sh`: the monitoring probe (optics, link, PCIe, counters, LLDP) and its checks.
+pub const LIB_PROBE_SH: FileTemplate = plain("host/lib-probe.sh", 0o644);
+/// `lib-settings.sh`: each setting's read and write per backend, saving and restoring.
+pub const LIB_SETTINGS_SH: FileTemplate = plain("host/lib-settings.sh", 0o644);
+/// `lib-persist.sh`: the boot unit, the driver-reload hooks, the boot wait.
+pub const LIB_PERSIST_SH: FileTemplate = plain("host/lib-persist.sh", 0o644);
+/// `plan.sh`: this host's plan as bash data, the only file of a bundle's shell that differs
+/// between hosts.
+pub const PLAN_SH: FileTemplate = file("host/plan.sh", 0o644);
 /// `roce-gen.service`: the boot-time oneshot unit.
 pub const SERVICE: FileTemplate = file("host/roce-gen.service", 0o644);
 /// `README.txt`: how to run the bundle.
 pub const README_TXT: FileTemplate = file("host/README.txt", 0o644);
-/// `lib.sh`: the shell library the scripts source; the same for every host.
-pub const LIB_SH: FileTemplate = file("host/lib.sh", 0o644);
 
 /// `run-here.sh`: finds and runs this host's bundle from a USB stick or a share.
 pub const RUN_HERE_SH: FileTemplate = file("dist/run-here.sh", 0o755);
@@ -61,10 +106,22 @@ pub const ANSIBLE_PLAYBOOK: FileTemplate = file("dist/ansible/roce.yml", 0o644);
 pub const DIST_FILES: [FileTemplate; 3] = [RUN_HERE_SH, ANSIBLE_INVENTORY, ANSIBLE_PLAYBOOK];
 
 /// The files rendered for each host.
-pub const HOST_FILES: [FileTemplate; 5] = [PRECHECK_SH, APPLY_SH, ROLLBACK_SH, SERVICE, README_TXT];
+pub const HOST_FILES: [FileTemplate; 1] = [PLAN_SH];
 
-/// The files that do not depend on the host: rendered once per run, shared by every bundle.
-pub const SHARED_FILES: [FileTemplate; 1] = [LIB_SH];
+/// The files that do not depend on the host: made once per run, shared by every bundle.
+pub const SHARED_FILES: [FileTemplate; 11] = [
+    PRECHECK_SH,
+    APPLY_SH,
+    ROLLBACK_SH,
+    LIB_SH,
+    LIB_PARSE_SH,
+    LIB_CHECKS_SH,
+    LIB_PROBE_SH,
+    LIB_SETTINGS_SH,
+    LIB_PERSIST_SH,
+    SERVICE,
+    README_TXT,
+];
 
 /// A rendered file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -77,39 +134,42 @@ pub struct Rendered {
     pub mode: u32,
 }
 
-/// `(id, source)` pairs of templates compiled in from `templates/<id>.j2`.
+/// `(path under templates/, source)` of every file compiled into the binary.
 macro_rules! embedded {
-    ($($id:expr => $file:literal),* $(,)?) => {
-        &[$(($id, include_str!(concat!("../templates/", $file, ".j2")))),*]
+    ($($file:literal),* $(,)?) => {
+        &[$(($file, include_str!(concat!("../templates/", $file)))),*]
     };
 }
 
-/// Every template compiled into the binary, partials (`_*.sh`) included.
+/// Every file of `templates/` compiled into the binary.
 const EMBEDDED: &[(&str, &str)] = embedded![
-    "host/_prologue.sh" => "host/_prologue.sh",
-    "host/_plan.sh" => "host/_plan.sh",
-    "host/_checks.sh" => "host/_checks.sh",
-    "host/_settings.sh" => "host/_settings.sh",
-    "host/_persist.sh" => "host/_persist.sh",
-    LIB_SH.id => "host/lib.sh",
-    PRECHECK_SH.id => "host/precheck.sh",
-    APPLY_SH.id => "host/apply.sh",
-    ROLLBACK_SH.id => "host/rollback.sh",
-    SERVICE.id => "host/roce-gen.service",
-    README_TXT.id => "host/README.txt",
-    RUN_HERE_SH.id => "dist/run-here.sh",
-    ANSIBLE_INVENTORY.id => "dist/ansible/inventory.yml",
-    ANSIBLE_PLAYBOOK.id => "dist/ansible/roce.yml",
+    "host/precheck.sh",
+    "host/apply.sh",
+    "host/rollback.sh",
+    "host/lib.sh",
+    "host/lib-parse.sh",
+    "host/lib-checks.sh",
+    "host/lib-probe.sh",
+    "host/lib-settings.sh",
+    "host/lib-persist.sh",
+    "host/plan.sh.j2",
+    "host/roce-gen.service.j2",
+    "host/README.txt.j2",
+    "dist/run-here.sh.j2",
+    "dist/ansible/inventory.yml.j2",
+    "dist/ansible/roce.yml.j2",
 ];
 
-/// The template environment, built once and used for every host.
+/// The template environment and the plain sources, built once and used for every host.
 pub struct Renderer {
     env: Environment<'static>,
+    /// The plain files (`Source::Plain`) by path under `templates/`.
+    plain: Vec<(&'static str, String)>,
 }
 
 impl Renderer {
-    /// The renderer over the embedded templates, or over `dir` where it has a template (a
-    /// customised copy may override only some files).
+    /// The renderer over the embedded templates, or over `dir` where it has a file (a customised
+    /// copy may override only some files).
     pub fn new(dir: Option<&Path>) -> Result<Self> {
         let mut env = Environment::new();
         env.set_undefined_behavior(UndefinedBehavior::Strict);
@@ -128,29 +188,33 @@ impl Renderer {
         env.add_function("error", |msg: String| -> Result<String, Error> {
             Err(Error::new(ErrorKind::InvalidOperation, msg))
         });
-        for (id, source) in EMBEDDED {
-            let file = format!("{id}.j2");
-            let custom = dir.map(|d| d.join(&file)).filter(|p| p.is_file());
+        let mut plain = Vec::new();
+        for (file, source) in EMBEDDED {
+            let custom = dir.map(|d| d.join(file)).filter(|p| p.is_file());
             let source = match custom {
                 Some(path) => std::fs::read_to_string(&path)
                     .with_context(|| format!("{}: could not read the template", path.display()))?,
                 None => (*source).to_string(),
             };
+            if !file.ends_with(".j2") {
+                plain.push((*file, source));
+                continue;
+            }
             // The auto-escape callback sees the name, so register under the `.j2` file name.
-            env.add_template_owned(file.clone(), source)
-                .with_context(|| {
-                    format!(
-                        "template {} does not parse",
-                        template_path(dir, &file).display()
-                    )
-                })?;
+            env.add_template_owned(*file, source).with_context(|| {
+                format!(
+                    "template {} does not parse",
+                    template_path(dir, file).display()
+                )
+            })?;
         }
-        Ok(Self { env })
+        Ok(Self { env, plain })
     }
 
-    /// Renders the files every bundle shares (`lib.sh`); they see only the run's metadata.
-    pub fn render_shared(&self, meta: &Meta<'_>) -> Result<Vec<Rendered>> {
-        let ctx = minijinja::context! { tool_version => meta.tool_version, plan_sha256 => meta.plan_sha256 };
+    /// The files every bundle shares: the plain scripts and library, and the unit and README,
+    /// which see the cluster's values but no host's.
+    pub fn render_shared(&self, plan: &Plan, meta: &Meta<'_>) -> Result<Vec<Rendered>> {
+        let ctx = minijinja::Value::from(minijinja::value::Serde(SharedContext::new(plan, meta)));
         SHARED_FILES
             .iter()
             .map(|f| self.render(f, &ctx, "every host"))
@@ -182,18 +246,26 @@ impl Renderer {
         ctx: &minijinja::Value,
         for_what: &str,
     ) -> Result<Rendered> {
-        let name = format!("{}.j2", file.id);
-        let text = self
-            .env
-            .get_template(&name)
-            .and_then(|t| t.render(ctx))
-            .map_err(|e| anyhow::anyhow!("{}", describe(&e)))
-            .with_context(|| {
-                format!(
-                    "failed to render `{}` for host `{for_what}` (a template bug)",
-                    file.id
-                )
-            })?;
+        let name = file.path();
+        let text = match file.source {
+            Source::Plain => self
+                .plain
+                .iter()
+                .find(|(p, _)| *p == name)
+                .map(|(_, text)| text.clone())
+                .with_context(|| format!("`{name}` is not embedded (a build bug)"))?,
+            Source::Template => self
+                .env
+                .get_template(&name)
+                .and_then(|t| t.render(ctx))
+                .map_err(|e| anyhow::anyhow!("{}", describe(&e)))
+                .with_context(|| {
+                    format!(
+                        "failed to render `{}` for host `{for_what}` (a template bug)",
+                        file.id
+                    )
+                })?,
+        };
         Ok(Rendered {
             name: file.file_name(),
             text: normalize(&text),
@@ -238,16 +310,23 @@ pub struct Meta<'a> {
     pub plan_sha256: &'a str,
 }
 
-/// The values a host's templates see. Everything is already validated; lists that scripts need
-/// as bash arrays are given per field.
+/// The values the shared templates (unit, README) see: the run's and the cluster's.
 #[derive(Debug, Serialize)]
-struct HostContext<'a> {
+struct SharedContext<'a> {
     tool_version: &'a str,
     plan_sha256: &'a str,
     cluster: ClusterContext,
-    host: &'a Host,
     /// Where apply installs the bundle for the boot unit.
     install_dir: String,
+}
+
+/// The values a host's data file sees. Everything is already validated; lists that scripts
+/// need as bash arrays are given per field.
+#[derive(Debug, Serialize)]
+struct HostContext<'a> {
+    #[serde(flatten)]
+    shared: SharedContext<'a>,
+    host: &'a Host,
 }
 
 #[derive(Debug, Serialize)]
@@ -267,12 +346,14 @@ struct ClusterContext {
     roce_mode: String,
     global_pause: String,
     persistence: bool,
+    /// `check`, `os` or `leave`.
+    dcbx: String,
     min_ofed_version: String,
     min_fw_version: String,
 }
 
-impl<'a> HostContext<'a> {
-    fn new(plan: &'a Plan, host: &'a Host, meta: &Meta<'a>) -> Self {
+impl<'a> SharedContext<'a> {
+    fn new(plan: &'a Plan, meta: &Meta<'a>) -> Self {
         let c = &plan.cluster;
         let vector = |set: &crate::model::Priorities| {
             (0..8u8)
@@ -290,7 +371,6 @@ impl<'a> HostContext<'a> {
             tool_version: meta.tool_version,
             plan_sha256: meta.plan_sha256,
             install_dir: format!("/opt/roce-gen/{}", c.cluster_name),
-            host,
             cluster: ClusterContext {
                 name: c.cluster_name.to_string(),
                 trust: c.trust.as_str().to_string(),
@@ -307,6 +387,7 @@ impl<'a> HostContext<'a> {
                 },
                 global_pause: c.global_pause.as_str().to_string(),
                 persistence: c.persistence,
+                dcbx: c.dcbx.as_str().to_string(),
                 min_ofed_version: c
                     .min_ofed_version
                     .as_ref()
@@ -322,6 +403,15 @@ impl<'a> HostContext<'a> {
     }
 }
 
+impl<'a> HostContext<'a> {
+    fn new(plan: &'a Plan, host: &'a Host, meta: &Meta<'a>) -> Self {
+        Self {
+            shared: SharedContext::new(plan, meta),
+            host,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -329,7 +419,7 @@ mod tests {
     #[test]
     fn every_template_id_is_embedded() {
         for f in HOST_FILES.iter().chain(&SHARED_FILES).chain(&DIST_FILES) {
-            let embedded = EMBEDDED.iter().any(|(e, _)| *e == f.id);
+            let embedded = EMBEDDED.iter().any(|(e, _)| *e == f.path());
             assert!(embedded, "{} is not embedded", f.id);
         }
         assert!(Renderer::new(None).is_ok());

@@ -47,7 +47,7 @@ const PCI: [&str; 8] = [
 ];
 
 fn cluster_rows() -> Vec<Vec<Cell>> {
-    let rows: [(&str, Cell); 16] = [
+    let rows: [(&str, Cell); 17] = [
         ("cluster_name", "demo".into()),
         ("trust", "dscp".into()),
         ("roce_dscp", 26.into()),
@@ -62,6 +62,7 @@ fn cluster_rows() -> Vec<Vec<Cell>> {
         ("mtu", 4200.into()),
         ("global_pause", "off".into()),
         ("persistence", "yes".into()),
+        ("dcbx", "check".into()),
         ("min_ofed_version", "24.10".into()),
         ("min_fw_version", "28.39.1002".into()),
     ];

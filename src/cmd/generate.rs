@@ -51,7 +51,7 @@ pub fn run(arg: &PlanArg, opts: &Options<'_>) -> Result<ExitCode> {
         tool_version: TOOL_VERSION,
         plan_sha256: &loaded.sha256,
     };
-    let shared = crate::bundle::shared_entries(renderer.render_shared(&meta)?);
+    let shared = crate::bundle::shared_entries(renderer.render_shared(plan, &meta)?);
     let compressed = archive::Shared::new(&shared)?;
     let staging = Staging::new(opts.out)?;
     let progress = progress_bar(hosts.len());

@@ -13,7 +13,7 @@ use serde::Serialize;
 
 pub use names::{ClusterName, HostName, IbDev, IfName, Label, Version};
 pub use net::{MacAddr, PciAddr, parse_prefix};
-pub use qos::{Dscp, EcnBits, Mtu, OnOff, Priorities, Priority, RoceMode, Tos, Trust, parse_bool};
+pub use qos::{Dcbx, Dscp, EcnBits, Mtu, OnOff, Priorities, Priority, RoceMode, Tos, Trust, parse_bool};
 
 /// The schema tag of the normalized plan JSON.
 pub const PLAN_SCHEMA: &str = "roce-gen/plan/v1";
@@ -60,6 +60,8 @@ pub struct Cluster {
     pub global_pause: OnOff,
     /// Whether apply installs the boot unit.
     pub persistence: bool,
+    /// DCBX ownership of the RoCE ports.
+    pub dcbx: Dcbx,
     /// Lowest acceptable OFED/DOCA version.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub min_ofed_version: Option<Version>,

@@ -138,6 +138,40 @@ pub enum RoceMode {
     V2,
 }
 
+/// Who owns DCBX (PFC/ETS negotiation) on the RoCE ports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Dcbx {
+    /// Precheck reports the mode and warns when the firmware (and so the switch) can override
+    /// the host's PFC/ETS; nothing is changed.
+    Check,
+    /// Apply takes host (OS) ownership; rollback gives it back.
+    Os,
+    /// Neither reported nor changed.
+    Leave,
+}
+
+impl Dcbx {
+    /// The plan spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Check => "check",
+            Self::Os => "os",
+            Self::Leave => "leave",
+        }
+    }
+
+    /// Parses `check`, `os` or `leave`.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "check" => Ok(Self::Check),
+            "os" => Ok(Self::Os),
+            "leave" => Ok(Self::Leave),
+            _ => Err("is not a DCBX choice (`check`, `os` or `leave`)".into()),
+        }
+    }
+}
+
 /// An on/off switch that the plan spells as `on`/`off`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]

@@ -8,7 +8,7 @@ use crate::input::raw::Table;
 use crate::layout::cluster_key;
 use crate::location::Location;
 use crate::model::{
-    Cluster, ClusterName, Dscp, EcnBits, Mtu, OnOff, Priorities, Priority, RoceMode, Tos, Trust,
+    Cluster, ClusterName, Dcbx, Dscp, EcnBits, Mtu, OnOff, Priorities, Priority, RoceMode, Tos, Trust,
     Version, parse_bool,
 };
 use crate::validate::cells::{int_then, text_of};
@@ -80,6 +80,7 @@ pub(crate) fn read_cluster(table: Option<&Table>, report: &mut Report) -> Option
     let (global_pause, pause_at) =
         value!("global_pause", |s| parse_bool(s).map(on_off), OnOff::Off);
     let (persistence, _) = value!("persistence", parse_bool, true);
+    let (dcbx, _) = value!("dcbx", Dcbx::parse, Dcbx::Check);
     let (min_ofed_version, _) = value!("min_ofed_version", |s| Version::parse(s).map(Some), None);
     let (min_fw_version, _) = value!("min_fw_version", |s| Version::parse(s).map(Some), None);
 
@@ -140,6 +141,7 @@ pub(crate) fn read_cluster(table: Option<&Table>, report: &mut Report) -> Option
         mtu,
         global_pause,
         persistence,
+        dcbx,
         min_ofed_version,
         min_fw_version,
     })

@@ -156,7 +156,7 @@ fn an_invalid_plan_or_a_broken_template_leaves_the_folder_as_it_was() {
     Book::base().write(dir.path(), "plan.xlsx");
     let templates = dir.path().join("tpl/host");
     std::fs::create_dir_all(&templates).unwrap();
-    std::fs::write(templates.join("apply.sh.j2"), "{{ no_such_value }}").unwrap();
+    std::fs::write(templates.join("plan.sh.j2"), "{{ no_such_value }}").unwrap();
     let run = roce_gen(
         dir.path(),
         &["generate", "plan.xlsx", "-o", "out", "--templates", "tpl"],
@@ -164,7 +164,7 @@ fn an_invalid_plan_or_a_broken_template_leaves_the_folder_as_it_was() {
     assert_eq!(run.code, 2, "{}", run.transcript());
     assert!(
         run.stderr
-            .contains("failed to render `host/apply.sh` for host `h1`"),
+            .contains("failed to render `host/plan.sh` for host `h1`"),
         "{}",
         run.stderr
     );
@@ -242,9 +242,11 @@ fn a_customised_template_folder_overrides_only_what_it_has() {
     std::fs::create_dir_all(&templates).unwrap();
     std::fs::write(
         templates.join("README.txt.j2"),
-        "custom readme for {{ host.hostname }}\n",
+        "custom readme for cluster {{ cluster.name }}\n",
     )
     .unwrap();
+    // A plain source is overridden by a file of the same name.
+    std::fs::write(templates.join("lib-parse.sh"), "# custom readers\n").unwrap();
     let run = roce_gen(
         dir.path(),
         &["generate", "plan.xlsx", "-o", "out", "--templates", "tpl"],
@@ -254,8 +256,10 @@ fn a_customised_template_folder_overrides_only_what_it_has() {
         &std::fs::read(dir.path().join("out/h1.tar.gz")).unwrap(),
     )
     .unwrap();
-    assert_eq!(files["README.txt"].0, b"custom readme for h1\n");
-    assert!(String::from_utf8_lossy(&files["apply.sh"].0).contains("RG_HOST=h1"));
+    assert_eq!(files["README.txt"].0, b"custom readme for cluster t1\n");
+    assert_eq!(files["lib-parse.sh"].0, b"# custom readers\n");
+    assert!(String::from_utf8_lossy(&files["plan.sh"].0).contains("RG_HOST=h1"));
+    assert!(String::from_utf8_lossy(&files["apply.sh"].0).contains("rg_apply_gate"));
 }
 
 #[test]

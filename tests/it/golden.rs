@@ -102,3 +102,46 @@ fn golden_cases_regenerate_byte_for_byte() {
         }
     }
 }
+
+/// `templates/host/plan.sh`, the example of the per-host data file that the shell sources are
+/// checked against, is node-a's of the golden case (`ROCE_GEN_BLESS=1` rewrites it too).
+#[test]
+fn the_checked_in_data_file_example_is_a_real_one() {
+    let fresh = generate_unpacked(&golden_dir("lab-2node").join("plan.json"));
+    let generated = &fresh["bundles/node-a/plan.sh"];
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("templates/host/plan.sh");
+    if std::env::var_os("ROCE_GEN_BLESS").is_some() {
+        std::fs::write(&example, generated).unwrap();
+    }
+    assert_eq!(
+        String::from_utf8_lossy(&std::fs::read(&example).unwrap()),
+        String::from_utf8_lossy(generated),
+        "templates/host/plan.sh is not node-a's plan.sh (ROCE_GEN_BLESS=1 cargo test --test it golden)"
+    );
+}
+
+/// Two hosts' bundles share every byte of their shell code: only the data file, `host.json`,
+/// the manifest and the checksums differ.
+#[test]
+fn bundles_of_two_hosts_differ_only_in_their_data() {
+    let fresh = generate_unpacked(&golden_dir("lab-2node").join("plan.json"));
+    let files_of = |host: &str| -> BTreeMap<String, &Vec<u8>> {
+        let prefix = format!("bundles/{host}/");
+        fresh
+            .iter()
+            .filter_map(|(k, v)| k.strip_prefix(&prefix).map(|f| (f.to_string(), v)))
+            .collect()
+    };
+    let (a, b) = (files_of("node-a"), files_of("node-b"));
+    assert_eq!(a.keys().collect::<Vec<_>>(), b.keys().collect::<Vec<_>>());
+    let differing: Vec<&str> = a
+        .iter()
+        .filter(|(name, bytes)| b[name.as_str()] != **bytes)
+        .map(|(name, _)| name.as_str())
+        .collect();
+    assert_eq!(
+        differing,
+        ["SHA256SUMS", "host.json", "manifest.json", "plan.sh"]
+    );
+    assert!(a.len() > 10, "{:?}", a.keys());
+}

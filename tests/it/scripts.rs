@@ -27,8 +27,96 @@ fn require(tool: &str) {
     );
 }
 
+/// `shellcheck` with every optional finding (`style`) and the sources followed, as gcc-style
+/// lines; empty when the file is clean. `templates/host/.shellcheckrc` points `source=` at the
+/// script's own folder.
+fn shellcheck(path: &Path) -> String {
+    let sc = Command::new("shellcheck")
+        .args(["-x", "-P", "SCRIPTDIR", "-s", "bash", "-S", "style", "-f", "gcc"])
+        .arg(path)
+        .current_dir(path.parent().unwrap())
+        .output()
+        .unwrap();
+    let mut out = String::from_utf8_lossy(&sc.stdout).to_string();
+    if !sc.status.success() && out.is_empty() {
+        out = format!("shellcheck failed: {}", String::from_utf8_lossy(&sc.stderr));
+    }
+    out
+}
+
+/// The bundle's shell sources as they are in the repository: the library, its parts, the three
+/// scripts, and the checked-in example of the per-host data file they source.
+fn host_sources() -> Vec<std::path::PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("templates/host");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "sh"))
+        .collect();
+    files.sort();
+    files
+}
+
 #[test]
-fn scripts_parse_and_pass_shellcheck_without_findings() {
+fn the_shell_sources_parse_and_pass_shellcheck_without_findings() {
+    require("shellcheck");
+    let files = host_sources();
+    let names: Vec<String> = files
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().to_string())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "apply.sh",
+            "lib-checks.sh",
+            "lib-parse.sh",
+            "lib-persist.sh",
+            "lib-probe.sh",
+            "lib-settings.sh",
+            "lib.sh",
+            "plan.sh",
+            "precheck.sh",
+            "rollback.sh"
+        ]
+    );
+    for path in &files {
+        let syntax = Command::new("bash").arg("-n").arg(path).output().unwrap();
+        assert!(
+            syntax.status.success(),
+            "{}: {}",
+            path.display(),
+            String::from_utf8_lossy(&syntax.stderr)
+        );
+        // Each file on its own, so that a finding in a part is not hidden behind the script
+        // that sources it.
+        let findings = shellcheck(path);
+        assert!(
+            findings.is_empty(),
+            "{}: shellcheck findings:\n{findings}",
+            path.display()
+        );
+    }
+}
+
+#[test]
+fn shellcheck_would_see_a_finding_in_a_library_part() {
+    require("shellcheck");
+    let dir = tmp();
+    for path in host_sources() {
+        std::fs::copy(&path, dir.path().join(path.file_name().unwrap())).unwrap();
+    }
+    let part = dir.path().join("lib-parse.sh");
+    let mut text = std::fs::read_to_string(&part).unwrap();
+    text.push_str("rg_broken() { echo $unquoted_and_unassigned; }\n");
+    std::fs::write(&part, text).unwrap();
+    let findings = shellcheck(&part);
+    assert!(findings.contains("SC2154"), "{findings}");
+    assert!(findings.contains("SC2086"), "{findings}");
+}
+
+#[test]
+fn the_generated_shell_files_pass_shellcheck_too() {
     require("shellcheck");
     let dir = tmp();
     let files = golden_files();
@@ -38,41 +126,25 @@ fn scripts_parse_and_pass_shellcheck_without_findings() {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, bytes).unwrap();
     }
-    let mut checked = 0;
-    for (name, _) in files.iter().filter(|(n, _)| n.ends_with(".sh")) {
-        let path = dir.path().join(name);
-        let syntax = Command::new("bash").arg("-n").arg(&path).output().unwrap();
-        assert!(
-            syntax.status.success(),
-            "{name}: {}",
-            String::from_utf8_lossy(&syntax.stderr)
-        );
-        let sc = Command::new("shellcheck")
-            .args([
-                "-x",
-                "-P",
-                "SCRIPTDIR",
-                "-s",
-                "bash",
-                "-S",
-                "style",
-                "-f",
-                "gcc",
-            ])
-            .arg(&path)
-            .output()
-            .unwrap();
-        assert!(
-            sc.status.success() && sc.stdout.is_empty(),
-            "{name}: shellcheck findings:\n{}",
-            String::from_utf8_lossy(&sc.stdout)
-        );
-        checked += 1;
+    let generated = ["bundles/node-a/plan.sh", "bundles/node-b/plan.sh", "run-here.sh"];
+    for name in generated {
+        let findings = shellcheck(&dir.path().join(name));
+        assert!(findings.is_empty(), "{name}: shellcheck findings:\n{findings}");
     }
-    assert_eq!(
-        checked, 9,
-        "lib.sh and 3 scripts for each of 2 hosts, and run-here.sh"
-    );
+}
+
+#[test]
+fn the_readers_pass_their_tests_on_the_captured_outputs() {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/host/parsers.sh");
+    for bash in crate::hosts::bashes() {
+        let out = Command::new("bash").arg(&script).arg(&bash).output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && stdout.contains(" passed, 0 failed"),
+            "{bash}: {stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
 }
 
 /// Constructs that bash 4.2 (RHEL 7) lacks or treats differently.
@@ -136,6 +208,10 @@ fn the_bash_42_lint_catches_what_it_should() {
 
 #[test]
 fn scripts_use_nothing_newer_than_bash_42() {
+    for path in host_sources() {
+        let found = bash42_findings(&std::fs::read_to_string(&path).unwrap());
+        assert!(found.is_empty(), "{}:\n{}", path.display(), found.join("\n"));
+    }
     for (name, bytes) in golden_files().iter().filter(|(n, _)| n.ends_with(".sh")) {
         let found = bash42_findings(&String::from_utf8_lossy(bytes));
         assert!(found.is_empty(), "{name}:\n{}", found.join("\n"));
@@ -211,9 +287,10 @@ fn the_repository_scripts_pass_shellcheck_too() {
         ".ci/run",
         "benches/scale.sh",
         "tests/it/fixtures/make-fixtures.sh",
+        "tests/host/parsers.sh",
     ] {
         let sc = Command::new("shellcheck")
-            .args(["-s", "bash", "-f", "gcc"])
+            .args(["-x", "-P", "SCRIPTDIR", "-s", "bash", "-f", "gcc"])
             .arg(repo.join(script))
             .output()
             .unwrap();

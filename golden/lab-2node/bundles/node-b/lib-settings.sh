@@ -1,0 +1,718 @@
+# shellcheck shell=bash
+# lib-settings.sh, part of lib.sh: the planned settings of each RoCE port. For every setting,
+# rg_get reads the current value in the plan's spelling and rg_set changes it, through the
+# backend this host has (probed per setting, never assumed). Apply reads every setting first,
+# saves them all before changing any (changing PFC also clears 802.3x pause on mlx5, so a side
+# effect must be saved before it happens), writes only what differs in dependency order, and
+# reads everything back. Rollback restores in the reverse dependency order.
+
+# The settings of a port, in the order apply changes them: DCBX ownership before PFC (a willing
+# firmware would override it), trust before the DSCP map (trust dscp programs the default map),
+# PFC before pause (setting PFC clears pause).
+RG_SETTINGS="dcbx trust dscp2prio pfc pause ecn_np ecn_rp cnp_dscp cnp_priority roce_mode roce_tos traffic_class mtu"
+# The order rollback restores them: the DSCP map before trust (adding a DSCP entry turns trust
+# back to dscp), pause after PFC, DCBX ownership last.
+RG_RESTORE_ORDER="mtu traffic_class roce_tos roce_mode cnp_priority cnp_dscp ecn_rp ecn_np dscp_map trust pfc pause dcbx"
+
+RG_WHY=""
+RG_V=""
+# Ports whose link flapped (or would) because their PFC changed, for the summary.
+RG_FLAPS=""
+
+# --- running what changes the host ----------------------------------------------------------------
+
+# rg_show_args ARGS...: the words of a command as a shell would need them typed.
+rg_show_args() {
+  local a
+  for a in "$@"; do
+    if [[ $a =~ ^[A-Za-z0-9_./:,=+@%-]+$ ]]; then
+      printf ' %s' "$a"
+    else
+      printf ' %q' "$a"
+    fi
+  done
+}
+
+# rg_do CMD...: runs a command that changes the host (time-limited), or only prints it with
+# --dry-run. Its output goes to RG_DO_OUT.
+RG_DO_OUT=""
+rg_do() {
+  local rc=0
+  RG_DO_OUT=""
+  if [ "$RG_DRY_RUN" = yes ]; then
+    printf 'would run:'
+    rg_show_args "$@"
+    printf '\n'
+    return 0
+  fi
+  rg_log "run:$(rg_show_args "$@")"
+  RG_DO_OUT=$(rg_x "$@" 2>&1) || rc=$?
+  [ "$rc" -eq 0 ] || rg_log "$1 failed ($rc): ${RG_DO_OUT:0:400}"
+  return "$rc"
+}
+
+# rg_write FILE VALUE: writes a value to a file under the root (sysfs, configfs), or prints it.
+# The kernel's refusal (EINVAL) is the write's failure.
+rg_write() {
+  local err
+  if [ "$RG_DRY_RUN" = yes ]; then
+    printf 'would write %q to %s\n' "$2" "$1"
+    return 0
+  fi
+  rg_log "write: $2 > $1"
+  if ! err=$({ printf '%s\n' "$2" >"$RG_ROOT$1"; } 2>&1); then
+    rg_log "writing $2 to $1 failed: ${err##*: }"
+    return 1
+  fi
+}
+
+# --- mlnx_qos: one read per port per run ---------------------------------------------------------
+# mlnx_qos is a Python program (a third of a second per start) that prints the port's whole QoS
+# state after every call, so its output is kept: the read at the start of a port, and the output
+# of each change, which is the read-back. Call rg_qos in the script's own shell (not in $(...)),
+# or the kept output is lost.
+RG_QOS_IF=""
+RG_QOS_OUT=""
+RG_QOS_OK=no
+
+# rg_qos I: makes RG_QOS_OUT the current `mlnx_qos -i IF` of NIC I; fails when it cannot be read.
+rg_qos() {
+  local ifc=${RG_NIC_NETDEV[$1]}
+  if [ "$RG_QOS_IF" != "$ifc" ]; then
+    RG_QOS_IF=$ifc
+    RG_QOS_OK=yes
+    RG_QOS_OUT=$(rg_x mlnx_qos -i "$ifc" 2>&1) || RG_QOS_OK=no
+  fi
+  [ "$RG_QOS_OK" = yes ]
+}
+
+# rg_qos_set I ARGS...: `mlnx_qos -i IF ARGS`; its output becomes the kept state.
+rg_qos_set() {
+  local i=$1
+  shift
+  if rg_do mlnx_qos -i "${RG_NIC_NETDEV[$i]}" "$@"; then
+    if [ "$RG_DRY_RUN" = no ]; then
+      RG_QOS_IF=${RG_NIC_NETDEV[$i]}
+      RG_QOS_OUT=$RG_DO_OUT
+      RG_QOS_OK=yes
+    fi
+    return 0
+  fi
+  RG_QOS_IF=""
+  return 1
+}
+
+# rg_qos_error: the first line of a failed mlnx_qos, for messages.
+rg_qos_error() {
+  local first=${RG_QOS_OUT%%$'\n'*}
+  printf 'mlnx_qos -i %s failed: %s' "$RG_QOS_IF" "${first:-no output}"
+}
+
+# rg_dcb ARGS...: `dcb ARGS` (iproute2), its stdout.
+rg_dcb() { rg_x dcb "$@" 2>/dev/null; }
+
+# rg_qos_backend: mlnx_qos where installed (MLNX_OFED/DOCA), else dcb (iproute2).
+rg_qos_backend() {
+  if rg_has mlnx_qos; then printf mlnx_qos; else printf dcb; fi
+}
+
+# --- what applies, and what the plan wants ---------------------------------------------------------
+
+# rg_applies ID: false for settings the plan itself turns off.
+rg_applies() {
+  case $1 in
+    dscp2prio) [ "$RG_TRUST" = dscp ] ;;
+    dcbx) [ "$RG_DCBX" = os ] ;;
+    *) return 0 ;;
+  esac
+}
+
+# rg_supported ID I: true when this host can read and set ID for NIC I; otherwise RG_WHY says why.
+rg_supported() {
+  local ifc=${RG_NIC_NETDEV[$2]} dev=${RG_NIC_IBDEV[$2]}
+  RG_WHY=""
+  case $1 in
+    dcbx | trust | dscp2prio | dscp_map | pfc)
+      rg_has mlnx_qos || rg_has dcb || RG_WHY="neither mlnx_qos nor dcb (iproute2) is installed"
+      ;;
+    ecn_np | ecn_rp | cnp_dscp | cnp_priority)
+      [ -d "$RG_ROOT/sys/class/net/$ifc/ecn" ] ||
+        RG_WHY="no /sys/class/net/$ifc/ecn: the inbox driver has no runtime per-priority ECN/CNP control (firmware setting, needs a reboot)"
+      ;;
+    roce_mode | roce_tos)
+      if ! rg_has "cma_${1}" && [ ! -d "$RG_ROOT/sys/kernel/config/rdma_cm" ]; then
+        RG_WHY="neither cma_${1} nor /sys/kernel/config/rdma_cm (configfs, rdma_cm) is available"
+      fi
+      ;;
+    traffic_class)
+      [ -e "$RG_ROOT/sys/class/infiniband/$dev/tc/1/traffic_class" ] ||
+        RG_WHY="no /sys/class/infiniband/$dev/tc/1/traffic_class (OFED only): set the traffic class in the applications (NCCL_IB_TC)"
+      ;;
+    pause)
+      rg_has ethtool || RG_WHY="ethtool is not installed"
+      ;;
+    mtu)
+      rg_has ip || RG_WHY="ip (iproute2) is not installed"
+      ;;
+  esac
+  [ -z "$RG_WHY" ]
+}
+
+# rg_planned ID I: the planned value of a setting, in the spelling rg_get reads.
+rg_planned() {
+  local on=off
+  case $1 in
+    dcbx) printf os ;;
+    trust) printf '%s' "$RG_TRUST" ;;
+    dscp2prio) printf '%s:%s,%s:%s' "$RG_ROCE_DSCP" "$RG_ROCE_PRIO" "$RG_CNP_DSCP" "$RG_CNP_PRIO" ;;
+    pfc) printf '%s' "$RG_PFC" ;;
+    ecn_np | ecn_rp) rg_ecn_planned ;;
+    cnp_dscp) printf '%s' "$RG_CNP_DSCP" ;;
+    cnp_priority) printf '%s' "$RG_CNP_PRIO" ;;
+    roce_mode) printf '%s' "$RG_ROCE_MODE" ;;
+    roce_tos | traffic_class) printf '%s' "$RG_ROCE_TOS" ;;
+    pause)
+      [ "$RG_GLOBAL_PAUSE" != on ] || on=on
+      printf 'rx %s tx %s' "$on" "$on"
+      ;;
+    mtu) printf '%s' "${RG_NIC_MTU[$2]}" ;;
+  esac
+}
+
+# ECN: the planned priorities are enabled and the others left as they are (firmware enables all
+# by default); `ecn_priorities = none` turns it off on all eight. Spelled `3:1` or `0:0,...,7:0`.
+rg_ecn_planned() {
+  local p=0 v out=""
+  if [[ $RG_ECN == *1* ]]; then
+    for v in ${RG_ECN//,/ }; do
+      [ "$v" != 1 ] || out="${out:+$out,}$p:1"
+      p=$((p + 1))
+    done
+  else
+    out="0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0"
+  fi
+  printf '%s' "$out"
+}
+
+# rg_pairs_of MAP D...: the priorities a DSCP map (`D:P,...` or `none`) gives the DSCPs, as
+# `D:P,...` with `?` for an unmapped one.
+rg_pairs_of() {
+  local map=",$1," d p out=""
+  shift
+  for d in "$@"; do
+    p="?"
+    if [[ $map == *",$d:"* ]]; then
+      p=${map#*,"$d":}
+      p=${p%%,*}
+    fi
+    out="${out:+$out,}$d:$p"
+  done
+  printf '%s' "$out"
+}
+
+# rg_default_map: the 64 entries `mlnx_qos --trust dscp` programs (priority = DSCP >> 3).
+rg_default_map() {
+  local d out=""
+  for ((d = 0; d < 64; d++)); do out+="${out:+,}$d:$((d >> 3))"; done
+  printf '%s' "$out"
+}
+
+# --- reading ---------------------------------------------------------------------------------------
+
+# rg_get ID I: RG_V = the current value of setting ID of NIC I; fails with the reason in RG_V.
+# Runs in the caller's shell so that mlnx_qos's output is kept.
+rg_get() {
+  local id=$1 i=$2 ifc=${RG_NIC_NETDEV[$2]} dev=${RG_NIC_IBDEV[$2]} out
+  RG_V=""
+  case $id in
+    dcbx | trust | dscp_map | dscp2prio | pfc)
+      if [ "$(rg_qos_backend)" = mlnx_qos ]; then
+        rg_qos "$i" || {
+          RG_V=$(rg_qos_error)
+          return 1
+        }
+        out=$RG_QOS_OUT
+        case $id in
+          dcbx) RG_V=$(rg_parse_qos_dcbx <<<"$out") ;;
+          trust) RG_V=$(rg_parse_qos_trust <<<"$out") ;;
+          dscp_map) RG_V=$(rg_parse_qos_map <<<"$out") ;;
+          dscp2prio) RG_V=$(rg_pairs_of "$(rg_parse_qos_map <<<"$out")" "$RG_ROCE_DSCP" "$RG_CNP_DSCP") ;;
+          pfc) RG_V=$(rg_parse_qos_pfc <<<"$out") ;;
+        esac
+      else
+        case $id in
+          dcbx) RG_V=$(rg_dcb dcbx show dev "$ifc" | rg_parse_dcb_dcbx) ;;
+          trust)
+            out=$(rg_dcb -N app show dev "$ifc" dscp-prio | rg_parse_dcb_map)
+            # The driver derives trust from the DSCP APP table, as mlnx_qos does.
+            if [ "$out" = none ]; then RG_V=pcp; else RG_V=dscp; fi
+            ;;
+          dscp_map) RG_V=$(rg_dcb -N app show dev "$ifc" dscp-prio | rg_parse_dcb_map) ;;
+          dscp2prio) RG_V=$(rg_pairs_of "$(rg_dcb -N app show dev "$ifc" dscp-prio | rg_parse_dcb_map)" "$RG_ROCE_DSCP" "$RG_CNP_DSCP") ;;
+          pfc) RG_V=$(rg_dcb pfc show dev "$ifc" prio-pfc | rg_parse_dcb_pfc) ;;
+        esac
+      fi
+      [ -n "$RG_V" ] || {
+        RG_V="$(rg_qos_backend) shows no $id for $ifc"
+        return 1
+      }
+      ;;
+    pause)
+      RG_V=$(rg_x ethtool -a "$ifc" 2>/dev/null | rg_parse_pause)
+      [ -n "$RG_V" ] || {
+        RG_V="ethtool -a $ifc shows no pause settings"
+        return 1
+      }
+      ;;
+    ecn_np | ecn_rp) rg_get_ecn "${id/ecn_/roce_}" "$i" ;;
+    cnp_dscp) rg_get_sysfs "/sys/class/net/$ifc/ecn/roce_np/cnp_dscp" ;;
+    cnp_priority) rg_get_sysfs "/sys/class/net/$ifc/ecn/roce_np/cnp_802p_prio" ;;
+    roce_mode | roce_tos) rg_get_cm "$id" "$i" ;;
+    traffic_class)
+      out=$(cat "$RG_ROOT/sys/class/infiniband/$dev/tc/1/traffic_class" 2>&1) || {
+        RG_V="cannot read traffic_class: ${out##*: }"
+        return 1
+      }
+      RG_V=$(rg_parse_tclass "$out") || {
+        RG_V="traffic_class reads ${out:0:60}, not a traffic class"
+        return 1
+      }
+      ;;
+    mtu) rg_get_sysfs "/sys/class/net/$ifc/mtu" ;;
+  esac
+}
+
+# rg_get_sysfs FILE: RG_V = a numeric attribute; fails when it is missing or not a number.
+rg_get_sysfs() {
+  RG_V=$(rg_read "$1") || {
+    RG_V="cannot read $1"
+    return 1
+  }
+  [[ $RG_V =~ ^-?[0-9]+$ ]] || {
+    RG_V="$1 reads ${RG_V:0:60}, not a number"
+    return 1
+  }
+}
+
+# rg_get_ecn DIR I: RG_V = the enable flags of ecn/DIR for the planned priorities (`3:1`).
+rg_get_ecn() {
+  local base="/sys/class/net/${RG_NIC_NETDEV[$2]}/ecn/$1/enable" pair p v out=""
+  for pair in $(rg_ecn_planned | tr ',' ' '); do
+    p=${pair%%:*}
+    v=$(rg_read "$base/$p") || v="?"
+    out="${out:+$out,}$p:$v"
+  done
+  RG_V=$out
+}
+
+# RDMA-CM defaults: the cma_roce_* tools (OFED) mkdir the device's configfs folder for the call
+# and print the value, or their error, on stdout; without them the same is done here.
+rg_get_cm() {
+  local id=$1 dev=${RG_NIC_IBDEV[$2]} out rc=0 made=no dir file
+  if rg_has "cma_$id"; then
+    out=$(rg_x "cma_$id" -d "$dev" -p 1 2>&1) || rc=$?
+  else
+    dir="/sys/kernel/config/rdma_cm/$dev"
+    file="$dir/ports/1/default_$id"
+    if [ ! -d "$RG_ROOT$dir" ]; then
+      mkdir "$RG_ROOT$dir" 2>/dev/null || {
+        RG_V="cannot create $dir (is $dev an RDMA device with rdma_cm loaded?)"
+        return 1
+      }
+      made=yes
+    fi
+    out=$(cat "$RG_ROOT$file" 2>&1) || rc=$?
+    [ "$made" = no ] || rmdir "$RG_ROOT$dir" 2>/dev/null || true
+  fi
+  out=${out%%$'\n'*}
+  if [ "$rc" -eq 0 ] && RG_V=$("rg_parse_$id" "$out"); then
+    return 0
+  fi
+  RG_V="cma_$id -d $dev -p 1: ${out:-no output} (exit $rc)"
+  return 1
+}
+
+# --- writing ---------------------------------------------------------------------------------------
+
+# rg_set ID I VALUE: changes setting ID of NIC I to VALUE (or prints how, with --dry-run).
+rg_set() {
+  local id=$1 i=$2 v=$3 ifc=${RG_NIC_NETDEV[$2]} dev=${RG_NIC_IBDEV[$2]}
+  case $id in
+    dcbx | trust | dscp2prio | dscp_map | pfc) rg_set_qos "$id" "$i" "$v" ;;
+    pause) rg_do ethtool -A "$ifc" rx "${v#rx }" tx "${v##* }" ;;
+    ecn_np | ecn_rp) rg_set_ecn "${id/ecn_/roce_}" "$i" "$v" ;;
+    cnp_dscp) rg_write "/sys/class/net/$ifc/ecn/roce_np/cnp_dscp" "$v" ;;
+    cnp_priority) rg_write "/sys/class/net/$ifc/ecn/roce_np/cnp_802p_prio" "$v" ;;
+    roce_mode | roce_tos) rg_set_cm "$id" "$i" "$v" ;;
+    # The driver takes 0-255, or -1 to clear the global class; an empty write is refused.
+    traffic_class) rg_write "/sys/class/infiniband/$dev/tc/1/traffic_class" "${v:--1}" ;;
+    mtu) rg_do ip link set dev "$ifc" mtu "$v" ;;
+  esac
+}
+
+# rg_set_qos ID I VALUE: DCBX, trust, DSCP map and PFC through mlnx_qos or dcb.
+rg_set_qos() {
+  local id=$1 i=$2 v=$3 ifc=${RG_NIC_NETDEV[$2]} args=() pair d p w words=()
+  if [ "$(rg_qos_backend)" = mlnx_qos ]; then
+    case $id in
+      dcbx) args=(-d "$v") ;;
+      trust) args=(--trust "$v") ;;
+      pfc) args=(--pfc "$v") ;;
+      dscp2prio | dscp_map)
+        # VALUE is the wanted `D:P` pairs, plus `D:-` for entries to delete (dscp_map).
+        for pair in ${v//,/ }; do
+          d=${pair%%:*} p=${pair#*:}
+          case $p in
+            "?") ;;
+            -*) args+=(--dscp2prio "del,$d,${p#-}") ;;
+            *) args+=(--dscp2prio "set,$d,$p") ;;
+          esac
+        done
+        ;;
+    esac
+    [ ${#args[@]} -gt 0 ] || return 0
+    rg_qos_set "$i" ${args[@]+"${args[@]}"}
+    return
+  fi
+  case $id in
+    dcbx)
+      if [ "$v" = os ]; then rg_do dcb dcbx set dev "$ifc" host ieee; else rg_do dcb dcbx set dev "$ifc" ieee; fi
+      ;;
+    trust)
+      if [ "$v" = dscp ]; then
+        # As mlnx_qos --trust dscp: the 64 default entries.
+        # shellcheck disable=SC2046 # one word per entry
+        rg_do dcb app add dev "$ifc" dscp-prio $(rg_default_map | tr ',' ' ')
+      else
+        rg_do dcb app flush dev "$ifc" dscp-prio
+      fi
+      ;;
+    pfc)
+      p=0
+      for w in ${v//,/ }; do
+        if [ "$w" = 1 ]; then words+=("$p:on"); else words+=("$p:off"); fi
+        p=$((p + 1))
+      done
+      rg_do dcb pfc set dev "$ifc" prio-pfc ${words[@]+"${words[@]}"}
+      ;;
+    dscp2prio | dscp_map)
+      for pair in ${v//,/ }; do
+        d=${pair%%:*} p=${pair#*:}
+        case $p in
+          "?") ;;
+          -*) rg_do dcb app del dev "$ifc" dscp-prio "$d:${p#-}" || return 1 ;;
+          # `dcb app replace` exits 0 even when it could not remove the old entry: the
+          # read-back decides.
+          *) rg_do dcb app replace dev "$ifc" dscp-prio "$d:$p" || return 1 ;;
+        esac
+      done
+      ;;
+  esac
+}
+
+rg_set_ecn() {
+  local base="/sys/class/net/${RG_NIC_NETDEV[$2]}/ecn/$1/enable" pair p v now
+  for pair in ${3//,/ }; do
+    p=${pair%%:*}
+    v=${pair#*:}
+    now=$(rg_read "$base/$p") || now=""
+    [ "$now" = "$v" ] || rg_write "$base/$p" "$v" || return 1
+  done
+}
+
+rg_set_cm() {
+  local id=$1 dev=${RG_NIC_IBDEV[$2]} v=$3 dir made=no rc=0
+  if rg_has "cma_$id"; then
+    if [ "$id" = roce_mode ]; then
+      if [ "$v" = "RoCE v2" ]; then v=2; else v=1; fi
+      rg_do cma_roce_mode -d "$dev" -p 1 -m "$v"
+    else
+      rg_do cma_roce_tos -d "$dev" -p 1 -t "$v"
+    fi
+    return
+  fi
+  dir="/sys/kernel/config/rdma_cm/$dev"
+  if [ ! -d "$RG_ROOT$dir" ]; then
+    rg_do mkdir "$RG_ROOT$dir" || return 1
+    made=yes
+  fi
+  rg_write "$dir/ports/1/default_$id" "$v" || rc=1
+  # The value lives in the kernel's device, not in the folder: rmdir keeps it.
+  [ "$made" = no ] || rg_do rmdir "$RG_ROOT$dir" || true
+  return "$rc"
+}
+
+# --- the settings of one port ----------------------------------------------------------------------
+
+# rg_flap_note I: the words that say a PFC change flaps NIC I's link.
+rg_flap_note() {
+  printf '; changing PFC toggles the link of %s (one flap)' "${RG_NIC_NETDEV[$1]}"
+}
+
+rg_add_flap() {
+  [[ " $RG_FLAPS " == *" ${RG_NIC_NETDEV[$1]} "* ]] || RG_FLAPS="${RG_FLAPS:+$RG_FLAPS }${RG_NIC_NETDEV[$1]}"
+}
+
+# rg_nic_settings MODE I: every planned setting of NIC I, compared (precheck) or applied.
+rg_nic_settings() {
+  local mode=$1 i=$2 dev=${RG_NIC_IBDEV[$2]} id want ids=""
+  local -A before=()
+  rg_check_dcbx "$mode" "$i"
+  for id in $RG_SETTINGS; do
+    rg_applies "$id" || continue
+    want=$(rg_planned "$id" "$i")
+    if ! rg_identity_ok "$i"; then
+      rg_check "$id" "$dev" skip error "$want" "" "skipped: the identity of $dev did not check out"
+    elif ! rg_supported "$id" "$i"; then
+      rg_check "$id" "$dev" skip warning "$want" "" "skipped: $RG_WHY"
+    elif ! rg_get "$id" "$i"; then
+      rg_check "$id" "$dev" fail error "$want" "" "cannot read $id: $RG_V"
+    else
+      before[$id]=$RG_V
+      ids+=" $id"
+    fi
+  done
+  [ -n "$ids" ] || return 0
+  case $mode in
+    compare) rg_compare_all "$i" "$ids" ;;
+    apply) rg_apply_all "$i" "$ids" ;;
+  esac
+}
+
+# rg_compare_all I IDS: precheck: pass where the host matches the plan, warn where apply will
+# change it. Reads the caller's `before`.
+rg_compare_all() {
+  local i=$1 dev=${RG_NIC_IBDEV[$1]} id want now note
+  for id in $2; do
+    want=$(rg_planned "$id" "$i")
+    now=${before[$id]}
+    note=""
+    [ "$id" != pfc ] || note=$(rg_flap_note "$i")
+    if [ "$now" = "$want" ]; then
+      rg_check "$id" "$dev" pass error "$want" "$now" "$id is $now as planned"
+    else
+      rg_check "$id" "$dev" warn error "$want" "$now" "$id is ${now:-unset}, the plan says $want (apply will change it$note)"
+    fi
+  done
+}
+
+# rg_save_all I IDS: saves the value of every setting apply may touch on NIC I, before it
+# touches any: those of IDS, the whole DSCP map and the pause that PFC clears. A value saved by
+# an earlier apply is kept, so rollback returns to the host as it was before roce-gen.
+rg_save_all() {
+  local i=$1 dev=${RG_NIC_IBDEV[$1]} id lines="" err
+  for id in $2 dscp_map pause; do
+    [[ $'\n'$lines != *$'\n'"$id"$'\t'* ]] || continue
+    if [ -z "${before[$id]+set}" ]; then
+      if ! rg_supported "$id" "$i" || ! rg_get "$id" "$i"; then
+        continue
+      fi
+      before[$id]=$RG_V
+    fi
+    rg_saved "$id" "$dev" >/dev/null && continue
+    case ${before[$id]} in
+      *$'\t'* | *$'\n'*) continue ;;
+    esac
+    lines+="$id"$'\t'"$dev"$'\t'"${before[$id]}"$'\n'
+  done
+  [ -n "$lines" ] || return 0
+  if ! err=$({ mkdir -p "$RG_STATE_DIR" && printf '%s' "$lines" >>"$RG_SAVED"; } 2>&1); then
+    rg_abort saved_state "cannot save the original values of $dev in $RG_SAVED (${err##*: }): nothing was changed on $dev, so rollback stays possible"
+  fi
+}
+
+# rg_saved ID NIC: prints the saved original value of a setting, if apply saved one.
+rg_saved() {
+  local id nic value
+  [ -r "$RG_SAVED" ] || return 1
+  while IFS=$'\t' read -r id nic value; do
+    if [ "$id" = "$1" ] && [ "$nic" = "$2" ]; then
+      printf '%s' "$value"
+      return 0
+    fi
+  done <"$RG_SAVED"
+  return 1
+}
+
+# rg_save ID NIC VALUE: remembers one value (host-wide items such as persistence).
+rg_save() {
+  local err
+  [ "$RG_DRY_RUN" = no ] || return 0
+  rg_saved "$1" "$2" >/dev/null && return 0
+  if ! err=$({ mkdir -p "$RG_STATE_DIR" && printf '%s\t%s\t%s\n' "$1" "$2" "$3" >>"$RG_SAVED"; } 2>&1); then
+    rg_abort saved_state "cannot save the original $1 in $RG_SAVED (${err##*: })"
+  fi
+}
+
+# rg_apply_all I IDS: apply for NIC I: save everything, write what differs in order, read back.
+rg_apply_all() {
+  local i=$1 dev=${RG_NIC_IBDEV[$1]} ids=$2 id want now after note
+  local -A failed=() written=()
+  if [ "$RG_DRY_RUN" = yes ]; then
+    rg_predict "$i" "$ids"
+    return 0
+  fi
+  rg_save_all "$i" "$ids"
+  for id in $ids; do
+    want=$(rg_planned "$id" "$i")
+    # The current value, not the one read at the start: an earlier change may have set it
+    # (trust dscp programs the default map; PFC clears pause).
+    rg_get "$id" "$i" || RG_V=""
+    now=$RG_V
+    [ "$now" != "$want" ] || continue
+    if [ "$id" = dscp2prio ] && [ "$(rg_qos_backend)" = mlnx_qos ] && [[ " $ids " == *" pfc "* ]] &&
+      rg_get pfc "$i" && [ "$RG_V" != "$RG_PFC" ]; then
+      # One mlnx_qos start for both (trust cannot be combined, PFC and the map can).
+      # shellcheck disable=SC2046 # see rg_dscp_args
+      rg_qos_set "$i" --pfc "$RG_PFC" $(rg_dscp_args "$want") || failed[pfc]=1
+      [ -z "${failed[pfc]+set}" ] || failed[dscp2prio]=1
+      rg_add_flap "$i"
+      continue
+    fi
+    written[$id]=1
+    if ! rg_set "$id" "$i" "$want"; then
+      failed[$id]=1
+    fi
+    [ "$id" != pfc ] || rg_add_flap "$i"
+  done
+  for id in $ids; do
+    want=$(rg_planned "$id" "$i")
+    now=${before[$id]}
+    rg_get "$id" "$i" || RG_V=""
+    after=$RG_V
+    note=""
+    [ "$id" != pfc ] || [ "$now" = "$want" ] || note=$(rg_flap_note "$i")
+    if [ "$now" = "$want" ] && [ "$after" = "$want" ]; then
+      rg_check "$id" "$dev" pass error "$want" "$after" "$id is $want as planned; unchanged"
+    elif [ "$after" = "$want" ]; then
+      if [ "$id" = pause ] && [ -z "${written[pause]+set}" ]; then
+        note=" (the driver cleared it when PFC was set)"
+      fi
+      rg_check "$id" "$dev" changed error "$want" "$after" "$id changed from ${now:-unset} to $want$note"
+    elif [ -n "${failed[$id]+set}" ]; then
+      rg_check "$id" "$dev" fail error "$want" "$after" "setting $id to $want failed (see the log above)$note"
+    else
+      rg_check "$id" "$dev" fail error "$want" "$after" "$id was set to $want but reads back as ${after:-nothing}$note"
+    fi
+  done
+}
+
+# rg_dscp_args PAIRS: `--dscp2prio set,D,P` words for `D:P,...` (digits and commas only, so
+# they split safely).
+rg_dscp_args() {
+  local pair
+  for pair in ${1//,/ }; do
+    printf -- '--dscp2prio set,%s,%s ' "${pair%%:*}" "${pair#*:}"
+  done
+}
+
+# rg_predict I IDS: --dry-run: prints what apply would run and reports exactly what it would
+# change, following the driver's side effects (trust dscp programs the default map; PFC clears
+# pause) so that nothing is listed that apply would then skip.
+rg_predict() {
+  local i=$1 dev=${RG_NIC_IBDEV[$1]} id want now note
+  local -A now_of=()
+  for id in $2; do now_of[$id]=${before[$id]}; done
+  for id in $2; do
+    want=$(rg_planned "$id" "$i")
+    now=${now_of[$id]}
+    if [ "$now" = "$want" ]; then
+      rg_check "$id" "$dev" pass error "$want" "$now" "$id is $want as planned; unchanged"
+      continue
+    fi
+    rg_set "$id" "$i" "$want" || true
+    note=""
+    case $id in
+      trust)
+        [ "$want" != dscp ] || now_of[dscp2prio]=$(rg_pairs_of "$(rg_default_map)" "$RG_ROCE_DSCP" "$RG_CNP_DSCP")
+        ;;
+      pfc)
+        note=$(rg_flap_note "$i")
+        rg_add_flap "$i"
+        [ -z "${now_of[pause]+set}" ] || now_of[pause]="rx off tx off"
+        ;;
+      pause)
+        [ "${now_of[pause]}" = "${before[pause]}" ] || note=" (the driver clears it when PFC is set)"
+        ;;
+    esac
+    rg_check "$id" "$dev" warn error "$want" "$now" "dry run: $id would change from ${now:-unset} to $want$note"
+  done
+}
+
+# rg_restore DEV: rollback of one port: every value apply saved, in RG_RESTORE_ORDER. Reads the
+# caller's `saved` (id → value).
+rg_restore() {
+  local dev=$1 i id want now after note order=$RG_RESTORE_ORDER
+  i=$(rg_index_of "$dev") || {
+    for id in ${saved[@]+"${!saved[@]}"}; do
+      rg_check "$id" "$dev" fail error "${saved[$id]}" "" "$dev is not in this bundle's plan; restore $id by hand to ${saved[$id]}"
+    done
+    return 0
+  }
+  # A port that had no DSCP entries (PCP trust) gets its empty map back from restoring trust pcp,
+  # which removes every entry: check the map after trust.
+  if [ "${saved[dscp_map]-}" = none ] && [ -n "${saved[trust]+set}" ]; then
+    order=${order/dscp_map trust/trust dscp_map}
+  fi
+  for id in $order; do
+    [ -n "${saved[$id]+set}" ] || continue
+    want=${saved[$id]}
+    if ! rg_get "$id" "$i"; then
+      rg_check "$id" "$dev" fail error "$want" "" "cannot read $id to restore it: $RG_V"
+      continue
+    fi
+    now=$RG_V
+    note=""
+    [ "$id" != pfc ] || note=$(rg_flap_note "$i")
+    if [ "$now" = "$want" ]; then
+      rg_check "$id" "$dev" pass error "$want" "$now" "$id is already $want"
+      continue
+    fi
+    if [ "$id" = dscp_map ]; then
+      [ "$want" != none ] || rg_set trust "$i" pcp || true
+      rg_set dscp_map "$i" "$(rg_map_diff "$now" "$want")" || true
+    else
+      rg_set "$id" "$i" "$want" || true
+    fi
+    [ "$id" != pfc ] || rg_add_flap "$i"
+    if [ "$RG_DRY_RUN" = yes ]; then
+      rg_check "$id" "$dev" warn error "$want" "$now" "dry run: $id would be restored from $now to $want$note"
+      continue
+    fi
+    rg_get "$id" "$i" || RG_V=""
+    after=$RG_V
+    if [ "$after" = "$want" ]; then
+      rg_check "$id" "$dev" changed error "$want" "$after" "$id restored from $now to $want$note"
+    else
+      rg_check "$id" "$dev" fail error "$want" "$after" "$id could not be restored to $want (reads ${after:-nothing})$note"
+    fi
+  done
+}
+
+# rg_map_diff NOW WANT: the `D:P` sets and `D:-P` deletes that turn DSCP map NOW into WANT.
+# When WANT is `none` (PCP trust) the map is left: restoring trust pcp then removes it whole.
+rg_map_diff() {
+  local now=",$1," want=",$2," pair d out=""
+  [ "$2" != none ] || return 0
+  for pair in ${2//,/ }; do
+    [[ $now == *",$pair,"* ]] || out+="${out:+,}$pair"
+  done
+  for pair in ${1//,/ }; do
+    [ "$pair" != none ] || continue
+    d=${pair%%:*}
+    [[ $want == *",$d:"* ]] || out+="${out:+,}$d:-${pair#*:}"
+  done
+  printf '%s' "$out"
+}
+
+# rg_index_of DEV: the plan index of an RDMA device.
+rg_index_of() {
+  local i
+  for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do
+    if [ "${RG_NIC_IBDEV[i]}" = "$1" ]; then
+      printf '%s' "$i"
+      return 0
+    fi
+  done
+  return 1
+}

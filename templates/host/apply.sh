@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# apply.sh: configures this host's RoCE NICs as planned. It verifies the bundle, checks the host
+# name, runs the precheck (stops on a failure unless --force), saves every value it may touch,
+# changes only what differs from the plan, reads every value back, and installs the boot unit
+# and the driver-reload hook. --boot (the unit, the hook) waits for the planned devices and
+# configures those that are there. --dry-run prints what it would run and changes nothing.
+# Writes results/<host>.apply.json beside this script (or --out FILE, --results-dir DIR).
+# Exit status: 0 configured, 1 something failed or was refused, 2 the script could not run.
+# Part of a roce-gen bundle: the same in every bundle; this host's values are in plan.sh.
+set -euo pipefail
+# Tool output is parsed: keep it in English and byte-oriented.
+export LC_ALL=C
+PATH="${PATH:-/usr/bin:/bin}:/usr/sbin:/sbin"
+export PATH
+RG_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=plan.sh
+. "$RG_DIR/plan.sh"
+# shellcheck source=lib.sh
+. "$RG_DIR/lib.sh"
+
+RG_USAGE="usage: apply.sh [--dry-run] [--force] [--no-persist] [--boot] [--out FILE | --results-dir DIR]"
+rg_parse "--dry-run --force --no-persist --boot" "$@"
+rg_start apply
+[ "$RG_BOOT" = no ] || rg_wait_for_devices
+
+rg_precheck fail apply
+rg_apply_gate
+
+for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do
+  rg_nic_settings apply "$i"
+done
+rg_persist
+rg_finish

@@ -1,0 +1,245 @@
+# shellcheck shell=bash
+# lib-parse.sh, part of lib.sh: the readers of every tool output the scripts parse. Each takes
+# the output on stdin (or as its argument) and prints a normalized value; none runs a tool or
+# reads a global, so tests run them on captured outputs. A reader that finds nothing it knows
+# prints nothing: error text is never taken for a value.
+
+# rg_parse_qos_trust: `Priority trust state: dscp` of `mlnx_qos -i IF` → dscp or pcp.
+rg_parse_qos_trust() {
+  local line
+  while IFS= read -r line; do
+    case $line in
+      'Priority trust state: dscp') printf dscp ;;
+      'Priority trust state: pcp') printf pcp ;;
+    esac
+  done
+}
+
+# rg_parse_qos_dcbx: its first line `DCBX mode: OS controlled|Firmware controlled` → os or fw.
+rg_parse_qos_dcbx() {
+  local line
+  while IFS= read -r line; do
+    case $line in
+      'DCBX mode: OS controlled') printf os ;;
+      'DCBX mode: Firmware controlled') printf fw ;;
+    esac
+  done
+}
+
+# rg_parse_qos_lldpad: `yes` when mlnx_qos warned that lldpad runs.
+rg_parse_qos_lldpad() {
+  local line
+  while IFS= read -r line; do
+    case $line in
+      *'WARNING: lldpad service is running'*) printf yes ;;
+    esac
+  done
+}
+
+# rg_parse_qos_map: the DSCP APP entries of `mlnx_qos -i IF` (`\tprio:3 dscp:31,30,...,` lines,
+# long ones wrapped onto further `prio:N dscp:` lines, in the kernel table's order) → `D:P,...`
+# sorted by DSCP, or `none` when the port has no DSCP entry (PCP trust).
+rg_parse_qos_map() {
+  local line prio list d
+  local -a map=()
+  while IFS= read -r line; do
+    [[ $line =~ ^[[:space:]]*prio:([0-7])[[:space:]]+dscp:([0-9,]*)[[:space:]]*$ ]] || continue
+    prio=${BASH_REMATCH[1]}
+    list=${BASH_REMATCH[2]}
+    for d in ${list//,/ }; do
+      d=$((10#$d))
+      ((d < 64)) && map[d]=$prio
+    done
+  done
+  rg_map_text
+}
+
+# rg_map_text: the caller's sparse `map` (DSCP → priority, bash's dynamic scope) as `D:P,...`
+# sorted by DSCP, or `none`.
+rg_map_text() {
+  local out="" d
+  for d in ${map[@]+"${!map[@]}"}; do
+    out+="${out:+,}$d:${map[d]}"
+  done
+  printf '%s' "${out:-none}"
+}
+
+# rg_parse_qos_pfc: the `enabled` row of mlnx_qos's PFC table → `0,0,0,1,0,0,0,0`.
+rg_parse_qos_pfc() {
+  local line
+  while IFS= read -r line; do
+    if [[ $line =~ ^[[:space:]]*enabled(([[:space:]]+[01]){8})[[:space:]]*$ ]]; then
+      line=${BASH_REMATCH[1]}
+      # shellcheck disable=SC2086 # one word per priority
+      set -- $line
+      printf '%s,%s,%s,%s,%s,%s,%s,%s' "$1" "$2" "$3" "$4" "$5" "$6" "$7" "$8"
+      return 0
+    fi
+  done
+}
+
+# rg_parse_dcb_map: `dcb [-N] app show dev IF dscp-prio` (`dscp-prio 0:0 1:0 ... 26:3 ...`, or
+# with DSCP names from rt_dsfield without -N: `default:0 CS1:1 AF11:1 ...`) → as
+# rg_parse_qos_map.
+rg_parse_dcb_map() {
+  local line w d name
+  local -a map=()
+  while IFS= read -r line; do
+    for w in $line; do
+      [[ $w =~ ^([A-Za-z0-9]+):([0-7])$ ]] || continue
+      name=${BASH_REMATCH[1]}
+      d=$(rg_dscp_number "$name") || continue
+      map[d]=${BASH_REMATCH[2]}
+    done
+  done
+  rg_map_text
+}
+
+# rg_dscp_number NAME: a DSCP given as a number or by its iproute2 rt_dsfield name.
+rg_dscp_number() {
+  local n=$1
+  case ${n^^} in
+    DEFAULT | CS0) n=0 ;;
+    LE) n=1 ;;
+    CS[1-7]) n=$((${n:2:1} * 8)) ;;
+    AF[1-4][1-3]) n=$((${n:2:1} * 8 + ${n:3:1} * 2)) ;;
+    VA) n=44 ;;
+    EF) n=46 ;;
+    *)
+      [[ $n =~ ^[0-9]+$ ]] || return 1
+      n=$((10#$n))
+      ;;
+  esac
+  ((n < 64)) || return 1
+  printf '%s' "$n"
+}
+
+# rg_parse_dcb_pfc: `dcb pfc show dev IF prio-pfc` (`prio-pfc 0:off 1:off 2:off 3:on ...`) →
+# `0,0,0,1,0,0,0,0`; nothing when the line is missing.
+rg_parse_dcb_pfc() {
+  local line w seen=no
+  local -a en=(0 0 0 0 0 0 0 0)
+  while IFS= read -r line; do
+    [[ $line == *prio-pfc* ]] || continue
+    seen=yes
+    for w in $line; do
+      case $w in
+        [0-7]:on) en[${w%%:*}]=1 ;;
+        [0-7]:off) en[${w%%:*}]=0 ;;
+      esac
+    done
+  done
+  [ "$seen" = yes ] || return 0
+  printf '%s,%s,%s,%s,%s,%s,%s,%s' "${en[0]}" "${en[1]}" "${en[2]}" "${en[3]}" "${en[4]}" "${en[5]}" "${en[6]}" "${en[7]}"
+}
+
+# rg_parse_dcb_dcbx: `dcb dcbx show dev IF` (the DCBX capability flags: `host ieee`) → os when
+# the host owns DCBX, fw when only other flags are set (firmware/LLD-managed).
+rg_parse_dcb_dcbx() {
+  local line w mode=""
+  while IFS= read -r line; do
+    for w in $line; do
+      case $w in
+        host) mode=os ;;
+        lld-managed | cee | ieee | static) [ -n "$mode" ] || mode=fw ;;
+      esac
+    done
+  done
+  printf '%s' "$mode"
+}
+
+# rg_parse_pause: `ethtool -a IF` → `rx on tx off`; nothing without both lines.
+rg_parse_pause() {
+  local line rx="" tx=""
+  while IFS= read -r line; do
+    case $line in
+      RX:*) rx=${line##*[[:space:]]} ;;
+      TX:*) tx=${line##*[[:space:]]} ;;
+    esac
+  done
+  [[ $rx =~ ^(on|off)$ && $tx =~ ^(on|off)$ ]] || return 0
+  printf 'rx %s tx %s' "$rx" "$tx"
+}
+
+# rg_parse_tclass TEXT: the verbs traffic_class file: `Global tclass=106` when set (a bare
+# number on old OFED) → 106; empty when unset. Fails on anything else.
+rg_parse_tclass() {
+  local v=$1
+  v=${v%$'\n'}
+  if [ -z "$v" ]; then
+    return 0
+  elif [[ $v =~ ^(Global[[:space:]]+)?tclass=([0-9]+)$ ]]; then
+    printf '%s' "${BASH_REMATCH[2]}"
+  elif [[ $v =~ ^[0-9]+$ ]]; then
+    printf '%s' "$v"
+  else
+    return 1
+  fi
+}
+
+# rg_parse_roce_mode TEXT: what cma_roce_mode or configfs prints → `RoCE v2` / `IB/RoCE v1`;
+# fails on anything else (the tools print their errors on stdout).
+rg_parse_roce_mode() {
+  case ${1%$'\n'} in
+    'RoCE v2') printf 'RoCE v2' ;;
+    'IB/RoCE v1') printf 'IB/RoCE v1' ;;
+    *) return 1 ;;
+  esac
+}
+
+# rg_parse_roce_tos TEXT: a ToS 0-255; fails on anything else.
+rg_parse_roce_tos() {
+  local v=${1%$'\n'}
+  [[ $v =~ ^[0-9]{1,3}$ ]] && ((10#$v <= 255)) || return 1
+  printf '%s' "$((10#$v))"
+}
+
+# rg_parse_ibdev2netdev DEV: `mlx5_0 port 1 ==> ens1f0np0 (Up)` lines → `ens1f0np0 Up` for DEV.
+rg_parse_ibdev2netdev() {
+  local line
+  while IFS= read -r line; do
+    if [[ $line =~ ^([^[:space:]]+)[[:space:]]port[[:space:]]1[[:space:]]==\>[[:space:]]([^[:space:]]+)[[:space:]]\(([A-Za-z]+)\)$ ]] &&
+      [ "${BASH_REMATCH[1]}" = "$1" ]; then
+      printf '%s %s' "${BASH_REMATCH[2]}" "${BASH_REMATCH[3]}"
+      return 0
+    fi
+  done
+}
+
+# rg_parse_lldpcli IF: `lldpcli -f keyvalue show neighbors ports IF` (`lldp.IF.key=value`) →
+# three lines: switch, port, port description of the first neighbour.
+rg_parse_lldpcli() {
+  local line k v sw="" port="" descr=""
+  while IFS= read -r line; do
+    [[ $line == "lldp.$1."*=* ]] || continue
+    k=${line#"lldp.$1."}
+    v=${k#*=}
+    k=${k%%=*}
+    case $k in
+      chassis.name) [ -n "$sw" ] || sw=$v ;;
+      port.ifname | port.local | port.mac) [ -n "$port" ] || port=$v ;;
+      port.descr) [ -n "$descr" ] || descr=$v ;;
+    esac
+  done
+  printf '%s\n%s\n%s\n' "$sw" "$port" "$descr"
+}
+
+# rg_parse_lldptool: `lldptool -t -n -i IF` (TLV titles, values indented by a tab) → as
+# rg_parse_lldpcli.
+rg_parse_lldptool() {
+  local line v tlv="" sw="" port="" descr=""
+  while IFS= read -r line; do
+    case $line in
+      $'\t'*)
+        v=${line#$'\t'}
+        case $tlv in
+          "System Name TLV") [ -n "$sw" ] || sw=$v ;;
+          "Port ID TLV") [ -n "$port" ] || port=${v#*: } ;;
+          "Port Description TLV") [ -n "$descr" ] || descr=$v ;;
+        esac
+        ;;
+      *" TLV") tlv=$line ;;
+    esac
+  done
+  printf '%s\n%s\n%s\n' "$sw" "$port" "$descr"
+}

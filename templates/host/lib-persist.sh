@@ -1,0 +1,208 @@
+# shellcheck shell=bash
+# lib-persist.sh, part of lib.sh: persistence. Apply installs the bundle and the boot unit (the
+# unit runs apply --boot, which waits, bounded, for the planned devices) and what re-applies the
+# settings when the RDMA stack restarts without a reboot (a driver reload wipes them): OFED's
+# post-start hook, chained to any hook already there, or on inbox hosts a udev rule on the
+# planned devices. Rollback removes exactly what apply added.
+
+RG_UNIT=roce-gen.service
+RG_UNIT_FILE="$RG_ROOT/etc/systemd/system/$RG_UNIT"
+# OFED's openibd runs this after it (re)starts the stack; a hook found there is kept beside it
+# and chained.
+RG_HOOK=/etc/infiniband/post-start-hook.sh
+RG_HOOK_CHAINED=/etc/infiniband/post-start-hook.sh.roce-gen-chained
+RG_UDEV_RULE="/etc/udev/rules.d/90-roce-gen-$RG_CLUSTER.rules"
+RG_MARK="# roce-gen reload hook of cluster $RG_CLUSTER"
+
+# rg_bundle_files: the bundle's files as SHA256SUMS lists them, then SHA256SUMS itself.
+rg_bundle_files() {
+  local sum name
+  while read -r sum name; do
+    [ -n "$sum" ] && printf '%s\n' "${name#\*}"
+  done <"$RG_DIR/SHA256SUMS"
+  printf 'SHA256SUMS\n'
+}
+
+# rg_installed: true when this very bundle is installed and its unit enabled.
+rg_installed() {
+  cmp -s "$RG_ROOT$RG_INSTALL_DIR/SHA256SUMS" "$RG_DIR/SHA256SUMS" &&
+    cmp -s "$RG_UNIT_FILE" "$RG_DIR/$RG_UNIT" &&
+    systemctl is-enabled "$RG_UNIT" >/dev/null 2>&1
+}
+
+# rg_copy_bundle DIR: copies the bundle's files into DIR.
+rg_copy_bundle() {
+  local f
+  while IFS= read -r f; do
+    rg_do cp -p "$RG_DIR/$f" "$1/$f" || return 1
+  done < <(rg_bundle_files)
+}
+
+rg_persist() {
+  local dest="$RG_ROOT$RG_INSTALL_DIR"
+  if [ "$RG_BOOT" = yes ]; then
+    rg_check persistence "" pass info installed installed "running from the installed bundle at boot"
+    return 0
+  elif [ "$RG_PERSIST" != yes ]; then
+    rg_check persistence "" skip info no "" "the plan says persistence = no: the settings last until the next reboot"
+    return 0
+  elif [ "$RG_NO_PERSIST" = yes ]; then
+    rg_check persistence "" skip info no "" "--no-persist: the settings last until the next reboot"
+    return 0
+  elif [ "$(rg_run_status)" = fail ]; then
+    rg_check persistence "" skip warning installed "" "not installed: apply did not succeed"
+    return 0
+  elif rg_installed; then
+    rg_check persistence "" pass info installed installed "$RG_UNIT is installed and enabled; $RG_INSTALL_DIR is this bundle"
+    rg_persist_reload
+    return 0
+  fi
+  rg_save persistence "" absent
+  # The bundle is copied beside the install folder and renamed over it, so a boot never finds
+  # half a bundle there.
+  if ! { rg_do mkdir -p "$dest.new.$$" && rg_copy_bundle "$dest.new.$$" &&
+    rg_do rm -rf "$dest.old.$$" &&
+    { [ ! -e "$dest" ] || rg_do mv "$dest" "$dest.old.$$"; } &&
+    rg_do mv "$dest.new.$$" "$dest" && rg_do rm -rf "$dest.old.$$"; }; then
+    rm -rf "$dest.new.$$"
+    rg_check persistence "" fail error installed "" "could not install the bundle in $RG_INSTALL_DIR (see the log above)"
+    return 0
+  fi
+  rg_do mkdir -p "${RG_UNIT_FILE%/*}" || true
+  rg_do cp "$RG_DIR/$RG_UNIT" "$RG_UNIT_FILE" || true
+  rg_do systemctl daemon-reload || true
+  if ! rg_do systemctl enable "$RG_UNIT"; then
+    rg_check persistence "" fail error installed "" "systemctl enable $RG_UNIT failed"
+  elif [ "$RG_DRY_RUN" = yes ]; then
+    rg_check persistence "" warn info installed "" "dry run: would install the bundle in $RG_INSTALL_DIR and enable $RG_UNIT"
+  else
+    rg_check persistence "" changed info installed installed "installed the bundle in $RG_INSTALL_DIR and enabled $RG_UNIT"
+  fi
+  rg_persist_reload
+}
+
+# rg_hook_text: OFED's post-start hook that re-applies the configuration.
+# shellcheck disable=SC2016 # the hook expands these itself, when it runs
+rg_hook_text() {
+  printf '#!/bin/bash\n%s\n' "$RG_MARK"
+  printf '# Re-applies the RoCE configuration after openibd (re)starts the RDMA stack: a driver reload\n'
+  printf '# wipes every runtime setting. Installed by apply.sh; rollback.sh removes it and puts back the\n'
+  printf '# hook it chained, if any.\n'
+  printf 'chained=%q\n' "$RG_HOOK_CHAINED"
+  printf 'if [ -x "${ROCE_GEN_ROOT:-}$chained" ]; then\n'
+  printf '  "${ROCE_GEN_ROOT:-}$chained" "$@" || echo "roce-gen: the chained post-start hook failed" >&2\n'
+  printf 'fi\n'
+  printf '"${ROCE_GEN_ROOT:-}"%q --boot --results-dir "${ROCE_GEN_ROOT:-}"%q\n' \
+    "$RG_INSTALL_DIR/apply.sh" "/var/lib/roce-gen/$RG_CLUSTER/results"
+}
+
+# rg_udev_text: the inbox hosts' rule: a planned RDMA device appearing restarts the unit.
+rg_udev_text() {
+  local devs
+  devs=$(IFS='|'; printf '%s' "${RG_NIC_IBDEV[*]}")
+  printf '%s\n' "$RG_MARK"
+  printf '# Re-applies the RoCE configuration when a planned RDMA device appears again (driver reload);\n'
+  printf '# the unit waits for all of them. Installed by apply.sh, removed by rollback.sh.\n'
+  printf 'ACTION=="add", SUBSYSTEM=="infiniband", KERNEL=="%s", RUN+="/bin/systemctl --no-block restart %s"\n' "$devs" "$RG_UNIT"
+}
+
+# rg_is_ofed: MLNX_OFED/DOCA hosts have ofed_info and openibd's /etc/infiniband.
+rg_is_ofed() { [ -n "$(rg_ofed_version)" ] || [ -d "$RG_ROOT/etc/infiniband" ]; }
+
+# rg_persist_reload: installs the driver-reload trigger (check `persistence_reload`).
+rg_persist_reload() {
+  local file text what
+  if rg_is_ofed; then
+    file=$RG_HOOK text=$(rg_hook_text) what="OFED post-start hook $RG_HOOK"
+  else
+    file=$RG_UDEV_RULE text=$(rg_udev_text) what="udev rule $RG_UDEV_RULE"
+  fi
+  if [ "$(cat "$RG_ROOT$file" 2>/dev/null)" = "$text" ]; then
+    rg_check persistence_reload "" pass info installed installed "the $what re-applies the settings after a driver reload"
+    return 0
+  fi
+  if [ "$RG_DRY_RUN" = yes ]; then
+    printf 'would write %s\n' "$file"
+    rg_check persistence_reload "" warn info installed "" "dry run: would install the $what"
+    return 0
+  fi
+  if [ "$file" = "$RG_HOOK" ] && [ -e "$RG_ROOT$file" ] && ! grep -q "^$RG_MARK\$" "$RG_ROOT$file"; then
+    if [ -e "$RG_ROOT$RG_HOOK_CHAINED" ]; then
+      rg_check persistence_reload "" fail error installed "" \
+        "$RG_HOOK is not roce-gen's and $RG_HOOK_CHAINED exists: not overwriting either; merge them by hand"
+      return 0
+    fi
+    rg_save persistence_reload "" chained
+    rg_log "keeping the existing $RG_HOOK as $RG_HOOK_CHAINED; roce-gen's hook runs it first"
+    mv "$RG_ROOT$RG_HOOK" "$RG_ROOT$RG_HOOK_CHAINED"
+  else
+    rg_save persistence_reload "" installed
+  fi
+  if mkdir -p "$(dirname "$RG_ROOT$file")" && printf '%s\n' "$text" >"$RG_ROOT$file.tmp.$$" &&
+    chmod 755 "$RG_ROOT$file.tmp.$$" && mv -f "$RG_ROOT$file.tmp.$$" "$RG_ROOT$file"; then
+    [ "$file" = "$RG_HOOK" ] || ! rg_has udevadm || rg_do udevadm control --reload || true
+    rg_check persistence_reload "" changed info installed installed "installed the $what: a driver reload re-applies the settings"
+  else
+    rm -f "$RG_ROOT$file.tmp.$$"
+    rg_check persistence_reload "" fail error installed "" "could not write the $what"
+  fi
+}
+
+# rg_unpersist_reload HOW: removes the hook or rule apply installed and, when apply had chained
+# an existing hook (HOW = chained), puts it back.
+rg_unpersist_reload() {
+  if [ "$RG_DRY_RUN" = yes ]; then
+    rg_check persistence_reload "" warn info absent "" "dry run: would remove roce-gen's $RG_HOOK or $RG_UDEV_RULE"
+    return 0
+  fi
+  if [ -e "$RG_ROOT$RG_HOOK" ] && grep -q "^$RG_MARK\$" "$RG_ROOT$RG_HOOK"; then
+    rm -f "$RG_ROOT$RG_HOOK"
+  fi
+  if [ "$1" = chained ] && [ -e "$RG_ROOT$RG_HOOK_CHAINED" ] && [ ! -e "$RG_ROOT$RG_HOOK" ]; then
+    mv "$RG_ROOT$RG_HOOK_CHAINED" "$RG_ROOT$RG_HOOK"
+  fi
+  if [ -e "$RG_ROOT$RG_UDEV_RULE" ]; then
+    rm -f "$RG_ROOT$RG_UDEV_RULE"
+    ! rg_has udevadm || rg_do udevadm control --reload || true
+  fi
+  if [ -e "$RG_ROOT$RG_HOOK" ] && grep -q "^$RG_MARK\$" "$RG_ROOT$RG_HOOK"; then
+    rg_check persistence_reload "" fail error absent installed "could not remove $RG_HOOK"
+  elif [ "$1" = chained ]; then
+    rg_check persistence_reload "" changed info absent absent "removed roce-gen's $RG_HOOK and put back the hook it had chained"
+  else
+    rg_check persistence_reload "" changed info absent absent "removed roce-gen's driver-reload trigger"
+  fi
+}
+
+# rg_unpersist: removes the unit and the installed bundle (rollback of `persistence`).
+rg_unpersist() {
+  rg_do systemctl disable "$RG_UNIT" || true
+  rg_do rm -f "$RG_UNIT_FILE"
+  rg_do systemctl daemon-reload || true
+  rg_do rm -rf "$RG_ROOT$RG_INSTALL_DIR"
+}
+
+# rg_wait_for_devices: at boot, waits (bounded) for every planned RDMA device and netdev.
+rg_wait_for_devices() {
+  local limit=${ROCE_GEN_BOOT_WAIT:-120} waited=0 i missing
+  case $limit in
+    '' | *[!0-9]*) rg_die "ROCE_GEN_BOOT_WAIT must be a number of seconds, not $limit" ;;
+  esac
+  while :; do
+    missing=""
+    for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do
+      [ -d "$RG_ROOT/sys/class/infiniband/${RG_NIC_IBDEV[i]}" ] || missing="${missing:+$missing, }${RG_NIC_IBDEV[i]}"
+      [ -d "$RG_ROOT/sys/class/net/${RG_NIC_NETDEV[i]}" ] || missing="${missing:+$missing, }${RG_NIC_NETDEV[i]}"
+    done
+    if [ -z "$missing" ]; then
+      rg_check boot_wait "" pass warning "all planned devices" present "all planned devices present after ${waited}s"
+      return 0
+    fi
+    if [ "$waited" -ge "$limit" ]; then
+      rg_check boot_wait "" fail error "all planned devices" "missing: $missing" "gave up after ${limit}s waiting for: $missing"
+      return 0
+    fi
+    sleep 1
+    waited=$((waited + 1))
+  done
+}

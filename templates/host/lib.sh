@@ -1,0 +1,496 @@
+# shellcheck shell=bash
+# lib.sh: the shell library of a roce-gen bundle, the same in every bundle. precheck.sh, apply.sh
+# and rollback.sh source plan.sh (this host's values, RG_*) and then this file, which sources its
+# parts: lib-parse.sh, lib-checks.sh, lib-probe.sh, lib-settings.sh, lib-persist.sh. Here: the command line,
+# logging, the run lock, time limits on tools, the checks of a run, the JSON result and the
+# summary. Bash 4.2 (RHEL 7) or newer, coreutils, and the host's own tools; nothing else.
+
+# Everything on the host is read under this root: empty on a real host, a fake tree in tests.
+RG_ROOT="${ROCE_GEN_ROOT:-}"
+RG_PHASE=""
+RG_OUT=""
+RG_RESULTS_DIR=""
+RG_DRY_RUN=no
+RG_FORCE=no
+RG_NO_PERSIST=no
+RG_BOOT=no
+RG_IDENTIFIED_BY=""
+RG_USAGE=""
+RG_STARTED=""
+RG_OBSERVED_HOST=""
+# The exit status when nothing failed; 2 when the run itself could not be completed.
+RG_EXIT_OVERRIDE=""
+RG_TMP=""
+RG_LOCK=""
+RG_STATE_DIR="$RG_ROOT/var/lib/roce-gen/$RG_CLUSTER"
+RG_SAVED="$RG_STATE_DIR/saved-state.tsv"
+
+# Every external tool gets this many seconds (a hung tool must not hang the run or the boot).
+RG_TOOL_TIMEOUT=${ROCE_GEN_TOOL_TIMEOUT:-60}
+
+# The checks of this run, one index per check across these arrays.
+RG_C_ID=()
+RG_C_NIC=()
+RG_C_STATUS=()
+RG_C_SEV=()
+RG_C_EXP=()
+RG_C_ACT=()
+RG_C_MSG=()
+
+rg_log() { printf '%s\n' "$*" >&2; }
+
+# rg_die MESSAGE: the script itself cannot run (exit 2), before any check was made.
+rg_die() {
+  rg_log "error: $*"
+  exit 2
+}
+
+rg_now() { date -u +%Y-%m-%dT%H:%M:%SZ; }
+
+rg_has() { command -v "$1" >/dev/null 2>&1; }
+
+# rg_read FILE: prints a one-line file under the root, or fails when it is absent or unreadable.
+rg_read() {
+  local f="$RG_ROOT$1" line=""
+  [ -r "$f" ] || return 1
+  IFS= read -r line <"$f" || [ -n "$line" ] || return 0
+  printf '%s' "$line"
+}
+
+# rg_x TOOL ARGS...: runs an external tool with a time limit. A tool that does not finish is
+# stopped, recorded (rg_finish turns it into a failed `tool_timeout` check naming it) and
+# counts as failed.
+rg_x() {
+  local rc=0
+  if rg_has timeout; then
+    timeout -k 5 "$RG_TOOL_TIMEOUT" "$@" || rc=$?
+  else
+    "$@" || rc=$?
+  fi
+  if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+    rg_log "error: $1 did not finish within ${RG_TOOL_TIMEOUT}s and was stopped"
+    [ -z "$RG_TMP" ] || printf '%s\n' "$*" >>"$RG_TMP/hung"
+  fi
+  return "$rc"
+}
+
+# rg_check ID NIC STATUS SEVERITY EXPECTED ACTUAL MESSAGE: records one check.
+rg_check() {
+  RG_C_ID+=("$1")
+  RG_C_NIC+=("$2")
+  RG_C_STATUS+=("$3")
+  RG_C_SEV+=("$4")
+  RG_C_EXP+=("$5")
+  RG_C_ACT+=("$6")
+  RG_C_MSG+=("$7")
+}
+
+# rg_status_of ID NIC: prints the status recorded for a check (empty if none).
+rg_status_of() {
+  local i
+  for ((i = 0; i < ${#RG_C_ID[@]}; i++)); do
+    if [ "${RG_C_ID[i]}" = "$1" ] && [ "${RG_C_NIC[i]}" = "$2" ]; then
+      printf '%s' "${RG_C_STATUS[i]}"
+      return 0
+    fi
+  done
+}
+
+# rg_utf8 STRING: REPLY = STRING with every byte that is not part of valid UTF-8 (RFC 3629: no
+# overlong forms, surrogates or code points above U+10FFFF) replaced by U+FFFD. LC_ALL=C makes
+# bash index bytes.
+rg_utf8() {
+  local s=$1 out="" i=0 n=${#1} b b2 len k lo hi ok
+  while ((i < n)); do
+    printf -v b '%d' "'${s:i:1}"
+    # Bytes of a sign-extended char print negative on some platforms.
+    ((b >= 0)) || b=$((b + 256))
+    if ((b < 128)); then
+      out+=${s:i:1}
+      i=$((i + 1))
+      continue
+    fi
+    len=0 lo=128 hi=191
+    if ((b >= 0xc2 && b <= 0xdf)); then
+      len=2
+    elif ((b >= 0xe0 && b <= 0xef)); then
+      len=3
+      ((b != 0xe0)) || lo=0xa0
+      ((b != 0xed)) || hi=0x9f
+    elif ((b >= 0xf0 && b <= 0xf4)); then
+      len=4
+      ((b != 0xf0)) || lo=0x90
+      ((b != 0xf4)) || hi=0x8f
+    fi
+    ok=0
+    if ((len > 0 && i + len <= n)); then
+      ok=1
+      for ((k = 1; k < len; k++)); do
+        printf -v b2 '%d' "'${s:i+k:1}"
+        ((b2 >= 0)) || b2=$((b2 + 256))
+        ((k == 1)) || { lo=128 hi=191; }
+        if ((b2 < lo || b2 > hi)); then
+          ok=0
+          break
+        fi
+      done
+    fi
+    if ((ok)); then
+      out+=${s:i:len}
+      i=$((i + len))
+    else
+      out+=$'\357\277\275'
+      i=$((i + 1))
+    fi
+  done
+  REPLY=$out
+}
+
+# rg_json_str STRING: prints STRING as a JSON string literal, valid UTF-8 whatever bytes it holds.
+rg_json_str() {
+  local s=$1 out="" c code i
+  if [[ $s == *[$'\200'-$'\377']* ]]; then
+    rg_utf8 "$s"
+    s=$REPLY
+  fi
+  s=${s//\\/\\\\}
+  s=${s//\"/\\\"}
+  s=${s//$'\n'/\\n}
+  s=${s//$'\r'/\\r}
+  s=${s//$'\t'/\\t}
+  if [[ $s == *[$'\001'-$'\037'$'\177']* ]]; then
+    for ((i = 0; i < ${#s}; i++)); do
+      c=${s:i:1}
+      case $c in
+        [$'\001'-$'\037'$'\177'])
+          printf -v code '\\u%04x' "'$c"
+          out+=$code
+          ;;
+        *) out+=$c ;;
+      esac
+    done
+    s=$out
+  fi
+  printf '"%s"' "$s"
+}
+
+# rg_count STATUS: how many checks have STATUS.
+rg_count() {
+  local want=$1 n=0 i
+  for ((i = 0; i < ${#RG_C_STATUS[@]}; i++)); do
+    [ "${RG_C_STATUS[i]}" != "$want" ] || n=$((n + 1))
+  done
+  printf '%s' "$n"
+}
+
+# rg_run_status: fail if any check failed, warn if any warned, pass otherwise.
+rg_run_status() {
+  if [ "$(rg_count fail)" -gt 0 ]; then
+    printf fail
+  elif [ "$(rg_count warn)" -gt 0 ]; then
+    printf warn
+  else
+    printf pass
+  fi
+}
+
+# rg_bundle_sha256: the bundle's identity, the sha256 of its SHA256SUMS.
+rg_bundle_sha256() {
+  local sum=""
+  if [ -r "$RG_DIR/SHA256SUMS" ]; then
+    sum=$(sha256sum "$RG_DIR/SHA256SUMS" 2>/dev/null) || sum=""
+  fi
+  printf '%s' "${sum%% *}"
+}
+
+# rg_ofed_version: what `ofed_info -s` says (MLNX_OFED_LINUX-24.10-1.1.4.0), empty on inbox hosts.
+RG_OFED_CACHE=unread
+rg_ofed_version() {
+  local v=""
+  if [ "$RG_OFED_CACHE" = unread ]; then
+    if rg_has ofed_info; then
+      v=$(rg_x ofed_info -s 2>/dev/null | head -n 1) || v=""
+      v=${v%:}
+    fi
+    # Anything but a version-looking word is an error message, not a version.
+    [[ $v =~ ^[A-Za-z0-9._-]+$ ]] || v=""
+    RG_OFED_CACHE=$v
+  fi
+  printf '%s' "$RG_OFED_CACHE"
+}
+
+# rg_netdev_of DEV: the netdev(s) sysfs links to an RDMA device, space-separated.
+rg_netdev_of() {
+  local d="$RG_ROOT/sys/class/infiniband/$1/device/net" names="" n
+  [ -d "$d" ] || return 0
+  for n in "$d"/*; do
+    [ -e "$n" ] || continue
+    names="${names:+$names }${n##*/}"
+  done
+  printf '%s' "$names"
+}
+
+# rg_list DIR: the entries of a directory under the root, comma-separated, or "none".
+rg_list() {
+  local names="" n
+  for n in "$RG_ROOT$1"/*; do
+    [ -e "$n" ] || continue
+    names="${names:+$names, }${n##*/}"
+  done
+  printf '%s' "${names:-none}"
+}
+
+# rg_result_path: where this run's result goes.
+rg_result_path() {
+  if [ -n "$RG_OUT" ]; then
+    printf '%s' "$RG_OUT"
+  else
+    printf '%s/%s.%s.json' "${RG_RESULTS_DIR:-$RG_DIR/results}" "$RG_HOST" "$RG_PHASE"
+  fi
+}
+
+# rg_result_json: the result document.
+rg_result_json() {
+  local i sep=""
+  printf '{\n  "schema": "roce-gen/result/v1",\n'
+  printf '  "tool_version": %s,\n' "$(rg_json_str "$RG_TOOL_VERSION")"
+  printf '  "cluster": %s,\n' "$(rg_json_str "$RG_CLUSTER")"
+  printf '  "host": %s,\n' "$(rg_json_str "$RG_HOST")"
+  printf '  "observed_hostname": %s,\n' "$(rg_json_str "$RG_OBSERVED_HOST")"
+  printf '  "phase": %s,\n' "$(rg_json_str "$RG_PHASE")"
+  printf '  "dry_run": %s,\n' "$([ "$RG_DRY_RUN" = yes ] && echo true || echo false)"
+  printf '  "reboot_required": false,\n'
+  printf '  "plan_sha256": %s,\n' "$(rg_json_str "$RG_PLAN_SHA256")"
+  printf '  "bundle_sha256": %s,\n' "$(rg_json_str "$(rg_bundle_sha256)")"
+  printf '  "started_at": %s,\n' "$(rg_json_str "$RG_STARTED")"
+  printf '  "finished_at": %s,\n' "$(rg_json_str "$(rg_now)")"
+  printf '  "status": %s,\n' "$(rg_json_str "$(rg_run_status)")"
+  printf '  "counts": {"pass": %s, "warn": %s, "fail": %s, "skip": %s, "changed": %s},\n' \
+    "$(rg_count pass)" "$(rg_count warn)" "$(rg_count fail)" "$(rg_count skip)" "$(rg_count changed)"
+  printf '  "checks": ['
+  for ((i = 0; i < ${#RG_C_ID[@]}; i++)); do
+    printf '%s\n    {"id": %s' "$sep" "$(rg_json_str "${RG_C_ID[i]}")"
+    [ -z "${RG_C_NIC[i]}" ] || printf ', "nic": %s' "$(rg_json_str "${RG_C_NIC[i]}")"
+    printf ', "status": %s, "severity": %s, "expected": %s, "actual": %s, "message": %s}' \
+      "$(rg_json_str "${RG_C_STATUS[i]}")" "$(rg_json_str "${RG_C_SEV[i]}")" \
+      "$(rg_json_str "${RG_C_EXP[i]}")" "$(rg_json_str "${RG_C_ACT[i]}")" "$(rg_json_str "${RG_C_MSG[i]}")"
+    sep=","
+  done
+  printf '\n  ],\n  "facts": %s\n}\n' "$(rg_facts)"
+}
+
+# rg_write_result: writes the result JSON atomically and says where. When its folder cannot be
+# written (a full or read-only disk), the result goes to the temporary folder instead, the run
+# says so and ends with exit status 2.
+rg_write_result() {
+  local path doc err
+  path=$(rg_result_path)
+  doc=$(rg_result_json)
+  if err=$(rg_write_file "$path" "$doc" 2>&1); then
+    rg_log "result: $path"
+    return 0
+  fi
+  rg_check result "" fail error "$path" "not written" "cannot write the result to $path: ${err:-unknown error}"
+  RG_EXIT_OVERRIDE=2
+  path="${TMPDIR:-/tmp}/roce-gen.$RG_HOST.$RG_PHASE.json"
+  doc=$(rg_result_json)
+  if err=$(rg_write_file "$path" "$doc" 2>&1); then
+    rg_log "error: the result could not be written where asked; it is in $path"
+  else
+    rg_log "error: the result could not be written anywhere ($err); it follows on stdout"
+    printf '%s\n' "$doc"
+  fi
+}
+
+# rg_write_file PATH TEXT: writes TEXT to PATH through a temporary file and a rename.
+rg_write_file() {
+  local tmp="$1.tmp.$$"
+  mkdir -p "$(dirname "$1")" || return 1
+  if ! printf '%s\n' "$2" >"$tmp"; then
+    rm -f "$tmp"
+    return 1
+  fi
+  mv -f "$tmp" "$1" || {
+    rm -f "$tmp"
+    return 1
+  }
+}
+
+# rg_summary: the human summary, in the style of EasyRoCE-NC: ✅ or ❌ and the failing items.
+rg_summary() {
+  local i failed="" status
+  status=$(rg_run_status)
+  for ((i = 0; i < ${#RG_C_ID[@]}; i++)); do
+    [ "${RG_C_STATUS[i]}" = fail ] || continue
+    failed="${failed:+$failed, }${RG_C_ID[i]}${RG_C_NIC[i]:+:${RG_C_NIC[i]}}"
+  done
+  if [ "$status" = fail ]; then
+    printf '❌ %s: %s failed items:\n%s\n' "$RG_HOST" "$RG_PHASE" "$failed"
+  else
+    printf '✅ %s: %s: all checks passed (%s pass, %s warn, %s changed, %s skip)\n' "$RG_HOST" "$RG_PHASE" \
+      "$(rg_count pass)" "$(rg_count warn)" "$(rg_count changed)" "$(rg_count skip)"
+  fi
+  for ((i = 0; i < ${#RG_C_ID[@]}; i++)); do
+    case ${RG_C_STATUS[i]} in
+      fail) printf '%s%s: %s\n' "${RG_C_ID[i]}" "${RG_C_NIC[i]:+:${RG_C_NIC[i]}}" "${RG_C_MSG[i]}" ;;
+      warn) printf '⚠ %s%s: %s\n' "${RG_C_ID[i]}" "${RG_C_NIC[i]:+:${RG_C_NIC[i]}}" "${RG_C_MSG[i]}" ;;
+    esac
+  done
+  if [ -n "$RG_FLAPS" ]; then
+    if [ "$RG_DRY_RUN" = yes ]; then
+      printf 'ℹ links that would flap once (the driver toggles the link to apply PFC): %s\n' "$RG_FLAPS"
+    else
+      printf 'ℹ links that flapped once (the driver toggles the link to apply PFC): %s\n' "$RG_FLAPS"
+    fi
+  fi
+}
+
+# rg_note_hung: one failed check per tool that had to be stopped.
+rg_note_hung() {
+  local line seen=" "
+  [ -n "$RG_TMP" ] && [ -r "$RG_TMP/hung" ] || return 0
+  while IFS= read -r line; do
+    [[ $seen != *" ${line%% *} "* ]] || continue
+    seen+="${line%% *} "
+    rg_check tool_timeout "" fail error "answers within ${RG_TOOL_TIMEOUT}s" "no answer" \
+      "${line%% *} did not answer within ${RG_TOOL_TIMEOUT}s and was stopped ($line): what it should have read or set is unknown"
+  done <"$RG_TMP/hung"
+}
+
+# rg_finish: writes the result, prints the summary, exits 0 (pass/warn), 1 (fail) or 2.
+rg_finish() {
+  rg_note_hung
+  rg_write_result
+  rg_summary
+  [ -z "$RG_EXIT_OVERRIDE" ] || exit "$RG_EXIT_OVERRIDE"
+  [ "$(rg_run_status)" != fail ] || exit 1
+  exit 0
+}
+
+# rg_abort ID MESSAGE: the run cannot go on (e.g. the state folder is full): records why,
+# writes the result and exits 2.
+rg_abort() {
+  rg_check "$1" "" fail error "" "" "$2"
+  rg_log "error: $2"
+  RG_EXIT_OVERRIDE=2
+  rg_finish
+}
+
+# rg_cleanup: on exit, the lock and the temporary folder go.
+rg_cleanup() {
+  if [ -n "$RG_LOCK" ] && [ "$(readlink "$RG_LOCK" 2>/dev/null)" = "pid:$$" ]; then
+    rm -f "$RG_LOCK"
+  fi
+  [ -z "$RG_TMP" ] || rm -rf "$RG_TMP"
+}
+
+# rg_lock: one roce-gen run at a time on a host. The lock is a symlink naming its owner's pid
+# (created atomically); a lock whose process is gone (killed) is taken over.
+rg_lock() {
+  local lock="$RG_ROOT/run/roce-gen.lock" owner try
+  mkdir -p "$RG_ROOT/run" 2>/dev/null || true
+  for try in 1 2; do
+    if ln -s "pid:$$" "$lock" 2>/dev/null; then
+      RG_LOCK=$lock
+      return 0
+    fi
+    owner=$(readlink "$lock" 2>/dev/null) || owner=""
+    if [ -z "$owner" ] && [ ! -L "$lock" ]; then
+      # Not root, or no /run: precheck may still run; apply's root check fails anyway.
+      rg_log "warning: cannot create $lock; running without the one-run-at-a-time lock"
+      return 0
+    fi
+    owner=${owner#pid:}
+    if [[ $owner =~ ^[0-9]+$ ]] && kill -0 "$owner" 2>/dev/null; then
+      break
+    fi
+    [ "$try" = 2 ] || rm -f "$lock"
+  done
+  rg_die "another roce-gen run (pid ${owner:-unknown}) is in progress on this host; wait for it to end and run this again (lock: $lock)"
+}
+
+# rg_apply_gate: apply refuses on a bundle or host-name mismatch, and on a failed precheck
+# unless --force (or at boot, where the NICs that are there get configured).
+rg_apply_gate() {
+  local id
+  for id in bundle_integrity hostname; do
+    if [ "$(rg_status_of "$id" "")" = fail ]; then
+      rg_log "refusing to apply: $id failed"
+      rg_finish
+    fi
+  done
+  if [ "$(rg_run_status)" = fail ] && [ "$RG_FORCE" = no ] && [ "$RG_BOOT" = no ]; then
+    rg_log "refusing to apply: the precheck failed (use --force to configure the NICs that passed)"
+    rg_finish
+  fi
+}
+
+# rg_start PHASE: common start of every script.
+rg_start() {
+  RG_PHASE=$1
+  case $RG_TOOL_TIMEOUT in
+    '' | *[!0-9]* | 0) rg_die "ROCE_GEN_TOOL_TIMEOUT must be a positive number of seconds, not $RG_TOOL_TIMEOUT" ;;
+  esac
+  RG_STARTED=$(rg_now)
+  RG_TMP=$(mktemp -d "${TMPDIR:-/tmp}/roce-gen.XXXXXX") || rg_die "cannot create a temporary folder"
+  trap rg_cleanup EXIT
+  rg_lock
+  RG_OBSERVED_HOST=$(rg_x hostname 2>/dev/null) || RG_OBSERVED_HOST=""
+  # A host name is one line; anything after is noise from a broken tool.
+  RG_OBSERVED_HOST=${RG_OBSERVED_HOST%%$'\n'*}
+}
+
+# rg_usage_error MESSAGE: a wrong command line (exit 2).
+rg_usage_error() {
+  rg_log "error: $1"
+  rg_log "$RG_USAGE"
+  exit 2
+}
+
+# rg_parse "OPTIONS" ARGS...: parses the command line. OPTIONS lists the flags this script takes
+# besides --out, --results-dir, --identified-by and --help.
+rg_parse() {
+  local allowed=" $1 "
+  shift
+  while [ $# -gt 0 ]; do
+    case $1 in
+      --out | --results-dir | --identified-by)
+        [ $# -ge 2 ] || rg_usage_error "$1 needs a value"
+        case $1 in
+          --out) RG_OUT=$2 ;;
+          --results-dir) RG_RESULTS_DIR=$2 ;;
+          # run-here.sh found this host's bundle by a MAC or the management address because
+          # its name is not set yet; the host name check then warns instead of refusing.
+          --identified-by) RG_IDENTIFIED_BY=$2 ;;
+        esac
+        shift 2
+        ;;
+      -h | --help)
+        printf '%s\n' "$RG_USAGE"
+        exit 0
+        ;;
+      --*)
+        [[ $allowed == *" $1 "* ]] || rg_usage_error "unknown option $1"
+        case $1 in
+          --dry-run) RG_DRY_RUN=yes ;;
+          --force) RG_FORCE=yes ;;
+          --no-persist) RG_NO_PERSIST=yes ;;
+          --boot) RG_BOOT=yes ;;
+        esac
+        shift
+        ;;
+      *) rg_usage_error "unexpected argument $1" ;;
+    esac
+  done
+}
+
+# shellcheck source=lib-parse.sh
+. "$RG_DIR/lib-parse.sh"
+# shellcheck source=lib-checks.sh
+. "$RG_DIR/lib-checks.sh"
+# shellcheck source=lib-probe.sh
+. "$RG_DIR/lib-probe.sh"
+# shellcheck source=lib-settings.sh
+. "$RG_DIR/lib-settings.sh"
+# shellcheck source=lib-persist.sh
+. "$RG_DIR/lib-persist.sh"

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# precheck.sh: read-only checks of this host against its RoCE plan. Changes nothing.
+# Writes results/<host>.precheck.json beside this script (or --out FILE, --results-dir DIR).
+# Exit status: 0 all passed (warnings allowed), 1 a check failed, 2 the script could not run.
+# Part of a roce-gen bundle: the same in every bundle; this host's values are in plan.sh.
+set -euo pipefail
+# Tool output is parsed: keep it in English and byte-oriented.
+export LC_ALL=C
+PATH="${PATH:-/usr/bin:/bin}:/usr/sbin:/sbin"
+export PATH
+RG_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=plan.sh
+. "$RG_DIR/plan.sh"
+# shellcheck source=lib.sh
+. "$RG_DIR/lib.sh"
+
+RG_USAGE="usage: precheck.sh [--out FILE | --results-dir DIR]"
+rg_parse "" "$@"
+rg_start precheck
+rg_precheck warn compare
+rg_finish
