@@ -13,7 +13,9 @@ use serde::Serialize;
 
 pub use names::{ClusterName, HostName, IbDev, IfName, Label, Version};
 pub use net::{MacAddr, PciAddr, parse_prefix};
-pub use qos::{Dcbx, Dscp, EcnBits, Mtu, OnOff, Priorities, Priority, RoceMode, Tos, Trust, parse_bool};
+pub use qos::{
+    Dcbx, Dscp, EcnBits, Mtu, OnOff, Priorities, Priority, RoceMode, Tos, Trust, parse_bool,
+};
 
 /// The schema tag of the normalized plan JSON.
 pub const PLAN_SCHEMA: &str = "roce-gen/plan/v1";

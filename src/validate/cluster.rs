@@ -8,8 +8,8 @@ use crate::input::raw::Table;
 use crate::layout::cluster_key;
 use crate::location::Location;
 use crate::model::{
-    Cluster, ClusterName, Dcbx, Dscp, EcnBits, Mtu, OnOff, Priorities, Priority, RoceMode, Tos, Trust,
-    Version, parse_bool,
+    Cluster, ClusterName, Dcbx, Dscp, EcnBits, Mtu, OnOff, Priorities, Priority, RoceMode, Tos,
+    Trust, Version, parse_bool,
 };
 use crate::validate::cells::{int_then, text_of};
 

@@ -212,8 +212,6 @@ rg_ofed_version() {
       v=$(rg_x ofed_info -s 2>/dev/null | head -n 1) || v=""
       v=${v%:}
     fi
-    # Anything but a version-looking word is an error message, not a version.
-    [[ $v =~ ^[A-Za-z0-9._-]+$ ]] || v=""
     RG_OFED_CACHE=$v
   fi
   printf '%s' "$RG_OFED_CACHE"

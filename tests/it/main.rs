@@ -7,6 +7,7 @@ mod common;
 mod config;
 mod dashboard;
 mod delivery;
+mod field;
 mod formats;
 mod generate;
 mod golden;

@@ -32,7 +32,17 @@ fn require(tool: &str) {
 /// script's own folder.
 fn shellcheck(path: &Path) -> String {
     let sc = Command::new("shellcheck")
-        .args(["-x", "-P", "SCRIPTDIR", "-s", "bash", "-S", "style", "-f", "gcc"])
+        .args([
+            "-x",
+            "-P",
+            "SCRIPTDIR",
+            "-s",
+            "bash",
+            "-S",
+            "style",
+            "-f",
+            "gcc",
+        ])
         .arg(path)
         .current_dir(path.parent().unwrap())
         .output()
@@ -126,10 +136,17 @@ fn the_generated_shell_files_pass_shellcheck_too() {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, bytes).unwrap();
     }
-    let generated = ["bundles/node-a/plan.sh", "bundles/node-b/plan.sh", "run-here.sh"];
+    let generated = [
+        "bundles/node-a/plan.sh",
+        "bundles/node-b/plan.sh",
+        "run-here.sh",
+    ];
     for name in generated {
         let findings = shellcheck(&dir.path().join(name));
-        assert!(findings.is_empty(), "{name}: shellcheck findings:\n{findings}");
+        assert!(
+            findings.is_empty(),
+            "{name}: shellcheck findings:\n{findings}"
+        );
     }
 }
 
@@ -137,7 +154,11 @@ fn the_generated_shell_files_pass_shellcheck_too() {
 fn the_readers_pass_their_tests_on_the_captured_outputs() {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/host/parsers.sh");
     for bash in crate::hosts::bashes() {
-        let out = Command::new("bash").arg(&script).arg(&bash).output().unwrap();
+        let out = Command::new("bash")
+            .arg(&script)
+            .arg(&bash)
+            .output()
+            .unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(
             out.status.success() && stdout.contains(" passed, 0 failed"),
@@ -210,7 +231,12 @@ fn the_bash_42_lint_catches_what_it_should() {
 fn scripts_use_nothing_newer_than_bash_42() {
     for path in host_sources() {
         let found = bash42_findings(&std::fs::read_to_string(&path).unwrap());
-        assert!(found.is_empty(), "{}:\n{}", path.display(), found.join("\n"));
+        assert!(
+            found.is_empty(),
+            "{}:\n{}",
+            path.display(),
+            found.join("\n")
+        );
     }
     for (name, bytes) in golden_files().iter().filter(|(n, _)| n.ends_with(".sh")) {
         let found = bash42_findings(&String::from_utf8_lossy(bytes));

@@ -339,7 +339,10 @@ rg_set() {
   local id=$1 i=$2 v=$3 ifc=${RG_NIC_NETDEV[$2]} dev=${RG_NIC_IBDEV[$2]}
   case $id in
     dcbx | trust | dscp2prio | dscp_map | pfc) rg_set_qos "$id" "$i" "$v" ;;
-    pause) rg_do ethtool -A "$ifc" rx "${v#rx }" tx "${v##* }" ;;
+    pause)
+      v=${v#rx }
+      rg_do ethtool -A "$ifc" rx "${v%% *}" tx "${v##* }"
+      ;;
     ecn_np | ecn_rp) rg_set_ecn "${id/ecn_/roce_}" "$i" "$v" ;;
     cnp_dscp) rg_write "/sys/class/net/$ifc/ecn/roce_np/cnp_dscp" "$v" ;;
     cnp_priority) rg_write "/sys/class/net/$ifc/ecn/roce_np/cnp_802p_prio" "$v" ;;
@@ -521,12 +524,13 @@ rg_save_all() {
   fi
 }
 
-# rg_saved ID NIC: prints the saved original value of a setting, if apply saved one.
+# rg_saved ID NIC: prints the saved original value of a setting, if apply saved one. Host-wide
+# items are saved with the NIC `-` (an empty field would vanish between two tabs).
 rg_saved() {
   local id nic value
   [ -r "$RG_SAVED" ] || return 1
   while IFS=$'\t' read -r id nic value; do
-    if [ "$id" = "$1" ] && [ "$nic" = "$2" ]; then
+    if [ "$id" = "$1" ] && [ "$nic" = "${2:--}" ]; then
       printf '%s' "$value"
       return 0
     fi
@@ -539,7 +543,7 @@ rg_save() {
   local err
   [ "$RG_DRY_RUN" = no ] || return 0
   rg_saved "$1" "$2" >/dev/null && return 0
-  if ! err=$({ mkdir -p "$RG_STATE_DIR" && printf '%s\t%s\t%s\n' "$1" "$2" "$3" >>"$RG_SAVED"; } 2>&1); then
+  if ! err=$({ mkdir -p "$RG_STATE_DIR" && printf '%s\t%s\t%s\n' "$1" "${2:--}" "$3" >>"$RG_SAVED"; } 2>&1); then
     rg_abort saved_state "cannot save the original $1 in $RG_SAVED (${err##*: })"
   fi
 }
@@ -610,18 +614,23 @@ rg_dscp_args() {
 # change, following the driver's side effects (trust dscp programs the default map; PFC clears
 # pause) so that nothing is listed that apply would then skip.
 rg_predict() {
-  local i=$1 dev=${RG_NIC_IBDEV[$1]} id want now note
+  local i=$1 dev=${RG_NIC_IBDEV[$1]} id want was now note
   local -A now_of=()
   for id in $2; do now_of[$id]=${before[$id]}; done
   for id in $2; do
     want=$(rg_planned "$id" "$i")
+    was=${before[$id]}
     now=${now_of[$id]}
-    if [ "$now" = "$want" ]; then
-      rg_check "$id" "$dev" pass error "$want" "$now" "$id is $want as planned; unchanged"
+    if [ "$was" = "$want" ]; then
+      rg_check "$id" "$dev" pass error "$want" "$was" "$id is $want as planned; unchanged"
       continue
     fi
-    rg_set "$id" "$i" "$want" || true
     note=""
+    if [ "$now" = "$want" ]; then
+      note=" (a side effect of an earlier change: nothing to run)"
+    else
+      rg_set "$id" "$i" "$want" || true
+    fi
     case $id in
       trust)
         [ "$want" != dscp ] || now_of[dscp2prio]=$(rg_pairs_of "$(rg_default_map)" "$RG_ROCE_DSCP" "$RG_CNP_DSCP")
@@ -629,20 +638,18 @@ rg_predict() {
       pfc)
         note=$(rg_flap_note "$i")
         rg_add_flap "$i"
+        # mlx5 clears 802.3x pause when PFC is set.
         [ -z "${now_of[pause]+set}" ] || now_of[pause]="rx off tx off"
         ;;
-      pause)
-        [ "${now_of[pause]}" = "${before[pause]}" ] || note=" (the driver clears it when PFC is set)"
-        ;;
     esac
-    rg_check "$id" "$dev" warn error "$want" "$now" "dry run: $id would change from ${now:-unset} to $want$note"
+    rg_check "$id" "$dev" warn error "$want" "$was" "dry run: $id would change from ${was:-unset} to $want$note"
   done
 }
 
 # rg_restore DEV: rollback of one port: every value apply saved, in RG_RESTORE_ORDER. Reads the
 # caller's `saved` (id → value).
 rg_restore() {
-  local dev=$1 i id want now after note order=$RG_RESTORE_ORDER
+  local dev=$1 i id want now after note order=$RG_RESTORE_ORDER map_before=""
   i=$(rg_index_of "$dev") || {
     for id in ${saved[@]+"${!saved[@]}"}; do
       rg_check "$id" "$dev" fail error "${saved[$id]}" "" "$dev is not in this bundle's plan; restore $id by hand to ${saved[$id]}"
@@ -653,6 +660,7 @@ rg_restore() {
   # which removes every entry: check the map after trust.
   if [ "${saved[dscp_map]-}" = none ] && [ -n "${saved[trust]+set}" ]; then
     order=${order/dscp_map trust/trust dscp_map}
+    ! rg_get dscp_map "$i" || map_before=$RG_V
   fi
   for id in $order; do
     [ -n "${saved[$id]+set}" ] || continue
@@ -664,7 +672,10 @@ rg_restore() {
     now=$RG_V
     note=""
     [ "$id" != pfc ] || note=$(rg_flap_note "$i")
-    if [ "$now" = "$want" ]; then
+    if [ "$now" = "$want" ] && [ "$id" = dscp_map ] && [ -n "$map_before" ] && [ "$map_before" != "$want" ]; then
+      rg_check "$id" "$dev" changed error "$want" "$now" "dscp_map restored to none: restoring trust pcp removed its entries"
+      continue
+    elif [ "$now" = "$want" ]; then
       rg_check "$id" "$dev" pass error "$want" "$now" "$id is already $want"
       continue
     fi

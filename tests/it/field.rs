@@ -1,0 +1,504 @@
+//! The host scripts against driver-faithful stand-ins and driverfs: what the real tools and the
+//! mlx5 driver do (side effects included) and what broke against them before — rollback that did
+//! not restore a host, error text taken as a value, CMIS lanes, silent link flaps and DCBX,
+//! settings lost at a driver reload, and runs that raced, hung or lost their result.
+
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::hosts::{FakeHost, bashes};
+
+/// The fake host's state, less the traces that apply and rollback leave by design: systemd's
+/// daemon-reload counter and the driver's log of link flaps.
+/// The DSCP APP table's entries are sorted: its order (head insertion) carries no meaning.
+fn state(h: &FakeHost) -> String {
+    h.snapshot()
+        .lines()
+        .filter(|l| !l.starts_with(".fake/systemd/daemon-reload="))
+        .filter(|l| !l.contains("/flaps="))
+        .map(|l| match l.split_once("/app=") {
+            Some((path, entries)) => {
+                let mut entries: Vec<&str> = entries.split("\\n").collect();
+                entries.sort_unstable();
+                format!("{path}/app={}", entries.join("\\n"))
+            }
+            None => l.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn read(h: &FakeHost, rel: &str) -> String {
+    std::fs::read_to_string(h.fake(rel)).unwrap_or_default()
+}
+
+/// Runs a command on the host and insists that it worked.
+fn on_host(h: &FakeHost, cmd: &[&str]) {
+    let (code, out, err) = h.run_cmd(cmd);
+    assert_eq!(code, 0, "{cmd:?}: {out}{err}");
+}
+
+/// A host that starts far from the defaults: port 0 in PCP trust, port 1 in DSCP trust with
+/// 26→5, pause on (mlx5's default), no traffic class, RoCE v1 with ToS 32, MTU 9000 and 1500.
+fn unusual_host(kind: &str, bash: &str) -> FakeHost {
+    let h = FakeHost::new(kind, "node-a", &[], bash);
+    if kind == "ofed" {
+        on_host(&h, &["mlnx_qos", "-i", "ens2f0np0", "--trust", "dscp"]);
+        on_host(
+            &h,
+            &["mlnx_qos", "-i", "ens2f0np0", "--dscp2prio", "set,26,5"],
+        );
+    } else {
+        on_host(
+            &h,
+            &[
+                "dcb",
+                "app",
+                "add",
+                "dev",
+                "ens2f0np0",
+                "dscp-prio",
+                "26:5",
+                "10:1",
+            ],
+        );
+    }
+    on_host(
+        &h,
+        &["ip", "link", "set", "dev", "ens1f0np0", "mtu", "9000"],
+    );
+    std::fs::write(h.fake(".fake/cma/mlx5_0/1/tos"), "32\n").unwrap();
+    let _ = h.take_commands();
+    h
+}
+
+#[test]
+fn apply_then_rollback_returns_an_unusual_host_exactly_as_it_was() {
+    for bash in bashes() {
+        for kind in ["ofed", "inbox"] {
+            let h = unusual_host(kind, &bash);
+            let pristine = state(&h);
+            assert!(
+                pristine.contains(".fake/net/ens1f0np0/pause=on on"),
+                "{pristine}"
+            );
+
+            let apply = h.run("apply.sh", &[]);
+            assert_eq!(
+                apply.code, 0,
+                "{kind} {bash}: {}\n{}",
+                apply.stdout, apply.stderr
+            );
+            apply.expect(
+                &["trust", "pfc", "pause", "mtu"],
+                "mlx5_0",
+                "changed",
+                &bash,
+            );
+            apply.expect(&["pfc", "pause", "mtu"], "mlx5_1", "changed", &bash);
+            assert_eq!(
+                apply.status("trust", "mlx5_1"),
+                "pass",
+                "{kind}: already dscp"
+            );
+            assert_eq!(apply.status("dscp2prio", "mlx5_1"), "changed");
+            assert_eq!(
+                apply.message("pause", "mlx5_0"),
+                "pause changed from rx on tx on to rx off tx off (the driver cleared it when PFC was set)"
+            );
+            assert!(
+                apply
+                    .message("pfc", "mlx5_1")
+                    .ends_with("; changing PFC toggles the link of ens2f0np0 (one flap)"),
+                "{}",
+                apply.message("pfc", "mlx5_1")
+            );
+            assert!(
+                apply.stdout.contains(
+                    "links that flapped once (the driver toggles the link to apply PFC): ens1f0np0 ens2f0np0"
+                ),
+                "{}",
+                apply.stdout
+            );
+            assert_ne!(state(&h), pristine);
+
+            let back = h.run("rollback.sh", &[]);
+            assert_eq!(
+                back.code, 0,
+                "{kind} {bash}: {}\n{}",
+                back.stdout, back.stderr
+            );
+            assert_eq!(back.count("fail"), 0, "{:?}", back.statuses());
+            let after = state(&h);
+            if after != pristine {
+                let diff = similar::TextDiff::from_lines(&pristine, &after)
+                    .unified_diff()
+                    .header("before apply", "after rollback")
+                    .to_string();
+                panic!("{kind} {bash}: rollback did not restore the host:\n{diff}");
+            }
+            // Explicitly, the values that went wrong before: trust and map, pause, traffic class.
+            assert_eq!(
+                read(&h, ".fake/dcb/ens1f0np0/app"),
+                "",
+                "{kind}: PCP trust again"
+            );
+            assert!(
+                read(&h, ".fake/dcb/ens2f0np0/app").contains(" 5\n"),
+                "{kind}: 26→5"
+            );
+            assert!(read(&h, ".fake/net/ens1f0np0/pause").starts_with("on on"));
+            if kind == "ofed" {
+                assert_eq!(
+                    read(&h, "sys/class/infiniband/mlx5_0/tc/1/traffic_class").trim(),
+                    "",
+                    "cleared with -1"
+                );
+                assert_eq!(back.status("traffic_class", "mlx5_0"), "changed");
+            }
+            // Each PFC change (apply, rollback) flapped each link once.
+            assert_eq!(read(&h, ".fake/dcb/ens1f0np0/flaps").lines().count(), 2);
+        }
+    }
+}
+
+#[test]
+fn the_cma_tools_errors_on_stdout_are_never_taken_for_values() {
+    for bash in bashes() {
+        let h = FakeHost::new("ofed", "node-a", &[], &bash);
+        std::fs::write(h.fake(".fake/not-root"), "").unwrap();
+        let pre = h.run("precheck.sh", &[]);
+        for id in ["roce_mode", "roce_tos"] {
+            assert_eq!(pre.status(id, "mlx5_0"), "fail", "{bash}: {id}");
+            assert!(
+                pre.message(id, "mlx5_0")
+                    .contains("You must be root to run this"),
+                "{}",
+                pre.message(id, "mlx5_0")
+            );
+            let check = pre.result["checks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|c| c["id"] == id && c["nic"] == "mlx5_0")
+                .unwrap();
+            assert_eq!(check["actual"], "", "{check}");
+        }
+    }
+}
+
+#[test]
+fn a_cmis_module_is_read_by_its_channel_labels_and_the_link_lanes() {
+    for bash in bashes() {
+        let h = FakeHost::new("ofed", "node-a", &[], &bash);
+        let pre = h.run("precheck.sh", &[]);
+        // 8 channels printed, 4 used: the dark lanes 5-8 are no alarm.
+        assert_eq!(
+            pre.status("optics", "mlx5_0"),
+            "pass",
+            "{}",
+            pre.message("optics", "mlx5_0")
+        );
+        let tx = &pre.result["facts"]["nics"]["mlx5_0"]["transceiver"]["tx_power_dbm"];
+        assert_eq!(tx.as_array().map(Vec::len), Some(4), "{tx}");
+        // A link that really uses 8 lanes would be missing light on four of them.
+        std::fs::write(h.fake(".fake/net/ens1f0np0/lanes"), "8\n").unwrap();
+        let pre = h.run("precheck.sh", &[]);
+        assert_eq!(pre.status("optics", "mlx5_0"), "warn");
+        assert!(
+            pre.message("optics", "mlx5_0")
+                .contains("TX power lane 5 has no light"),
+            "{}",
+            pre.message("optics", "mlx5_0")
+        );
+    }
+}
+
+#[test]
+fn firmware_owned_dcbx_and_lldpad_are_reported_and_dcbx_os_takes_and_gives_back_ownership() {
+    for bash in bashes() {
+        let h = FakeHost::new("ofed", "node-a", &[], &bash);
+        std::fs::write(h.fake(".fake/dcb/ens1f0np0/dcbx"), "cee ieee\n").unwrap();
+        let pre = h.run("precheck.sh", &[]);
+        assert_eq!(pre.status("dcbx", "mlx5_0"), "warn", "{bash}");
+        assert!(
+            pre.message("dcbx", "mlx5_0")
+                .contains("firmware-controlled")
+        );
+        assert_eq!(pre.status("dcbx", "mlx5_1"), "pass");
+        assert_eq!(pre.result["facts"]["nics"]["mlx5_0"]["dcbx"], "fw");
+        std::fs::write(h.fake(".fake/systemd/active/lldpad.service"), "").unwrap();
+        let pre = h.run("precheck.sh", &[]);
+        assert!(
+            pre.message("dcbx", "mlx5_1").contains("lldpad runs"),
+            "{}",
+            pre.message("dcbx", "mlx5_1")
+        );
+
+        let h = FakeHost::with_plan("ofed", "node-a", &[], &bash, |plan| {
+            plan["cluster"]["dcbx"] = Value::from("os");
+        });
+        std::fs::write(h.fake(".fake/dcb/ens1f0np0/dcbx"), "cee ieee\n").unwrap();
+        let apply = h.run("apply.sh", &[]);
+        assert_eq!(apply.code, 0, "{}", apply.stdout);
+        assert_eq!(apply.status("dcbx", "mlx5_0"), "changed");
+        assert_eq!(apply.status("dcbx", "mlx5_1"), "pass");
+        assert!(
+            h.take_commands()
+                .contains(&"mlnx_qos -i ens1f0np0 -d os".to_string())
+        );
+        let back = h.run("rollback.sh", &[]);
+        assert_eq!(
+            back.status("dcbx", "mlx5_0"),
+            "changed",
+            "{:?}",
+            back.statuses()
+        );
+        assert_eq!(read(&h, ".fake/dcb/ens1f0np0/dcbx").trim(), "cee ieee");
+    }
+}
+
+#[test]
+fn a_dry_run_predicts_exactly_what_apply_changes_and_names_the_links_that_flap() {
+    for bash in bashes() {
+        for kind in ["ofed", "inbox"] {
+            let h = unusual_host(kind, &bash);
+            let dry = h.run("apply.sh", &["--dry-run"]);
+            assert_eq!(dry.code, 0, "{}", dry.stderr);
+            assert!(
+                dry.stdout.contains(
+                    "links that would flap once (the driver toggles the link to apply PFC): ens1f0np0 ens2f0np0"
+                ),
+                "{}",
+                dry.stdout
+            );
+            let apply = h.run("apply.sh", &[]);
+            let with = |run: &crate::hosts::ScriptRun, status: &str| -> Vec<String> {
+                run.result["checks"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter(|c| {
+                        c["status"] == status
+                            && c["id"] != "persistence"
+                            && c["id"] != "persistence_reload"
+                    })
+                    .map(|c| format!("{}:{}", c["id"], c["nic"]))
+                    .collect()
+            };
+            assert_eq!(
+                with(&dry, "warn")
+                    .iter()
+                    .filter(|c| !c.starts_with("\"ip\""))
+                    .cloned()
+                    .collect::<Vec<_>>(),
+                with(&apply, "changed"),
+                "{kind} {bash}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_driver_reload_re_applies_through_the_ofed_hook_chained_to_the_one_there() {
+    for bash in bashes() {
+        let h = FakeHost::new("ofed", "node-a", &[], &bash);
+        let hook = h.fake("etc/infiniband/post-start-hook.sh");
+        std::fs::create_dir_all(hook.parent().unwrap()).unwrap();
+        let theirs = "#!/bin/bash\necho site hook >> \"${ROCE_GEN_ROOT:-}/site-hook-ran\"\n";
+        std::fs::write(&hook, theirs).unwrap();
+        std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        let apply = h.run("apply.sh", &[]);
+        assert_eq!(apply.code, 0, "{}", apply.stdout);
+        assert_eq!(apply.status("persistence_reload", ""), "changed");
+        assert_eq!(
+            read(&h, "etc/infiniband/post-start-hook.sh.roce-gen-chained"),
+            theirs
+        );
+
+        let reload = Command::new("bash")
+            .arg(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/host/fakehost.sh"))
+            .arg("reload")
+            .arg(&h.root)
+            .output()
+            .unwrap();
+        assert!(
+            reload.status.success(),
+            "{}{}",
+            String::from_utf8_lossy(&reload.stdout),
+            String::from_utf8_lossy(&reload.stderr)
+        );
+        // The reload wiped the settings; the hook ran the site's hook, then apply.
+        assert_eq!(read(&h, "site-hook-ran"), "site hook\n");
+        assert_eq!(
+            read(&h, "sys/class/infiniband/mlx5_0/tc/1/traffic_class").trim(),
+            "106"
+        );
+        assert_eq!(read(&h, "sys/class/net/ens2f0np0/mtu").trim(), "4200");
+        let result: Value =
+            serde_json::from_str(&read(&h, "var/lib/roce-gen/lab/results/node-a.apply.json"))
+                .unwrap();
+        assert_eq!(result["status"], "pass", "{result:#}");
+
+        let back = h.run("rollback.sh", &[]);
+        assert_eq!(
+            back.status("persistence_reload", ""),
+            "changed",
+            "{:?}",
+            back.statuses()
+        );
+        assert_eq!(read(&h, "etc/infiniband/post-start-hook.sh"), theirs);
+        assert!(
+            !h.fake("etc/infiniband/post-start-hook.sh.roce-gen-chained")
+                .exists()
+        );
+    }
+}
+
+#[test]
+fn inbox_hosts_get_a_udev_trigger_that_rollback_removes() {
+    let h = FakeHost::new("inbox", "node-a", &[], "bash");
+    let apply = h.run("apply.sh", &[]);
+    assert_eq!(
+        apply.status("persistence_reload", ""),
+        "changed",
+        "{}",
+        apply.stdout
+    );
+    let rule = read(&h, "etc/udev/rules.d/90-roce-gen-lab.rules");
+    assert!(
+        rule.contains("ACTION==\"add\", SUBSYSTEM==\"infiniband\", KERNEL==\"mlx5_0|mlx5_1\", RUN+=\"/bin/systemctl --no-block restart roce-gen.service\""),
+        "{rule}"
+    );
+    let back = h.run("rollback.sh", &[]);
+    assert_eq!(back.status("persistence_reload", ""), "changed");
+    assert!(!h.fake("etc/udev/rules.d/90-roce-gen-lab.rules").exists());
+}
+
+#[test]
+fn one_run_at_a_time_and_a_stale_lock_is_taken_over() {
+    let h = FakeHost::new("ofed", "node-a", &[], "bash");
+    std::fs::create_dir_all(h.fake("run")).unwrap();
+    let mut holder = Command::new("sleep").arg("60").spawn().unwrap();
+    std::os::unix::fs::symlink(format!("pid:{}", holder.id()), h.fake("run/roce-gen.lock"))
+        .unwrap();
+    let apply = h.bundle.join("apply.sh").display().to_string();
+    let (code, _, err) = h.run_cmd(&["bash", &apply]);
+    holder.kill().unwrap();
+    let _ = holder.wait();
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("another roce-gen run (pid"), "{err}");
+    assert!(changes_none(&h));
+    // Its owner is gone (killed): the next run takes the lock over.
+    let run = h.run("apply.sh", &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(!h.fake("run/roce-gen.lock").exists(), "released at the end");
+}
+
+fn changes_none(h: &FakeHost) -> bool {
+    !h.take_commands()
+        .iter()
+        .any(|c| c.contains("--trust") || c.starts_with("ip link set"))
+}
+
+#[test]
+fn a_hung_tool_is_a_failed_check_naming_it_not_a_hung_run() {
+    for bash in bashes() {
+        let h = FakeHost::new("ofed", "node-a", &[], &bash);
+        let ethtool = h.fake("bin/ethtool");
+        std::fs::remove_file(&ethtool).unwrap();
+        std::fs::write(
+            &ethtool,
+            "#!/bin/bash\n[ \"$1\" != -m ] || exec sleep 300\nexec \"${ROCE_GEN_ROOT}/lib/fakehost/ethtool\" \"$@\"\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(
+            &ethtool,
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )
+        .unwrap();
+        let started = std::time::Instant::now();
+        let pre = h.run_env("precheck.sh", &[], &[("ROCE_GEN_TOOL_TIMEOUT", "2")]);
+        assert!(
+            started.elapsed().as_secs() < 60,
+            "{bash}: took {:?}",
+            started.elapsed()
+        );
+        assert_eq!(pre.code, 1, "{}", pre.stdout);
+        assert_eq!(pre.status("tool_timeout", ""), "fail");
+        assert!(
+            pre.message("tool_timeout", "")
+                .starts_with("ethtool did not answer within 2s"),
+            "{}",
+            pre.message("tool_timeout", "")
+        );
+    }
+}
+
+#[test]
+fn a_full_state_folder_stops_apply_before_any_change_with_a_result_and_exit_2() {
+    let h = FakeHost::new("ofed", "node-a", &[], "bash");
+    let out = h.root.parent().unwrap().join("full.json");
+    let script = format!(
+        "set -e; d=$ROCE_GEN_ROOT/var/lib/roce-gen; mkdir -p $d; mount -t tmpfs -o size=8k full $d; \
+         dd if=/dev/zero of=$d/fill bs=4k count=8 2>/dev/null || true; exec bash {} --out {}",
+        h.bundle.join("apply.sh").display(),
+        out.display()
+    );
+    let (code, stdout, err) = h.run_cmd(&["bash", "-c", &script]);
+    assert_eq!(code, 2, "{stdout}{err}");
+    let result: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let saved = result["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "saved_state")
+        .unwrap_or_else(|| panic!("{result:#}"));
+    assert_eq!(saved["status"], "fail");
+    assert!(
+        saved["message"]
+            .as_str()
+            .unwrap()
+            .contains("nothing was changed on mlx5_0"),
+        "{saved}"
+    );
+    assert_eq!(read(&h, "sys/class/net/ens1f0np0/mtu").trim(), "1500");
+    assert!(changes_none(&h));
+}
+
+#[test]
+fn random_bytes_from_hostname_still_give_a_valid_utf8_result() {
+    for bash in bashes() {
+        let h = FakeHost::new("ofed", "node-a", &[], &bash);
+        std::fs::write(h.fake(".fake/hostname"), b"node-\xff\xfe\xc3(\xe2\x82\n").unwrap();
+        // run() reads the result as UTF-8 and parses it: both fail on a bad byte.
+        let pre = h.run("precheck.sh", &[]);
+        assert_eq!(pre.status("hostname", ""), "fail");
+        let seen = pre.result["observed_hostname"].as_str().unwrap();
+        assert!(
+            seen.starts_with("node-\u{fffd}\u{fffd}\u{fffd}("),
+            "{seen:?}"
+        );
+    }
+}
+
+#[test]
+fn mlnx_qos_starts_once_per_port_to_read_and_at_most_twice_more_to_change() {
+    let h = FakeHost::new("ofed", "node-a", &[], "bash");
+    let _ = h.take_commands();
+    for (script, most) in [("precheck.sh", 1), ("apply.sh", 3), ("apply.sh", 1)] {
+        let run = h.run(script, &[]);
+        assert_eq!(run.code, 0, "{}", run.stdout);
+        let commands = h.take_commands();
+        for port in ["ens1f0np0", "ens2f0np0"] {
+            let prefix = format!("mlnx_qos -i {port}");
+            let n = commands.iter().filter(|c| c.starts_with(&prefix)).count();
+            assert!(
+                (1..=most).contains(&n),
+                "{script}: {n} mlnx_qos starts on {port}"
+            );
+        }
+    }
+}
