@@ -789,20 +789,30 @@ fn a_wrong_command_line_is_exit_2_with_usage() {
     }
 }
 
+/// The harness's own self-tests under every bash: the stand-ins against the fixtures and the
+/// driver's side effects (`selftest.sh`), and driverfs's kernel write semantics.
 #[test]
-fn the_simulated_host_harness_passes_its_own_selftest() {
-    let out = Command::new("bash")
-        .arg(repo().join("tests/host/selftest.sh"))
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let last = stdout.lines().last().unwrap_or_default();
-    assert!(last.ends_with(" passed, 0 failed"), "{last}");
+fn the_simulated_host_harness_passes_its_own_selftests() {
+    for script in ["tests/host/selftest.sh", "tests/host/driverfs/selftest.sh"] {
+        for bash in bashes() {
+            let out = Command::new(&bash)
+                .arg(repo().join(script))
+                .output()
+                .unwrap();
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                out.status.success(),
+                "{script} under {bash}: {stdout}\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert!(
+                !stdout.contains("SKIP"),
+                "{script}: nothing may be skipped here: {stdout}"
+            );
+            let last = stdout.lines().last().unwrap_or_default();
+            assert!(last.ends_with(" passed, 0 failed"), "{script}: {last}");
+        }
+    }
 }
 
 /// The generated unit, booted by a real systemd (PID 1 of a bullseye container under
