@@ -85,6 +85,9 @@ rg_optics_awk() {
     END {
       # Channels in numeric order (some tools count from 0), then the used ones.
       for (x = 2; x <= nch; x++) { c = chans[x]; for (y = x - 1; y >= 1 && chans[y] > c; y--) chans[y + 1] = chans[y]; chans[y + 1] = c }
+      # A module without monitoring (passive copper) prints a temperature of 0.00 and stops
+      # before any channel line (qsfp.c, sff8636_show_dom): no diagnostics, not 0 C.
+      if (nch == 0 && temp + 0 == 0) temp = ""
       used = lanes + 0
       if (used <= 0) for (x = 1; x <= nch; x++) if ((chans[x] in tx && tx[chans[x]] != "-inf") || (chans[x] in rx && rx[chans[x]] != "-inf")) used = x
       if (used > nch) used = nch

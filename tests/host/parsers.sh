@@ -97,5 +97,8 @@ eq "cmis vendor" "NVIDIA MMA4Z00-NS400" "$(optics cmis-400g-4lane.txt 4 vendor) 
 eq "sff-8636 four lanes" 4 "$(optics sff8636-100g.txt 4 rx | wc -w | tr -d ' ')"
 eq "sff-8636 no problem" "" "$(optics sff8636-100g.txt 4 problem)"
 
+eq "a module without monitoring reports no temperature, not 0 C" "temp|" \
+  "$(printf '\tModule temperature : 0.00 degrees C / 32.00 degrees F\n\tModule voltage : 0.0000 V\n' | rg_optics_awk 4 | grep '^temp' | tr '\t' '|')"
+
 printf '%s passed, %s failed\n' "$pass" "$fail"
 [ "$fail" -eq 0 ]

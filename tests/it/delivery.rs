@@ -150,8 +150,28 @@ fn ansible(tool: &str) -> PathBuf {
 }
 
 fn ansible_cmd(tool: &str, dir: &Path) -> Command {
-    let mut cmd = Command::new(ansible(tool));
-    cmd.current_dir(dir)
+    ansible_cmd_on(tool, dir, &[])
+}
+
+/// Like [`ansible_cmd`], run inside `fakehost.sh run` of each of `hosts` in turn (nested), so
+/// that every fake root's sysfs is driverfs, with the kernel's semantics (configfs for
+/// cma_roce_*), as the scripts see it on a real host.
+fn ansible_cmd_on(tool: &str, dir: &Path, hosts: &[&FakeHost]) -> Command {
+    let fakehost = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/host/fakehost.sh");
+    let mut argv: Vec<std::ffi::OsString> = Vec::new();
+    for h in hosts {
+        argv.extend([
+            "bash".into(),
+            fakehost.clone().into(),
+            "run".into(),
+            h.root.clone().into(),
+            "--".into(),
+        ]);
+    }
+    argv.push(ansible(tool).into());
+    let mut cmd = Command::new(&argv[0]);
+    cmd.args(&argv[1..])
+        .current_dir(dir)
         .env("ANSIBLE_NOCOLOR", "1")
         .env("ANSIBLE_HOST_KEY_CHECKING", "False")
         .env("ANSIBLE_LOCAL_TEMP", dir.join(".ansible-tmp"))
@@ -224,7 +244,7 @@ fn the_playbook_runs_on_two_simulated_hosts_and_the_fetched_results_ingest_clean
     )
     .unwrap();
     for phase in ["precheck", "apply"] {
-        let out = ansible_cmd("ansible-playbook", &dist)
+        let out = ansible_cmd_on("ansible-playbook", &dist, &[&a, &b])
             .args([
                 "-i",
                 "ansible/inventory.yml",

@@ -900,6 +900,36 @@ fn results_of_simulated_hosts_become_a_report() {
     );
     let apply = healthy.run("apply.sh", &[]);
     assert_eq!(apply.code, 0, "{}", apply.stdout);
+    // What apply changed on the driver-faithful host: per NIC the trust, the DSCP map that
+    // `--trust dscp` programs, PFC, the pause that a PFC change clears, RoCE mode and ToS, the
+    // traffic class and the MTU (ECN and CNP are at the firmware defaults, as planned); then
+    // the boot unit and the driver-reload hook.
+    let changed: Vec<String> = apply
+        .statuses()
+        .into_iter()
+        .filter_map(|s| s.strip_suffix("=changed").map(str::to_string))
+        .collect();
+    let mut expected: Vec<String> = ["mlx5_0", "mlx5_1"]
+        .iter()
+        .flat_map(|nic| {
+            [
+                "trust",
+                "dscp2prio",
+                "pfc",
+                "pause",
+                "roce_mode",
+                "roce_tos",
+                "traffic_class",
+                "mtu",
+            ]
+            .map(|id| format!("{id}:{nic}"))
+        })
+        .collect();
+    expected.extend([
+        "persistence:".to_string(),
+        "persistence_reload:".to_string(),
+    ]);
+    assert_eq!(changed, expected, "{}", apply.stdout);
     save("round-2/node-a.apply.json", &apply.result);
     let inbox = FakeHost::new("inbox", "node-a", &[], "bash");
     let old = inbox.run("apply.sh", &[]);
@@ -942,7 +972,10 @@ fn results_of_simulated_hosts_become_a_report() {
     let node_a = &doc["hosts"][0];
     assert_eq!(node_a["state"], "configured");
     assert_eq!(node_a["latest"]["phase"], "apply");
-    assert_eq!(node_a["latest"]["counts"]["changed"], 15);
+    assert_eq!(
+        node_a["latest"]["counts"]["changed"], 18,
+        "the changes listed above"
+    );
     assert_eq!(
         node_a["runs"].as_array().unwrap().len(),
         2,

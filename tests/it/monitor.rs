@@ -23,6 +23,124 @@ fn write_neighbours(h: &FakeHost, neighbours: &[(&str, &str)]) {
     }
 }
 
+/// Runs a bundle script like [`FakeHost::run`], but with `tools` absent from this machine's own
+/// folders as well: the scripts add /usr/sbin and /sbin to PATH, so an lldpcli installed on the
+/// test machine would otherwise answer for a host that has none. Inside the run's private mount
+/// namespace each folder holding one is covered by an overlay whose whiteouts remove them (a file
+/// merely made unexecutable would still be found by `command -v`).
+fn run_without(h: &FakeHost, script: &str, tools: &[&str]) -> ScriptRun {
+    let scratch = h.root.parent().unwrap();
+    let out_file = scratch.join(format!("{script}.without.json"));
+    let _ = std::fs::remove_file(&out_file);
+    let layers = scratch.join("without");
+    std::fs::create_dir_all(&layers).unwrap();
+    let hide = format!(
+        r#"layers=$1; shift
+fail() {{ echo "cannot hide $*: needs the isolated run (root, overlayfs)" >&2; exit 97; }}
+mounted=0 n=0
+for d in /usr/local/sbin /usr/local/bin /usr/sbin /usr/bin /sbin /bin; do
+  if [ ! -d "$d" ] || [ -L "$d" ]; then continue; fi
+  gone=''
+  for t in {tools}; do if [ -e "$d/$t" ] || [ -L "$d/$t" ]; then gone="$gone $t"; fi; done
+  if [ -z "$gone" ]; then continue; fi
+  if [ "$mounted" = 0 ]; then mount -t tmpfs tmpfs "$layers" || fail "$d/$gone"; mounted=1; fi
+  n=$((n + 1))
+  mkdir "$layers/up$n" "$layers/work$n" || fail "$d/$gone"
+  for t in $gone; do mknod "$layers/up$n/$t" c 0 0 || fail "$d/$t"; done
+  mount -t overlay overlay -o "lowerdir=$d,upperdir=$layers/up$n,workdir=$layers/work$n" "$d" || fail "$d/$gone"
+done
+exec "$@""#,
+        tools = tools.join(" ")
+    );
+    let script_path = h.bundle.join(script).display().to_string();
+    let out_path = out_file.display().to_string();
+    let layers = layers.display().to_string();
+    let (code, stdout, stderr) = h.run_cmd(&[
+        "bash",
+        "-c",
+        &hide,
+        "without",
+        &layers,
+        &h.bash,
+        &script_path,
+        "--out",
+        &out_path,
+    ]);
+    assert_ne!(code, 97, "{stderr}");
+    let text = std::fs::read_to_string(&out_file).unwrap_or_default();
+    let result = serde_json::from_str(&text).unwrap_or_else(|e| {
+        panic!("{script}: result is not JSON ({e}):\n{text}\n{stdout}\n{stderr}")
+    });
+    ScriptRun {
+        code,
+        stdout,
+        stderr,
+        result,
+    }
+}
+
+/// `ethtool -m` text made from a capture of tests/host/fixtures/ethtool-m/: fields' values
+/// replaced (label and column kept, as ethtool prints them), lines dropped.
+struct Module(Vec<String>);
+
+impl Module {
+    fn from_fixture(name: &str) -> Self {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/host/fixtures/ethtool-m")
+            .join(name);
+        let text =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        Module(text.lines().map(str::to_string).collect())
+    }
+
+    fn label(line: &str) -> &str {
+        line.split_once(" : ").map_or("", |(l, _)| l.trim())
+    }
+
+    /// Sets the value of the field `label`, which must be there.
+    fn set(mut self, label: &str, value: &str) -> Self {
+        let line = self
+            .0
+            .iter_mut()
+            .find(|l| Self::label(l) == label)
+            .unwrap_or_else(|| panic!("no field {label:?} in the module dump"));
+        let (head, _) = line.split_once(" : ").unwrap();
+        *line = format!("{head} : {value}");
+        self
+    }
+
+    /// Replaces the line of the field `label`, which must be there, with `fields`.
+    fn replace(mut self, label: &str, fields: &[(&str, &str)]) -> Self {
+        let at = self
+            .0
+            .iter()
+            .position(|l| Self::label(l) == label)
+            .unwrap_or_else(|| panic!("no field {label:?} in the module dump"));
+        self.0.splice(
+            at..=at,
+            fields.iter().map(|(l, v)| format!("\t{l:<41} : {v}")),
+        );
+        self
+    }
+
+    /// Drops every line after the field `label`, which must be there.
+    fn end_after(mut self, label: &str) -> Self {
+        let at = self
+            .0
+            .iter()
+            .position(|l| Self::label(l) == label)
+            .unwrap_or_else(|| panic!("no field {label:?} in the module dump"));
+        self.0.truncate(at + 1);
+        self
+    }
+
+    fn write(&self, h: &FakeHost, ifc: &str) {
+        let mut text = self.0.join("\n");
+        text.push('\n');
+        std::fs::write(h.fake(&format!(".fake/net/{ifc}/module.txt")), text).unwrap();
+    }
+}
+
 fn check<'a>(run: &'a ScriptRun, id: &str, nic: &str) -> &'a Value {
     run.result["checks"]
         .as_array()
@@ -149,7 +267,7 @@ fn a_miscabled_port_is_a_warning_naming_both_ends() {
                 "switch=leaf-2\nport=Ethernet14\nport_type=local\ndescr=Eth1/14\n",
             )],
         );
-        let pre = h.run("precheck.sh", &[]);
+        let pre = run_without(&h, "precheck.sh", &["lldpcli"]);
         assert_eq!(
             pre.message("cabling", "mlx5_0"),
             "ens1f0np0 is cabled to leaf-2 Ethernet14, plan says leaf-1 Eth1/1",
@@ -171,7 +289,7 @@ fn without_an_lldp_source_cabling_is_skipped_never_guessed() {
     for bash in bashes() {
         // No lldpcli or lldptool at all.
         let h = FakeHost::new("ofed", "node-a", &[], &bash);
-        let pre = h.run("precheck.sh", &[]);
+        let pre = run_without(&h, "precheck.sh", &["lldpcli", "lldptool"]);
         assert_eq!(pre.status("cabling", "mlx5_0"), "skip", "{bash}");
         assert_eq!(
             pre.message("cabling", "mlx5_0"),
@@ -184,20 +302,37 @@ fn without_an_lldp_source_cabling_is_skipped_never_guessed() {
             "neither lldpcli (lldpd) nor lldptool (lldpad) is installed"
         );
 
-        // lldpcli installed but lldpd not running.
+        // lldpcli installed but lldpd not running: lldpcli's own complaint (its log line starts
+        // with the time) is the reason given.
         std::os::unix::fs::symlink("stub", h.fake("bin/lldpcli")).unwrap();
-        let pre = h.run("precheck.sh", &[]);
+        h.take_commands();
+        let pre = run_without(&h, "precheck.sh", &["lldptool"]);
+        let msg = pre.message("cabling", "mlx5_0");
+        let stamp = msg
+            .strip_prefix("skipped: no LLDP source on this host (lldpcli: ")
+            .and_then(|m| m.strip_suffix(
+                " [WARN/control] unable to connect to socket /run/lldpd.socket: No such file or directory); cannot compare with leaf-1 Eth1/1",
+            ))
+            .unwrap_or_else(|| panic!("{bash}: {msg}"));
         assert!(
-            pre.message("cabling", "mlx5_0").starts_with(
-                "skipped: no LLDP source on this host (lldpcli: [WARN/lldpctl] unable to connect"
-            ),
-            "{bash}: {}",
-            pre.message("cabling", "mlx5_0")
+            stamp.len() == 19
+                && stamp.char_indices().all(|(i, c)| match i {
+                    4 | 7 => c == '-',
+                    10 => c == 'T',
+                    13 | 16 => c == ':',
+                    _ => c.is_ascii_digit(),
+                }),
+            "{bash}: not a time stamp: {stamp:?}"
+        );
+        assert!(
+            h.take_commands()
+                .contains(&"lldpcli -f keyvalue show neighbors ports ens1f0np0".to_string()),
+            "{bash}: the host's lldpcli was asked"
         );
 
         // lldpd running but nothing heard on the port.
         std::fs::write(h.fake(".fake/systemd/active/lldpd.service"), "").unwrap();
-        let pre = h.run("precheck.sh", &[]);
+        let pre = run_without(&h, "precheck.sh", &["lldptool"]);
         assert_eq!(
             pre.message("cabling", "mlx5_0"),
             "skipped: lldpd has heard no LLDP neighbour on ens1f0np0; cannot compare with leaf-1 Eth1/1"
@@ -209,7 +344,7 @@ fn without_an_lldp_source_cabling_is_skipped_never_guessed() {
 fn a_nic_without_module_access_has_no_transceiver_and_a_reason() {
     for bash in bashes() {
         let h = FakeHost::new("ofed", "node-a", &[], &bash);
-        std::fs::remove_file(h.fake(".fake/net/ens2f0np0/module")).unwrap();
+        std::fs::remove_file(h.fake(".fake/net/ens2f0np0/module.txt")).unwrap();
         let pre = h.run("precheck.sh", &[]);
         assert_eq!(pre.code, 0, "{bash}: {}", pre.stderr);
         let nic = &pre.result["facts"]["nics"]["mlx5_1"];
@@ -227,12 +362,35 @@ fn a_nic_without_module_access_has_no_transceiver_and_a_reason() {
         assert_eq!(pre.status("optics", "mlx5_0"), "pass");
         assert_eq!(nic["link"]["speed_mbps"], 400000);
 
-        // A passive copper cable: a module without diagnostics (SFF-8636 layout).
-        std::fs::write(
-            h.fake(".fake/net/ens2f0np0/module"),
-            "layout=sff8636\nvendor=Mellanox\npn=MCP1650-V001E30\n",
-        )
-        .unwrap();
+        // A passive copper cable: a module without diagnostics (SFF-8636 layout, a 200G DAC).
+        // ethtool (qsfp.c) prints attenuations instead of a wavelength, and in sff8636_show_dom
+        // the zero temperature and voltage it reads, then stops: a zero temperature means no
+        // monitors, so no lane lines, flags or thresholds follow.
+        Module::from_fixture("sff8636-100g.txt")
+            .set("Connector", "0x23 (No separable connector)")
+            .set(
+                "Transceiver type",
+                "50GBASE-CR, 100GBASE-CR2, or 200GBASE-CR4",
+            )
+            .set("Length (OM3 50um)", "0m")
+            .set("Length (Copper or Active cable)", "1m")
+            .set("Transmitter technology", "0xa0 (Copper cable unequalized)")
+            .replace(
+                "Laser wavelength",
+                &[
+                    ("Attenuation at 2.5GHz", "2db"),
+                    ("Attenuation at 5.0GHz", "3db"),
+                    ("Attenuation at 7.0GHz", "4db"),
+                    ("Attenuation at 12.9GHz", "6db"),
+                ],
+            )
+            .replace("Laser wavelength tolerance", &[])
+            .set("Vendor PN", "MCP1650-V001E30")
+            .set("Vendor SN", "MT2150VS01234")
+            .set("Module temperature", "0.00 degrees C / 32.00 degrees F")
+            .set("Module voltage", "0.0000 V")
+            .end_after("Module voltage")
+            .write(&h, "ens2f0np0");
         let pre = h.run("precheck.sh", &[]);
         assert_eq!(pre.status("optics", "mlx5_1"), "pass", "{bash}");
         assert_eq!(
@@ -249,12 +407,45 @@ fn a_nic_without_module_access_has_no_transceiver_and_a_reason() {
 fn out_of_range_optics_and_downgraded_links_are_warnings_with_the_numbers() {
     for bash in bashes() {
         let h = FakeHost::new("ofed", "node-a", &[], &bash);
-        // A hot SFF-8636 module with a weak and a dark RX lane, no thresholds of its own.
-        std::fs::write(
-            h.fake(".fake/net/ens1f0np0/module"),
-            "layout=sff8636\nvendor=Mellanox\npn=MMA1B00-C100D\ntemp=78.25\ntx=-1.00 -1.10 -0.90 -1.20\nrx=-2.00 -12.50 -inf -1.50\n",
-        )
-        .unwrap();
+        // A hot SFF-8636 module with a weak and a dark RX lane, no thresholds of its own: without
+        // page 03h ethtool says no alarm flags and prints neither flags nor thresholds.
+        Module::from_fixture("sff8636-100g.txt")
+            .set("Module temperature", "78.25 degrees C / 172.85 degrees F")
+            .set("Alarm/warning flags implemented", "No")
+            .set(
+                "Transmit avg optical power (Channel 1)",
+                "0.7943 mW / -1.00 dBm",
+            )
+            .set(
+                "Transmit avg optical power (Channel 2)",
+                "0.7762 mW / -1.10 dBm",
+            )
+            .set(
+                "Transmit avg optical power (Channel 3)",
+                "0.8128 mW / -0.90 dBm",
+            )
+            .set(
+                "Transmit avg optical power (Channel 4)",
+                "0.7586 mW / -1.20 dBm",
+            )
+            .set(
+                "Rcvr signal avg optical power(Channel 1)",
+                "0.6310 mW / -2.00 dBm",
+            )
+            .set(
+                "Rcvr signal avg optical power(Channel 2)",
+                "0.0562 mW / -12.50 dBm",
+            )
+            .set(
+                "Rcvr signal avg optical power(Channel 3)",
+                "0.0000 mW / -inf dBm",
+            )
+            .set(
+                "Rcvr signal avg optical power(Channel 4)",
+                "0.7079 mW / -1.50 dBm",
+            )
+            .end_after("Rcvr signal avg optical power(Channel 4)")
+            .write(&h, "ens1f0np0");
         // PCIe trained at half speed and width; the link at 200G on a 400G port.
         let pci = "sys/devices/pci0000:00/0000:1a:00.0";
         std::fs::write(
@@ -288,12 +479,47 @@ fn out_of_range_optics_and_downgraded_links_are_warnings_with_the_numbers() {
             "a dark lane is null"
         );
 
-        // The module's own thresholds win: the same power is fine for a module that allows it.
-        std::fs::write(
-            h.fake(".fake/net/ens1f0np0/module"),
-            "layout=cmis\nvendor=NVIDIA\npn=MMA4Z00-NS400\ntemp=78.25\ntx=-1.00\nrx=-12.50\ntemp_hi=80\ntx_lo=-8\ntx_hi=4\nrx_lo=-14\nrx_hi=4\n",
-        )
-        .unwrap();
+        // The module's own thresholds win: the same power is fine for a module that allows it
+        // (warning thresholds 80 C, TX -8..4 dBm, RX -14..4 dBm).
+        Module::from_fixture("cmis-400g-4lane.txt")
+            .set("Module temperature", "78.25 degrees C / 172.85 degrees F")
+            .set(
+                "Transmit avg optical power (Channel 1)",
+                "0.7943 mW / -1.00 dBm",
+            )
+            .set(
+                "Rcvr signal avg optical power (Channel 1)",
+                "0.0562 mW / -12.50 dBm",
+            )
+            .set(
+                "Module temperature high alarm threshold",
+                "85.00 degrees C / 185.00 degrees F",
+            )
+            .set(
+                "Module temperature high warning threshold",
+                "80.00 degrees C / 176.00 degrees F",
+            )
+            .set(
+                "Laser output power low warning threshold",
+                "0.1585 mW / -8.00 dBm",
+            )
+            .set(
+                "Laser output power high warning threshold",
+                "2.5119 mW / 4.00 dBm",
+            )
+            .set(
+                "Laser rx power low alarm threshold",
+                "0.0251 mW / -16.00 dBm",
+            )
+            .set(
+                "Laser rx power low warning threshold",
+                "0.0398 mW / -14.00 dBm",
+            )
+            .set(
+                "Laser rx power high warning threshold",
+                "2.5119 mW / 4.00 dBm",
+            )
+            .write(&h, "ens1f0np0");
         let pre = h.run("precheck.sh", &[]);
         assert_eq!(
             pre.status("optics", "mlx5_0"),
@@ -309,7 +535,7 @@ fn simulated_host_facts_become_prometheus_gauges() {
     use openmetrics_parser::PrometheusValue;
     let h = FakeHost::new("ofed", "node-a", &[], "bash");
     with_lldpd(&h, &[("ens1f0np0", "switch=leaf-1\nport=Eth1/7\n")]);
-    std::fs::remove_file(h.fake(".fake/net/ens2f0np0/module")).unwrap();
+    std::fs::remove_file(h.fake(".fake/net/ens2f0np0/module.txt")).unwrap();
     let pre = h.run("precheck.sh", &[]);
     let dir = tmp();
     std::fs::write(
