@@ -59,6 +59,11 @@ rg_check_identity() {
     return 0
   fi
   mapped=$(rg_netdev_of "$dev")
+  # Some kernels expose no device/net link for the RDMA device; OFED's ibdev2netdev still maps it.
+  if [ -z "$mapped" ] && rg_has ibdev2netdev; then
+    mapped=$(rg_x ibdev2netdev 2>/dev/null | rg_parse_ibdev2netdev "$dev") || mapped=""
+    mapped=${mapped%% *}
+  fi
   if [[ " $mapped " == *" $ifc "* ]]; then
     rg_check netdev_map "$dev" pass error "$ifc" "$mapped" "$dev maps to $ifc"
   else

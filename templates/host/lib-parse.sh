@@ -196,14 +196,16 @@ rg_parse_roce_tos() {
 
 # rg_parse_ibdev2netdev DEV: `mlx5_0 port 1 ==> ens1f0np0 (Up)` lines → `ens1f0np0 Up` for DEV.
 rg_parse_ibdev2netdev() {
-  local line
+  local line found=""
+  # Reads to the end: stopping early would kill the tool with SIGPIPE and fail the pipeline.
   while IFS= read -r line; do
-    if [[ $line =~ ^([^[:space:]]+)[[:space:]]port[[:space:]]1[[:space:]]==\>[[:space:]]([^[:space:]]+)[[:space:]]\(([A-Za-z]+)\)$ ]] &&
+    if [ -z "$found" ] &&
+      [[ $line =~ ^([^[:space:]]+)[[:space:]]port[[:space:]]1[[:space:]]==\>[[:space:]]([^[:space:]]+)[[:space:]]\(([A-Za-z]+)\)$ ]] &&
       [ "${BASH_REMATCH[1]}" = "$1" ]; then
-      printf '%s %s' "${BASH_REMATCH[2]}" "${BASH_REMATCH[3]}"
-      return 0
+      found="${BASH_REMATCH[2]} ${BASH_REMATCH[3]}"
     fi
   done
+  printf '%s' "$found"
 }
 
 # rg_parse_lldpcli IF: `lldpcli -f keyvalue show neighbors ports IF` (`lldp.IF.key=value`) →

@@ -502,3 +502,19 @@ fn mlnx_qos_starts_once_per_port_to_read_and_at_most_twice_more_to_change() {
         }
     }
 }
+
+#[test]
+fn without_a_device_net_link_ofed_hosts_map_the_port_through_ibdev2netdev() {
+    for kind in ["ofed", "inbox"] {
+        let h = FakeHost::new(kind, "node-a", &[], "bash");
+        std::fs::remove_file(h.fake("sys/devices/pci0000:00/0000:1a:00.0/net/ens1f0np0")).unwrap();
+        let pre = h.run("precheck.sh", &[]);
+        let want = if kind == "ofed" { "pass" } else { "fail" };
+        assert_eq!(
+            pre.status("netdev_map", "mlx5_0"),
+            want,
+            "{kind}: {}",
+            pre.message("netdev_map", "mlx5_0")
+        );
+    }
+}
