@@ -22,6 +22,10 @@ RG_OBSERVED_HOST=""
 RG_EXIT_OVERRIDE=""
 RG_TMP=""
 RG_LOCK=""
+# Set once the run has ended on purpose (result written, or a refusal before any check).
+RG_DONE=""
+# Where the last failing command was, for a run that strict mode stopped.
+RG_ERR_AT=""
 RG_STATE_DIR="$RG_ROOT/var/lib/roce-gen/$RG_CLUSTER"
 RG_SAVED="$RG_STATE_DIR/saved-state.tsv"
 
@@ -42,6 +46,7 @@ rg_log() { printf '%s\n' "$*" >&2; }
 # rg_die MESSAGE: the script itself cannot run (exit 2), before any check was made.
 rg_die() {
   rg_log "error: $*"
+  RG_DONE=yes
   exit 2
 }
 
@@ -282,6 +287,7 @@ rg_result_json() {
 # says so and ends with exit status 2.
 rg_write_result() {
   local path doc err
+  RG_DONE=yes
   path=$(rg_result_path)
   doc=$(rg_result_json)
   if err=$(rg_write_file "$path" "$doc" 2>&1); then
@@ -374,12 +380,25 @@ rg_abort() {
   rg_finish
 }
 
-# rg_cleanup: on exit, the lock and the temporary folder go.
+# rg_cleanup: on exit, the lock and the temporary folder go. A run that strict mode stopped
+# (a bug, or a tool failing where nothing expected it) still leaves a result that says where,
+# and exits 2.
 rg_cleanup() {
+  local rc=$?
+  if [ -z "$RG_DONE" ] && [ "$rc" -ne 0 ]; then
+    trap - ERR
+    set +e
+    rg_check script_error "" fail error "" "" \
+      "the script stopped unexpectedly (exit $rc) at ${RG_ERR_AT:-an unknown place}; the checks before it are recorded"
+    rg_write_result
+    rg_summary
+    rc=2
+  fi
   if [ -n "$RG_LOCK" ] && [ "$(readlink "$RG_LOCK" 2>/dev/null)" = "pid:$$" ]; then
     rm -f "$RG_LOCK"
   fi
   [ -z "$RG_TMP" ] || rm -rf "$RG_TMP"
+  exit "$rc"
 }
 
 # rg_lock: one roce-gen run at a time on a host. The lock is a symlink naming its owner's pid
@@ -432,6 +451,8 @@ rg_start() {
   RG_STARTED=$(rg_now)
   RG_TMP=$(mktemp -d "${TMPDIR:-/tmp}/roce-gen.XXXXXX") || rg_die "cannot create a temporary folder"
   trap rg_cleanup EXIT
+  set -o errtrace
+  trap 'RG_ERR_AT="${BASH_SOURCE[0]##*/} line $LINENO: $BASH_COMMAND"' ERR
   rg_lock
   RG_OBSERVED_HOST=$(rg_x hostname 2>/dev/null) || RG_OBSERVED_HOST=""
   # A host name is one line; anything after is noise from a broken tool.

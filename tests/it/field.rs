@@ -518,3 +518,31 @@ fn without_a_device_net_link_ofed_hosts_map_the_port_through_ibdev2netdev() {
         );
     }
 }
+
+#[test]
+fn a_run_that_strict_mode_stops_still_leaves_a_result_saying_where() {
+    for bash in bashes() {
+        let h = FakeHost::new("ofed", "node-a", &[], &bash);
+        // Nothing expects `id` to fail; strict mode then stops the script mid-run.
+        let id = h.fake("bin/id");
+        std::fs::write(&id, "#!/bin/sh\nexit 3\n").unwrap();
+        std::fs::set_permissions(&id, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        let pre = h.run("precheck.sh", &[]);
+        assert_eq!(pre.code, 2, "{bash}: {}{}", pre.stdout, pre.stderr);
+        assert_eq!(pre.status("script_error", ""), "fail");
+        let why = pre.message("script_error", "");
+        assert!(
+            why.contains("lib-checks.sh line") && why.contains("id -u"),
+            "{why}"
+        );
+        assert_eq!(
+            pre.status("hostname", ""),
+            "pass",
+            "the checks before it are kept"
+        );
+        assert!(
+            !h.fake("run/roce-gen.lock").exists(),
+            "the lock is released"
+        );
+    }
+}
