@@ -15,8 +15,11 @@ import tarfile
 import jinja2
 from openpyxl import load_workbook
 
-HOST_FILES = [("precheck.sh", 0o755), ("apply.sh", 0o755), ("rollback.sh", 0o755),
-              ("roce-gen.service", 0o644), ("README.txt", 0o644)]
+# The shell sources every bundle carries as they are, and the files rendered from templates.
+PLAIN_FILES = [("precheck.sh", 0o755), ("apply.sh", 0o755), ("rollback.sh", 0o755), ("lib.sh", 0o644),
+               ("lib-parse.sh", 0o644), ("lib-checks.sh", 0o644), ("lib-probe.sh", 0o644),
+               ("lib-settings.sh", 0o644), ("lib-persist.sh", 0o644)]
+HOST_FILES = [("plan.sh", 0o644), ("roce-gen.service", 0o644), ("README.txt", 0o644)]
 
 
 def sheet_rows(ws):
@@ -56,17 +59,20 @@ def main() -> None:
     cluster = {"name": name, "trust": "dscp", "roce_dscp": 26, "roce_priority": 3, "roce_tos": 106, "cnp_dscp": 48,
                "cnp_priority": 6, "pfc_vector": "0,0,0,1,0,0,0,0", "ecn_vector": "0,0,0,1,0,0,0,0",
                "roce_mode": "RoCE v2", "global_pause": "off", "persistence": True,
-               "min_ofed_version": str(kv.get("min_ofed_version", "")), "min_fw_version": ""}
+               "dcbx": "check", "min_ofed_version": str(kv.get("min_ofed_version", "")), "min_fw_version": ""}
     sh_env = env_for(templates, sh)
     unit_env = env_for(templates, lambda v: v.replace("%", "%%").replace("$", "$$") if isinstance(v, str) else v)
     plain_env = env_for(templates, lambda v: v)
-    lib = plain_env.get_template("host/lib.sh.j2").render(tool_version="baseline", plan_sha256=plan_sha)
+    plain = {}
+    for fname, mode in PLAIN_FILES:
+        with open(os.path.join(templates, "host", fname)) as f:
+            plain[fname] = (f.read(), mode)
     os.makedirs(out, exist_ok=True)
     index = []
     for host in hosts.values():
         ctx = {"tool_version": "baseline", "plan_sha256": plan_sha, "cluster": cluster, "host": host,
                "install_dir": f"/opt/roce-gen/{name}"}
-        files = {"lib.sh": (lib, 0o644)}
+        files = dict(plain)
         for fname, mode in HOST_FILES:
             env = sh_env if fname.endswith(".sh") else unit_env if fname.endswith(".service") else plain_env
             files[fname] = (env.get_template(f"host/{fname}.j2").render(**ctx), mode)

@@ -39,13 +39,14 @@ pub struct Shared {
 impl Shared {
     /// Compresses the shared files once.
     pub fn new(entries: &[(String, Entry)]) -> Result<Self> {
+        let mut best = Compress::new(Compression::best(), false);
         let files = entries
             .iter()
             .map(|(name, e)| {
                 let mut data = e.bytes.clone();
                 data.resize(padded(data.len()), 0);
                 let mut out = Vec::new();
-                deflate(&data, Compression::best(), false, &mut out)?;
+                deflate(&mut best, &data, false, &mut out)?;
                 Ok((name.clone(), e.sha256.clone(), out))
             })
             .collect::<Result<_>>()?;
@@ -90,13 +91,14 @@ pub fn pack(bundle: &Bundle, mtime: u64, shared: &Shared) -> Result<Packed> {
     let tar = builder.into_inner().context("tar")?;
     let mut body = Vec::with_capacity(tar.len() / 3);
     let mut at = 0;
+    let mut c = Compress::new(Compression::new(LEVEL), false);
     for (start, end, deflated) in spliced {
-        deflate(&tar[at..start], Compression::new(LEVEL), false, &mut body)?;
+        deflate(&mut c, &tar[at..start], false, &mut body)?;
         body.extend_from_slice(deflated);
         at = end;
     }
     // The tar ends in two zero blocks, so this last part is never empty.
-    deflate(&tar[at..], Compression::new(LEVEL), true, &mut body)?;
+    deflate(&mut c, &tar[at..], true, &mut body)?;
     let mut crc = crc32fast::Hasher::new();
     crc.update(&tar);
     // gzip (RFC 1952): no file name, no time (0), no extra flags, OS "unknown" (255).
@@ -117,8 +119,10 @@ fn padded(len: usize) -> usize {
 
 /// Appends the raw deflate of `data` to `out`: ending in a sync flush (byte-aligned, stream open)
 /// or, when `last`, in the final block.
-fn deflate(data: &[u8], level: Compression, last: bool, out: &mut Vec<u8>) -> Result<()> {
-    let mut c = Compress::new(level, false);
+/// `c` is reset first: each part refers to nothing before it, so that shared parts can sit
+/// between them; reusing one compressor saves its setup, which dominated bundles of many parts.
+fn deflate(c: &mut Compress, data: &[u8], last: bool, out: &mut Vec<u8>) -> Result<()> {
+    c.reset();
     let flush = if last {
         FlushCompress::Finish
     } else {
