@@ -1,9 +1,20 @@
 # shellcheck shell=bash
 # lib.sh: the shell library of a roce-gen bundle, the same in every bundle. precheck.sh, apply.sh
-# and rollback.sh source plan.sh (this host's values, RG_*) and then this file, which sources its
-# parts: lib-parse.sh, lib-checks.sh, lib-probe.sh, lib-settings.sh, lib-persist.sh. Here: the command line,
-# logging, the run lock, time limits on tools, the checks of a run, the JSON result and the
-# summary. Bash 4.2 (RHEL 7) or newer, coreutils, and the host's own tools; nothing else.
+# and rollback.sh source it; it sets strict mode, sources plan.sh (this host's values, RG_*)
+# and its parts: lib-parse.sh, lib-checks.sh, lib-probe.sh, lib-settings.sh, lib-persist.sh.
+# Here: the command line, logging, the run lock, time limits on tools, the checks of a run, the
+# JSON result and the summary. Bash 4.2 (RHEL 7) or newer, coreutils, and the host's own tools;
+# nothing else.
+
+set -euo pipefail
+# Tool output is parsed: keep it in English and byte-oriented.
+export LC_ALL=C
+PATH="${PATH:-/usr/bin:/bin}:/usr/sbin:/sbin"
+export PATH
+RG_DIR=${RG_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)}
+# This host's values (RG_*), the only part of the bundle's shell that differs between hosts.
+# shellcheck source=plan.sh
+. "$RG_DIR/plan.sh"
 
 # Everything on the host is read under this root: empty on a real host, a fake tree in tests.
 RG_ROOT="${ROCE_GEN_ROOT:-}"

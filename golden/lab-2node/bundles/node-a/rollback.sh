@@ -5,14 +5,7 @@
 # Writes results/<host>.rollback.json beside this script (or --out FILE, --results-dir DIR).
 # Exit status: 0 restored, 1 something could not be restored, 2 the script could not run.
 # Part of a roce-gen bundle: the same in every bundle; this host's values are in plan.sh.
-set -euo pipefail
-# Tool output is parsed: keep it in English and byte-oriented.
-export LC_ALL=C
-PATH="${PATH:-/usr/bin:/bin}:/usr/sbin:/sbin"
-export PATH
 RG_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-# shellcheck source=plan.sh
-. "$RG_DIR/plan.sh"
 # shellcheck source=lib.sh
 . "$RG_DIR/lib.sh"
 
