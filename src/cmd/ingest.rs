@@ -40,6 +40,7 @@ pub fn run(opts: &Options<'_>) -> Result<ExitCode> {
                 Ok((plan, _warnings)) => Some(PlanView {
                     file: loaded.name.clone(),
                     sha256: loaded.sha256.clone(),
+                    file_sha256: loaded.file_sha256.clone(),
                     cluster: plan.cluster.cluster_name.to_string(),
                     hosts: plan
                         .hosts

@@ -28,8 +28,12 @@ use crate::model::Plan;
 pub struct Loaded {
     /// The file name as given, or `<sample>`.
     pub name: String,
-    /// sha256 of the source bytes.
+    /// The plan's identity: the sha256 of its normalized JSON (what `roce-gen plan` prints), so
+    /// that a re-saved or converted workbook is the same plan; of the file's bytes when the plan
+    /// is invalid.
     pub sha256: String,
+    /// sha256 of the file's bytes (the identity of bundles made before this one).
+    pub file_sha256: String,
     /// The plan and its warnings, or every problem.
     pub outcome: Result<(Plan, Report), Report>,
 }
@@ -40,10 +44,16 @@ pub fn load(arg: &PlanArg) -> Result<Loaded> {
         Some(path) if !arg.sample => input::read_plan_file(path)?,
         _ => input::read_plan_bytes(SAMPLE_NAME, Format::Workbook, &crate::sample::workbook()?)?,
     };
+    let outcome = crate::validate::validate(source.raw);
+    let sha256 = match &outcome {
+        Ok((plan, _)) => crate::digest::sha256_hex(&plan.normalized_json()?),
+        Err(_) => source.sha256.clone(),
+    };
     Ok(Loaded {
         name: source.name,
-        sha256: source.sha256,
-        outcome: crate::validate::validate(source.raw),
+        sha256,
+        file_sha256: source.sha256,
+        outcome,
     })
 }
 

@@ -15,8 +15,7 @@ pub fn run(arg: &PlanArg) -> Result<ExitCode> {
         Ok((plan, report)) => {
             print_diagnostics(&loaded.name, report)?;
             let mut out = std::io::stdout().lock();
-            serde_json::to_writer_pretty(&mut out, plan)?;
-            writeln!(out)?;
+            out.write_all(&plan.normalized_json()?)?;
             out.flush()?;
             Ok(ExitCode::SUCCESS)
         }

@@ -20,13 +20,23 @@ use crate::ingest::collect::Found;
 use crate::ingest::consistency::{self, FactGroup};
 use crate::ingest::result::{self, Check, Counts, NicHealth, Parsed, Phase, ResultFile, Status};
 
+impl PlanView {
+    /// Whether a result's `plan_sha256` names this plan, in either identity.
+    pub fn made_from(&self, plan_sha256: &str) -> bool {
+        plan_sha256 == self.sha256 || plan_sha256 == self.file_sha256
+    }
+}
+
 /// What `ingest` needs of a plan.
 #[derive(Debug, Clone)]
 pub struct PlanView {
     /// The plan file as named on the command line.
     pub file: String,
-    /// sha256 of its bytes: what results of its bundles carry as `plan_sha256`.
+    /// sha256 of the normalized plan: what results of its bundles carry as `plan_sha256`.
     pub sha256: String,
+    /// sha256 of the file's bytes: what bundles made before the plan's identity was its
+    /// normalized form carry; such results are this plan's too.
+    pub file_sha256: String,
     /// The cluster name.
     pub cluster: String,
     /// The hosts, in plan order.
@@ -376,7 +386,7 @@ fn host_report(
     // Results of this plan first; stale ones only when there is nothing else.
     let (current, stale): (Vec<Item>, Vec<Item>) = items
         .into_iter()
-        .partition(|i| plan.is_none_or(|p| i.result.plan_sha256 == p.sha256));
+        .partition(|i| plan.is_none_or(|p| p.made_from(&i.result.plan_sha256)));
     let is_stale = current.is_empty() && !stale.is_empty();
     let pool = if is_stale {
         stale

@@ -17,6 +17,16 @@ pub use qos::{
     Dcbx, Dscp, EcnBits, Mtu, OnOff, Priorities, Priority, RoceMode, Tos, Trust, parse_bool,
 };
 
+impl Plan {
+    /// The normalized plan as `roce-gen plan` prints it (pretty JSON and a final newline); its
+    /// sha256 is the plan's identity.
+    pub fn normalized_json(&self) -> anyhow::Result<Vec<u8>> {
+        let mut bytes = serde_json::to_vec_pretty(self)?;
+        bytes.push(b'\n');
+        Ok(bytes)
+    }
+}
+
 /// The schema tag of the normalized plan JSON.
 pub const PLAN_SCHEMA: &str = "roce-gen/plan/v1";
 

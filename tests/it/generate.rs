@@ -285,3 +285,27 @@ fn output_on_every_core_is_byte_identical_to_a_single_threaded_run() {
         assert_eq!(run("1", "one"), run("4", "four"), "{}", source.display());
     }
 }
+
+/// The plan's identity is its normalized form: the workbook and its JSON conversion (and any
+/// re-save) give bundles of one `plan_sha256`, the sha256 of what `roce-gen plan` prints.
+#[test]
+fn a_workbook_and_its_json_conversion_are_the_same_plan() {
+    let dir = tmp();
+    Book::base().write(dir.path(), "plan.xlsx");
+    let printed = roce_gen(dir.path(), &["plan", "plan.xlsx"]);
+    assert_eq!(printed.code, 0, "{}", printed.transcript());
+    std::fs::write(dir.path().join("plan.json"), &printed.stdout).unwrap();
+    let identity = roce_gen::digest::sha256_hex(printed.stdout.as_bytes());
+    let file_bytes =
+        roce_gen::digest::sha256_hex(&std::fs::read(dir.path().join("plan.xlsx")).unwrap());
+    assert_ne!(identity, file_bytes);
+    for (plan, out) in [("plan.xlsx", "a"), ("plan.json", "b")] {
+        let run = roce_gen(dir.path(), &["generate", plan, "-o", out]);
+        assert_eq!(run.code, 0, "{}", run.transcript());
+        let index: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.path().join(out).join("index.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(index["plan_sha256"], identity.as_str(), "{plan}");
+    }
+}

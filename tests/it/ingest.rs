@@ -1003,3 +1003,37 @@ fn results_of_simulated_hosts_become_a_report() {
     assert_eq!(doc["hosts"][0]["state"], "configured");
     assert_eq!(doc["totals"]["superseded"], 1);
 }
+
+/// Results stamped with the plan's identity (its normalized form) are this plan's; so are those
+/// of bundles made before that, stamped with the file's bytes; any other hash is stale.
+#[test]
+fn results_of_either_plan_identity_count_and_others_are_stale() {
+    let dir = one_good_host();
+    let printed = roce_gen(dir.path(), &["plan", "plan.json"]);
+    assert_eq!(printed.code, 0, "{}", printed.transcript());
+    let identity = roce_gen::digest::sha256_hex(printed.stdout.as_bytes());
+    let restamp = |sha: &str| {
+        for phase in ["precheck", "apply"] {
+            let path = dir
+                .path()
+                .join("results")
+                .join(format!("gpu-001.{phase}.json"));
+            let mut result: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+            result["plan_sha256"] = Value::String(sha.to_string());
+            std::fs::write(&path, serde_json::to_vec_pretty(&result).unwrap()).unwrap();
+        }
+    };
+    // one_good_host stamped the file's bytes.
+    assert_eq!(ingest_results(dir.path(), &[]).code, 0);
+    restamp(&identity);
+    let run = ingest_results(dir.path(), &[]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    restamp(&"0".repeat(64));
+    let run = ingest_results(dir.path(), &[]);
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert!(
+        run.stdout.contains("made from another plan"),
+        "{}",
+        run.stdout
+    );
+}
