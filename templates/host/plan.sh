@@ -5,7 +5,7 @@
 # shellcheck disable=SC2034 # the scripts and lib.sh read these
 {
   RG_TOOL_VERSION=0.1.0
-  RG_PLAN_SHA256=528950d048225e144585e57957658e129af28866bbce9aa7d23fd419556c2c96
+  RG_PLAN_SHA256=f5190e2d31544004bc7190ef0c0343093ea35f9aacbd139848565f6cf0479d3d
   RG_CLUSTER=lab
   RG_HOST=node-a
   RG_INSTALL_DIR=/opt/roce-gen/lab
