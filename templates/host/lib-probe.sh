@@ -328,9 +328,9 @@ rg_check_monitor() {
   fi
 }
 
-# rg_check_dcbx MODE I: with `dcbx = check`, reports who owns DCBX and whether lldpad runs.
+# rg_check_dcbx I: with `dcbx = check`, reports who owns DCBX and whether lldpad runs.
 rg_check_dcbx() {
-  local i=$2 dev=${RG_NIC_IBDEV[$2]} ifc=${RG_NIC_NETDEV[$2]} lldpad=no
+  local i=$1 dev=${RG_NIC_IBDEV[$1]} ifc=${RG_NIC_NETDEV[$1]} lldpad=no
   if ! rg_identity_ok "$i"; then
     [ "$RG_DCBX" = os ] || rg_check dcbx "$dev" skip warning os "" "skipped: the identity of $dev did not check out"
     return 0
@@ -383,7 +383,7 @@ rg_lldpad_runs() {
 rg_facts() {
   local kernel ofed="" i dev sep="" extra
   kernel=$(uname -r 2>/dev/null) || kernel=""
-  ofed=$(rg_ofed_version)
+  ofed=$RG_OFED
   printf '{"kernel":%s,"ofed":%s,"nics":{' "$(rg_json_str "$kernel")" "$(rg_json_str "$ofed")"
   for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do
     dev=${RG_NIC_IBDEV[i]}

@@ -135,7 +135,7 @@ rg_check_host_env() {
   else
     rg_check modules "" fail error "mlx5_core, mlx5_ib, ib_core, ib_uverbs, rdma_cm" "missing: $missing" "kernel modules not loaded: $missing"
   fi
-  ofed=$(rg_ofed_version)
+  ofed=$RG_OFED
   if [ -z "$RG_MIN_OFED" ]; then
     rg_check ofed "" pass info "any" "${ofed:-inbox}" "driver stack: ${ofed:-inbox (no ofed_info)}"
   elif [ -z "$ofed" ]; then

@@ -107,7 +107,7 @@ rg_udev_text() {
 }
 
 # rg_is_ofed: MLNX_OFED/DOCA hosts have ofed_info and openibd's /etc/infiniband.
-rg_is_ofed() { [ -n "$(rg_ofed_version)" ] || [ -d "$RG_ROOT/etc/infiniband" ]; }
+rg_is_ofed() { [ -n "$RG_OFED" ] || [ -d "$RG_ROOT/etc/infiniband" ]; }
 
 # rg_persist_reload: installs the driver-reload trigger (check `persistence_reload`).
 rg_persist_reload() {

@@ -460,7 +460,7 @@ rg_add_flap() {
 rg_nic_settings() {
   local mode=$1 i=$2 dev=${RG_NIC_IBDEV[$2]} id want ids=""
   local -A before=()
-  rg_check_dcbx "$mode" "$i"
+  rg_check_dcbx "$i"
   for id in $RG_SETTINGS; do
     rg_applies "$id" || continue
     want=$(rg_planned "$id" "$i")
@@ -503,7 +503,7 @@ rg_compare_all() {
 # touches any: those of IDS, the whole DSCP map and the pause that PFC clears. A value saved by
 # an earlier apply is kept, so rollback returns to the host as it was before roce-gen.
 rg_save_all() {
-  local i=$1 dev=${RG_NIC_IBDEV[$1]} id lines="" err
+  local i=$1 dev=${RG_NIC_IBDEV[$1]} id lines=""
   for id in $2 dscp_map pause; do
     [[ $'\n'$lines != *$'\n'"$id"$'\t'* ]] || continue
     if [ -z "${before[$id]+set}" ]; then
@@ -519,8 +519,15 @@ rg_save_all() {
     lines+="$id"$'\t'"$dev"$'\t'"${before[$id]}"$'\n'
   done
   [ -n "$lines" ] || return 0
-  if ! err=$({ mkdir -p "$RG_STATE_DIR" && printf '%s' "$lines" >>"$RG_SAVED"; } 2>&1); then
-    rg_abort saved_state "cannot save the original values of $dev in $RG_SAVED (${err##*: }): nothing was changed on $dev, so rollback stays possible"
+  rg_save_lines "$lines" "the original values of $dev" "nothing was changed on $dev, so rollback stays possible"
+}
+
+# rg_save_lines LINES WHAT CONSEQUENCE: appends to the saved state; a run that cannot save what
+# it is about to change stops (rg_abort) before changing it.
+rg_save_lines() {
+  local err
+  if ! err=$({ mkdir -p "$RG_STATE_DIR" && printf '%s' "$1" >>"$RG_SAVED"; } 2>&1); then
+    rg_abort saved_state "cannot save $2 in $RG_SAVED (${err##*: }): $3"
   fi
 }
 
@@ -540,12 +547,9 @@ rg_saved() {
 
 # rg_save ID NIC VALUE: remembers one value (host-wide items such as persistence).
 rg_save() {
-  local err
   [ "$RG_DRY_RUN" = no ] || return 0
   rg_saved "$1" "$2" >/dev/null && return 0
-  if ! err=$({ mkdir -p "$RG_STATE_DIR" && printf '%s\t%s\t%s\n' "$1" "${2:--}" "$3" >>"$RG_SAVED"; } 2>&1); then
-    rg_abort saved_state "cannot save the original $1 in $RG_SAVED (${err##*: })"
-  fi
+  rg_save_lines "$1"$'\t'"${2:--}"$'\t'"$3"$'\n' "the original $1" "not changed"
 }
 
 # rg_apply_all I IDS: apply for NIC I: save everything, write what differs in order, read back.

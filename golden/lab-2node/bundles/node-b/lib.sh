@@ -219,38 +219,34 @@ rg_bundle_sha256() {
   printf '%s' "${sum%% *}"
 }
 
-# rg_ofed_version: what `ofed_info -s` says (MLNX_OFED_LINUX-24.10-1.1.4.0), empty on inbox hosts.
-RG_OFED_CACHE=unread
-rg_ofed_version() {
-  local v=""
-  if [ "$RG_OFED_CACHE" = unread ]; then
-    if rg_has ofed_info; then
-      v=$(rg_x ofed_info -s 2>/dev/null | head -n 1) || v=""
-      v=${v%:}
-    fi
-    RG_OFED_CACHE=$v
+# RG_OFED: what `ofed_info -s` says (MLNX_OFED_LINUX-24.10-1.1.4.0), empty on inbox hosts; read
+# once, by rg_start, in the script's own shell.
+RG_OFED=""
+rg_read_ofed() {
+  RG_OFED=""
+  if rg_has ofed_info; then
+    RG_OFED=$(rg_x ofed_info -s 2>/dev/null | head -n 1) || RG_OFED=""
+    RG_OFED=${RG_OFED%:}
   fi
-  printf '%s' "$RG_OFED_CACHE"
 }
 
-# rg_netdev_of DEV: the netdev(s) sysfs links to an RDMA device, space-separated.
-rg_netdev_of() {
-  local d="$RG_ROOT/sys/class/infiniband/$1/device/net" names="" n
-  [ -d "$d" ] || return 0
-  for n in "$d"/*; do
+# rg_entries DIR SEP: the names in a directory under the root, joined by SEP.
+rg_entries() {
+  local names="" n
+  for n in "$RG_ROOT$1"/*; do
     [ -e "$n" ] || continue
-    names="${names:+$names }${n##*/}"
+    names="${names:+$names$2}${n##*/}"
   done
   printf '%s' "$names"
 }
 
+# rg_netdev_of DEV: the netdev(s) sysfs links to an RDMA device, space-separated.
+rg_netdev_of() { rg_entries "/sys/class/infiniband/$1/device/net" " "; }
+
 # rg_list DIR: the entries of a directory under the root, comma-separated, or "none".
 rg_list() {
-  local names="" n
-  for n in "$RG_ROOT$1"/*; do
-    [ -e "$n" ] || continue
-    names="${names:+$names, }${n##*/}"
-  done
+  local names
+  names=$(rg_entries "$1" ", ")
   printf '%s' "${names:-none}"
 }
 
@@ -465,6 +461,7 @@ rg_start() {
   set -o errtrace
   trap 'RG_ERR_AT="${BASH_SOURCE[0]##*/} line $LINENO: $BASH_COMMAND"' ERR
   rg_lock
+  rg_read_ofed
   RG_OBSERVED_HOST=$(rg_x hostname 2>/dev/null) || RG_OBSERVED_HOST=""
   # A host name is one line; anything after is noise from a broken tool.
   RG_OBSERVED_HOST=${RG_OBSERVED_HOST%%$'\n'*}
