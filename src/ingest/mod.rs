@@ -4,8 +4,8 @@
 //! 1. [`collect`] (I/O) finds every candidate file under the given paths, also inside `.tar.gz`
 //!    archives, and reads its bytes;
 //! 2. [`result`] parses one file's bytes as a `roce-gen/result/v1` result, or says why it is not
-//!    one;
-//! 3. [`report`] keeps the newest result per host and phase, gives each host its state, and
+//!    one; [`intake`] reads every file found and keeps, per host and phase, the newest result;
+//! 3. [`report`] gives each host its state and verdict, and
 //!    compares hosts with and without a plan; [`consistency`] groups the facts that should agree
 //!    across hosts;
 //! 4. [`render`] prints the report as text, JSON, Markdown, JUnit XML, Prometheus text or HTML.
@@ -14,6 +14,7 @@
 
 pub mod collect;
 pub mod consistency;
+pub mod intake;
 pub mod render;
 pub mod report;
 pub mod result;

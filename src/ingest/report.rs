@@ -13,12 +13,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::ingest::collect::Found;
 use crate::ingest::consistency::{self, FactGroup};
-use crate::ingest::result::{self, Check, Counts, NicHealth, Parsed, Phase, ResultFile, Status};
+use crate::ingest::intake::{self, HostResults, Intake, Item};
+use crate::ingest::result::{Check, Counts, NicHealth, Phase, ResultFile, Status};
 
 impl PlanView {
     /// Whether a result's `plan_sha256` names this plan, in either identity.
@@ -234,100 +234,15 @@ pub struct Totals {
     pub problems: usize,
 }
 
-/// One result with where it came from.
-struct Item {
-    path: String,
-    result: ResultFile,
-}
-
-impl Item {
-    /// Newest first is the largest key: finish time, start time, then the path for a fixed order.
-    fn age_key(&self) -> (jiff::Timestamp, Option<jiff::Timestamp>, &str) {
-        (
-            self.result.finished_at,
-            self.result.started_at,
-            self.path.as_str(),
-        )
-    }
-}
-
-/// A file found, once read.
-enum Classified {
-    Problem(FileNote),
-    Skipped(FileNote),
-    Result {
-        path: String,
-        /// sha256 of the bytes: identical copies (the same run collected twice) count once.
-        digest: String,
-        result: Box<ResultFile>,
-    },
-}
-
-fn classify(found: Found) -> Classified {
-    match found {
-        Found::Unreadable { origin, reason } => Classified::Problem(FileNote {
-            path: origin,
-            reason,
-        }),
-        Found::Ignored { origin, reason } => Classified::Skipped(FileNote {
-            path: origin,
-            reason,
-        }),
-        Found::File { origin, bytes } => match result::parse(&bytes) {
-            Parsed::Corrupt(reason) => Classified::Problem(FileNote {
-                path: origin,
-                reason,
-            }),
-            Parsed::NotAResult(what) => Classified::Skipped(FileNote {
-                path: origin,
-                reason: format!("not a result ({what})"),
-            }),
-            Parsed::Result(result) => Classified::Result {
-                path: origin,
-                digest: crate::digest::sha256_hex(&bytes),
-                result,
-            },
-        },
-    }
-}
-
 /// Builds the report from the files found, compared with the plan when there is one.
 pub fn build(plan: Option<&PlanView>, found: Vec<Found>) -> ClusterReport {
-    let mut problems = Vec::new();
-    let mut skipped = Vec::new();
-    let mut superseded = Vec::new();
-    let mut seen: BTreeMap<String, String> = BTreeMap::new();
-    let mut by_host: BTreeMap<String, Vec<Item>> = BTreeMap::new();
-    let mut results = 0;
-    // Parsing and hashing are the work: done on every core, each file's bytes dropped once it
-    // is read; `collect` keeps the order the files were found in, so the report does not depend
-    // on the scheduling.
-    let classified: Vec<Classified> = found.into_par_iter().map(classify).collect();
-    for c in classified {
-        match c {
-            Classified::Problem(note) => problems.push(note),
-            Classified::Skipped(note) => skipped.push(note),
-            Classified::Result {
-                path,
-                digest,
-                result,
-            } => {
-                results += 1;
-                if let Some(first) = seen.get(&digest) {
-                    superseded.push(FileNote {
-                        path,
-                        reason: format!("a copy of {first}"),
-                    });
-                    continue;
-                }
-                seen.insert(digest, path.clone());
-                by_host.entry(result.host.clone()).or_default().push(Item {
-                    path,
-                    result: *result,
-                });
-            }
-        }
-    }
+    let Intake {
+        mut problems,
+        mut skipped,
+        mut superseded,
+        mut by_host,
+        results,
+    } = intake::take(plan, found);
 
     let planned: BTreeMap<&str, &PlannedHost> = plan
         .map(|p| p.hosts.iter().map(|h| (h.name.as_str(), h)).collect())
@@ -338,9 +253,10 @@ pub fn build(plan: Option<&PlanView>, found: Vec<Found>) -> ClusterReport {
     let mut hosts = Vec::new();
     let mut facts_of = Vec::new();
     for name in names {
-        let items = by_host.remove(&name).unwrap_or_default();
+        let results = by_host.remove(&name).unwrap_or_default();
         let planned_host = planned.get(name.as_str());
-        let (host, latest) = host_report(name, plan, planned_host.copied(), items, &mut superseded);
+        let (host, latest) =
+            host_report(name, plan, planned_host.copied(), results, &mut superseded);
         if let Some(latest) = latest
             && host.counted()
         {
@@ -380,52 +296,22 @@ fn host_report(
     name: String,
     plan: Option<&PlanView>,
     planned_host: Option<&PlannedHost>,
-    items: Vec<Item>,
+    results: HostResults,
     superseded: &mut Vec<FileNote>,
 ) -> (HostReport, Option<ResultFile>) {
     // Results of this plan first; stale ones only when there is nothing else.
-    let (current, stale): (Vec<Item>, Vec<Item>) = items
-        .into_iter()
-        .partition(|i| plan.is_none_or(|p| p.made_from(&i.result.plan_sha256)));
-    let is_stale = current.is_empty() && !stale.is_empty();
-    let pool = if is_stale {
-        stale
+    let is_stale = results.current.is_empty() && !results.stale.is_empty();
+    let mut winners = if is_stale {
+        results.stale
     } else {
-        for i in stale {
+        for i in results.stale.into_values() {
             superseded.push(FileNote {
                 path: i.path,
                 reason: format!("made from another plan; {name} has results from this one"),
             });
         }
-        current
+        results.current
     };
-
-    // The newest per (phase, dry run).
-    let mut winners: BTreeMap<(Phase, bool), Item> = BTreeMap::new();
-    for item in pool {
-        let key = (item.result.phase, item.result.dry_run);
-        match winners.remove(&key) {
-            Some(old) => {
-                let (new, old) = if item.age_key() > old.age_key() {
-                    (item, old)
-                } else {
-                    (old, item)
-                };
-                superseded.push(FileNote {
-                    path: old.path,
-                    reason: format!(
-                        "older {} result of {name} than {}",
-                        phase_name(key.0, key.1),
-                        new.path
-                    ),
-                });
-                winners.insert(key, new);
-            }
-            None => {
-                winners.insert(key, item);
-            }
-        }
-    }
     // The latest run that changed something (not a dry run) gives the state; a tie in time
     // goes to the later phase of the lifecycle.
     let latest_key = winners
@@ -486,14 +372,6 @@ fn host_report(
         host: name,
     };
     (host, latest.map(|i| i.result))
-}
-
-fn phase_name(phase: Phase, dry_run: bool) -> String {
-    if dry_run {
-        format!("{} (dry run)", phase.as_str())
-    } else {
-        phase.as_str().to_string()
-    }
 }
 
 fn run_of(item: &Item) -> Run {
