@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::ingest::report::Require;
+
 /// Turns a GPU cluster's RoCE plan (the AID workbook) into per-host NIC configuration bundles,
 /// and the results those bundles write into a cluster report.
 #[derive(Debug, Parser)]
@@ -67,6 +69,10 @@ pub enum Command {
         /// Write the report to FILE (replaced atomically) instead of stdout.
         #[arg(short, long, value_name = "FILE")]
         output: Option<PathBuf>,
+        /// What a host must show to be ready: `configured` (an apply passed, or a clean
+        /// precheck after one) or `prechecked` (a clean precheck is enough, as before delivery).
+        #[arg(long, value_enum, default_value_t = Require::Configured)]
+        require: Require,
     },
     /// Check bundles (tarballs or folders) and output folders against their checksums.
     Verify {

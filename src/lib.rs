@@ -77,11 +77,13 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
             plan,
             format,
             output,
+            require,
         } => cmd::ingest::run(&cmd::ingest::Options {
             paths: &paths,
             plan: plan.as_deref(),
             format,
             output: output.as_deref(),
+            require,
         }),
         cli::Command::Verify { paths } => cmd::verify::run(&paths),
         cli::Command::Validate { plan, format } => {

@@ -13,7 +13,7 @@ use anyhow::{Context, Result};
 use crate::cli::{PlanArg, ReportFormat};
 use crate::cmd::{invalid_plan, load};
 use crate::ingest::render;
-use crate::ingest::report::{self, ClusterReport, PlanView, PlannedHost};
+use crate::ingest::report::{self, ClusterReport, PlanView, PlannedHost, Require};
 
 /// What the command line asked for.
 #[derive(Debug)]
@@ -26,6 +26,8 @@ pub struct Options<'a> {
     pub format: ReportFormat,
     /// Where to write the report instead of stdout.
     pub output: Option<&'a Path>,
+    /// What a host must show to be ready.
+    pub require: Require,
 }
 
 /// Runs `ingest`.
@@ -58,7 +60,7 @@ pub fn run(opts: &Options<'_>) -> Result<ExitCode> {
     };
 
     let found = crate::ingest::collect::collect(opts.paths)?;
-    let report = report::build(plan.as_ref(), found);
+    let report = report::build(plan.as_ref(), found, opts.require);
 
     let to_terminal = opts.output.is_none() && std::io::stdout().is_terminal();
     let text = match opts.format {

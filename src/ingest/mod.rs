@@ -12,6 +12,7 @@
 //!
 //! `cmd/ingest.rs` loads the plan, runs the stages and writes the output.
 
+pub mod attention;
 pub mod collect;
 pub mod consistency;
 pub mod intake;

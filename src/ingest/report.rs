@@ -15,9 +15,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
+use crate::ingest::attention;
 use crate::ingest::collect::Found;
 use crate::ingest::consistency::{self, FactGroup};
-use crate::ingest::intake::{self, HostResults, Intake, Item};
+use crate::ingest::intake::{self, HostResults, Intake, Item, RunKey};
 use crate::ingest::result::{Check, Counts, NicHealth, Phase, ResultFile, Status};
 
 impl PlanView {
@@ -61,8 +62,15 @@ pub struct ClusterReport {
     pub plan: Option<PlanSummary>,
     /// Every planned host passed (every host, without a plan) and every file was readable.
     pub ok: bool,
+    /// What a host had to show to pass.
+    pub require: Require,
+    /// When the newest result used finished (RFC 3339): the report's date, taken from the
+    /// results so that the same results give the same report.
+    pub as_of: Option<String>,
     /// Every host, by name.
     pub hosts: Vec<HostReport>,
+    /// The warnings and drift of the counted hosts, grouped by check.
+    pub attention: Vec<attention::Group>,
     /// Facts that should agree across the hosts, and how they differ.
     pub consistency: Vec<FactGroup>,
     /// Files that could not be read as results: counted, and they fail the verdict.
@@ -95,15 +103,21 @@ pub struct FileNote {
     pub reason: String,
 }
 
-/// Where a host stands.
+/// Where a host stands, from its latest evidence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum State {
-    /// Its latest result is an apply that did not fail.
+    /// The plan is in force: an apply passed, and no later precheck found anything to change.
     Configured,
-    /// Its latest result is a precheck (or a dry run) that did not fail.
+    /// A precheck (or dry run) found nothing to change, but no apply made it so: the settings
+    /// match today and nothing keeps them after a reboot. Ready only under
+    /// `--require prechecked`.
     Prechecked,
-    /// Its latest result is a rollback that did not fail.
+    /// A precheck (or dry run) found settings apply will change; no apply has run.
+    Pending,
+    /// An apply passed, and a later precheck (or dry run) found settings that differ again.
+    Drifted,
+    /// Its latest run is a rollback that did not fail.
     RolledBack,
     /// Its latest result failed.
     Failed,
@@ -117,20 +131,45 @@ impl State {
         match self {
             State::Configured => "configured",
             State::Prechecked => "prechecked",
+            State::Pending => "pending",
+            State::Drifted => "drifted",
             State::RolledBack => "rolled back",
             State::Failed => "failed",
             State::Missing => "missing",
         }
     }
 
+    /// Whether a host in this state is ready under the requirement.
+    pub fn passes(self, require: Require) -> bool {
+        match self {
+            State::Configured => true,
+            State::Prechecked => require == Require::Prechecked,
+            _ => false,
+        }
+    }
+
     /// Every state, in report order.
-    pub const ALL: [State; 5] = [
+    pub const ALL: [State; 7] = [
         State::Configured,
         State::Prechecked,
+        State::Pending,
+        State::Drifted,
         State::RolledBack,
         State::Failed,
         State::Missing,
     ];
+}
+
+/// What a host must show to be ready (`ingest --require`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum Require {
+    /// The plan applied: an apply that passed, or a clean precheck after one (the default).
+    #[default]
+    Configured,
+    /// A clean precheck is enough (a report before delivery, on hosts configured by other
+    /// means): `prechecked` hosts are ready too.
+    Prechecked,
 }
 
 /// One host.
@@ -158,8 +197,11 @@ pub struct HostReport {
     pub checks: Vec<Check>,
     /// The failed checks of the latest result.
     pub failures: Vec<Check>,
-    /// The checks of the latest result that warned.
+    /// The checks of the latest result that warned, other than `changes`.
     pub warnings: Vec<Check>,
+    /// Settings the latest precheck or dry run found different from the plan: what apply will
+    /// change (`pending`), or what drifted after apply (`drifted`).
+    pub changes: Vec<Check>,
     /// Per NIC (`ib_dev`), the monitoring facts of the latest result: transceiver, link, PCIe,
     /// counters and LLDP neighbour. Absent when the result records none.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
@@ -187,6 +229,9 @@ pub struct Run {
     pub status: Status,
     /// When it finished, RFC 3339.
     pub finished_at: String,
+    /// The same, to compare.
+    #[serde(skip)]
+    pub finished: jiff::Timestamp,
     /// Where the file was found.
     pub path: String,
     /// The plan its bundle was made from.
@@ -208,10 +253,14 @@ pub struct Totals {
     pub planned: Option<usize>,
     /// Counted hosts that passed.
     pub passed: usize,
-    /// Counted hosts that passed, by state.
+    /// Counted hosts that are configured.
     pub configured: usize,
-    /// …
+    /// Counted hosts by state (`prechecked` hosts passed only under `--require prechecked`).
     pub prechecked: usize,
+    /// …
+    pub pending: usize,
+    /// …
+    pub drifted: usize,
     /// …
     pub rolled_back: usize,
     /// Counted hosts whose latest result failed.
@@ -235,7 +284,7 @@ pub struct Totals {
 }
 
 /// Builds the report from the files found, compared with the plan when there is one.
-pub fn build(plan: Option<&PlanView>, found: Vec<Found>) -> ClusterReport {
+pub fn build(plan: Option<&PlanView>, found: Vec<Found>, require: Require) -> ClusterReport {
     let Intake {
         mut problems,
         mut skipped,
@@ -255,8 +304,14 @@ pub fn build(plan: Option<&PlanView>, found: Vec<Found>) -> ClusterReport {
     for name in names {
         let results = by_host.remove(&name).unwrap_or_default();
         let planned_host = planned.get(name.as_str());
-        let (host, latest) =
-            host_report(name, plan, planned_host.copied(), results, &mut superseded);
+        let (host, latest) = host_report(
+            name,
+            plan,
+            planned_host.copied(),
+            results,
+            require,
+            &mut superseded,
+        );
         if let Some(latest) = latest
             && host.counted()
         {
@@ -282,6 +337,13 @@ pub fn build(plan: Option<&PlanView>, found: Vec<Found>) -> ClusterReport {
             hosts: p.hosts.len(),
         }),
         ok,
+        require,
+        as_of: hosts
+            .iter()
+            .flat_map(|h| &h.runs)
+            .max_by_key(|r| r.finished)
+            .map(|r| r.finished_at.clone()),
+        attention: attention::groups(&hosts),
         hosts,
         consistency,
         problems,
@@ -297,6 +359,7 @@ fn host_report(
     plan: Option<&PlanView>,
     planned_host: Option<&PlannedHost>,
     results: HostResults,
+    require: Require,
     superseded: &mut Vec<FileNote>,
 ) -> (HostReport, Option<ResultFile>) {
     // Results of this plan first; stale ones only when there is nothing else.
@@ -312,48 +375,37 @@ fn host_report(
         }
         results.current
     };
-    // The latest run that changed something (not a dry run) gives the state; a tie in time
-    // goes to the later phase of the lifecycle.
-    let latest_key = winners
-        .iter()
-        .max_by_key(|((phase, dry), item)| (!*dry, item.result.finished_at, *phase))
-        .map(|(k, _)| *k);
     let runs: Vec<Run> = winners.values().map(run_of).collect();
-    let latest = latest_key.and_then(|k| winners.remove(&k));
-
-    let state = match &latest {
-        None => State::Missing,
-        Some(i) if i.result.status == Status::Fail => State::Failed,
-        Some(i) if i.result.dry_run => State::Prechecked,
-        Some(i) => match i.result.phase {
-            Phase::Precheck => State::Prechecked,
-            Phase::Apply => State::Configured,
-            Phase::Rollback => State::RolledBack,
-        },
-    };
-    let pick = |status: Status| -> Vec<Check> {
-        latest.as_ref().map_or_else(Vec::new, |i| {
-            i.result
-                .checks
-                .iter()
-                .filter(|c| c.status == status)
-                .cloned()
-                .collect()
-        })
-    };
+    let Evidence {
+        latest,
+        state,
+        changes,
+        checking,
+    } = evidence(&mut winners);
+    let (mut failures, mut warnings, mut checks) = (Vec::new(), Vec::new(), Vec::new());
+    if let Some(i) = latest.as_ref() {
+        checks.clone_from(&i.result.checks);
+        for c in &checks {
+            match c.status {
+                Status::Fail => failures.push(c.clone()),
+                Status::Warn if !(checking && is_change(c)) => warnings.push(c.clone()),
+                _ => {}
+            }
+        }
+    }
+    let ok = !is_stale && state.passes(require);
     let host = HostReport {
         mgmt_ip: planned_host.map(|h| h.mgmt_ip.clone()),
         planned: plan.map(|_| planned_host.is_some()),
-        ok: !is_stale && !matches!(state, State::Failed | State::Missing),
+        ok,
         stale: is_stale,
         state,
         latest: latest.as_ref().map(run_of),
         runs,
-        checks: latest
-            .as_ref()
-            .map_or_else(Vec::new, |i| i.result.checks.clone()),
-        failures: pick(Status::Fail),
-        warnings: pick(Status::Warn),
+        checks,
+        failures,
+        warnings,
+        changes,
         nics: latest
             .as_ref()
             .map(|i| i.result.facts.health.clone())
@@ -374,6 +426,111 @@ fn host_report(
     (host, latest.map(|i| i.result))
 }
 
+/// What a host's newest results show: the one that gives its state, the state, and the
+/// settings that differ from the plan (to change, or drifted).
+struct Evidence {
+    latest: Option<Item>,
+    state: State,
+    changes: Vec<Check>,
+    /// The latest is a precheck or a dry run: its warnings on settings are `changes`.
+    checking: bool,
+}
+
+/// The latest run gives the state (a tie in time goes to the later phase of the lifecycle, and
+/// a real run beats a dry run). A precheck or dry run is judged by what it says apply would
+/// change, and by whether an apply that passed came before it: after one, it confirms the host
+/// `configured` or shows it `drifted`; without one, the host is `prechecked` or `pending`.
+fn evidence(winners: &mut BTreeMap<RunKey, Item>) -> Evidence {
+    let order = |((phase, dry), item): (&RunKey, &Item)| (item.result.finished_at, *phase, !*dry);
+    let Some(key) = winners.iter().max_by_key(|e| order(*e)).map(|(k, _)| *k) else {
+        return Evidence {
+            latest: None,
+            state: State::Missing,
+            changes: Vec::new(),
+            checking: false,
+        };
+    };
+    let Some(item) = winners.remove(&key) else {
+        return Evidence {
+            latest: None,
+            state: State::Missing,
+            changes: Vec::new(),
+            checking: false,
+        };
+    };
+    let r = &item.result;
+    let checking = r.dry_run || r.phase == Phase::Precheck;
+    let changes: Vec<Check> = if checking {
+        r.checks.iter().filter(|c| is_change(c)).cloned().collect()
+    } else {
+        Vec::new()
+    };
+    let state = if r.status == Status::Fail {
+        State::Failed
+    } else if !checking {
+        match r.phase {
+            Phase::Rollback => State::RolledBack,
+            _ => State::Configured,
+        }
+    } else {
+        // The last real change before this check: an apply that passed means the plan was put
+        // in force, and this check confirms it or finds drift.
+        let applied = winners
+            .iter()
+            .filter(|((phase, dry), i)| {
+                !*dry && *phase != Phase::Precheck && i.result.finished_at <= r.finished_at
+            })
+            .max_by_key(|e| order(*e))
+            .is_some_and(|((phase, _), i)| {
+                *phase == Phase::Apply && i.result.status != Status::Fail
+            });
+        match (applied, changes.is_empty()) {
+            (true, true) => State::Configured,
+            (true, false) => State::Drifted,
+            (false, true) => State::Prechecked,
+            (false, false) => State::Pending,
+        }
+    };
+    Evidence {
+        latest: Some(item),
+        state,
+        changes,
+        checking,
+    }
+}
+
+/// A check of a precheck or dry run that says apply would change a setting: a `warn` on a
+/// setting (the ids of `RG_SETTINGS` in the bundle's `lib-settings.sh`, and those of plan format
+/// v1.1) or on persistence (a dry run's "would install").
+pub fn is_change(c: &Check) -> bool {
+    c.status == Status::Warn && is_setting(&c.id)
+}
+
+/// Whether a check id names a setting apply writes.
+pub fn is_setting(id: &str) -> bool {
+    const SETTINGS: [&str; 16] = [
+        "dcbx",
+        "trust",
+        "dscp2prio",
+        "pfc",
+        "pause",
+        "ecn_np",
+        "ecn_rp",
+        "cnp_dscp",
+        "cnp_priority",
+        "roce_mode",
+        "roce_tos",
+        "traffic_class",
+        "mtu",
+        "cable_length",
+        "persistence",
+        "nccl_env",
+    ];
+    // Firmware (`fw_*`) values are not here: in the plan's `report` mode apply leaves them, so
+    // a contradiction is a warning to read, not a pending change.
+    SETTINGS.contains(&id) || id.starts_with("dcqcn_")
+}
+
 fn run_of(item: &Item) -> Run {
     let r = &item.result;
     let mut counts = Counts::default();
@@ -391,6 +548,7 @@ fn run_of(item: &Item) -> Run {
         dry_run: r.dry_run,
         status: r.status,
         finished_at: r.finished_at.to_string(),
+        finished: r.finished_at,
         path: item.path.clone(),
         plan_sha256: r.plan_sha256.clone(),
         tool_version: r.tool_version.clone(),
@@ -422,19 +580,22 @@ fn totals(
             t.unplanned += 1;
             continue;
         }
-        match (h.stale, h.state) {
-            (true, _) => t.stale += 1,
-            (false, State::Failed) => t.failed += 1,
-            (false, State::Missing) => t.missing += 1,
-            (false, state) => {
-                t.passed += 1;
-                match state {
-                    State::Configured => t.configured += 1,
-                    State::RolledBack => t.rolled_back += 1,
-                    _ => t.prechecked += 1,
-                }
-            }
+        if h.ok {
+            t.passed += 1;
         }
+        if h.stale {
+            t.stale += 1;
+            continue;
+        }
+        *match h.state {
+            State::Configured => &mut t.configured,
+            State::Prechecked => &mut t.prechecked,
+            State::Pending => &mut t.pending,
+            State::Drifted => &mut t.drifted,
+            State::RolledBack => &mut t.rolled_back,
+            State::Failed => &mut t.failed,
+            State::Missing => &mut t.missing,
+        } += 1;
     }
     t
 }

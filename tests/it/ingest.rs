@@ -117,11 +117,14 @@ fn the_text_report_names_every_host_that_did_not_pass_and_why() {
         "❌ gpu-005: stale: apply at 2026-11-28T10:00:03Z (usb-2/gpu-005.apply.json) was made from another plan",
         "❌ gpu-006: missing: no result\n",
         // The old failed apply of gpu-003 is superseded by the newer one.
-        "✅ gpu-003 (10.230.1.13): all checks passed (configured; 2 warnings)\n",
-        "✅ gpu-001 (10.230.1.11): all checks passed (configured)\n",
-        "✅ gpu-004 (10.230.1.14): all checks passed (prechecked; 6 warnings)\n",
+        "✅ gpu-003 (10.230.1.13): configured; 2 warnings\n",
+        "✅ gpu-001 (10.230.1.11): configured\n",
+        // Prechecked with settings still to change: pending, one line per setting.
+        "⏳ gpu-004: pending: precheck at 2026-11-30T08:01:01Z (usb-2/gpu-004.precheck.json) found 3 settings on 2 ports to change; run apply\n    trust: 2 ports pcp → dscp\n",
         // From inside the archive: applied, then rolled back.
-        "✅ gpu-007 (10.230.1.17): all checks passed (rolled back)\n",
+        "↩ gpu-007: rolled back: rollback at 2026-11-30T09:00:02Z (collected.tar.gz:results/gpu-007.rollback.json)\n",
+        // gpu-003's warnings, grouped with their NIC.
+        "needs attention:\n⚠ cabling on 1 host (1 port):\n    gpu-003 mlx5_1: ens2f0np0 is cabled to leaf-2 Eth1/7, plan says leaf-2 Eth1/3\n",
         "⚠ node-x: not in the plan, not counted",
         "note: usb-1/manifest.json: skipped: not a result (schema \"roce-gen/manifest/v1\")\n",
         "note: usb-1/notes.json: skipped: not a result (no schema)\n",
@@ -130,7 +133,7 @@ fn the_text_report_names_every_host_that_did_not_pass_and_why() {
         "⚠ firmware [28.x]: 28.39.1002 on 5 hosts; 28.36.1010 on gpu-002\n",
         "⚠ trust (plan dscp): dscp on 3 hosts; pcp on gpu-002, gpu-004, gpu-007\n",
         "✅ ofed: MLNX_OFED_LINUX-24.10-1.1.4.0 on all 6 hosts\n",
-        "7 planned hosts: 4 passed (2 configured, 1 prechecked, 1 rolled back), 1 failed, 1 missing, 1 stale; 1 not in plan\n",
+        "7 planned hosts: 2 ready (2 configured), 1 pending, 1 rolled back, 1 failed, 1 missing, 1 stale; 1 not in plan\n",
         "results: 11 results read, 9 used, 2 superseded; 2 files skipped, 2 problems\n",
     ] {
         assert!(
@@ -174,10 +177,10 @@ fn the_json_report_follows_its_schema() {
             "gpu-001 configured stale=false ok=true planned=true",
             "gpu-002 failed stale=false ok=false planned=true",
             "gpu-003 configured stale=false ok=true planned=true",
-            "gpu-004 prechecked stale=false ok=true planned=true",
+            "gpu-004 pending stale=false ok=false planned=true",
             "gpu-005 configured stale=true ok=false planned=true",
             "gpu-006 missing stale=false ok=false planned=true",
-            "gpu-007 rolled_back stale=false ok=true planned=true",
+            "gpu-007 rolled_back stale=false ok=false planned=true",
             "node-x prechecked stale=true ok=false planned=false",
         ]
     );
@@ -429,8 +432,10 @@ fn junit_output_parses_as_xml_with_a_case_per_host_and_check() {
             "gpu-002 fw_ver:mlx5_0",
             "gpu-002 ib_dev:mlx5_1",
             "gpu-002 netdev:mlx5_1",
+            "gpu-004 state",
             "gpu-005 plan",
             "gpu-006 result",
+            "gpu-007 state",
             "ingest usb-2/future.json",
             "ingest usb-2/gpu-006.precheck.json",
         ]
@@ -515,13 +520,10 @@ fn without_a_plan_every_host_with_results_is_reported() {
     assert_eq!(run.code, 1, "{}", run.transcript());
     snapshot("ingest_text_without_plan", &run.transcript());
     // Without a plan nothing is missing, stale or unplanned; the plans differ in consistency.
+    assert!(run.stdout.contains("✅ gpu-005: configured\n"));
     assert!(
         run.stdout
-            .contains("✅ gpu-005: all checks passed (configured)\n")
-    );
-    assert!(
-        run.stdout
-            .contains("✅ node-x: all checks passed (prechecked)\n")
+            .contains("⏳ node-x: prechecked: precheck at 2026-11-30T08:03:01Z (usb-2/node-x.precheck.json) found the settings as planned, but no apply has made them persistent")
     );
     assert!(run.stdout.contains("⚠ plan_sha256: 0ec49b73ee99d309b878ba55d078f4cc72b81ed69ff2dd5c84697235254d154c on 5 hosts; 4c65cf5476"));
 }
@@ -558,11 +560,11 @@ fn every_planned_host_passed_is_exit_0() {
     assert_eq!(run.code, 0, "{}", run.transcript());
     assert!(
         run.stdout
-            .contains("✅ gpu-001 (10.230.1.11): all checks passed (configured)\n"),
+            .contains("✅ gpu-001 (10.230.1.11): configured\n"),
         "{}",
         run.stdout
     );
-    assert!(run.stdout.contains("✅ 1 host passed\n"), "{}", run.stdout);
+    assert!(run.stdout.contains("✅ 1 host ready\n"), "{}", run.stdout);
     for format in FORMATS {
         let run = ingest_results(dir.path(), &["--format", format]);
         assert_eq!(run.code, 0, "{format}: {}", run.transcript());
@@ -612,7 +614,7 @@ fn damaged_unreadable_and_odd_files_are_reported_never_fatal() {
         "error: results/no-host.json: not a valid roce-gen/result/v1 result: missing field `host`",
         "note: results/list.json: skipped: not a result (not a JSON object)",
         "note: results/old.zip: skipped: an archive format ingest does not read",
-        "✅ gpu-001 (10.230.1.11): all checks passed (configured)",
+        "✅ gpu-001 (10.230.1.11): configured",
         "results: 3 results read, 2 used, 1 superseded; 2 files skipped, 6 problems",
     ] {
         assert!(
@@ -705,7 +707,7 @@ fn the_output_file_is_replaced_atomically_and_matches_stdout() {
         assert_eq!(run.code, 1, "{}", run.transcript());
         assert_eq!(
             run.stdout,
-            "wrote roce-gen.prom: 7 planned hosts: 4 passed (2 configured, 1 prechecked, 1 rolled back), 1 failed, 1 missing, 1 stale; 1 not in plan\n"
+            "wrote roce-gen.prom: 7 planned hosts: 2 ready (2 configured), 1 pending, 1 rolled back, 1 failed, 1 missing, 1 stale; 1 not in plan\n"
         );
         // The unreadable files still reach the person running it.
         assert!(
@@ -887,7 +889,7 @@ fn results_of_simulated_hosts_become_a_report() {
     );
     assert!(
         run.stdout
-            .contains("2 planned hosts: 0 passed, 1 failed, 1 missing, 0 stale\n")
+            .contains("2 planned hosts: 0 ready, 1 failed, 1 missing, 0 stale\n")
     );
 
     // Round 2: the card is back and apply configures the host; an old run made from the inbox
@@ -943,14 +945,14 @@ fn results_of_simulated_hosts_become_a_report() {
     assert_eq!(run.code, 1, "node-b is still missing: {}", run.transcript());
     assert!(
         run.stdout
-            .contains("✅ node-a (192.168.1.10): all checks passed (configured)\n"),
+            .contains("✅ node-a (192.168.1.10): configured\n"),
         "{}",
         run.stdout
     );
     assert!(run.stdout.contains("❌ node-b: missing: no result\n"));
     assert!(
         run.stdout
-            .contains("2 planned hosts: 1 passed (1 configured), 0 failed, 1 missing, 0 stale\n"),
+            .contains("2 planned hosts: 1 ready (1 configured), 0 failed, 1 missing, 0 stale\n"),
         "{}",
         run.stdout
     );

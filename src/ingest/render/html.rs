@@ -127,7 +127,10 @@ fn tone(h: &HostReport) -> &'static str {
     }
     match h.state {
         State::Configured => "ok",
+        State::Prechecked if h.ok => "ok",
         State::Prechecked => "info",
+        State::Pending => "warn",
+        State::Drifted => "bad",
         State::RolledBack => "muted",
         State::Failed => "bad",
         State::Missing => "warn",

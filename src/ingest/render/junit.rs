@@ -1,13 +1,15 @@
 //! `--format junit`: the report as JUnit XML so CI systems (GitLab, Jenkins, GitHub test
 //! reporters) show it: one test suite per planned host with one test case per check of its
 //! latest result (failed checks fail, skipped ones are skipped, warnings pass with the warning
-//! as output), a failing `result` case for a missing host and a failing `plan` case for a stale
-//! one; unreadable files are errors of an `ingest` suite. Laid out by
+//! as output), a failing `result` case for a missing host, a failing `plan` case for a stale
+//! one and a failing `state` case for one that is not ready for another reason (pending,
+//! drifted, rolled back); unreadable files are errors of an `ingest` suite. Laid out by
 //! `templates/ingest/junit.xml.j2`.
 
 use anyhow::Result;
 use serde::Serialize;
 
+use crate::ingest::attention::{change_line, changes, ports_of};
 use crate::ingest::render::{reason, render_template, short_sha};
 use crate::ingest::report::{ClusterReport, HostReport, State};
 use crate::ingest::result::Status;
@@ -90,6 +92,28 @@ fn host_suite(h: &HostReport, plan_sha: Option<&str>) -> Suite {
                     "failure",
                     "the results are made from another plan".into(),
                     reason(h, plan_sha),
+                ));
+            }
+            // A host that is not ready without a failed check (pending, drifted, rolled back,
+            // a precheck not accepted) still fails its suite, through one `state` case.
+            if !h.stale
+                && h.counted()
+                && !h.ok
+                && !matches!(h.state, State::Failed | State::Missing)
+            {
+                let lines: Vec<String> = changes(&h.changes)
+                    .iter()
+                    .map(|c| change_line(c, ports_of(&h.changes)))
+                    .collect();
+                cases.push(case(
+                    "state",
+                    "failure",
+                    format!("{} is not ready: {}", h.host, h.state.as_str()),
+                    [reason(h, plan_sha)]
+                        .into_iter()
+                        .chain(lines)
+                        .collect::<Vec<_>>()
+                        .join("\n"),
                 ));
             }
             if h.state == State::Failed && h.failures.is_empty() {

@@ -1,14 +1,16 @@
 //! `--format markdown`: the report for a ticket, a wiki page or a merge request: the verdict and
-//! totals, a table of hosts, the failures per host, the consistency table and the files that
+//! totals, a table of hosts, per host not ready why (failures, settings to change), the warnings
+//! grouped by check, the consistency table and the files that
 //! were not used. Every string from a result is escaped so it stays text inside a table cell.
 
 use std::fmt::Write;
 
+use crate::ingest::attention::{Kind, change_line, changes, ports_of};
 use crate::ingest::render::{
     all_hosts, clean, files_line, host_count, hosts_line, hosts_of, reason, run_name, short_sha,
     standing,
 };
-use crate::ingest::report::{ClusterReport, FileNote, HostReport};
+use crate::ingest::report::{ClusterReport, FileNote, HostReport, State};
 
 /// Markdown text from an untrusted string: Markdown and HTML punctuation escaped, and `|` so a
 /// table cell stays one cell.
@@ -44,10 +46,12 @@ fn code(s: &str) -> String {
 }
 
 fn mark(h: &HostReport) -> &'static str {
-    match (h.counted(), h.ok) {
-        (false, _) => "⚠",
-        (true, true) => "✅",
-        (true, false) => "❌",
+    match (h.counted(), h.ok, h.state) {
+        (false, _, _) => "⚠",
+        (true, true, _) => "✅",
+        (true, false, State::Pending | State::Prechecked) if !h.stale => "⏳",
+        (true, false, State::RolledBack) if !h.stale => "↩",
+        (true, false, _) => "❌",
     }
 }
 
@@ -79,7 +83,11 @@ pub fn render(report: &ClusterReport) -> String {
             host_count(plan.hosts)
         );
     }
-    let _ = writeln!(out, "Results: {}.\n", files_line(t));
+    let _ = write!(out, "Results: {}", files_line(t));
+    if let Some(at) = &report.as_of {
+        let _ = write!(out, "; the newest finished at {}", md(at));
+    }
+    let _ = writeln!(out, ".\n");
 
     let _ = writeln!(out, "## Hosts\n");
     if report.hosts.is_empty() {
@@ -132,10 +140,16 @@ pub fn render(report: &ClusterReport) -> String {
         .filter(|h| h.counted() && !h.ok)
         .collect();
     if !failing.is_empty() {
-        let _ = writeln!(out, "## Not passed\n");
+        let _ = writeln!(out, "## Not ready\n");
         for h in failing {
-            let _ = writeln!(out, "### ❌ {}\n", md(&h.host));
+            let _ = writeln!(out, "### {} {}\n", mark(h), md(&h.host));
             let _ = writeln!(out, "{}\n", md(&reason(h, plan_sha)));
+            for c in changes(&h.changes) {
+                let _ = writeln!(out, "- {}", md(&change_line(&c, ports_of(&h.changes))));
+            }
+            if !h.changes.is_empty() {
+                out.push('\n');
+            }
             if !h.failures.is_empty() {
                 let _ = writeln!(out, "| item | expected | actual | message |");
                 let _ = writeln!(out, "| --- | --- | --- | --- |");
@@ -151,6 +165,34 @@ pub fn render(report: &ClusterReport) -> String {
                 }
                 out.push('\n');
             }
+        }
+    }
+
+    if !report.attention.is_empty() {
+        let _ = writeln!(out, "## Needs attention\n");
+        for g in &report.attention {
+            let what = match g.kind {
+                Kind::Warning => code(&g.id),
+                Kind::Drift => format!("{} drifted", code(&g.id)),
+            };
+            let ports = match g.ports {
+                0 => String::new(),
+                1 => ", 1 port".to_string(),
+                n => format!(", {n} ports"),
+            };
+            let _ = writeln!(out, "### ⚠ {what}: {}{ports}\n", host_count(g.hosts));
+            let _ = writeln!(out, "| host | NIC | message |");
+            let _ = writeln!(out, "| --- | --- | --- |");
+            for i in &g.items {
+                let _ = writeln!(
+                    out,
+                    "| {} | {} | {} |",
+                    md(&i.host),
+                    md(i.nic.as_deref().unwrap_or_default()),
+                    md(&i.message)
+                );
+            }
+            out.push('\n');
         }
     }
 

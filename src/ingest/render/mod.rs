@@ -16,8 +16,10 @@ use anyhow::{Context, Result};
 use minijinja::{AutoEscape, Environment, UndefinedBehavior};
 use serde::Serialize;
 
+use crate::ingest::attention::changes_size;
 use crate::ingest::consistency::FactValue;
 use crate::ingest::report::{HostReport, Run, State, Totals};
+use crate::ingest::result::Phase;
 
 /// A string from a result made safe to print: control characters (escape sequences, NUL,
 /// newlines inside a message) become visible escapes such as `\u{1b}`.
@@ -86,34 +88,69 @@ pub fn reason_detail(h: &HostReport, plan_sha: Option<&str>) -> String {
         clean(&run.path)
     );
     if h.stale && h.planned != Some(false) {
-        format!(
+        return format!(
             "{at} was made from another plan (plan_sha256 {}, this plan {})",
             short_sha(&run.plan_sha256),
             short_sha(plan_sha.unwrap_or_default()),
-        )
-    } else {
-        at
+        );
+    }
+    let applied = || {
+        h.runs
+            .iter()
+            .find(|r| r.phase == Phase::Apply && !r.dry_run)
+            .map_or_else(String::new, |r| {
+                format!(" since the apply at {}", r.finished_at)
+            })
+    };
+    match h.state {
+        State::Pending => format!(
+            "{at} found {} to change; run apply",
+            changes_size(&h.changes)
+        ),
+        State::Drifted => format!(
+            "{at} found {} drifted{}",
+            changes_size(&h.changes),
+            applied()
+        ),
+        State::Prechecked if !h.ok => format!(
+            "{at} found the settings as planned, but no apply has made them persistent \
+             (ingest --require prechecked accepts this)"
+        ),
+        _ => at,
     }
 }
 
-/// `7 planned hosts: 4 passed (2 configured, 1 prechecked), 1 failed, 1 missing, 1 stale; 1 unplanned`.
+/// `7 planned hosts: 4 ready (3 configured, 1 prechecked), 1 pending, 1 failed, 1 missing, 0
+/// stale; 1 not in plan`. Without a plan, `missing` and `stale` cannot occur and are left out.
 pub fn hosts_line(t: &Totals) -> String {
     let mut line = match t.planned {
         Some(n) => format!("{n} planned {}: ", plural(n, "host", "hosts")),
         None => format!("{} hosts: ", t.hosts),
     };
-    let _ = write!(line, "{} passed", t.passed);
-    let states: Vec<String> = [
+    let _ = write!(line, "{} ready", t.passed);
+    // Which states the ready hosts are in; prechecked hosts are ready only under
+    // `--require prechecked`, and are listed with the others otherwise.
+    let ready_prechecked = t.passed.saturating_sub(t.configured).min(t.prechecked);
+    let ready: Vec<String> = [
         (t.configured, State::Configured),
-        (t.prechecked, State::Prechecked),
-        (t.rolled_back, State::RolledBack),
+        (ready_prechecked, State::Prechecked),
     ]
     .iter()
     .filter(|(n, _)| *n > 0)
     .map(|(n, s)| format!("{n} {}", s.as_str()))
     .collect();
-    if !states.is_empty() {
-        let _ = write!(line, " ({})", states.join(", "));
+    if !ready.is_empty() {
+        let _ = write!(line, " ({})", ready.join(", "));
+    }
+    for (n, state) in [
+        (t.prechecked - ready_prechecked, State::Prechecked),
+        (t.pending, State::Pending),
+        (t.drifted, State::Drifted),
+        (t.rolled_back, State::RolledBack),
+    ] {
+        if n > 0 {
+            let _ = write!(line, ", {n} {}", state.as_str());
+        }
     }
     let _ = write!(line, ", {} failed", t.failed);
     if t.planned.is_some() {

@@ -139,6 +139,8 @@ fn state_label(state: State) -> &'static str {
     match state {
         State::Configured => "configured",
         State::Prechecked => "prechecked",
+        State::Pending => "pending",
+        State::Drifted => "drifted",
         State::RolledBack => "rolled_back",
         State::Failed => "failed",
         State::Missing => "missing",

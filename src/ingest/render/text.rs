@@ -7,10 +7,11 @@ use std::fmt::Write;
 
 use anstyle::{AnsiColor, Style};
 
+use crate::ingest::attention::{Group, Kind, change_line, changes, ports_of};
 use crate::ingest::render::{
     all_hosts, clean, files_line, host_count, hosts_line, hosts_of, reason, short_sha,
 };
-use crate::ingest::report::{ClusterReport, HostReport, State};
+use crate::ingest::report::{ClusterReport, HostReport, Require, State};
 
 const RULE: &str = "============================================================";
 
@@ -66,9 +67,14 @@ pub fn render(report: &ClusterReport, color: bool) -> String {
         (None, Some(cluster)) => line(&mut out, &format!("cluster: {}", clean(cluster))),
         (None, None) => {}
     }
+    let newest = report
+        .as_of
+        .as_ref()
+        .map(|at| format!("; the newest finished at {}", clean(at)))
+        .unwrap_or_default();
     line(
         &mut out,
-        &format!("results: {}", files_line(&report.totals)),
+        &format!("results: {}{newest}", files_line(&report.totals)),
     );
     for f in &report.skipped {
         line(
@@ -106,8 +112,7 @@ pub fn render(report: &ClusterReport, color: bool) -> String {
             .as_ref()
             .map(|ip| format!(" ({})", clean(ip)))
             .unwrap_or_default();
-        let warn = h.warnings.len();
-        let warnings = match warn {
+        let warnings = match h.warnings.len() {
             0 => String::new(),
             1 => "; 1 warning".to_string(),
             n => format!("; {n} warnings"),
@@ -115,7 +120,7 @@ pub fn render(report: &ClusterReport, color: bool) -> String {
         line(
             &mut out,
             &p.green(&format!(
-                "✅ {}{ip}: all checks passed ({}{warnings})",
+                "✅ {}{ip}: {}{warnings}",
                 clean(&h.host),
                 h.state.as_str()
             )),
@@ -130,6 +135,14 @@ pub fn render(report: &ClusterReport, color: bool) -> String {
                 reason(h, plan_sha)
             )),
         );
+    }
+
+    if !report.attention.is_empty() {
+        line(&mut out, &p.dim(RULE));
+        line(&mut out, &p.bold("needs attention:"));
+        for g in &report.attention {
+            attention_group(&mut out, &p, g);
+        }
     }
 
     if !report.consistency.is_empty() {
@@ -188,10 +201,15 @@ pub fn render(report: &ClusterReport, color: bool) -> String {
 
     line(&mut out, &p.dim(RULE));
     if report.ok {
+        let accepted = if report.require == Require::Prechecked {
+            " (a clean precheck accepted)"
+        } else {
+            ""
+        };
         line(
             &mut out,
             &p.green(&format!(
-                "✅ {} passed",
+                "✅ {} ready{accepted}",
                 all_hosts(report.hosts.iter().filter(|h| h.counted()).count())
             )),
         );
@@ -224,6 +242,49 @@ pub fn render(report: &ClusterReport, color: bool) -> String {
     out
 }
 
+/// At most this many items of a group are listed; JSON has them all.
+const GROUP_ITEMS: usize = 10;
+
+/// `⚠ cabling on 16 hosts (16 ports):` and one line per host and NIC.
+fn attention_group(out: &mut String, p: &Paint, g: &Group) {
+    let what = match g.kind {
+        Kind::Warning => clean(&g.id),
+        Kind::Drift => format!("{} drifted", clean(&g.id)),
+    };
+    let ports = match g.ports {
+        0 => String::new(),
+        1 => " (1 port)".to_string(),
+        n => format!(" ({n} ports)"),
+    };
+    let _ = writeln!(
+        out,
+        "{}",
+        p.yellow(&format!("⚠ {what} on {}{ports}:", host_count(g.hosts)))
+    );
+    for i in g.items.iter().take(GROUP_ITEMS) {
+        let nic = i
+            .nic
+            .as_ref()
+            .map(|n| format!(" {}", clean(n)))
+            .unwrap_or_default();
+        let _ = writeln!(out, "    {}{nic}: {}", clean(&i.host), clean(&i.message));
+    }
+    if g.items.len() > GROUP_ITEMS {
+        let _ = writeln!(
+            out,
+            "    … and {} more (--format json lists them all)",
+            g.items.len() - GROUP_ITEMS
+        );
+    }
+}
+
+/// A host's changes, one line per setting, indented under it.
+fn change_lines(out: &mut String, h: &HostReport) {
+    for c in changes(&h.changes) {
+        let _ = writeln!(out, "    {}", clean(&change_line(&c, ports_of(&h.changes))));
+    }
+}
+
 /// A host that did not pass: EasyRoCE's `❌ host: failed items:`, the ids, then one line each.
 fn host_block(out: &mut String, p: &Paint, h: &HostReport, plan_sha: Option<&str>) {
     let host = clean(&h.host);
@@ -233,6 +294,21 @@ fn host_block(out: &mut String, p: &Paint, h: &HostReport, plan_sha: Option<&str
             "{}",
             p.red(&format!("❌ {host}: {}", reason(h, plan_sha)))
         );
+        return;
+    }
+    let (sign, paint): (&str, fn(&Paint, &str) -> String) = match h.state {
+        State::Failed => ("❌", Paint::red),
+        State::Drifted => ("❌", Paint::red),
+        State::RolledBack => ("↩", Paint::yellow),
+        _ => ("⏳", Paint::yellow),
+    };
+    if h.state != State::Failed {
+        let _ = writeln!(
+            out,
+            "{}",
+            paint(p, &format!("{sign} {host}: {}", reason(h, plan_sha)))
+        );
+        change_lines(out, h);
         return;
     }
     let _ = writeln!(out, "{}", p.red(&format!("❌ {host}: failed items:")));

@@ -1,0 +1,232 @@
+//! What people must act on, grouped so that a cluster reads at a glance: the warnings of every
+//! counted host's latest result and the settings that drifted after apply, one group per check
+//! id with the hosts and ports it touches; and a host's settings to change, one line per
+//! setting (`trust: 8 ports pcp → dscp`). Pure; every format uses these.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use crate::ingest::report::{HostReport, State};
+use crate::ingest::result::Check;
+
+/// Why a group is listed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// A check of the latest result warned (cabling, optics, PCIe, link speed, firmware, …).
+    Warning,
+    /// A setting differs again after an apply that passed.
+    Drift,
+}
+
+/// One check id across the hosts.
+#[derive(Debug, Clone, Serialize)]
+pub struct Group {
+    /// The check id.
+    pub id: String,
+    /// Warning or drift.
+    pub kind: Kind,
+    /// How many hosts it touches.
+    pub hosts: usize,
+    /// How many ports (items with a NIC) it touches.
+    pub ports: usize,
+    /// Every item, by host and NIC.
+    pub items: Vec<Item>,
+}
+
+/// One host's (and NIC's) instance of a group.
+#[derive(Debug, Clone, Serialize)]
+pub struct Item {
+    /// The host.
+    pub host: String,
+    /// The NIC, absent for host-wide checks.
+    pub nic: Option<String>,
+    /// The script's message.
+    pub message: String,
+}
+
+/// The groups of the counted hosts: warnings first, then drift; within each, the groups that
+/// touch most hosts first.
+pub fn groups(hosts: &[HostReport]) -> Vec<Group> {
+    let mut by: BTreeMap<(Kind, &str), Vec<(&str, &Check)>> = BTreeMap::new();
+    for h in hosts.iter().filter(|h| h.counted() && !h.stale) {
+        for c in &h.warnings {
+            by.entry((Kind::Warning, &c.id))
+                .or_default()
+                .push((&h.host, c));
+        }
+        if h.state == State::Drifted {
+            for c in &h.changes {
+                by.entry((Kind::Drift, &c.id))
+                    .or_default()
+                    .push((&h.host, c));
+            }
+        }
+    }
+    let mut groups: Vec<Group> = by
+        .into_iter()
+        .map(|((kind, id), items)| Group {
+            id: id.to_string(),
+            kind,
+            hosts: items.iter().map(|(h, _)| *h).collect::<BTreeSet<_>>().len(),
+            ports: items.iter().filter(|(_, c)| c.nic.is_some()).count(),
+            items: items
+                .into_iter()
+                .map(|(host, c)| Item {
+                    host: host.to_string(),
+                    nic: c.nic.clone(),
+                    message: c.message.clone(),
+                })
+                .collect(),
+        })
+        .collect();
+    groups
+        .sort_by(|a, b| (a.kind, Reverse(a.hosts), &a.id).cmp(&(b.kind, Reverse(b.hosts), &b.id)));
+    groups
+}
+
+/// A host's changes of one setting.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Change {
+    /// The setting (check id).
+    pub id: String,
+    /// The distinct moves, the most common first.
+    pub moves: Vec<Move>,
+}
+
+/// Ports that go from one value to another.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Move {
+    /// The value now (`actual`); empty when unset.
+    pub from: String,
+    /// The planned value (`expected`).
+    pub to: String,
+    /// The NICs, empty for a host-wide setting.
+    pub nics: Vec<String>,
+}
+
+/// One line per setting, in the order the result lists the settings.
+pub fn changes(checks: &[Check]) -> Vec<Change> {
+    let mut out: Vec<Change> = Vec::new();
+    for c in checks {
+        let i = match out.iter().position(|g| g.id == c.id) {
+            Some(i) => i,
+            None => {
+                out.push(Change {
+                    id: c.id.clone(),
+                    moves: Vec::new(),
+                });
+                out.len() - 1
+            }
+        };
+        let moves = &mut out[i].moves;
+        let nic = c.nic.iter().cloned();
+        match moves
+            .iter_mut()
+            .find(|m| m.from == c.actual && m.to == c.expected)
+        {
+            Some(m) => m.nics.extend(nic),
+            None => moves.push(Move {
+                from: c.actual.clone(),
+                to: c.expected.clone(),
+                nics: nic.collect(),
+            }),
+        }
+    }
+    for g in &mut out {
+        g.moves.sort_by_key(|m| Reverse(m.nics.len()));
+    }
+    out
+}
+
+/// `trust: 8 ports pcp → dscp`, `pfc: 6 ports 0,0,0,0,0,0,0,0 → 0,0,0,1,0,0,0,0; 2 ports
+/// (mlx5_3, mlx5_7) … → …`, `persistence: unset → installed`. Ports are named when a move
+/// covers fewer than all `ports` of the host's changes, and there are few enough to read.
+pub fn change_line(c: &Change, ports: usize) -> String {
+    let moves: Vec<String> = c
+        .moves
+        .iter()
+        .map(|m| {
+            let from = if m.from.is_empty() { "unset" } else { &m.from };
+            match m.nics.len() {
+                0 => format!("{from} → {}", m.to),
+                1 => format!("{} {from} → {}", m.nics[0], m.to),
+                n if n < ports && n <= 8 => {
+                    format!("{n} ports ({}) {from} → {}", m.nics.join(", "), m.to)
+                }
+                n => format!("{n} ports {from} → {}", m.to),
+            }
+        })
+        .collect();
+    format!("{}: {}", c.id, moves.join("; "))
+}
+
+/// How many ports a host's changes touch.
+pub fn ports_of(checks: &[Check]) -> usize {
+    checks
+        .iter()
+        .filter_map(|c| c.nic.as_ref())
+        .collect::<BTreeSet<_>>()
+        .len()
+}
+
+/// `5 settings on 8 ports`: the size of a host's changes.
+pub fn changes_size(checks: &[Check]) -> String {
+    let settings = checks.iter().map(|c| &c.id).collect::<BTreeSet<_>>().len();
+    let ports = ports_of(checks);
+    let s = if settings == 1 { "setting" } else { "settings" };
+    match ports {
+        0 => format!("{settings} {s}"),
+        1 => format!("{settings} {s} on 1 port"),
+        p => format!("{settings} {s} on {p} ports"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ingest::result::Status;
+
+    fn check(id: &str, nic: Option<&str>, actual: &str, expected: &str) -> Check {
+        Check {
+            id: id.into(),
+            nic: nic.map(str::to_string),
+            status: Status::Warn,
+            severity: "error".into(),
+            expected: expected.into(),
+            actual: actual.into(),
+            message: String::new(),
+        }
+    }
+
+    #[test]
+    fn one_line_per_setting_counts_the_ports_and_names_the_odd_ones() {
+        let mut checks = Vec::new();
+        for n in 0..8 {
+            let nic = format!("mlx5_{n}");
+            checks.push(check("trust", Some(&nic), "pcp", "dscp"));
+            let from = if n == 3 || n == 7 {
+                "0,0,0,1,0,0,0,0"
+            } else {
+                "0,0,0,0,0,0,0,0"
+            };
+            checks.push(check("pfc", Some(&nic), from, "0,0,0,1,1,0,0,0"));
+        }
+        checks.push(check("persistence", None, "", "installed"));
+        let lines: Vec<String> = changes(&checks)
+            .iter()
+            .map(|c| change_line(c, ports_of(&checks)))
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                "trust: 8 ports pcp → dscp",
+                "pfc: 6 ports (mlx5_0, mlx5_1, mlx5_2, mlx5_4, mlx5_5, mlx5_6) 0,0,0,0,0,0,0,0 → 0,0,0,1,1,0,0,0; 2 ports (mlx5_3, mlx5_7) 0,0,0,1,0,0,0,0 → 0,0,0,1,1,0,0,0",
+                "persistence: unset → installed",
+            ]
+        );
+        assert_eq!(changes_size(&checks), "3 settings on 8 ports");
+    }
+}
