@@ -16,6 +16,9 @@ pub const INDEX_SCHEMA: &str = "roce-gen/index/v1";
 /// The index file's name.
 pub const INDEX: &str = "index.json";
 
+/// The checksums of every file roce-gen wrote in the output folder.
+pub const SUMS: &str = "SHA256SUMS";
+
 /// `index.json`: the cluster and every bundle with its checksums.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Index {
@@ -103,7 +106,7 @@ pub fn index_files(
     };
     Ok(BTreeMap::from([
         (INDEX.to_string(), pretty_json(&index)?),
-        ("SHA256SUMS".to_string(), sums.into_bytes()),
+        (SUMS.to_string(), sums.into_bytes()),
     ]))
 }
 

@@ -2,6 +2,7 @@
 //! `index.json` and `SHA256SUMS`, written all at once or not at all. The summary line and the
 //! progress bar are the only things here that read the clock.
 
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -53,6 +54,7 @@ pub fn run(arg: &PlanArg, opts: &Options<'_>) -> Result<ExitCode> {
     };
     let shared = crate::bundle::shared_entries(renderer.render_shared(plan, &meta)?);
     let compressed = archive::Shared::new(&shared)?;
+    crate::output::on_signals()?;
     let staging = Staging::new(opts.out)?;
     let progress = progress_bar(hosts.len());
     // Hosts are built, packed and written on every core; each worker holds one bundle at a
@@ -73,7 +75,6 @@ pub fn run(arg: &PlanArg, opts: &Options<'_>) -> Result<ExitCode> {
         .collect::<Result<_>>()?;
     progress.finish_and_clear();
     let mut bytes: usize = written.iter().map(|(_, n)| n).sum();
-    let mut names: Vec<String> = written.iter().map(|(e, _)| e.bundle.clone()).collect();
     let entries: Vec<IndexHost> = written.into_iter().map(|(e, _)| e).collect();
     // The stick's run-here.sh and the Ansible files: they carry the tarballs' checksums.
     let others: Vec<(String, Vec<u8>)> = renderer
@@ -89,10 +90,9 @@ pub fn run(arg: &PlanArg, opts: &Options<'_>) -> Result<ExitCode> {
     {
         staging.write(&name, &content)?;
         bytes += content.len();
-        names.push(name);
     }
-    let stale = previous_bundles(opts.out);
-    staging.commit(&names, &stale)?;
+    let owned = previous_output(opts.out);
+    staging.commit(&|name| owned.contains(name))?;
     eprintln!(
         "generated {} bundle{} for cluster {} in {} ({bytes} bytes, {:.2} s)",
         hosts.len(),
@@ -140,21 +140,25 @@ fn select<'p>(hosts: &'p [Host], names: Option<&[String]>) -> Result<Vec<&'p Hos
         .collect())
 }
 
-/// Bundles the folder's previous index lists, so that a host dropped from the plan does not
-/// leave its old bundle behind. Only plain `*.tar.gz` file names are taken from it.
-fn previous_bundles(dir: &Path) -> Vec<String> {
-    let Ok(bytes) = std::fs::read(dir.join(INDEX)) else {
-        return Vec::new();
-    };
-    let Ok(index) = serde_json::from_slice::<Index>(&bytes) else {
-        return Vec::new();
-    };
-    index
-        .hosts
-        .into_iter()
-        .map(|h| h.bundle)
-        .filter(|b| b.ends_with(".tar.gz") && !b.contains('/') && !b.starts_with('.'))
-        .collect()
+/// The files of the folder's previous output: what its `SHA256SUMS` lists, its index's
+/// bundles, and those two files. The rest of the folder (results collected there, notes) is the
+/// user's and is kept.
+fn previous_output(dir: &Path) -> BTreeSet<String> {
+    let mut owned = BTreeSet::from([INDEX.to_string(), dist::SUMS.to_string()]);
+    if let Ok(sums) = std::fs::read_to_string(dir.join(dist::SUMS)) {
+        owned.extend(
+            sums.lines()
+                .filter_map(|l| l.split_once("  "))
+                .map(|(_, name)| name.to_string()),
+        );
+    }
+    if let Ok(index) = std::fs::read(dir.join(INDEX))
+        .map_err(anyhow::Error::from)
+        .and_then(|b| Ok(serde_json::from_slice::<Index>(&b)?))
+    {
+        owned.extend(index.hosts.into_iter().map(|h| h.bundle));
+    }
+    owned
 }
 
 /// The archive mtime: `SOURCE_DATE_EPOCH` when set (strictly a whole number of seconds), else a

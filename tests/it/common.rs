@@ -115,6 +115,35 @@ impl Book {
         }
     }
 
+    /// A plan of `n` hosts `h1…hn` with two NICs each.
+    pub(crate) fn hosts(n: usize) -> Book {
+        let mut book = Book::base();
+        let servers = book.sheet("Servers");
+        let template = servers.rows[1].clone();
+        servers.rows.truncate(1);
+        for h in 1..=n {
+            let mut row = template.clone();
+            row[0] = C::S(format!("h{h}"));
+            row[1] = C::S(format!("10.0.0.{h}"));
+            row[2] = C::S(format!("10.0.1.{h}"));
+            servers.rows.push(row);
+        }
+        let nics = book.sheet("NICs");
+        let template: Vec<Vec<C>> = nics.rows[1..3].to_vec();
+        nics.rows.truncate(1);
+        for h in 1..=n {
+            for (r, t) in template.iter().enumerate() {
+                let mut row = t.clone();
+                row[0] = C::S(format!("h{h}"));
+                row[3] = C::S(format!("10.1.{r}.{h}/24"));
+                row[8] = C::S(format!("b8:00:00:00:{h:02x}:0{r}"));
+                row[10] = C::S(format!("Eth1/{h}"));
+                nics.rows.push(row);
+            }
+        }
+        book
+    }
+
     /// The sheet called `name`.
     pub(crate) fn sheet(&mut self, name: &str) -> &mut Sheet {
         self.sheets

@@ -15,6 +15,7 @@ mod hosts;
 mod ingest;
 mod malformed;
 mod monitor;
+mod output;
 mod rules;
 mod scripts;
 mod verdict;

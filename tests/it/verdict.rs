@@ -8,36 +8,7 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use crate::common::{Book, C, Run, roce_gen, tmp};
-
-/// A plan of `n` hosts `h1…hn` with two NICs each.
-fn book(n: usize) -> Book {
-    let mut book = Book::base();
-    let servers = book.sheet("Servers");
-    let template = servers.rows[1].clone();
-    servers.rows.truncate(1);
-    for h in 1..=n {
-        let mut row = template.clone();
-        row[0] = C::S(format!("h{h}"));
-        row[1] = C::S(format!("10.0.0.{h}"));
-        row[2] = C::S(format!("10.0.1.{h}"));
-        servers.rows.push(row);
-    }
-    let nics = book.sheet("NICs");
-    let template: Vec<Vec<C>> = nics.rows[1..3].to_vec();
-    nics.rows.truncate(1);
-    for h in 1..=n {
-        for (r, t) in template.iter().enumerate() {
-            let mut row = t.clone();
-            row[0] = C::S(format!("h{h}"));
-            row[3] = C::S(format!("10.1.{r}.{h}/24"));
-            row[8] = C::S(format!("b8:00:00:00:{h:02x}:0{r}"));
-            row[10] = C::S(format!("Eth1/{h}"));
-            nics.rows.push(row);
-        }
-    }
-    book
-}
+use crate::common::{Book, Run, roce_gen, tmp};
 
 /// The plan's identity: the sha256 of what `roce-gen plan` prints.
 fn identity(dir: &Path, plan: &str) -> String {
@@ -153,7 +124,7 @@ fn write(dir: &Path, results: &[Value]) {
 
 /// Ten planned hosts, one per state, and one the plan does not have.
 fn every_state(dir: &Path) -> String {
-    book(10).write(dir, "plan.xlsx");
+    Book::hosts(10).write(dir, "plan.xlsx");
     let sha = identity(dir, "plan.xlsx");
     let s = sha.as_str();
     let clean = healthy("pass");
@@ -469,7 +440,7 @@ fn every_format_follows_the_verdict() {
 #[test]
 fn a_clean_precheck_is_enough_only_when_required_so() {
     let dir = tmp();
-    book(3).write(dir.path(), "plan.xlsx");
+    Book::hosts(3).write(dir.path(), "plan.xlsx");
     let sha = identity(dir.path(), "plan.xlsx");
     write(
         dir.path(),
@@ -554,7 +525,7 @@ fn openpyxl() -> Option<()> {
 fn a_workbook_saved_again_is_the_same_plan_and_an_edited_one_makes_results_stale() {
     let Some(()) = openpyxl() else { return };
     let dir = tmp();
-    book(2).write(dir.path(), "plan.xlsx");
+    Book::hosts(2).write(dir.path(), "plan.xlsx");
     let sha = identity(dir.path(), "plan.xlsx");
     write(
         dir.path(),
