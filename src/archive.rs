@@ -12,6 +12,10 @@ use crate::bundle::{Bundle, Entry};
 /// because a zero mtime confuses some tools.
 pub const DEFAULT_MTIME: u64 = 1_153_704_088;
 
+/// The latest mtime a ustar header holds in its 11 octal digits; GNU tar's base-256 form for
+/// larger values is not read by every tar (busybox's among them).
+pub const MAX_MTIME: u64 = 0o777_7777_7777;
+
 /// The compression level of the per-host parts, chosen by measurement (benches/scale.sh): at
 /// level 6 a bundle is 5% smaller than at level 3 and the run is still dominated by the file
 /// system; the shared parts are compressed once, at level 9.

@@ -87,6 +87,8 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
         }),
         cli::Command::Verify { paths } => cmd::verify::run(&paths),
         cli::Command::Validate { plan, format } => {
+            // What generate would refuse, validate refuses too.
+            cmd::generate::mtime_from_env()?;
             cmd::validate::run(&cmd::resolve_plan(plan, config)?, format)
         }
         cli::Command::Plan { plan } => cmd::plan::run(&cmd::resolve_plan(plan, config)?),

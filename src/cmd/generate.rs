@@ -161,15 +161,26 @@ fn previous_output(dir: &Path) -> BTreeSet<String> {
     owned
 }
 
-/// The archive mtime: `SOURCE_DATE_EPOCH` when set (strictly a whole number of seconds), else a
-/// fixed default. Read once, here, so the rest of the pipeline reads no environment.
+/// The archive mtime: `SOURCE_DATE_EPOCH` when set (strictly a whole number of seconds, at most
+/// [`archive::MAX_MTIME`]), else a fixed default. `validate` checks it too, so that it accepts
+/// only what `generate` can write. Read once, here, so the rest of the pipeline reads no environment.
 pub fn mtime_from_env() -> Result<u64> {
     match std::env::var("SOURCE_DATE_EPOCH") {
         Err(std::env::VarError::NotPresent) => Ok(archive::DEFAULT_MTIME),
         Err(e) => Err(e).context("SOURCE_DATE_EPOCH"),
         Ok(v) if v.trim().is_empty() => Ok(archive::DEFAULT_MTIME),
-        Ok(v) => v.parse::<u64>().with_context(|| {
-            format!("SOURCE_DATE_EPOCH {v:?} is not a whole number of seconds since 1970")
-        }),
+        Ok(v) => {
+            let secs = v.parse::<u64>().with_context(|| {
+                format!("SOURCE_DATE_EPOCH {v:?} is not a whole number of seconds since 1970")
+            })?;
+            if secs > archive::MAX_MTIME {
+                bail!(
+                    "SOURCE_DATE_EPOCH {secs} is past {} (the year 2242), the latest time a tar \
+                     header holds in the form every tar reads",
+                    archive::MAX_MTIME
+                );
+            }
+            Ok(secs)
+        }
     }
 }

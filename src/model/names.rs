@@ -33,7 +33,7 @@ name_type!(
     ClusterName
 );
 name_type!(
-    /// An RFC 1123 host name (labels of letters, digits and inner hyphens, 253 characters at most).
+    /// An RFC 1123 host name (labels of letters, digits and inner hyphens), 232 characters at most.
     HostName
 );
 name_type!(
@@ -73,6 +73,12 @@ impl ClusterName {
     }
 }
 
+/// The longest host name whose files fit: the longest file named after a host,
+/// `roce-gen.HOST.rollback.json` (23 bytes besides the name), within a file name's 255 bytes.
+/// (Linux keeps 64 characters of a host name; the plan may hold the FQDN, whose first label the
+/// scripts also compare.)
+pub(crate) const MAX_HOST_NAME: usize = 255 - 23;
+
 impl HostName {
     /// Checks an RFC 1123 host name.
     pub fn parse(s: &str) -> Result<Self, String> {
@@ -82,7 +88,14 @@ impl HostName {
                 && !l.starts_with('-')
                 && !l.ends_with('-')
         };
-        if !s.is_empty() && s.len() <= 253 && s.split('.').all(label_ok) {
+        if s.len() > MAX_HOST_NAME {
+            Err(format!(
+                "is {} characters long: files are named after a host \
+                 (roce-gen.HOST.rollback.json) and a file name has at most 255 bytes, so a host \
+                 name has at most {MAX_HOST_NAME}",
+                s.chars().count()
+            ))
+        } else if !s.is_empty() && s.split('.').all(label_ok) {
             Ok(Self(s.to_string()))
         } else {
             Err("is not an RFC 1123 host name (letters, digits and inner hyphens, labels separated by dots)".into())

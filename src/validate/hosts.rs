@@ -221,13 +221,50 @@ fn unique_per_host(
 }
 
 fn parse_addr(s: &str) -> Result<IpAddr, String> {
+    no_leading_zeros(s)?;
     s.parse().map_err(|_| "is not an IP address".to_string())
+}
+
+/// An IPv4 address whose part has a leading zero (`010.100.0.011`) is ambiguous: `inet_aton`,
+/// ping and many scripts read `010` as octal (8), others as decimal (10). It is refused rather
+/// than guessed.
+fn no_leading_zeros(s: &str) -> Result<(), String> {
+    let addr = s.split('/').next().unwrap_or(s);
+    if addr.contains(':') {
+        return Ok(());
+    }
+    let odd: Vec<&str> = addr
+        .split('.')
+        .filter(|p| p.len() > 1 && p.starts_with('0') && p.bytes().all(|b| b.is_ascii_digit()))
+        .collect();
+    if odd.is_empty() {
+        return Ok(());
+    }
+    let plain: Vec<String> = addr
+        .split('.')
+        .map(|p| p.trim_start_matches('0'))
+        .map(|p| {
+            if p.is_empty() {
+                "0".to_string()
+            } else {
+                p.to_string()
+            }
+        })
+        .collect();
+    let suffix = s.get(addr.len()..).unwrap_or_default();
+    Err(format!(
+        "has a part with a leading zero ({}): some tools read it as octal, others as decimal; \
+         write {}{suffix} if decimal is meant",
+        odd.join(", "),
+        plain.join(".")
+    ))
 }
 
 /// The port address: `a.b.c.d/len` in `ip`, or a bare address with `prefix` (length or netmask).
 fn read_ip(r: &mut RowReader<'_>) -> Option<IpNet> {
     let prefix_text = r.text("prefix");
     let net = r.required("ip", |s| {
+        no_leading_zeros(s)?;
         if s.contains('/') {
             s.parse::<IpNet>()
                 .map(Some)

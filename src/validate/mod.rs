@@ -25,6 +25,15 @@ pub fn validate(raw: RawPlan) -> Result<(Plan, Report), Report> {
         .as_ref()
         .map(|t| hosts::read_nics(t, servers.as_deref(), default_mtu, &mut report))
         .unwrap_or_default();
+    if let (Some(servers), Some(table)) = (&servers, &raw.servers)
+        && servers.is_empty()
+    {
+        // An empty plan would write an empty output folder over a full one.
+        report.push(crate::diagnostic::Diagnostic::error(
+            table.location.clone(),
+            "no hosts: a plan needs at least one host",
+        ));
+    }
     if let Some(servers) = &servers {
         if raw.nics.is_some() {
             cross::hosts_have_nics(servers, &nics, &mut report);

@@ -325,3 +325,116 @@ fn json_diagnostics() {
         insta::assert_json_snapshot!("json_diagnostics", doc);
     });
 }
+
+#[test]
+fn ipv4_parts_with_a_leading_zero() {
+    check(
+        "leading_zero_addresses",
+        &edit(|b| {
+            let servers = b.sheet("Servers");
+            servers.set(1, "mgmt_ip", s("010.0.0.1"));
+            let nics = b.sheet("NICs");
+            nics.set(1, "ip", s("10.1.0.01/24"));
+            nics.set(2, "gateway", s("10.1.1.0254"));
+        }),
+    );
+}
+
+#[test]
+fn a_host_name_too_long_for_its_files() {
+    // 232 characters is the most: `roce-gen.HOST.rollback.json` then fills a file name's 255
+    // bytes. 233 is refused at its cell.
+    let label = "a".repeat(63);
+    let name = |len: usize| {
+        let mut n = format!("{label}.{label}.{label}.{label}");
+        n.truncate(len);
+        n
+    };
+    let longest = name(232);
+    let dir = tmp();
+    let mut book = Book::base();
+    let rename = |b: &mut Book, to: &str| {
+        b.sheet("Servers").set(1, "hostname", s(to));
+        let nics = b.sheet("NICs");
+        nics.set(1, "hostname", s(to));
+        nics.set(2, "hostname", s(to));
+    };
+    rename(&mut book, &longest);
+    book.write(dir.path(), "plan.xlsx");
+    let run = roce_gen(dir.path(), &["generate", "plan.xlsx", "-o", "out"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert!(
+        dir.path()
+            .join("out")
+            .join(format!("{longest}.tar.gz"))
+            .is_file()
+    );
+    // The longest file a script names after the host fits too.
+    std::fs::write(
+        dir.path().join(format!("roce-gen.{longest}.rollback.json")),
+        b"{}",
+    )
+    .unwrap();
+
+    rename(&mut book, &name(233));
+    check("host_name_too_long", &book);
+}
+
+#[test]
+fn a_plan_without_hosts() {
+    let mut book = Book::base();
+    book.sheet("Servers").rows.truncate(1);
+    book.sheet("NICs").rows.truncate(1);
+    check("no_hosts", &book);
+    // And generate leaves an existing output alone.
+    let dir = tmp();
+    Book::base().write(dir.path(), "full.xlsx");
+    book.write(dir.path(), "empty.xlsx");
+    let run = roce_gen(dir.path(), &["generate", "full.xlsx", "-o", "out"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let run = roce_gen(dir.path(), &["generate", "empty.xlsx", "-o", "out"]);
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert!(dir.path().join("out/h1.tar.gz").is_file());
+}
+
+#[test]
+fn source_date_epoch_past_what_tar_holds_is_refused_by_validate_and_generate() {
+    let dir = tmp();
+    Book::base().write(dir.path(), "plan.xlsx");
+    let with_epoch = |epoch: &str, args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_roce-gen"))
+            .args(args)
+            .current_dir(dir.path())
+            .env("SOURCE_DATE_EPOCH", epoch)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    for args in [
+        &["validate", "plan.xlsx"][..],
+        &["generate", "plan.xlsx", "-o", "out"][..],
+    ] {
+        let (code, stderr) = with_epoch("18446744073709551615", args);
+        assert_eq!(code, Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(
+                "SOURCE_DATE_EPOCH 18446744073709551615 is past 8589934591 (the year 2242)"
+            ),
+            "{stderr}"
+        );
+    }
+    assert!(!dir.path().join("out").exists());
+    // The latest time that fits is written, and GNU tar lists it.
+    let (code, stderr) = with_epoch("8589934591", &["generate", "plan.xlsx", "-o", "out"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let list = std::process::Command::new("tar")
+        .args(["tvzf", "out/h1.tar.gz"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(list.status.success());
+    assert!(String::from_utf8_lossy(&list.stdout).contains(" 2242-03-16 "));
+}
