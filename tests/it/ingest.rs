@@ -980,7 +980,7 @@ fn the_output_file_is_replaced_atomically_and_matches_stdout() {
             dir.path(),
             &["--format", "prometheus", "-o", "roce-gen.prom"],
         );
-        assert_eq!(run.code, 1, "{}", run.transcript());
+        assert_eq!(run.code, 0, "{}", run.transcript());
         assert_eq!(
             run.stdout,
             "wrote roce-gen.prom: 7 planned hosts: 4 passed (2 configured, 1 prechecked, 1 rolled back), 1 failed, 1 missing, 1 stale; 1 not in plan\n"
@@ -1017,6 +1017,53 @@ fn the_output_file_is_replaced_atomically_and_matches_stdout() {
         ingest(dir.path(), &["--format", "prometheus"]).stdout,
         printed.stdout
     );
+}
+
+#[test]
+fn a_prometheus_file_is_exit_0_once_written_and_everything_else_keeps_the_verdict() {
+    let dir = scenario();
+    // A textfile refreshed by a timer: written is success, the verdict is inside.
+    let run = ingest(
+        dir.path(),
+        &["--format", "prometheus", "-o", "roce-gen.prom"],
+    );
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let written = std::fs::read_to_string(dir.path().join("roce-gen.prom")).unwrap();
+    assert!(
+        written.contains("\nroce_gen_ok{cluster=\"demo\"} 0\n"),
+        "{written}"
+    );
+    // The same report on stdout, and every other format written to a file, keep exit 1.
+    let run = ingest(dir.path(), &["--format", "prometheus"]);
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    for format in FORMATS.iter().filter(|f| **f != "prometheus") {
+        let out = format!("report.{format}");
+        let run = ingest(dir.path(), &["--format", format, "-o", &out]);
+        assert_eq!(run.code, 1, "{format}: {}", run.transcript());
+        assert!(dir.path().join(&out).is_file(), "{format}");
+    }
+    // Not written, not success: a folder that is not there, and an invalid plan.
+    let run = ingest(
+        dir.path(),
+        &["--format", "prometheus", "-o", "nowhere/roce-gen.prom"],
+    );
+    assert_eq!(run.code, 2, "{}", run.transcript());
+    std::fs::write(dir.path().join("bad-plan.json"), "{}").unwrap();
+    let run = roce_gen(
+        dir.path(),
+        &[
+            "ingest",
+            "usb-1",
+            "--plan",
+            "bad-plan.json",
+            "--format",
+            "prometheus",
+            "-o",
+            "other.prom",
+        ],
+    );
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert!(!dir.path().join("other.prom").exists());
 }
 
 #[test]
