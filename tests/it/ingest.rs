@@ -723,6 +723,115 @@ fn junit_output_parses_as_xml_with_a_case_per_host_and_check() {
 }
 
 #[test]
+fn junit_output_is_valid_under_the_ant_schema_with_times_and_hosts() {
+    require("xmllint");
+    let schema =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/it/fixtures/junit/junit.xsd");
+    let validate = |xml: &str| {
+        let file = tmp();
+        let path = file.path().join("junit.xml");
+        std::fs::write(&path, xml).unwrap();
+        let out = Command::new("xmllint")
+            .arg("--noout")
+            .arg("--schema")
+            .arg(&schema)
+            .arg(&path)
+            .output()
+            .unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let dir = scenario();
+    let run = ingest(dir.path(), &["--format", "junit"]);
+    let (valid, said) = validate(&run.stdout);
+    assert!(valid, "{said}\n{}", run.stdout);
+    // The schema is not a formality: a zone on the timestamp or a missing hostname fails it.
+    let zoned = run.stdout.replace(
+        "timestamp=\"2026-11-30T08:10:03\"",
+        "timestamp=\"2026-11-30T08:10:03Z\"",
+    );
+    assert_ne!(zoned, run.stdout);
+    assert!(!validate(&zoned).0, "a zoned timestamp passed");
+    let nameless = run.stdout.replace(" hostname=\"gpu-002\"", "");
+    assert_ne!(nameless, run.stdout);
+    assert!(!validate(&nameless).0, "a suite without hostname passed");
+
+    let elements = xml_elements(&run.stdout);
+    let suites: Vec<(&str, &str, &str, &str, &str, &str)> = elements
+        .iter()
+        .filter(|(n, _)| n == "testsuite")
+        .map(|(_, a)| {
+            (
+                attr(a, "name"),
+                attr(a, "hostname"),
+                attr(a, "timestamp"),
+                attr(a, "time"),
+                attr(a, "package"),
+                attr(a, "id"),
+            )
+        })
+        .collect();
+    // A host's suite is its latest run (finished_at, in UTC); the missing host and ingest's own
+    // suite are as of the newest result.
+    assert_eq!(
+        suites[0],
+        (
+            "gpu-001",
+            "gpu-001",
+            "2026-11-30T08:10:03",
+            "0",
+            "demo",
+            "0"
+        )
+    );
+    assert_eq!(suites[4].2, "2026-11-28T10:00:03", "gpu-005's stale result");
+    assert_eq!(
+        suites[5],
+        (
+            "gpu-006",
+            "gpu-006",
+            "2026-11-30T09:00:02",
+            "0",
+            "demo",
+            "5"
+        )
+    );
+    assert_eq!(
+        suites[7],
+        (
+            "ingest",
+            "localhost",
+            "2026-11-30T09:00:02",
+            "0",
+            "demo",
+            "7"
+        )
+    );
+    for (name, a) in &elements {
+        if name == "testcase" {
+            assert_eq!(attr(a, "time"), "0");
+        }
+    }
+
+    // Without any result there is no time to give: the epoch, never the clock.
+    let empty = tmp();
+    std::fs::create_dir(empty.path().join("results")).unwrap();
+    let run = roce_gen(empty.path(), &["ingest", "results", "--format", "junit"]);
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    let (valid, said) = validate(&run.stdout);
+    assert!(valid, "{said}\n{}", run.stdout);
+    assert!(
+        run.stdout.contains(
+            r#"timestamp="1970-01-01T00:00:00" hostname="localhost" package="roce-gen" id="0""#
+        ),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
 fn the_html_page_is_self_contained_and_renders_in_chromium() {
     let dir = scenario();
     let run = ingest(dir.path(), &["--format", "html", "-o", "report.html"]);
