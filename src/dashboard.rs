@@ -91,13 +91,19 @@ pub fn build(datasource_uid: Option<&str>) -> Value {
         layout.stat(
             &ds,
             "Checks failing",
-            &format!("count({}{{{SEL}}} == 4) or vector(0)", m::CHECK_STATUS),
+            &format!(
+                r#"sum({}{{{SEL},status="fail"}}) or vector(0)"#,
+                m::HOST_CHECKS
+            ),
             "red",
         ),
         layout.stat(
             &ds,
             "Checks warning",
-            &format!("count({}{{{SEL}}} == 3) or vector(0)", m::CHECK_STATUS),
+            &format!(
+                r#"sum({}{{{SEL},status="warn"}}) or vector(0)"#,
+                m::HOST_CHECKS
+            ),
             "orange",
         ),
         layout.stat(
@@ -121,11 +127,12 @@ pub fn build(datasource_uid: Option<&str>) -> Value {
             "none",
             &[
                 (
-                    format!("{}{{{SEL_NIC}}} / 1000", m::LINK_SPEED),
+                    // Bytes per second and transfers per second, as people quote them.
+                    format!("{}{{{SEL_NIC}}} * 8 / 1e9", m::LINK_SPEED),
                     "{{host}} {{nic}} link Gb/s",
                 ),
                 (
-                    format!("{}{{{SEL_NIC}}}", m::PCIE_SPEED),
+                    format!("{}{{{SEL_NIC}}} / 1e9", m::PCIE_SPEED),
                     "{{host}} {{nic}} PCIe GT/s",
                 ),
             ],
@@ -153,14 +160,15 @@ pub fn build(datasource_uid: Option<&str>) -> Value {
             "RoCE health counters (at each run)",
             "short",
             &[(
-                format!("{}{{{SEL_NIC}}}", m::NIC_COUNTER),
+                format!("{}{{{SEL_NIC}}}", m::NIC_EVENTS),
                 "{{host}} {{nic}} {{counter}}",
             )],
         ),
         layout.table(
             &ds,
             "Checks that did not pass (3 warn, 4 fail)",
-            &format!("{}{{{SEL}}} >= 3", m::CHECK_STATUS),
+            // Only checks that warned or failed have a series.
+            &format!("{}{{{SEL}}}", m::CHECK_STATUS),
         ),
         layout.table(
             &ds,
@@ -323,8 +331,9 @@ mod tests {
             m::MODULE_RX_POWER,
             m::LINK_SPEED,
             m::PCIE_SPEED,
-            m::NIC_COUNTER,
+            m::NIC_EVENTS,
             m::CHECK_STATUS,
+            m::HOST_CHECKS,
             m::NEIGHBOR_INFO,
         ] {
             assert!(all.contains(name), "no panel queries {name}");

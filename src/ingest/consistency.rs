@@ -12,7 +12,7 @@ use serde::Serialize;
 use crate::ingest::result::{Phase, ResultFile, Status};
 
 /// The per-NIC settings compared, by check id, in report order.
-const SETTINGS: [&str; 13] = [
+pub const SETTINGS: [&str; 13] = [
     "driver",
     "mtu",
     "trust",

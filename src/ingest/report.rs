@@ -227,6 +227,8 @@ pub struct Run {
     pub dry_run: bool,
     /// The run's status.
     pub status: Status,
+    /// When it started, RFC 3339, when the result says so readably.
+    pub started_at: Option<String>,
     /// When it finished, RFC 3339.
     pub finished_at: String,
     /// The same, to compare.
@@ -547,6 +549,7 @@ fn run_of(item: &Item) -> Run {
         phase: r.phase,
         dry_run: r.dry_run,
         status: r.status,
+        started_at: r.started_at.map(|t| t.to_string()),
         finished_at: r.finished_at.to_string(),
         finished: r.finished_at,
         path: item.path.clone(),

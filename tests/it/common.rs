@@ -6,6 +6,22 @@ use std::process::Command;
 
 use rust_xlsxwriter::Workbook;
 
+/// Fails the test unless `tool` is on the PATH: the tools the tests run are required, never
+/// skipped (a skipped check would read as a passing one); `.ci/run` installs them.
+pub(crate) fn require(tool: &str) {
+    let found = Command::new("sh")
+        .arg("-c")
+        .arg(format!("command -v {tool}"))
+        .output()
+        .unwrap()
+        .status
+        .success();
+    assert!(
+        found,
+        "{tool} is not installed: run `bash .ci/run`, which installs it"
+    );
+}
+
 /// One cell of a test workbook.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum C {

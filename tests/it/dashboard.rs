@@ -158,11 +158,12 @@ fn the_dashboard_has_its_panels_variables_and_the_configured_datasource() {
     for metric in [
         "roce_gen_nic_module_temperature_celsius{",
         "roce_gen_nic_module_rx_power_dbm{",
-        "roce_gen_nic_link_speed_mbps{",
-        "roce_gen_nic_pcie_speed_gts{",
-        "roce_gen_nic_counter{",
+        "roce_gen_nic_link_speed_bytes_per_second{",
+        "roce_gen_nic_pcie_speed_transfers_per_second{",
+        "roce_gen_nic_events{",
         "roce_gen_nic_neighbor_info{",
         "roce_gen_check_status{",
+        "roce_gen_host_checks{",
     ] {
         assert!(exprs.contains(metric), "no query of {metric}");
     }
@@ -187,7 +188,7 @@ fn the_dashboard_has_its_panels_variables_and_the_configured_datasource() {
             ),
             (
                 "nic",
-                r#"label_values(roce_gen_nic_link_speed_mbps{cluster=~"$cluster",host=~"$host"}, nic)"#
+                r#"label_values(roce_gen_nic_link_speed_bytes_per_second{cluster=~"$cluster",host=~"$host"}, nic)"#
             ),
         ]
     );
@@ -201,6 +202,56 @@ fn the_dashboard_has_its_panels_variables_and_the_configured_datasource() {
     let board: Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(board["templating"]["list"][0]["type"], "datasource");
     assert_eq!(board["panels"][0]["datasource"]["uid"], "${datasource}");
+}
+
+#[test]
+fn every_panel_query_is_promql_that_promtool_accepts() {
+    crate::common::require("promtool");
+    let dir = tmp();
+    let run = roce_gen(dir.path(), &["dashboard"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let board: Value = serde_json::from_str(&run.stdout).unwrap();
+    let exprs: Vec<String> = board["panels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|p| p["targets"].as_array().unwrap().clone())
+        .map(|t| t["expr"].as_str().unwrap().to_string())
+        .collect();
+    assert!(exprs.len() > 10, "{exprs:?}");
+    // Each query as a recording rule: `promtool check rules` parses every expression. JSON
+    // strings are YAML strings.
+    let mut rules = String::from("groups:\n  - name: dashboard\n    rules:\n");
+    for (i, expr) in exprs.iter().enumerate() {
+        rules.push_str(&format!(
+            "      - record: roce_gen:dashboard_query_{i}\n        expr: {}\n",
+            serde_json::to_string(expr).unwrap()
+        ));
+    }
+    std::fs::write(dir.path().join("rules.yml"), &rules).unwrap();
+    let out = std::process::Command::new("promtool")
+        .args(["check", "rules", "rules.yml"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}{}\n{rules}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // It does reject a query that is not PromQL.
+    std::fs::write(
+        dir.path().join("bad.yml"),
+        "groups:\n  - name: bad\n    rules:\n      - record: bad\n        expr: \"sum(roce_gen_ok{\"\n",
+    )
+    .unwrap();
+    let bad = std::process::Command::new("promtool")
+        .args(["check", "rules", "bad.yml"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
 }
 
 fn push(dir: &std::path::Path) -> Run {

@@ -5,13 +5,15 @@
 //! rendered by headless Chromium; damaged input; and the results the simulated hosts of
 //! `hosts.rs` write, ingested end to end.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use roce_gen::ingest::render::prometheus::{SERIES_PER_HOST, SERIES_PER_NIC};
 use serde_json::Value;
 
-use crate::common::{Run, roce_gen, tmp};
+use crate::common::{Run, require, roce_gen, tmp};
 use crate::hosts::FakeHost;
 
 const FORMATS: [&str; 6] = ["text", "json", "markdown", "junit", "prometheus", "html"];
@@ -244,20 +246,45 @@ fn prometheus_output_parses_as_exposition_format() {
     assert_eq!(value("roce_gen_host_ok", &[c, "host=gpu-002"]), 0.0);
     let state = ["host=gpu-006", "state=missing"];
     assert_eq!(value("roce_gen_host_state", &[c, state[0], state[1]]), 1.0);
-    let check = |host: &str, check: &str, nic: &str| {
-        value(
-            "roce_gen_check_failed",
-            &[
-                c,
-                &format!("host={host}"),
-                &format!("check={check}"),
-                &format!("nic={nic}"),
-            ],
-        )
+    // One series per check that warned or failed (3, 4), none for the others.
+    let check_status = |host: &str, check: &str, nic: &str, netdev: &str| {
+        let f = &exposition.families["roce_gen_check_status"];
+        let labels: Vec<String> = f
+            .get_label_names()
+            .iter()
+            .map(|name| match name.as_str() {
+                "cluster" => "demo".to_string(),
+                "host" => host.to_string(),
+                "check" => check.to_string(),
+                "nic" => nic.to_string(),
+                "netdev" => netdev.to_string(),
+                other => panic!("roce_gen_check_status has a label {other}"),
+            })
+            .collect();
+        f.get_sample_by_label_values(&labels)
+            .map(|s| match &s.value {
+                PrometheusValue::Gauge(n) => n.as_f64(),
+                other => panic!("not a gauge: {other:?}"),
+            })
     };
-    assert_eq!(check("gpu-002", "ib_dev", "mlx5_1"), 1.0);
-    assert_eq!(check("gpu-002", "ib_dev", "mlx5_0"), 0.0);
-    assert_eq!(check("gpu-001", "hostname", ""), 0.0);
+    assert_eq!(check_status("gpu-002", "ib_dev", "mlx5_1", ""), Some(4.0));
+    assert_eq!(
+        check_status("gpu-002", "ib_dev", "mlx5_0", "ens1f0np0"),
+        None
+    );
+    assert_eq!(check_status("gpu-001", "hostname", "", ""), None);
+    assert_eq!(
+        check_status("gpu-004", "mtu", "mlx5_1", "ens2f0np0"),
+        Some(3.0)
+    );
+    assert!(
+        !exposition.families.contains_key("roce_gen_check_failed"),
+        "a check's state is told once, by roce_gen_check_status"
+    );
+    assert_eq!(
+        value("roce_gen_host_checks", &[c, "host=gpu-002", "status=fail"]),
+        3.0
+    );
     assert_eq!(
         value(
             "roce_gen_host_result_timestamp_seconds",
@@ -306,12 +333,22 @@ fn prometheus_output_parses_as_exposition_format() {
         f64::NEG_INFINITY,
         "a dark lane"
     );
-    assert_eq!(v("roce_gen_nic_link_speed_mbps", &l1), 200_000.0);
-    assert_eq!(v("roce_gen_nic_link_max_speed_mbps", &l1), 400_000.0);
-    assert_eq!(v("roce_gen_nic_pcie_speed_gts", &l1), 16.0);
-    assert_eq!(v("roce_gen_nic_pcie_max_speed_gts", &l1), 32.0);
+    // 200000 Mb/s, 400000 Mb/s, 16 GT/s and 32 GT/s in base units.
     assert_eq!(
-        v("roce_gen_nic_counter", &with(&l0, "counter=np_cnp_sent")),
+        v("roce_gen_nic_link_speed_bytes_per_second", &l1),
+        25_000_000_000.0
+    );
+    assert_eq!(
+        v("roce_gen_nic_link_max_speed_bytes_per_second", &l1),
+        50_000_000_000.0
+    );
+    assert_eq!(v("roce_gen_nic_pcie_speed_transfers_per_second", &l1), 16e9);
+    assert_eq!(
+        v("roce_gen_nic_pcie_max_speed_transfers_per_second", &l1),
+        32e9
+    );
+    assert_eq!(
+        v("roce_gen_nic_events", &with(&l0, "counter=np_cnp_sent")),
         1532.0
     );
     let mut neighbour = l1.to_vec();
@@ -321,19 +358,6 @@ fn prometheus_output_parses_as_exposition_format() {
         v("roce_gen_check_status", &with(&l1, "check=cabling")),
         3.0,
         "warn"
-    );
-    assert_eq!(
-        v("roce_gen_check_status", &with(&l0, "check=cabling")),
-        0.0,
-        "pass"
-    );
-    // Host-wide checks have empty nic and netdev; failures are 4.
-    assert_eq!(
-        value(
-            "roce_gen_check_status",
-            &[c, "host=gpu-002", "nic=mlx5_1", "netdev=", "check=ib_dev"]
-        ),
-        4.0
     );
     // Every family is a gauge with the cluster label; per-NIC ones carry host, nic, netdev.
     for (name, family) in &exposition.families {
@@ -345,6 +369,267 @@ fn prometheus_output_parses_as_exposition_format() {
             }
         }
     }
+}
+
+/// `promtool check metrics` on an exposition: what it reports (lint findings such as "counter
+/// metrics should have _total suffix", or a parse error), empty when it finds nothing. promtool is
+/// required: `.ci/run` installs it (Debian's `prometheus`); a missing promtool fails the test.
+pub(crate) fn promtool_findings(exposition: &str) -> String {
+    require("promtool");
+    let mut child = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(exposition.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    if !out.status.success() && said.trim().is_empty() {
+        return format!("promtool exited with {}", out.status);
+    }
+    said
+}
+
+#[test]
+fn promtool_finds_nothing_in_the_prometheus_output() {
+    // The check can fail: promtool reports a counter without `_total` and a type in a name.
+    let bad = "# HELP x_counter A count.\n# TYPE x_counter counter\nx_counter 1\n";
+    let findings = promtool_findings(bad);
+    assert!(
+        findings.contains("counter metrics should have \"_total\" suffix"),
+        "{findings}"
+    );
+    assert!(
+        findings.contains("metric name should not include type"),
+        "{findings}"
+    );
+
+    let dir = scenario();
+    let with_plan = ingest(dir.path(), &["--format", "prometheus"]);
+    let without_plan = roce_gen(
+        dir.path(),
+        &[
+            "ingest",
+            "usb-1",
+            "usb-2",
+            "collected.tar.gz",
+            "--format",
+            "prometheus",
+        ],
+    );
+    for run in [with_plan, without_plan] {
+        assert!(
+            run.stdout.contains("roce_gen_nic_events{"),
+            "{}",
+            run.transcript()
+        );
+        assert_eq!(promtool_findings(&run.stdout), "", "{}", run.stdout);
+    }
+}
+
+/// A series: its family and its labels.
+type Series = (String, BTreeMap<String, String>);
+
+/// Every sample of an exposition with a `host` label, by host.
+fn series_by_host(exposition: &str) -> BTreeMap<String, Vec<Series>> {
+    let parsed = openmetrics_parser::prometheus::parse_prometheus(exposition)
+        .unwrap_or_else(|e| panic!("{e:?}\n{exposition}"));
+    let mut by_host: BTreeMap<String, Vec<_>> = BTreeMap::new();
+    for (name, family) in &parsed.families {
+        for sample in family.iter_samples() {
+            let labels: BTreeMap<String, String> = sample
+                .get_labelset()
+                .unwrap()
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            if let Some(host) = labels.get("host") {
+                by_host
+                    .entry(host.clone())
+                    .or_default()
+                    .push((name.clone(), labels));
+            }
+        }
+    }
+    by_host
+}
+
+/// The documented bound: `SERIES_PER_HOST + SERIES_PER_NIC × NICs + checks that warned or failed`.
+fn series_bound(nics: usize, flagged: usize) -> usize {
+    SERIES_PER_HOST + SERIES_PER_NIC * nics + flagged
+}
+
+/// The NICs a result names (its facts and its checks) and its distinct checks that warned or
+/// failed.
+fn nics_and_flagged(result: &Value) -> (usize, usize) {
+    let mut nics: BTreeSet<String> = result["facts"]["nics"]
+        .as_object()
+        .map(|n| n.keys().cloned().collect())
+        .unwrap_or_default();
+    let mut flagged = BTreeSet::new();
+    for c in result["checks"].as_array().unwrap() {
+        let nic = c["nic"].as_str().unwrap_or_default().to_string();
+        if !nic.is_empty() {
+            nics.insert(nic.clone());
+        }
+        if c["status"] == "warn" || c["status"] == "fail" {
+            flagged.insert((c["id"].as_str().unwrap().to_string(), nic));
+        }
+    }
+    (nics.len(), flagged.len())
+}
+
+#[test]
+fn every_host_stays_within_the_documented_number_of_series() {
+    // The README wraps lines anywhere: compare with single spaces.
+    let readme =
+        std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+            .unwrap()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+    let documented = format!(
+        "at most {SERIES_PER_HOST} + {SERIES_PER_NIC} × NICs + one per check that warned or failed"
+    );
+    assert!(
+        readme.contains(&documented),
+        "README.md does not say {documented:?}"
+    );
+
+    let dir = scenario();
+    let by_host = series_by_host(&ingest(dir.path(), &["--format", "prometheus"]).stdout);
+    let report: Value =
+        serde_json::from_str(&ingest(dir.path(), &["--format", "json"]).stdout).unwrap();
+    let mut measured = Vec::new();
+    for h in report["hosts"].as_array().unwrap() {
+        let host = h["host"].as_str().unwrap();
+        let series = by_host.get(host).map_or(0, Vec::len);
+        let (nics, flagged) = match h["latest"]["path"].as_str() {
+            None => (0, 0),
+            Some(path) => {
+                let file = match path.strip_prefix("collected.tar.gz:") {
+                    Some(member) => fixtures().join("archived").join(member),
+                    None => dir.path().join(path),
+                };
+                nics_and_flagged(&serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap())
+            }
+        };
+        assert!(series > 0, "{host} has no series");
+        assert!(
+            series <= series_bound(nics, flagged),
+            "{host}: {series} series, more than {} for {nics} NICs and {flagged} flagged checks",
+            series_bound(nics, flagged)
+        );
+        measured.push(format!("{host} {series}"));
+    }
+    // gpu-003 records every NIC fact for 2 NICs and warned twice.
+    assert!(measured.contains(&"gpu-003 68".to_string()), "{measured:?}");
+}
+
+#[test]
+fn an_outsized_result_adds_no_more_series_than_the_bound() {
+    let dir = tmp();
+    let mut result: Value = serde_json::from_slice(
+        &std::fs::read(fixtures().join("usb-2/gpu-003.apply.json")).unwrap(),
+    )
+    .unwrap();
+    // Every NIC with 20 lanes each way, every counter there is and many more, and every check
+    // failing three times over.
+    for (_, nic) in result["facts"]["nics"].as_object_mut().unwrap() {
+        let lanes: Vec<Value> = (0..20).map(|i| Value::from(-1.0 - f64::from(i))).collect();
+        nic["transceiver"]["tx_power_dbm"] = Value::from(lanes.clone());
+        nic["transceiver"]["rx_power_dbm"] = Value::from(lanes);
+        let mut counters = serde_json::Map::new();
+        for name in [
+            "out_of_sequence",
+            "packet_seq_err",
+            "local_ack_timeout_err",
+            "roce_adp_retrans",
+            "np_cnp_sent",
+            "np_ecn_marked_roce_packets",
+            "rp_cnp_handled",
+            "rx_pause_ctrl_phy",
+            "tx_pause_ctrl_phy",
+        ] {
+            counters.insert(name.into(), Value::from(1));
+        }
+        for p in 0..10 {
+            counters.insert(format!("rx_prio{p}_pause"), Value::from(p));
+            counters.insert(format!("tx_prio{p}_pause"), Value::from(p));
+        }
+        for i in 0..100 {
+            counters.insert(format!("rx_queue_{i}_bytes"), Value::from(i));
+        }
+        nic["counters"] = Value::Object(counters);
+    }
+    let checks = result["checks"].as_array_mut().unwrap();
+    for c in checks.iter_mut() {
+        c["status"] = Value::from("fail");
+    }
+    let copies = checks.to_vec();
+    checks.extend(copies.iter().cloned());
+    checks.extend(copies);
+    result["status"] = Value::from("fail");
+    std::fs::write(
+        dir.path().join("gpu-003.apply.json"),
+        serde_json::to_vec(&result).unwrap(),
+    )
+    .unwrap();
+    let run = roce_gen(dir.path(), &["ingest", ".", "--format", "prometheus"]);
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    let by_host = series_by_host(&run.stdout);
+    let series = &by_host["gpu-003"];
+    let (nics, flagged) = nics_and_flagged(&result);
+    assert_eq!((nics, flagged), (2, 28));
+    assert!(
+        series.len() <= series_bound(nics, flagged),
+        "{} series, more than {}",
+        series.len(),
+        series_bound(nics, flagged)
+    );
+    // Each NIC is at its most (lanes 1 to 8, the 25 counters), less the firmware outlier a
+    // lone host cannot have.
+    for nic in ["mlx5_0", "mlx5_1"] {
+        let of_nic: Vec<_> = series
+            .iter()
+            .filter(|(name, l)| {
+                name.starts_with("roce_gen_nic_") && l.get("nic").map(String::as_str) == Some(nic)
+            })
+            .collect();
+        assert_eq!(of_nic.len(), SERIES_PER_NIC - 1, "{nic}: {of_nic:?}");
+        assert!(
+            of_nic
+                .iter()
+                .filter_map(|(_, l)| l.get("lane"))
+                .all(|lane| ("1"..="8").contains(&lane.as_str()) && lane.len() == 1),
+            "{of_nic:?}"
+        );
+    }
+    assert!(
+        !run.stdout.contains("rx_queue_"),
+        "unknown counters are exported"
+    );
+    assert!(!run.stdout.contains("rx_prio8_pause"), "{}", run.stdout);
+    assert_eq!(
+        series
+            .iter()
+            .filter(|(name, _)| name == "roce_gen_check_status")
+            .count(),
+        28,
+        "one series per failing check, copies folded"
+    );
+    assert_eq!(promtool_findings(&run.stdout), "");
 }
 
 /// Every element of an XML document, with its attributes, in document order; panics on
@@ -443,6 +728,115 @@ fn junit_output_parses_as_xml_with_a_case_per_host_and_check() {
 }
 
 #[test]
+fn junit_output_is_valid_under_the_ant_schema_with_times_and_hosts() {
+    require("xmllint");
+    let schema =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/it/fixtures/junit/junit.xsd");
+    let validate = |xml: &str| {
+        let file = tmp();
+        let path = file.path().join("junit.xml");
+        std::fs::write(&path, xml).unwrap();
+        let out = Command::new("xmllint")
+            .arg("--noout")
+            .arg("--schema")
+            .arg(&schema)
+            .arg(&path)
+            .output()
+            .unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let dir = scenario();
+    let run = ingest(dir.path(), &["--format", "junit"]);
+    let (valid, said) = validate(&run.stdout);
+    assert!(valid, "{said}\n{}", run.stdout);
+    // The schema is not a formality: a zone on the timestamp or a missing hostname fails it.
+    let zoned = run.stdout.replace(
+        "timestamp=\"2026-11-30T08:10:00\"",
+        "timestamp=\"2026-11-30T08:10:00Z\"",
+    );
+    assert_ne!(zoned, run.stdout);
+    assert!(!validate(&zoned).0, "a zoned timestamp passed");
+    let nameless = run.stdout.replace(" hostname=\"gpu-002\"", "");
+    assert_ne!(nameless, run.stdout);
+    assert!(!validate(&nameless).0, "a suite without hostname passed");
+
+    let elements = xml_elements(&run.stdout);
+    let suites: Vec<(&str, &str, &str, &str, &str, &str)> = elements
+        .iter()
+        .filter(|(n, _)| n == "testsuite")
+        .map(|(_, a)| {
+            (
+                attr(a, "name"),
+                attr(a, "hostname"),
+                attr(a, "timestamp"),
+                attr(a, "time"),
+                attr(a, "package"),
+                attr(a, "id"),
+            )
+        })
+        .collect();
+    // A host's suite is its latest run (from started_at to finished_at, in UTC); the missing
+    // host and ingest's own suite are as of the newest result, taking no time.
+    assert_eq!(
+        suites[0],
+        (
+            "gpu-001",
+            "gpu-001",
+            "2026-11-30T08:10:00",
+            "3",
+            "demo",
+            "0"
+        )
+    );
+    assert_eq!(suites[4].2, "2026-11-28T10:00:00", "gpu-005's stale result");
+    assert_eq!(
+        suites[5],
+        (
+            "gpu-006",
+            "gpu-006",
+            "2026-11-30T09:00:02",
+            "0",
+            "demo",
+            "5"
+        )
+    );
+    assert_eq!(
+        suites[7],
+        (
+            "ingest",
+            "localhost",
+            "2026-11-30T09:00:02",
+            "0",
+            "demo",
+            "7"
+        )
+    );
+    for (name, a) in &elements {
+        if name == "testcase" {
+            assert_eq!(attr(a, "time"), "0");
+        }
+    }
+
+    // Without any result there is no time to give: the epoch, never the clock.
+    let empty = tmp();
+    std::fs::create_dir(empty.path().join("results")).unwrap();
+    let run = roce_gen(empty.path(), &["ingest", "results", "--format", "junit"]);
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    let (valid, said) = validate(&run.stdout);
+    assert!(valid, "{said}\n{}", run.stdout);
+    assert!(
+        run.stdout.contains(
+            r#"timestamp="1970-01-01T00:00:00" hostname="localhost" package="roce-gen" id="0""#
+        ),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
 fn the_html_page_is_self_contained_and_renders_in_chromium() {
     let dir = scenario();
     let run = ingest(dir.path(), &["--format", "html", "-o", "report.html"]);
@@ -454,14 +848,7 @@ fn the_html_page_is_self_contained_and_renders_in_chromium() {
         assert!(!html.contains(external), "the page loads {external}");
     }
 
-    let chromium = Command::new("sh")
-        .args(["-c", "command -v chromium"])
-        .output()
-        .unwrap();
-    assert!(
-        chromium.status.success(),
-        "chromium is not installed: run `bash .ci/run`, which installs it"
-    );
+    require("chromium");
     let png = dir.path().join("report.png");
     let profile = dir.path().join("chromium-profile");
     std::fs::create_dir(&profile).unwrap();
@@ -704,7 +1091,7 @@ fn the_output_file_is_replaced_atomically_and_matches_stdout() {
             dir.path(),
             &["--format", "prometheus", "-o", "roce-gen.prom"],
         );
-        assert_eq!(run.code, 1, "{}", run.transcript());
+        assert_eq!(run.code, 0, "{}", run.transcript());
         assert_eq!(
             run.stdout,
             "wrote roce-gen.prom: 7 planned hosts: 2 ready (2 configured), 1 pending, 1 rolled back, 1 failed, 1 missing, 1 stale; 1 not in plan\n"
@@ -741,6 +1128,53 @@ fn the_output_file_is_replaced_atomically_and_matches_stdout() {
         ingest(dir.path(), &["--format", "prometheus"]).stdout,
         printed.stdout
     );
+}
+
+#[test]
+fn a_prometheus_file_is_exit_0_once_written_and_everything_else_keeps_the_verdict() {
+    let dir = scenario();
+    // A textfile refreshed by a timer: written is success, the verdict is inside.
+    let run = ingest(
+        dir.path(),
+        &["--format", "prometheus", "-o", "roce-gen.prom"],
+    );
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let written = std::fs::read_to_string(dir.path().join("roce-gen.prom")).unwrap();
+    assert!(
+        written.contains("\nroce_gen_ok{cluster=\"demo\"} 0\n"),
+        "{written}"
+    );
+    // The same report on stdout, and every other format written to a file, keep exit 1.
+    let run = ingest(dir.path(), &["--format", "prometheus"]);
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    for format in FORMATS.iter().filter(|f| **f != "prometheus") {
+        let out = format!("report.{format}");
+        let run = ingest(dir.path(), &["--format", format, "-o", &out]);
+        assert_eq!(run.code, 1, "{format}: {}", run.transcript());
+        assert!(dir.path().join(&out).is_file(), "{format}");
+    }
+    // Not written, not success: a folder that is not there, and an invalid plan.
+    let run = ingest(
+        dir.path(),
+        &["--format", "prometheus", "-o", "nowhere/roce-gen.prom"],
+    );
+    assert_eq!(run.code, 2, "{}", run.transcript());
+    std::fs::write(dir.path().join("bad-plan.json"), "{}").unwrap();
+    let run = roce_gen(
+        dir.path(),
+        &[
+            "ingest",
+            "usb-1",
+            "--plan",
+            "bad-plan.json",
+            "--format",
+            "prometheus",
+            "-o",
+            "other.prom",
+        ],
+    );
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert!(!dir.path().join("other.prom").exists());
 }
 
 #[test]
@@ -837,6 +1271,7 @@ fn hostile_strings_stay_inert_in_every_format() {
             "prometheus" => {
                 openmetrics_parser::prometheus::parse_prometheus(out)
                     .unwrap_or_else(|e| panic!("{e:?}\n{out}"));
+                assert_eq!(promtool_findings(out), "", "{out}");
             }
             "text" => assert!(out.contains("\\u{1b}[2J<script>"), "{out}"),
             "markdown" => assert!(out.contains("&lt;script&gt;"), "{out}"),

@@ -543,8 +543,14 @@ fn simulated_host_facts_become_prometheus_gauges() {
         serde_json::to_vec(&pre.result).unwrap(),
     )
     .unwrap();
+    // A precheck of a host not configured yet: pending, so the verdict is 1; the facts are
+    // exported all the same.
     let run = roce_gen(dir.path(), &["ingest", ".", "--format", "prometheus"]);
-    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert!(
+        run.stdout
+            .contains("roce_gen_host_state{cluster=\"lab\",host=\"node-a\",state=\"pending\"} 1")
+    );
     let exposition = openmetrics_parser::prometheus::parse_prometheus(&run.stdout)
         .unwrap_or_else(|e| panic!("{e:?}\n{}", run.stdout));
     let value = |family: &str, labels: &[(&str, &str)]| -> Option<f64> {
@@ -597,14 +603,18 @@ fn simulated_host_facts_become_prometheus_gauges() {
         Some(1.0)
     );
     assert_eq!(
-        value("roce_gen_nic_link_speed_mbps", &nic0),
-        Some(400_000.0)
+        value("roce_gen_nic_link_speed_bytes_per_second", &nic0),
+        Some(50e9),
+        "400000 Mb/s"
     );
     assert_eq!(value("roce_gen_nic_link_width", &nic0), Some(4.0));
-    assert_eq!(value("roce_gen_nic_pcie_speed_gts", &nic0), Some(32.0));
+    assert_eq!(
+        value("roce_gen_nic_pcie_speed_transfers_per_second", &nic0),
+        Some(32e9)
+    );
     assert_eq!(value("roce_gen_nic_pcie_width", &nic0), Some(16.0));
     assert_eq!(
-        value("roce_gen_nic_counter", &with(&[("counter", "np_cnp_sent")])),
+        value("roce_gen_nic_events", &with(&[("counter", "np_cnp_sent")])),
         Some(1200.0)
     );
     assert_eq!(
@@ -618,7 +628,8 @@ fn simulated_host_facts_become_prometheus_gauges() {
         ),
         Some(1.0)
     );
-    // 3 = warn: the miscabled port; 2 = skip: the NIC without module access.
+    // 3 = warn: the miscabled port; the NIC without module access skipped `optics`, which
+    // the count has and no series of its own.
     assert_eq!(
         value("roce_gen_check_status", &with(&[("check", "cabling")])),
         Some(3.0)
@@ -630,7 +641,14 @@ fn simulated_host_facts_become_prometheus_gauges() {
         ("netdev", "ens2f0np0"),
         ("check", "optics"),
     ];
-    assert_eq!(value("roce_gen_check_status", &nic1), Some(2.0));
+    assert_eq!(value("roce_gen_check_status", &nic1), None);
+    assert!(
+        value(
+            "roce_gen_host_checks",
+            &[("cluster", "lab"), ("host", "node-a"), ("status", "skip")]
+        )
+        .is_some_and(|n| n >= 1.0)
+    );
     assert_eq!(
         value("roce_gen_nic_module_temperature_celsius", &nic1[..4]),
         None,
@@ -641,4 +659,5 @@ fn simulated_host_facts_become_prometheus_gauges() {
         Some(16.0),
         "the NIC's other facts are there"
     );
+    assert_eq!(crate::ingest::promtool_findings(&run.stdout), "");
 }

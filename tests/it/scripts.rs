@@ -5,26 +5,12 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::common::tmp;
+use crate::common::{require, tmp};
 use crate::golden::generate_unpacked;
 
 fn golden_files() -> Vec<(String, Vec<u8>)> {
     let plan = Path::new(env!("CARGO_MANIFEST_DIR")).join("golden/lab-2node/plan.json");
     generate_unpacked(&plan).into_iter().collect()
-}
-
-fn require(tool: &str) {
-    let found = Command::new("sh")
-        .arg("-c")
-        .arg(format!("command -v {tool}"))
-        .output()
-        .unwrap()
-        .status
-        .success();
-    assert!(
-        found,
-        "{tool} is not installed: run `bash .ci/run`, which installs it"
-    );
 }
 
 /// `shellcheck` with every optional finding (`style`) and the sources followed, as gcc-style

@@ -5,13 +5,21 @@
 //! one and a failing `state` case for one that is not ready for another reason (pending,
 //! drifted, rolled back); unreadable files are errors of an `ingest` suite. Laid out by
 //! `templates/ingest/junit.xml.j2`.
+//!
+//! The attributes are those of the Ant JUnit schema (`JUnit.xsd`), which Jenkins, GitLab and the
+//! GitHub reporters read: each suite has `name`, `tests`, `failures`, `errors`, `skipped`, `time`
+//! (seconds), `timestamp` (UTC, without a zone, as the schema wants), `hostname`, and in the
+//! `testsuites` form `package` (the cluster) and `id`; each case `name`, `classname` and `time`.
+//! Two things the Ant schema has no room for are kept because those readers show them: totals
+//! on `testsuites`, and a passing case's `system-out` (its warning or change).
 
 use anyhow::Result;
+use jiff::Timestamp;
 use serde::Serialize;
 
 use crate::ingest::attention::{change_line, changes, ports_of};
 use crate::ingest::render::{reason, render_template, short_sha};
-use crate::ingest::report::{ClusterReport, HostReport, State};
+use crate::ingest::report::{ClusterReport, HostReport, Run, State};
 use crate::ingest::result::Status;
 
 #[derive(Serialize)]
@@ -21,6 +29,7 @@ struct Suites {
     failures: usize,
     errors: usize,
     skipped: usize,
+    time: String,
     suites: Vec<Suite>,
 }
 
@@ -31,8 +40,58 @@ struct Suite {
     failures: usize,
     errors: usize,
     skipped: usize,
+    /// Seconds, as `xs:decimal`.
+    time: String,
+    #[serde(skip)]
+    seconds: f64,
+    /// `2026-11-30T08:00:01`: UTC without a zone.
+    timestamp: String,
+    hostname: String,
+    /// The cluster: what the Ant schema calls the suite's package.
+    package: String,
+    /// 0 for the first suite, then counting up, as the Ant schema wants.
+    id: usize,
     properties: Vec<(&'static str, String)>,
     cases: Vec<Case>,
+}
+
+/// When a suite ran and for how long.
+#[derive(Clone, Copy)]
+struct Timing {
+    start: Timestamp,
+    seconds: f64,
+}
+
+impl Timing {
+    /// A run's timing: from its start to its end when both are known; otherwise its end, taking
+    /// no time.
+    fn of(started: Option<Timestamp>, finished: Timestamp) -> Self {
+        match started {
+            Some(start) if start <= finished => Timing {
+                start,
+                seconds: finished.duration_since(start).as_secs_f64(),
+            },
+            _ => Timing {
+                start: finished,
+                seconds: 0.0,
+            },
+        }
+    }
+
+    fn run(run: &Run) -> Option<Self> {
+        let finished = run.finished_at.parse::<Timestamp>().ok()?;
+        let started = run.started_at.as_deref().and_then(|s| s.parse().ok());
+        Some(Timing::of(started, finished))
+    }
+}
+
+/// Seconds as `xs:decimal` (Rust never writes an exponent for an `f64`).
+fn seconds(s: f64) -> String {
+    if s.is_finite() && s > 0.0 {
+        s.to_string()
+    } else {
+        "0".to_string()
+    }
 }
 
 #[derive(Serialize)]
@@ -47,7 +106,13 @@ struct Case {
 }
 
 impl Suite {
-    fn new(name: String, properties: Vec<(&'static str, String)>, cases: Vec<Case>) -> Self {
+    fn new(
+        name: String,
+        hostname: String,
+        timing: Timing,
+        properties: Vec<(&'static str, String)>,
+        cases: Vec<Case>,
+    ) -> Self {
         let count = |o: &str| cases.iter().filter(|c| c.outcome == o).count();
         Suite {
             name,
@@ -55,13 +120,20 @@ impl Suite {
             failures: count("failure"),
             errors: count("error"),
             skipped: count("skipped"),
+            time: seconds(timing.seconds),
+            seconds: timing.seconds,
+            timestamp: timing.start.strftime("%Y-%m-%dT%H:%M:%S").to_string(),
+            hostname,
+            package: String::new(),
+            id: 0,
             properties,
             cases,
         }
     }
 }
 
-fn host_suite(h: &HostReport, plan_sha: Option<&str>) -> Suite {
+/// `as_of` times a host without a readable result: when the report's newest result was written.
+fn host_suite(h: &HostReport, plan_sha: Option<&str>, as_of: Timing) -> Suite {
     let case = |name: &str, outcome, message: String, text: String| Case {
         classname: h.host.clone(),
         name: name.to_string(),
@@ -146,17 +218,28 @@ fn host_suite(h: &HostReport, plan_sha: Option<&str>) -> Suite {
             Status::Pass => case(&c.item(), "pass", String::new(), String::new()),
         });
     }
-    Suite::new(h.host.clone(), properties, cases)
+    let timing = h.latest.as_ref().and_then(Timing::run).unwrap_or(as_of);
+    Suite::new(h.host.clone(), h.host.clone(), timing, properties, cases)
 }
 
 /// The report as JUnit XML.
 pub fn render(report: &ClusterReport) -> Result<String> {
     let plan_sha = report.plan.as_ref().map(|p| p.sha256.as_str());
+    // Suites without a run of their own (a missing host, ingest's files) are as of the newest
+    // result; with none at all, the epoch: the wall clock would make the output differ run to run.
+    let as_of = Timing {
+        start: report
+            .as_of
+            .as_deref()
+            .and_then(|t| t.parse().ok())
+            .unwrap_or(Timestamp::UNIX_EPOCH),
+        seconds: 0.0,
+    };
     let mut suites: Vec<Suite> = report
         .hosts
         .iter()
         .filter(|h| h.counted())
-        .map(|h| host_suite(h, plan_sha))
+        .map(|h| host_suite(h, plan_sha, as_of))
         .collect();
     let mut files: Vec<Case> = report
         .problems
@@ -186,8 +269,25 @@ pub fn render(report: &ClusterReport) -> Result<String> {
         });
     }
     if !files.is_empty() {
-        suites.push(Suite::new("ingest".into(), Vec::new(), files));
+        // ingest's own checks ran here; `localhost` is what the schema asks for a host that
+        // cannot be named, and keeps the output the same wherever it is made.
+        suites.push(Suite::new(
+            "ingest".into(),
+            "localhost".into(),
+            as_of,
+            Vec::new(),
+            files,
+        ));
     }
+    let package = report
+        .cluster
+        .clone()
+        .unwrap_or_else(|| "roce-gen".to_string());
+    for (id, suite) in suites.iter_mut().enumerate() {
+        suite.id = id;
+        suite.package.clone_from(&package);
+    }
+    let time = suites.iter().map(|s| s.seconds).sum();
     let sum = |f: fn(&Suite) -> usize| suites.iter().map(f).sum();
     let doc = Suites {
         name: match &report.cluster {
@@ -198,7 +298,34 @@ pub fn render(report: &ClusterReport) -> Result<String> {
         failures: sum(|s| s.failures),
         errors: sum(|s| s.errors),
         skipped: sum(|s| s.skipped),
+        time: seconds(time),
         suites,
     };
     render_template("ingest/junit.xml", doc)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(s: &str) -> Timestamp {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn a_run_takes_from_its_start_to_its_end_and_never_less_than_nothing() {
+        let end = at("2026-11-30T08:12:03Z");
+        let t = Timing::of(Some(at("2026-11-30T08:12:00.5Z")), end);
+        assert_eq!(
+            (t.start, seconds(t.seconds)),
+            (at("2026-11-30T08:12:00.5Z"), "2.5".to_string())
+        );
+        // A start after the end (a clock set back mid-run) or none: the end, taking no time.
+        for start in [Some(at("2026-11-30T09:00:00Z")), None] {
+            let t = Timing::of(start, end);
+            assert_eq!((t.start, seconds(t.seconds)), (end, "0".to_string()));
+        }
+        assert_eq!(seconds(86_400.0 * 365.0 * 100.0), "3153600000");
+        assert_eq!(seconds(f64::NAN), "0");
+    }
 }

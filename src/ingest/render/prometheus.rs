@@ -1,49 +1,139 @@
 //! `--format prometheus`: the report as a node_exporter textfile-collector file (Prometheus text
-//! exposition format 0.0.4): per-host status and state, per-check failure and status gauges,
-//! result times, consistency outliers and file counts, and the NIC facts each host's latest
-//! result records (transceiver temperature and power, link and PCIe speed and width, RoCE
-//! counters, LLDP neighbour), every sample labelled with the cluster, per-NIC ones also with
-//! `host`, `nic` (the planned `ib_dev`) and `netdev`. Write it with `-o DIR/roce-gen.prom`,
-//! which replaces the file atomically as the collector requires. The metric names are constants
-//! here because `roce-gen dashboard` queries them: renaming one breaks dashboards in the field.
+//! exposition format 0.0.4): the cluster's verdict and counts; per host its state, check counts,
+//! result time and the facts it differs from most hosts in; a series per check that warned or
+//! failed; and the NIC facts each host's latest result records (transceiver temperature and
+//! power, link and PCIe speed and width, RoCE counters, LLDP neighbour). Every sample is labelled
+//! with the cluster, per-host ones with `host`, per-NIC ones also with `nic` (the planned
+//! `ib_dev`) and `netdev`. Write it with `-o DIR/roce-gen.prom`, which replaces the file
+//! atomically as the collector requires.
+//!
+//! Every name is a constant here because `roce-gen dashboard` queries them: renaming one breaks
+//! dashboards in the field. They follow Prometheus naming (base units, `_info` for a value of 1
+//! with the facts in labels, no type in the name) and `promtool check metrics` finds nothing in
+//! the output. A host has at most [`SERIES_PER_HOST`] + [`SERIES_PER_NIC`] × its NICs + one per
+//! check that warned or failed series, whatever its result says: results are untrusted, and a
+//! collector scraping thousands of hosts must not be flooded by one odd file.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
+use crate::ingest::consistency;
 use crate::ingest::render::clean;
 use crate::ingest::report::{ClusterReport, HostReport, State};
 use crate::ingest::result::{Status, pcie_gts};
 
+/// `roce_gen_ok`: 1 when every planned host passed and every file was readable.
+pub const OK: &str = "roce_gen_ok";
+/// `roce_gen_hosts{status}`: hosts by status.
+pub const HOSTS: &str = "roce_gen_hosts";
+/// `roce_gen_ingest_files{outcome}`: files ingest read, by what became of them.
+pub const INGEST_FILES: &str = "roce_gen_ingest_files";
 /// `roce_gen_host_ok`: 1 when the host passed.
 pub const HOST_OK: &str = "roce_gen_host_ok";
-/// `roce_gen_check_status{check}`: 0 pass, 1 changed, 2 skip, 3 warn, 4 fail.
+/// `roce_gen_host_planned`: 1 when the plan has the host (only with a plan).
+pub const HOST_PLANNED: &str = "roce_gen_host_planned";
+/// `roce_gen_host_stale`: 1 when the host's results are all from another plan (only with a plan).
+pub const HOST_STALE: &str = "roce_gen_host_stale";
+/// `roce_gen_host_state{state}`: 1 for the host's state, 0 for the others.
+pub const HOST_STATE: &str = "roce_gen_host_state";
+/// `roce_gen_host_checks{status}`: the checks of the host's latest result, by status.
+pub const HOST_CHECKS: &str = "roce_gen_host_checks";
+/// `roce_gen_host_result_timestamp_seconds{phase}`: when the latest result was written.
+pub const HOST_RESULT_TIMESTAMP: &str = "roce_gen_host_result_timestamp_seconds";
+/// `roce_gen_check_status{check,nic,netdev}`: 3 warn, 4 fail, for the checks that warned or
+/// failed; the others have no series (`roce_gen_host_checks` counts them).
 pub const CHECK_STATUS: &str = "roce_gen_check_status";
+/// `roce_gen_fact_hosts{fact,scope,value}`: hosts with each value of a compared fact.
+pub const FACT_HOSTS: &str = "roce_gen_fact_hosts";
+/// `roce_gen_fact_outlier{host,fact,scope,value}`: 1 for a host that differs from most.
+pub const FACT_OUTLIER: &str = "roce_gen_fact_outlier";
 /// `roce_gen_nic_module_temperature_celsius`.
 pub const MODULE_TEMPERATURE: &str = "roce_gen_nic_module_temperature_celsius";
-/// `roce_gen_nic_module_tx_power_dbm{lane}`.
+/// `roce_gen_nic_module_tx_power_dbm{lane}`: dBm, as optics are specified and their alarm
+/// thresholds given; a logarithmic unit with no base-unit form that reads the same.
 pub const MODULE_TX_POWER: &str = "roce_gen_nic_module_tx_power_dbm";
 /// `roce_gen_nic_module_rx_power_dbm{lane}`.
 pub const MODULE_RX_POWER: &str = "roce_gen_nic_module_rx_power_dbm";
 /// `roce_gen_nic_module_info{vendor,part_number}`: always 1.
 pub const MODULE_INFO: &str = "roce_gen_nic_module_info";
-/// `roce_gen_nic_link_speed_mbps`.
-pub const LINK_SPEED: &str = "roce_gen_nic_link_speed_mbps";
-/// `roce_gen_nic_link_max_speed_mbps`.
-pub const LINK_MAX_SPEED: &str = "roce_gen_nic_link_max_speed_mbps";
+/// `roce_gen_nic_link_speed_bytes_per_second`.
+pub const LINK_SPEED: &str = "roce_gen_nic_link_speed_bytes_per_second";
+/// `roce_gen_nic_link_max_speed_bytes_per_second`.
+pub const LINK_MAX_SPEED: &str = "roce_gen_nic_link_max_speed_bytes_per_second";
 /// `roce_gen_nic_link_width`: lanes.
 pub const LINK_WIDTH: &str = "roce_gen_nic_link_width";
-/// `roce_gen_nic_pcie_speed_gts`.
-pub const PCIE_SPEED: &str = "roce_gen_nic_pcie_speed_gts";
-/// `roce_gen_nic_pcie_max_speed_gts`.
-pub const PCIE_MAX_SPEED: &str = "roce_gen_nic_pcie_max_speed_gts";
-/// `roce_gen_nic_pcie_width`.
+/// `roce_gen_nic_pcie_speed_transfers_per_second`.
+pub const PCIE_SPEED: &str = "roce_gen_nic_pcie_speed_transfers_per_second";
+/// `roce_gen_nic_pcie_max_speed_transfers_per_second`.
+pub const PCIE_MAX_SPEED: &str = "roce_gen_nic_pcie_max_speed_transfers_per_second";
+/// `roce_gen_nic_pcie_width`: lanes.
 pub const PCIE_WIDTH: &str = "roce_gen_nic_pcie_width";
-/// `roce_gen_nic_pcie_max_width`.
+/// `roce_gen_nic_pcie_max_width`: lanes.
 pub const PCIE_MAX_WIDTH: &str = "roce_gen_nic_pcie_max_width";
-/// `roce_gen_nic_counter{counter}`.
-pub const NIC_COUNTER: &str = "roce_gen_nic_counter";
+/// `roce_gen_nic_events{counter}`: a NIC counter's value when the run read it.
+pub const NIC_EVENTS: &str = "roce_gen_nic_events";
 /// `roce_gen_nic_neighbor_info{switch,port,source}`: always 1.
 pub const NEIGHBOR_INFO: &str = "roce_gen_nic_neighbor_info";
+
+/// Check statuses, as `roce_gen_host_checks` labels them.
+const STATUSES: [Status; 5] = [
+    Status::Pass,
+    Status::Warn,
+    Status::Fail,
+    Status::Skip,
+    Status::Changed,
+];
+
+/// Lanes exported per direction: QSFP-DD and OSFP modules have 8; a result listing more is odd.
+pub const MAX_LANES: usize = 8;
+
+/// The NIC counters the bundles record (`RG_HW_COUNTERS` of `lib-probe.sh`, and the global pause
+/// counters of `ethtool -S`); with `{rx,tx}_prio<0-7>_pause` the only ones exported, so a result
+/// cannot add label values at will.
+const COUNTERS: [&str; 9] = [
+    "out_of_sequence",
+    "packet_seq_err",
+    "local_ack_timeout_err",
+    "roce_adp_retrans",
+    "np_cnp_sent",
+    "np_ecn_marked_roce_packets",
+    "rp_cnp_handled",
+    "rx_pause_ctrl_phy",
+    "tx_pause_ctrl_phy",
+];
+
+/// Priorities of the per-priority pause counters.
+const PRIORITIES: usize = 8;
+
+/// The most counters one NIC exports.
+pub const MAX_COUNTERS: usize = COUNTERS.len() + 2 * PRIORITIES;
+
+/// Host-wide facts the consistency section compares (OFED, kernel, tool version, plan); each
+/// gives a host at most one outlier series.
+const HOST_FACTS: usize = 4;
+
+/// The most series one host has, NIC facts and check series aside: `host_ok`, `host_planned`,
+/// `host_stale`, one `host_state` per state, one `host_checks` per check status, the result
+/// time, and a `fact_outlier` per host-wide fact and per NIC setting compared.
+pub const SERIES_PER_HOST: usize =
+    3 + State::ALL.len() + STATUSES.len() + 1 + HOST_FACTS + consistency::SETTINGS.len();
+
+/// The most series one NIC adds: temperature, TX and RX power per lane, module info, link speed,
+/// maximum speed and width, PCIe speed, maximum speed, width and maximum width, the counters,
+/// the neighbour, and a firmware `fact_outlier` (a NIC model is one firmware group).
+pub const SERIES_PER_NIC: usize = 1 + 2 * MAX_LANES + 1 + 3 + 4 + MAX_COUNTERS + 1 + 1;
+
+/// Whether a NIC counter is one of those exported.
+fn exported_counter(name: &str) -> bool {
+    if COUNTERS.contains(&name) {
+        return true;
+    }
+    let prio = name
+        .strip_prefix("rx_prio")
+        .or_else(|| name.strip_prefix("tx_prio"))
+        .and_then(|rest| rest.strip_suffix("_pause"));
+    prio.is_some_and(|p| p.len() == 1 && p.parse::<usize>().is_ok_and(|n| n < PRIORITIES))
+}
 
 /// One metric family: its samples are written together under one HELP and TYPE, sorted by
 /// labels. A label set added twice (a result listing a check twice) keeps the larger value:
@@ -135,6 +225,7 @@ fn escape_label(v: &str) -> String {
         .replace('\n', "\\n")
 }
 
+/// The `state` label of a host state: the one place the metrics name the states.
 fn state_label(state: State) -> &'static str {
     match state {
         State::Configured => "configured",
@@ -147,6 +238,17 @@ fn state_label(state: State) -> &'static str {
     }
 }
 
+/// What `roce_gen_hosts` counts a host as: not in the plan, stale, or its state.
+fn host_status(h: &HostReport) -> &'static str {
+    if !h.counted() {
+        "unplanned"
+    } else if h.stale {
+        "stale"
+    } else {
+        state_label(h.state)
+    }
+}
+
 /// The report in the Prometheus text format.
 pub fn render(report: &ClusterReport) -> String {
     let cluster = report.cluster.clone().unwrap_or_default();
@@ -154,30 +256,32 @@ pub fn render(report: &ClusterReport) -> String {
     let host_labels = |h: &HostReport| vec![c(), ("host", h.host.clone())];
 
     let mut ok = Family::new(
-        "roce_gen_ok",
+        OK,
         "1 when every planned host passed and every result file was readable (ingest exit status 0).",
     );
     ok.add(vec![c()], u8::from(report.ok));
 
     let mut hosts = Family::new(
-        "roce_gen_hosts",
-        "Hosts by status: configured, prechecked, rolled_back, failed, missing, stale, unplanned.",
+        HOSTS,
+        "Hosts by status: the state of their latest result, stale (only results of another plan) or unplanned (not in the plan).",
     );
-    let t = &report.totals;
-    for (status, n) in [
-        ("configured", t.configured),
-        ("prechecked", t.prechecked),
-        ("rolled_back", t.rolled_back),
-        ("failed", t.failed),
-        ("missing", t.missing),
-        ("stale", t.stale),
-        ("unplanned", t.unplanned),
-    ] {
+    // Every status has a series, 0 included, so a sum over time has no gaps.
+    let mut by_status: BTreeMap<&str, usize> = State::ALL
+        .iter()
+        .map(|s| state_label(*s))
+        .chain(["stale", "unplanned"])
+        .map(|s| (s, 0))
+        .collect();
+    for h in &report.hosts {
+        *by_status.entry(host_status(h)).or_default() += 1;
+    }
+    for (status, n) in by_status {
         hosts.add(vec![c(), ("status", status.to_string())], n);
     }
 
+    let t = &report.totals;
     let mut files = Family::new(
-        "roce_gen_ingest_files",
+        INGEST_FILES,
         "Files ingest read, by outcome: used, superseded, skipped (not results), problem (unreadable).",
     );
     for (outcome, n) in [
@@ -194,28 +298,28 @@ pub fn render(report: &ClusterReport) -> String {
         "1 when the host's latest result is from this plan and did not fail, 0 when it failed, is missing or stale.",
     );
     let mut planned = Family::new(
-        "roce_gen_host_planned",
+        HOST_PLANNED,
         "1 when the host is in the plan given to ingest, 0 when only results name it.",
     );
     let mut stale = Family::new(
-        "roce_gen_host_stale",
+        HOST_STALE,
         "1 when the host's results were all made from another plan than the one given.",
     );
     let mut state = Family::new(
-        "roce_gen_host_state",
+        HOST_STATE,
         "The state the host's latest result gives: 1 for the state it is in, 0 for the others.",
     );
     let mut checks = Family::new(
-        "roce_gen_host_checks",
+        HOST_CHECKS,
         "Checks of the host's latest result, by check status.",
     );
     let mut finished = Family::new(
-        "roce_gen_host_result_timestamp_seconds",
+        HOST_RESULT_TIMESTAMP,
         "When the host's latest result was written (finished_at), in seconds since the epoch.",
     );
-    let mut failed = Family::new(
-        "roce_gen_check_failed",
-        "1 when the check failed in the host's latest result, 0 when it did not; nic is empty for host-wide checks.",
+    let mut check_status = Family::new(
+        CHECK_STATUS,
+        "Checks of the host's latest result that did not pass: 3 warn, 4 fail; nic and netdev are empty for host-wide checks. Checks that pass, change or skip have no series.",
     );
     for h in &report.hosts {
         host_ok.add(host_labels(h), u8::from(h.ok));
@@ -230,38 +334,13 @@ pub fn render(report: &ClusterReport) -> String {
             labels.push(("state", state_label(s).to_string()));
             state.add(labels, u8::from(h.state == s));
         }
-        let Some(run) = &h.latest else {
-            continue;
-        };
-        for (status, n) in [
-            ("pass", run.counts.pass),
-            ("warn", run.counts.warn),
-            ("fail", run.counts.fail),
-            ("skip", run.counts.skip),
-            ("changed", run.counts.changed),
-        ] {
-            let mut labels = host_labels(h);
-            labels.push(("status", status.to_string()));
-            checks.add(labels, n);
-        }
-        if let Ok(ts) = run.finished_at.parse::<jiff::Timestamp>() {
-            let mut labels = host_labels(h);
-            labels.push(("phase", run.phase.as_str().to_string()));
-            finished.add(labels, ts.as_second());
-        }
-    }
-    let mut check_status = Family::new(
-        CHECK_STATUS,
-        "Status of each check of the host's latest result: 0 pass, 1 changed, 2 skip, 3 warn, 4 fail; nic and netdev are empty for host-wide checks.",
-    );
-    // Every check gets a series, 0 or 1, so a fixed failure shows as a drop to 0 rather than a
-    // series that disappears.
-    for h in &report.hosts {
-        for check in &h.checks {
-            let mut labels = host_labels(h);
-            labels.push(("check", check.id.clone()));
-            labels.push(("nic", check.nic.clone().unwrap_or_default()));
-            failed.add(labels, u8::from(check.status == Status::Fail));
+        // A check that stops failing loses its series; `roce_gen_host_checks` drops with it,
+        // and one series per passing check would grow with every NIC and check there is.
+        for check in h
+            .checks
+            .iter()
+            .filter(|c| matches!(c.status, Status::Warn | Status::Fail))
+        {
             let nic = check.nic.clone().unwrap_or_default();
             let netdev = h.netdevs.get(&nic).cloned().unwrap_or_default();
             check_status.add(
@@ -275,46 +354,31 @@ pub fn render(report: &ClusterReport) -> String {
                 status_code(check.status),
             );
         }
-    }
-    let nic_families = nic_facts(report, &cluster);
-
-    let mut outlier = Family::new(
-        "roce_gen_fact_outlier",
-        "1 for a host whose value of a fact differs from the one most hosts have.",
-    );
-    let mut fact_hosts = Family::new(
-        "roce_gen_fact_hosts",
-        "Hosts that have each value of a fact that should agree across hosts.",
-    );
-    for g in &report.consistency {
-        let scope = g.scope.clone().unwrap_or_default();
-        for (i, v) in g.values.iter().enumerate() {
-            fact_hosts.add(
-                vec![
-                    c(),
-                    ("fact", g.fact.clone()),
-                    ("scope", scope.clone()),
-                    ("value", v.value.clone()),
-                ],
-                v.count,
-            );
-            if i == 0 {
-                continue;
-            }
-            for host in &v.hosts {
-                outlier.add(
-                    vec![
-                        c(),
-                        ("host", host.clone()),
-                        ("fact", g.fact.clone()),
-                        ("scope", scope.clone()),
-                        ("value", v.value.clone()),
-                    ],
-                    1,
-                );
-            }
+        let Some(run) = &h.latest else {
+            continue;
+        };
+        for status in STATUSES {
+            let counts = &run.counts;
+            let n = match status {
+                Status::Pass => counts.pass,
+                Status::Warn => counts.warn,
+                Status::Fail => counts.fail,
+                Status::Skip => counts.skip,
+                Status::Changed => counts.changed,
+            };
+            let mut labels = host_labels(h);
+            labels.push(("status", status.as_str().to_string()));
+            checks.add(labels, n);
+        }
+        if let Ok(ts) = run.finished_at.parse::<jiff::Timestamp>() {
+            let mut labels = host_labels(h);
+            labels.push(("phase", run.phase.as_str().to_string()));
+            finished.add(labels, ts.as_second());
         }
     }
+
+    let (fact_hosts, outlier) = facts(report, &cluster);
+    let nic_families = nic_facts(report, &cluster);
 
     let mut out = String::new();
     for family in [
@@ -327,10 +391,9 @@ pub fn render(report: &ClusterReport) -> String {
         &state,
         &checks,
         &finished,
-        &failed,
+        &check_status,
         &fact_hosts,
         &outlier,
-        &check_status,
     ] {
         family.write(&mut out);
     }
@@ -338,6 +401,57 @@ pub fn render(report: &ClusterReport) -> String {
         family.write(&mut out);
     }
     out
+}
+
+/// `roce_gen_fact_hosts` and `roce_gen_fact_outlier`. A host whose NICs differ from most in
+/// more than one way (MTU 1500 on one, 9000 on another) has one outlier series per fact, its
+/// values joined, so its series stay one per fact however many NICs it has.
+fn facts(report: &ClusterReport, cluster: &str) -> (Family, Family) {
+    let mut fact_hosts = Family::new(
+        FACT_HOSTS,
+        "Hosts that have each value of a fact that should agree across hosts.",
+    );
+    let mut outlier = Family::new(
+        FACT_OUTLIER,
+        "1 for a host whose value of a fact differs from the one most hosts have; value lists the host's values that differ.",
+    );
+    let mut outliers: BTreeMap<(&str, &str, String), BTreeSet<&str>> = BTreeMap::new();
+    for g in &report.consistency {
+        let scope = g.scope.clone().unwrap_or_default();
+        for (i, v) in g.values.iter().enumerate() {
+            fact_hosts.add(
+                vec![
+                    ("cluster", cluster.to_string()),
+                    ("fact", g.fact.clone()),
+                    ("scope", scope.clone()),
+                    ("value", v.value.clone()),
+                ],
+                v.count,
+            );
+            if i == 0 {
+                continue;
+            }
+            for host in &v.hosts {
+                outliers
+                    .entry((host.as_str(), g.fact.as_str(), scope.clone()))
+                    .or_default()
+                    .insert(v.value.as_str());
+            }
+        }
+    }
+    for ((host, fact, scope), values) in outliers {
+        outlier.add(
+            vec![
+                ("cluster", cluster.to_string()),
+                ("host", host.to_string()),
+                ("fact", fact.to_string()),
+                ("scope", scope),
+                ("value", values.into_iter().collect::<Vec<_>>().join(", ")),
+            ],
+            1,
+        );
+    }
+    (fact_hosts, outlier)
 }
 
 /// The families of the NIC facts, each sample labelled cluster, host, nic, netdev.
@@ -358,30 +472,36 @@ fn nic_facts(report: &ClusterReport, cluster: &str) -> Vec<Family> {
         MODULE_INFO,
         "The transceiver module: vendor and part number in labels; always 1.",
     );
-    let mut speed = Family::new(LINK_SPEED, "Link speed in Mb/s (sysfs).");
+    let mut speed = Family::new(LINK_SPEED, "Link speed in bytes per second (sysfs).");
     let mut max_speed = Family::new(
         LINK_MAX_SPEED,
-        "The fastest link mode the port supports, in Mb/s (ethtool).",
+        "The fastest link mode the port supports, in bytes per second (ethtool).",
     );
     let mut width = Family::new(LINK_WIDTH, "Lanes of the link (ethtool).");
-    let mut pcie_speed = Family::new(PCIE_SPEED, "Current PCIe link speed in GT/s (sysfs).");
+    let mut pcie_speed = Family::new(
+        PCIE_SPEED,
+        "Current PCIe link speed in transfers per second per lane (sysfs).",
+    );
     let mut pcie_max_speed = Family::new(
         PCIE_MAX_SPEED,
-        "The fastest PCIe link speed the device supports, in GT/s (sysfs).",
+        "The fastest PCIe link speed the device supports, in transfers per second per lane (sysfs).",
     );
     let mut pcie_width = Family::new(PCIE_WIDTH, "Current PCIe link width in lanes (sysfs).");
     let mut pcie_max_width = Family::new(
         PCIE_MAX_WIDTH,
         "The widest PCIe link the device supports, in lanes (sysfs).",
     );
-    let mut counter = Family::new(
-        NIC_COUNTER,
-        "RoCE health and pause counters (hw_counters, ethtool -S) as the run found them: a baseline, not a live counter.",
+    let mut events = Family::new(
+        NIC_EVENTS,
+        "RoCE health and pause counters (hw_counters, ethtool -S) as the run read them: a baseline, not a live counter.",
     );
     let mut neighbor = Family::new(
         NEIGHBOR_INFO,
         "The switch and port LLDP shows at the other end of the NIC's cable; always 1.",
     );
+    // Mb/s and GT/s as sysfs and ethtool give them, in base units.
+    let bytes_per_second = |mbps: f64| mbps * 1e6 / 8.0;
+    let per_second = |gts: f64| gts * 1e9;
     for h in &report.hosts {
         for (nic, n) in &h.nics {
             let base = || {
@@ -406,7 +526,7 @@ fn nic_facts(report: &ClusterReport, cluster: &str) -> Vec<Family> {
                     temp.add_f64(base(), c);
                 }
                 for (family, lanes) in [(&mut tx, &t.tx_power_dbm), (&mut rx, &t.rx_power_dbm)] {
-                    for (lane, dbm) in (1..).zip(lanes) {
+                    for (lane, dbm) in (1..).zip(lanes.iter().take(MAX_LANES)) {
                         family.add_f64(
                             with("lane", format!("{lane}")),
                             dbm.unwrap_or(f64::NEG_INFINITY),
@@ -415,13 +535,19 @@ fn nic_facts(report: &ClusterReport, cluster: &str) -> Vec<Family> {
                 }
             }
             for (family, value) in [
-                (&mut speed, n.speed_mbps),
-                (&mut max_speed, n.max_speed_mbps),
+                (&mut speed, n.speed_mbps.map(bytes_per_second)),
+                (&mut max_speed, n.max_speed_mbps.map(bytes_per_second)),
                 (&mut width, n.width),
-                (&mut pcie_speed, n.pcie_speed.as_deref().and_then(pcie_gts)),
+                (
+                    &mut pcie_speed,
+                    n.pcie_speed.as_deref().and_then(pcie_gts).map(per_second),
+                ),
                 (
                     &mut pcie_max_speed,
-                    n.pcie_max_speed.as_deref().and_then(pcie_gts),
+                    n.pcie_max_speed
+                        .as_deref()
+                        .and_then(pcie_gts)
+                        .map(per_second),
                 ),
                 (&mut pcie_width, n.pcie_width),
                 (&mut pcie_max_width, n.pcie_max_width),
@@ -430,8 +556,8 @@ fn nic_facts(report: &ClusterReport, cluster: &str) -> Vec<Family> {
                     family.add_f64(base(), v);
                 }
             }
-            for (name, v) in &n.counters {
-                counter.add_f64(with("counter", name.clone()), *v);
+            for (name, v) in n.counters.iter().filter(|(k, _)| exported_counter(k)) {
+                events.add_f64(with("counter", name.clone()), *v);
             }
             if let Some(nb) = &n.neighbor
                 && !(nb.switch.is_empty() && nb.port.is_empty())
@@ -456,7 +582,70 @@ fn nic_facts(report: &ClusterReport, cluster: &str) -> Vec<Family> {
         pcie_max_speed,
         pcie_width,
         pcie_max_width,
-        counter,
+        events,
         neighbor,
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_counters_the_bundles_record_are_exported_and_others_are_not() {
+        let probe = include_str!("../../../templates/host/lib-probe.sh");
+        let hw = probe
+            .lines()
+            .find_map(|l| l.strip_prefix("RG_HW_COUNTERS=\""))
+            .and_then(|l| l.strip_suffix('"'))
+            .expect("RG_HW_COUNTERS in lib-probe.sh");
+        for name in hw.split_whitespace() {
+            assert!(
+                exported_counter(name),
+                "{name} is recorded but not exported"
+            );
+        }
+        for name in ["rx_pause_ctrl_phy", "tx_prio0_pause", "rx_prio7_pause"] {
+            assert!(exported_counter(name), "{name}");
+        }
+        for name in [
+            "rx_prio8_pause",
+            "rx_prio33_pause",
+            "tx_prio_pause",
+            "rx_bytes",
+            "",
+        ] {
+            assert!(!exported_counter(name), "{name}");
+        }
+        assert_eq!(MAX_COUNTERS, 25);
+    }
+
+    #[test]
+    fn the_facts_compared_are_those_the_bound_counts() {
+        let result = br#"{"schema": "roce-gen/result/v1", "host": "h", "phase": "precheck",
+            "finished_at": "2026-11-30T08:00:00Z", "status": "pass", "tool_version": "1",
+            "plan_sha256": "ab", "checks": [
+                {"id": "mtu", "nic": "mlx5_0", "status": "pass", "actual": "4200"},
+                {"id": "trust", "nic": "mlx5_0", "status": "warn", "actual": "pcp"}],
+            "facts": {"kernel": "6.1", "ofed": "24.10", "nics": {"mlx5_0": {"fw_ver": "28.1"}}}}"#;
+        let crate::ingest::result::Parsed::Result(r) = crate::ingest::result::parse(result) else {
+            panic!("not a result");
+        };
+        let groups = consistency::groups(&[("h".to_string(), *r)], true);
+        let host_wide = groups.iter().filter(|g| g.per == "host").count();
+        assert_eq!(host_wide, HOST_FACTS, "{groups:?}");
+        for g in groups.iter().filter(|g| g.per == "nic") {
+            assert!(
+                g.fact == "firmware" || consistency::SETTINGS.contains(&g.fact.as_str()),
+                "{} is compared per NIC but not counted",
+                g.fact
+            );
+        }
+    }
+
+    #[test]
+    fn every_state_has_its_own_label() {
+        let labels: BTreeSet<&str> = State::ALL.iter().map(|s| state_label(*s)).collect();
+        assert_eq!(labels.len(), State::ALL.len());
+    }
 }
