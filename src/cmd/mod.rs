@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use std::process::ExitCode;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 
 use crate::cli::PlanArg;
 use crate::config::{self, Config};
@@ -78,6 +78,9 @@ pub fn invalid_plan(name: &str, report: &Report, consequence: Option<&str>) -> R
     Ok(ExitCode::from(1))
 }
 
+/// The largest config file read: a config is a few lines.
+const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
 /// Finds and reads the config file: `explicit` (`--config`), which must exist, else the first of
 /// [`config::DEFAULT_FILES`] in the working folder, else none. Its warnings go to stderr.
 pub fn read_config(explicit: Option<&Path>) -> Result<Option<Config>> {
@@ -96,8 +99,7 @@ pub fn read_config(explicit: Option<&Path>) -> Result<Option<Config>> {
         },
     };
     let name = path.display().to_string();
-    let bytes =
-        std::fs::read(&path).with_context(|| format!("{name}: could not read the config file"))?;
+    let bytes = input::read_regular_file(&path, MAX_CONFIG_BYTES, "config file")?;
     let Ok(text) = String::from_utf8(bytes) else {
         bail!("{name}: the config file is not UTF-8 text; save it as UTF-8");
     };

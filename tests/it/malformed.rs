@@ -132,3 +132,46 @@ fn empty_workbook_is_a_plan_with_no_sheets() {
         insta::assert_snapshot!("empty_workbook", run.transcript());
     });
 }
+
+#[test]
+fn special_files_are_refused_before_they_are_read() {
+    // A FIFO would block the read forever, /dev/zero never ends, a sparse file claims 100 MiB:
+    // each is refused at once, as a plan and as a config.
+    let dir = tmp();
+    let p = dir.path();
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(p.join("fifo.xlsx"))
+            .status()
+            .unwrap()
+            .success()
+    );
+    std::os::unix::fs::symlink("/dev/zero", p.join("zero.json")).unwrap();
+    std::os::unix::fs::symlink("fifo.xlsx", p.join("fifo.toml")).unwrap();
+    let big = std::fs::File::create(p.join("big.xlsx")).unwrap();
+    big.set_len(100 << 20).unwrap();
+    for (file, reason) in [
+        (
+            "fifo.xlsx",
+            "is a FIFO (named pipe), not a file: a plan must be a regular file",
+        ),
+        (
+            "zero.json",
+            "is a device, not a file: a plan must be a regular file",
+        ),
+        ("big.xlsx", "is larger than 64 MiB, the most a plan may be"),
+    ] {
+        let run = roce_gen(p, &["validate", file]);
+        assert_eq!(run.code, 2, "{file}: {}", run.transcript());
+        assert_eq!(run.stderr, format!("error: {file}: {reason}\n"));
+    }
+    let run = roce_gen(p, &["validate", "--config", "fifo.toml", "--sample"]);
+    assert_eq!(run.code, 2, "{}", run.transcript());
+    assert!(
+        run.stderr.contains(
+            "fifo.toml: is a FIFO (named pipe), not a file: a config file must be a regular file"
+        ),
+        "{}",
+        run.stderr
+    );
+}
