@@ -3,6 +3,7 @@
 
 mod json;
 pub mod raw;
+mod unwind;
 mod workbook;
 
 use std::path::Path;
@@ -116,7 +117,8 @@ pub fn read_plan_bytes(name: &str, format: Format, bytes: &[u8]) -> Result<Sourc
         bail!("{name}: the file is empty");
     }
     let raw = match format {
-        Format::Workbook => workbook::read(bytes),
+        // calamine panics on some damaged files; that is contained and reported.
+        Format::Workbook => unwind::contain("the workbook reader", || workbook::read(bytes)),
         Format::Json => json::read(bytes),
     }
     .with_context(|| format!("{name}: could not read the plan"))?;
