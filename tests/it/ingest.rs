@@ -836,23 +836,28 @@ fn junit_output_is_valid_under_the_ant_schema_with_times_and_hosts() {
     );
 }
 
-#[test]
-fn the_html_page_is_self_contained_and_renders_in_chromium() {
-    let dir = scenario();
-    let run = ingest(dir.path(), &["--format", "html", "-o", "report.html"]);
-    assert_eq!(run.code, 1, "{}", run.transcript());
-    let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
-    for external in [
-        "<script", "<link", "src=", "url(", "http://", "https://", "@import",
-    ] {
-        assert!(!html.contains(external), "the page loads {external}");
+/// A program the page tests need, or why not: without it the test fails in CI (`CI` set, as
+/// `.ci/run` runs) and elsewhere says loudly that it did not run.
+fn needs(program: &str, package: &str, what: &str) -> Option<()> {
+    let found = Command::new("sh")
+        .args(["-c", &format!("command -v {program}")])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if found {
+        return Some(());
     }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "{program} is needed (apt-get install {package}; `bash .ci/run` installs it)"
+    );
+    eprintln!("NOT RUN: {program} is missing (apt-get install {package}); {what} was not checked");
+    None
+}
 
-    require("chromium");
-    let png = dir.path().join("report.png");
-    let profile = dir.path().join("chromium-profile");
-    std::fs::create_dir(&profile).unwrap();
-    let out = Command::new("timeout")
+/// Headless Chromium on the page `page` with `args`, a profile of its own under `dir`.
+fn chromium(dir: &Path, page: &Path, args: &[String]) -> std::process::Output {
+    let profile = tempfile::tempdir_in(dir).unwrap();
+    Command::new("timeout")
         .arg("120")
         .arg("chromium")
         .args([
@@ -864,29 +869,355 @@ fn the_html_page_is_self_contained_and_renders_in_chromium() {
             "--disable-background-networking",
             "--disable-component-update",
             "--disable-sync",
-            "--window-size=1280,1600",
+            "--hide-scrollbars",
         ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .arg(format!("--screenshot={}", png.display()))
-        .arg(format!(
-            "file://{}",
-            dir.path().join("report.html").display()
-        ))
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .args(args)
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .unwrap()
+}
+
+/// Where the page tests leave their screenshot and PDFs for a person to look at (not kept in
+/// the repository): `target/tmp/`.
+fn keep(name: &str, from: &Path) -> PathBuf {
+    let to = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    std::fs::copy(from, &to).unwrap();
+    to
+}
+
+/// A copy of `html` in `dir` as `name`, with `extra` put before the first `before`: a test's
+/// own rule or script, never part of the report.
+fn variant(dir: &Path, html: &str, name: &str, before: &str, extra: &str) -> PathBuf {
+    assert!(html.contains(before), "no {before} in the page");
+    let path = dir.join(name);
+    std::fs::write(&path, html.replacen(before, &format!("{extra}{before}"), 1)).unwrap();
+    path
+}
+
+/// Measures the page in a 1024 px wide window: every element that reaches past the window's
+/// right edge and every table cell whose content is wider than the cell, one line each, after
+/// `window W page P`. The script goes into a copy of the page; `--dump-dom` prints the DOM it
+/// left.
+const LAYOUT_PROBE: &str = r#"<script>
+(function () {
+  var w = document.documentElement.clientWidth, out = ['window ' + w + ' page ' + document.documentElement.scrollWidth];
+  document.querySelectorAll('main *').forEach(function (e) {
+    var r = e.getBoundingClientRect(), text = (e.textContent || '').trim().slice(0, 50);
+    if (r.width > 0 && r.right > w + 0.5) out.push('past the window: ' + e.tagName + ' ' + Math.round(r.right) + ' ' + text);
+    if ((e.tagName == 'TD' || e.tagName == 'TH') && e.scrollWidth > e.clientWidth + 1) out.push('wider than its cell: ' + e.scrollWidth + ' > ' + e.clientWidth + ' ' + text);
+  });
+  var p = document.createElement('pre');
+  p.id = 'layout-probe';
+  p.textContent = out.join('\n');
+  document.body.appendChild(p);
+})();
+</script>
+"#;
+
+/// Asserts that the page fits a 1024 px wide screen: nothing past the right edge, nothing out
+/// of its table cell.
+fn assert_fits_1024(dir: &Path, html: &str) {
+    let probe = variant(dir, html, "probe.html", "</body>", LAYOUT_PROBE);
+    let out = chromium(
+        dir,
+        &probe,
+        &["--window-size=1024,768".into(), "--dump-dom".into()],
+    );
+    let dom = String::from_utf8_lossy(&out.stdout);
+    let report = dom
+        .split_once("<pre id=\"layout-probe\">")
+        .and_then(|(_, rest)| rest.split_once("</pre>"))
+        .map(|(text, _)| text)
+        .unwrap_or_else(|| {
+            panic!(
+                "the probe did not run: {}\n{dom}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
+    assert_eq!(
+        report, "window 1024 page 1024",
+        "the page does not fit 1024 px"
+    );
+}
+
+/// A word of a PDF page and its box, in points from the top left.
+#[derive(Debug)]
+struct Word {
+    x0: f64,
+    y0: f64,
+    x1: f64,
+    y1: f64,
+    text: String,
+}
+
+/// A PDF page's size in points and its words.
+struct PdfPage {
+    width: f64,
+    words: Vec<Word>,
+}
+
+/// The pages of a PDF as `pdftotext -bbox` reads them (poppler-utils).
+fn pdf_pages(pdf: &Path) -> Vec<PdfPage> {
+    let out = Command::new("pdftotext")
+        .arg("-bbox")
+        .arg(pdf)
+        .arg("-")
         .output()
         .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let attr = |line: &str, name: &str| -> f64 {
+        let start = line.find(&format!("{name}=\"")).unwrap() + name.len() + 2;
+        let len = line[start..].find('"').unwrap();
+        line[start..start + len].parse().unwrap()
+    };
+    let mut pages: Vec<PdfPage> = Vec::new();
+    for line in text.lines().map(str::trim) {
+        if line.starts_with("<page ") {
+            pages.push(PdfPage {
+                width: attr(line, "width"),
+                words: Vec::new(),
+            });
+        } else if line.starts_with("<word ") {
+            let start = line.find('>').unwrap() + 1;
+            let end = line.rfind("</word>").unwrap();
+            let word = Word {
+                x0: attr(line, "xMin"),
+                y0: attr(line, "yMin"),
+                x1: attr(line, "xMax"),
+                y1: attr(line, "yMax"),
+                text: line[start..end]
+                    .replace("&lt;", "<")
+                    .replace("&gt;", ">")
+                    .replace("&quot;", "\"")
+                    .replace("&apos;", "'")
+                    .replace("&amp;", "&"),
+            };
+            pages
+                .last_mut()
+                .expect("a word outside a page")
+                .words
+                .push(word);
+        }
+    }
+    pages
+}
+
+/// The headers of the NIC table, left to right, as the PDF has them (`temp. °C` and the like
+/// wrap in their cells).
+const NIC_HEADERS: [&str; 10] = [
+    "host", "NIC", "module", "temp.", "TX", "RX", "link", "PCIe", "cabled", "plan",
+];
+
+/// `html` printed by Chromium on `paper` (`A4`, `letter`) with the rules `css` added, as `name`
+/// in `dir`.
+fn print(dir: &Path, html: &str, paper: &str, css: &str, name: &str) -> PathBuf {
+    let page = variant(
+        dir,
+        html,
+        &format!("{name}.html"),
+        "</style>",
+        &format!("  @page {{ size: {paper}; }} {css}\n"),
+    );
+    let pdf = dir.join(format!("{name}.pdf"));
+    let out = chromium(
+        dir,
+        &page,
+        &[
+            "--no-pdf-header-footer".into(),
+            format!("--print-to-pdf={}", pdf.display()),
+        ],
+    );
+    assert!(
+        pdf.exists(),
+        "no PDF: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    pdf
+}
+
+/// How tall the verdict's last word (the rightmost `ready` of the first page) is, in points.
+fn verdict_height(pages: &[PdfPage]) -> f64 {
+    let word = pages[0]
+        .words
+        .iter()
+        .filter(|w| w.text.eq_ignore_ascii_case("ready"))
+        .max_by(|a, b| a.x1.total_cmp(&b.x1))
+        .expect("the verdict");
+    word.y1 - word.y0
+}
+
+/// Prints `html` on `paper` (`A4`, `letter`) `width` points wide, keeps the PDF under
+/// `target/tmp/` as `kept_as-paper.pdf`, and checks that it is printed at its size, that no word crosses the page's
+/// margins, that the NIC table's header has every column in order, and that each of `rows`
+/// (host, NIC, and the words its last cell starts with) is a line of the table that ends with
+/// those words, so no column was cut off.
+fn assert_prints(
+    dir: &Path,
+    html: &str,
+    (paper, width): (&str, f64),
+    kept_as: &str,
+    rows: &[(&str, &str, &[&str])],
+) {
+    let pdf = print(dir, html, paper, "", &format!("report-{paper}"));
+    let kept = keep(&format!("{kept_as}-{paper}.pdf"), &pdf);
+    eprintln!("{paper} PDF: {}", kept.display());
+    // Chromium shrinks a page wider than the paper until it fits, rather than cutting it: the
+    // header alone, which always fits, gives the size the verdict must print at.
+    let alone = print(
+        dir,
+        html,
+        paper,
+        "main > :not(header) { display: none !important; }",
+        &format!("header-{paper}"),
+    );
+    let (full, header) = (
+        verdict_height(&pdf_pages(&pdf)),
+        verdict_height(&pdf_pages(&alone)),
+    );
+    assert!(
+        full > header * 0.99,
+        "{paper}: the page was shrunk to fit the paper ({full} pt type, {header} pt alone)"
+    );
+    let pages = pdf_pages(&pdf);
+    assert!(!pages.is_empty());
+    for (n, p) in pages.iter().enumerate() {
+        assert!(
+            (p.width - width).abs() < 1.0,
+            "{paper} page {n} is {} pt wide",
+            p.width
+        );
+        // The margins are 12 mm (34 pt): a word within 20 pt of the edge ran past them.
+        for w in &p.words {
+            assert!(
+                w.x0 >= 20.0 && w.x1 <= p.width - 20.0,
+                "{paper} page {n}: {w:?} crosses the margin of a page {} pt wide",
+                p.width
+            );
+        }
+    }
+    let same_line = |a: &Word, b: &Word| (a.y0 - b.y0).abs() < 3.0;
+    let (at, header) = pages
+        .iter()
+        .enumerate()
+        .find_map(|(n, p)| {
+            let module = p.words.iter().find(|w| {
+                w.text == "module" && p.words.iter().any(|o| o.text == "PCIe" && same_line(o, w))
+            })?;
+            Some((n, module.y0))
+        })
+        .unwrap_or_else(|| panic!("{paper}: no NIC table header"));
+    // The header's words from its first line down to its second (`temp.` over `°C`).
+    let band: Vec<&Word> = pages[at]
+        .words
+        .iter()
+        .filter(|w| w.y0 > header - 3.0 && w.y0 < header + 12.0)
+        .collect();
+    let xs: Vec<f64> = NIC_HEADERS
+        .iter()
+        .map(|h| {
+            band.iter()
+                .find(|w| w.text == *h)
+                .unwrap_or_else(|| panic!("{paper}: no NIC column {h:?} in {band:?}"))
+                .x0
+        })
+        .collect();
+    assert!(
+        xs.windows(2).all(|x| x[0] < x[1]),
+        "{paper}: NIC columns out of order: {xs:?}"
+    );
+    for extra in ["°C", "dBm", "(LLDP)"] {
+        assert!(band.iter().any(|w| w.text == extra), "{paper}: no {extra}");
+    }
+    // The table's words: below its header, on its page and the pages after.
+    let table: Vec<(usize, &Word)> = pages
+        .iter()
+        .enumerate()
+        .skip(at)
+        .flat_map(|(n, p)| p.words.iter().map(move |w| (n, w)))
+        .filter(|(n, w)| *n > at || w.y0 > header + 12.0)
+        .collect();
+    for (host, nic, last) in rows {
+        let line: Vec<&Word> = table
+            .iter()
+            .find_map(|(n, w)| {
+                if w.text != *nic {
+                    return None;
+                }
+                let line: Vec<&Word> = table
+                    .iter()
+                    .filter(|(m, o)| m == n && same_line(o, w))
+                    .map(|(_, o)| *o)
+                    .collect();
+                line.iter().any(|o| o.text == *host).then_some(line)
+            })
+            .unwrap_or_else(|| panic!("{paper}: no NIC row {host} {nic}"));
+        let mut texts: Vec<&Word> = line.clone();
+        texts.sort_by(|a, b| a.x0.total_cmp(&b.x0));
+        let tail: Vec<&str> = texts[texts.len().saturating_sub(last.len())..]
+            .iter()
+            .map(|w| w.text.as_str())
+            .collect();
+        assert_eq!(
+            tail, *last,
+            "{paper}: the row {host} {nic} does not end with its last column: {texts:?}"
+        );
+    }
+}
+
+/// The NIC rows of the scenario, each with the start of its last cell: gpu-002's missing card
+/// and gpu-003's two ports with the switch port the plan gives.
+const SCENARIO_NIC_ROWS: [(&str, &str, &[&str]); 3] = [
+    ("gpu-002", "mlx5_1", &["(present:", "mlx5_0)"]),
+    ("gpu-003", "mlx5_0", &["leaf-1", "Eth1/3"]),
+    ("gpu-003", "mlx5_1", &["leaf-2", "Eth1/3"]),
+];
+
+#[test]
+fn the_html_page_is_self_contained_and_renders_in_chromium() {
+    let dir = scenario();
+    let run = ingest(dir.path(), &["--format", "html", "-o", "report.html"]);
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+    for external in [
+        "<script", "<link", "src=", "url(", "http://", "https://", "@import",
+    ] {
+        assert!(!html.contains(external), "the page loads {external}");
+    }
+    let Some(()) = needs("chromium", "chromium", "the page in a browser") else {
+        return;
+    };
+    let png = dir.path().join("report.png");
+    let out = chromium(
+        dir.path(),
+        &dir.path().join("report.html"),
+        &[
+            "--window-size=1024,2400".into(),
+            format!("--screenshot={}", png.display()),
+        ],
+    );
     let bytes = std::fs::read(&png).unwrap_or_else(|e| {
         panic!(
             "no screenshot ({e}): {}",
             String::from_utf8_lossy(&out.stderr)
         )
     });
+    eprintln!(
+        "screenshot at 1024 px: {}",
+        keep("ingest-report-1024.png", &png).display()
+    );
     // A blank or error page compresses to a few kilobytes; this one has text and colour.
     assert!(bytes.len() > 50_000, "screenshot of {} bytes", bytes.len());
     let decoder = png::Decoder::new(std::io::Cursor::new(bytes));
     let mut reader = decoder.read_info().unwrap();
     let mut pixels = vec![0; reader.output_buffer_size().unwrap()];
     let frame = reader.next_frame(&mut pixels).unwrap();
-    assert_eq!((frame.width, frame.height), (1280, 1600));
+    assert_eq!((frame.width, frame.height), (1024, 2400));
     let channels = frame.color_type.samples();
     let colours: std::collections::BTreeSet<&[u8]> =
         pixels[..frame.buffer_size()].chunks(channels).collect();
@@ -895,6 +1226,171 @@ fn the_html_page_is_self_contained_and_renders_in_chromium() {
     let has = |rgb: [u8; 3]| colours.iter().any(|c| c[..3] == rgb);
     assert!(has([0xc6, 0x28, 0x28]), "no red on the page");
     assert!(has([0x18, 0x79, 0x4e]), "no green on the page");
+
+    assert_fits_1024(dir.path(), &html);
+}
+
+#[test]
+fn the_html_page_prints_on_a4_and_letter_with_every_nic_column() {
+    let dir = scenario();
+    let run = ingest(dir.path(), &["--format", "html", "-o", "report.html"]);
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+    let (Some(()), Some(())) = (
+        needs("chromium", "chromium", "printing the page"),
+        needs("pdftotext", "poppler-utils", "the printed page"),
+    ) else {
+        return;
+    };
+    // A4 is 595.28 pt wide, Letter 612: A4 is the narrower, Letter the shorter.
+    for paper in [("A4", 595.28), ("letter", 612.0)] {
+        assert_prints(
+            dir.path(),
+            &html,
+            paper,
+            "ingest-report",
+            &SCENARIO_NIC_ROWS,
+        );
+    }
+}
+
+#[test]
+fn the_html_page_names_the_date_the_plan_and_what_needs_attention() {
+    let dir = scenario();
+    let json = ingest(dir.path(), &["--format", "json"]);
+    let doc: Value = serde_json::from_str(&json.stdout).unwrap();
+    let sha = &doc["plan"]["sha256"].as_str().unwrap()[..12];
+    let html = ingest(dir.path(), &["--format", "html"]).stdout;
+    for needle in [
+        // The header: the newest result's time (gpu-007's rollback) and the plan.
+        "As of <strong><time datetime=\"2026-11-30T09:00:02Z\">2026-11-30 09:00:02 UTC</time></strong>",
+        &format!(
+            "checked against plan <strong class=\"mono\">plan.json</strong> <span class=\"nowrap\">(sha256 <span class=\"mono\">{sha}</span>, 7 hosts)</span>"
+        ),
+        "<div class=\"verdict bad\">&#10007; Not ready</div>",
+        // A host not ready: its reason, and for a pending one what apply will change.
+        "found 3 settings on 2 ports to change; run apply</p>",
+        "<li>trust: 2 ports pcp → dscp</li>",
+        // The missing hosts in one block, and no card of their own.
+        "<h3><span>Missing (1)</span></h3>",
+        "No result from this planned host: <span class=\"names mono\">gpu-006</span>",
+        // Warnings grouped by check, a row per host and NIC.
+        "<h3><span class=\"mono\">cabling</span><span class=\"badge warn\">warning</span><span class=\"sub\">1 host · 1 port</span></h3>",
+        "<tr><td class=\"host\">gpu-003</td><td class=\"mono\">mlx5_1</td><td>ens2f0np0 is cabled to leaf-2 Eth1/7, plan says leaf-2 Eth1/3</td></tr>",
+        // The card gpu-002 lacks is a row of the NIC table, saying why.
+        "<span class=\"badge bad\">absent</span> <span class=\"note\">mlx5_1 is not in /sys/class/infiniband/ (present: mlx5_0)</span>",
+    ] {
+        assert!(html.contains(needle), "missing {needle:?} in:\n{html}");
+    }
+    assert!(
+        !html.contains("<h3><span>gpu-006</span>"),
+        "a card for a missing host"
+    );
+    // A failed host's card lists its failures, not the settings its precheck also found.
+    let gpu_002 = html
+        .split("<h3><span>gpu-002</span>")
+        .nth(1)
+        .and_then(|card| card.split("</div>").next())
+        .unwrap();
+    assert!(gpu_002.contains("fw_ver:mlx5_0"), "{gpu_002}");
+    assert!(!gpu_002.contains("<li>"), "{gpu_002}");
+}
+
+/// A cluster of `hosts` hosts shaped like the scenario's gpu-003, the first `reporting` of them
+/// with its apply result, and long names where names get long: a host's FQDN, a switch, a
+/// module's part number. The results carry the plan file's sha256.
+fn big_cluster(hosts: usize, reporting: usize) -> tempfile::TempDir {
+    let dir = tmp();
+    let mut plan: Value =
+        serde_json::from_slice(&std::fs::read(fixtures().join("plan.json")).unwrap()).unwrap();
+    let model = plan["hosts"][2].clone();
+    let name = |i: usize| {
+        if i == 3 {
+            "gpu-003.rack-07.hall-b.cluster.example.com".to_string()
+        } else {
+            format!("gpu-{i:03}")
+        }
+    };
+    plan["hosts"] = (1..=hosts)
+        .map(|i| {
+            let mut h = model.clone();
+            h["hostname"] = Value::from(name(i));
+            h["mgmt_ip"] = Value::from(format!("10.230.1.{i}"));
+            for (k, nic) in h["nics"].as_array_mut().unwrap().iter_mut().enumerate() {
+                nic["ip"] = Value::from(format!("10.10.{k}.{i}/24"));
+            }
+            h
+        })
+        .collect();
+    let text = serde_json::to_string_pretty(&plan).unwrap();
+    std::fs::write(dir.path().join("plan.json"), &text).unwrap();
+    let sha = roce_gen::digest::sha256_hex(text.as_bytes());
+    let model: Value = serde_json::from_slice(
+        &std::fs::read(fixtures().join("usb-2/gpu-003.apply.json")).unwrap(),
+    )
+    .unwrap();
+    let switch = "leaf-switch-hall-b-row-07-rack-12-u42";
+    std::fs::create_dir(dir.path().join("results")).unwrap();
+    for i in 1..=reporting {
+        let mut r = model.clone();
+        r["host"] = Value::from(name(i));
+        r["observed_hostname"] = Value::from(name(i));
+        r["plan_sha256"] = Value::from(sha.clone());
+        let nic = &mut r["facts"]["nics"]["mlx5_1"];
+        nic["neighbor"]["switch"] = Value::from(switch);
+        nic["transceiver"]["part_number"] = Value::from("MMA4Z00-NS400-QSFP112-400G-DR4-SM");
+        for c in r["checks"].as_array_mut().unwrap() {
+            if c["id"] == "cabling" && c["nic"] == "mlx5_1" {
+                c["actual"] = Value::from(format!("{switch} Ethernet1/31/1"));
+                c["message"] = Value::from(format!(
+                    "ens2f0np0 is cabled to {switch} Ethernet1/31/1, plan says leaf-2 Eth1/3"
+                ));
+            }
+        }
+        std::fs::write(
+            dir.path().join(format!("results/{}.apply.json", name(i))),
+            serde_json::to_vec_pretty(&r).unwrap(),
+        )
+        .unwrap();
+    }
+    dir
+}
+
+/// Sixteen hosts with one miscabled rail and four missing read at a glance, and long names
+/// wrap rather than push the page wider than the screen or the paper.
+#[test]
+fn a_larger_cluster_reads_at_a_glance_on_screen_and_paper() {
+    let dir = big_cluster(20, 16);
+    let run = ingest_results(dir.path(), &["--format", "html", "-o", "report.html"]);
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+    for needle in [
+        "<h3><span>Missing (4)</span>",
+        "No result from these planned hosts: <span class=\"names mono\">gpu-017, gpu-018, gpu-019, gpu-020</span>",
+        "<span class=\"mono\">cabling</span><span class=\"badge warn\">warning</span><span class=\"sub\">16 hosts · 16 ports</span>",
+        "<span class=\"mono\">optics</span><span class=\"badge warn\">warning</span><span class=\"sub\">16 hosts · 16 ports</span>",
+    ] {
+        assert!(html.contains(needle), "missing {needle:?}");
+    }
+    assert_eq!(
+        html.matches("<div class=\"card").count(),
+        3,
+        "one block each"
+    );
+    let (Some(()), Some(())) = (
+        needs("chromium", "chromium", "the larger page in a browser"),
+        needs("pdftotext", "poppler-utils", "the printed larger page"),
+    ) else {
+        return;
+    };
+    assert_fits_1024(dir.path(), &html);
+    let rows: [(&str, &str, &[&str]); 2] = [
+        ("gpu-001", "mlx5_0", &["leaf-1", "Eth1/3"]),
+        ("gpu-016", "mlx5_1", &["leaf-2", "Eth1/3"]),
+    ];
+    for paper in [("A4", 595.28), ("letter", 612.0)] {
+        assert_prints(dir.path(), &html, paper, "ingest-report-larger", &rows);
+    }
 }
 
 #[test]

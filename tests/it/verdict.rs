@@ -406,6 +406,19 @@ fn every_format_follows_the_verdict() {
             "no {tone} badge {state}"
         );
     }
+    for needle in [
+        // What apply will change on the pending host, and what drifted on the drifted one.
+        "<li>trust: 2 ports pcp → dscp</li>",
+        "<li>pfc: mlx5_1 0,0,0,0,0,0,0,0 → 0,0,0,1,0,0,0,0</li>",
+        // Drift grouped by check after the warnings.
+        "<h3><span class=\"mono\">pfc</span><span class=\"badge bad\">drifted</span><span class=\"sub\">1 host · 1 port</span></h3>",
+    ] {
+        assert!(
+            html.stdout.contains(needle),
+            "missing {needle:?} in:\n{}",
+            html.stdout
+        );
+    }
 
     let junit = ingest(dir.path(), &["--format", "junit"]);
     assert_eq!(junit.code, 1);

@@ -1,20 +1,25 @@
 //! `--format html`: one self-contained page a delivery engineer hands to the customer: the
-//! verdict, count tiles, a table of every host, the hosts that need attention with their failing
-//! checks, per NIC the optics (module, temperature, weakest TX and RX power), link, PCIe and
-//! cabling (the switch port LLDP saw beside the planned one), the consistency table and the
-//! files not used. Inline CSS only, no scripts, fonts or
-//! other resources, so it opens anywhere offline. This module prepares the rows; the layout is
-//! `templates/ingest/report.html.j2`, auto-escaped.
+//! verdict with the date of the newest result and the plan checked against, count tiles, what
+//! needs attention (each host not ready with its reason, failing checks and settings to change;
+//! the missing hosts in one block; warnings and drift grouped by check), a table of every host,
+//! per NIC the optics (module, temperature, weakest TX and RX power), link, PCIe and cabling
+//! (the switch port LLDP saw beside the planned one) or why the NIC is absent, the consistency
+//! table and the files not used. Inline CSS only, no scripts, fonts or other resources, so it
+//! opens anywhere offline; laid out to fit a 1024 px screen and an A4 or Letter page. This
+//! module prepares the rows; the layout is `templates/ingest/report.html.j2`, auto-escaped.
+
+use std::collections::BTreeSet;
 
 use anyhow::Result;
 use serde::Serialize;
 
+use crate::ingest::attention::{Group, Kind, change_line, changes, ports_of};
 use crate::ingest::render::{
     all_hosts, files_line, host_count, hosts_line, hosts_of, reason_detail, render_template,
     run_name, short_sha, standing,
 };
-use crate::ingest::report::{ClusterReport, FileNote, HostReport, State};
-use crate::ingest::result::{Check, Counts, Status};
+use crate::ingest::report::{ClusterReport, FileNote, HostReport, Require, State};
+use crate::ingest::result::{Check, Counts, NicHealth, Status, pcie_gts};
 
 #[derive(Serialize)]
 struct Page<'a> {
@@ -22,11 +27,15 @@ struct Page<'a> {
     ok: bool,
     hosts_line: String,
     files_line: String,
+    as_of: Option<AsOf>,
     plan: Option<PlanLine<'a>>,
+    require: &'static str,
     version: &'static str,
     tiles: Vec<Tile>,
     hosts: Vec<HostRow>,
     attention: Vec<Attention>,
+    missing: Vec<String>,
+    groups: Vec<GroupBlock>,
     nics: Vec<NicRow>,
     consistency: Vec<FactRow>,
     problems: &'a [FileNote],
@@ -38,6 +47,14 @@ struct Page<'a> {
 struct PlanLine<'a> {
     file: &'a str,
     sha: String,
+    hosts: String,
+}
+
+/// The report's date: RFC 3339 for `<time datetime>`, and as people read it.
+#[derive(Serialize)]
+struct AsOf {
+    iso: String,
+    text: String,
 }
 
 /// A count in the summary bar; `tone` is a CSS class.
@@ -72,15 +89,23 @@ struct NicRow {
     tx: String,
     rx: String,
     optics_tone: &'static str,
-    optics_note: String,
     link: String,
+    /// `max 400G` when the link runs below what the port supports.
+    link_max: String,
     link_tone: &'static str,
     pcie: String,
+    /// `max 32 GT/s x16` when the PCIe link runs below what the slot and card support.
+    pcie_max: String,
     pcie_tone: &'static str,
     seen: String,
     planned: String,
     cabling_tone: &'static str,
-    cabling_note: String,
+    /// What the optics and cabling checks said when they did not pass.
+    notes: Vec<String>,
+    /// The NIC is not there (its `ib_dev` check failed): the row says so, with the message.
+    absent: bool,
+    /// Why the row has no facts: the failed check's message, or that none were recorded.
+    absent_note: String,
 }
 
 #[derive(Serialize)]
@@ -90,7 +115,26 @@ struct Attention {
     tone: &'static str,
     standing: &'static str,
     reason: String,
+    /// Settings to change (pending) or drifted, one line per setting.
+    changes: Vec<String>,
     checks: Vec<CheckRow>,
+}
+
+/// One check id's warnings or drift across the hosts.
+#[derive(Serialize)]
+struct GroupBlock {
+    id: String,
+    drift: bool,
+    /// `16 hosts · 16 ports`.
+    size: String,
+    items: Vec<GroupItem>,
+}
+
+#[derive(Serialize)]
+struct GroupItem {
+    host: String,
+    nic: String,
+    message: String,
 }
 
 #[derive(Serialize)]
@@ -147,7 +191,7 @@ fn check_tone(check: Option<&Check>) -> &'static str {
     }
 }
 
-/// `-1.32 dBm`: the weakest lane, `dark lane` when one has no light, empty without lanes.
+/// `-1.32` (dBm): the weakest lane, `dark lane` when one has no light, empty without lanes.
 fn weakest(lanes: &[Option<f64>]) -> String {
     if lanes.iter().any(Option::is_none) {
         return "dark lane".to_string();
@@ -157,87 +201,214 @@ fn weakest(lanes: &[Option<f64>]) -> String {
         .flatten()
         .copied()
         .reduce(f64::min)
-        .map(|v| format!("{v:.2} dBm"))
+        .map(|v| format!("{v:.2}"))
         .unwrap_or_default()
 }
 
-/// The NIC rows of every host whose latest result records monitoring facts.
+/// The NIC rows, per host: every NIC its latest result records monitoring facts for, and every
+/// NIC its `ib_dev` check found absent, so a card that vanished is a row saying so rather than a
+/// row fewer. On a host that records facts, a NIC its checks name without facts gets a row too.
 fn nic_rows(report: &ClusterReport) -> Vec<NicRow> {
     let mut rows = Vec::new();
     for h in &report.hosts {
-        for (nic, n) in &h.nics {
-            let check = |id: &str| {
-                h.checks
-                    .iter()
-                    .find(|c| c.id == id && c.nic.as_deref() == Some(nic.as_str()))
-            };
-            let (optics, cabling) = (check("optics"), check("cabling"));
-            let note = |c: Option<&Check>| {
-                c.filter(|c| c.status != Status::Pass)
-                    .map(|c| c.message.clone())
-                    .unwrap_or_default()
-            };
-            let (module, temperature, tx, rx) = match &n.transceiver {
-                Some(t) => (
-                    format!("{} {}", t.vendor, t.part_number).trim().to_string(),
-                    t.temperature_c
-                        .map(|c| format!("{c:.1} °C"))
-                        .unwrap_or_default(),
-                    weakest(&t.tx_power_dbm),
-                    weakest(&t.rx_power_dbm),
-                ),
-                None => (
-                    "no module data".to_string(),
-                    String::new(),
-                    String::new(),
-                    String::new(),
-                ),
-            };
-            let link = n
-                .speed_mbps
-                .map(|s| {
-                    let lanes = n.width.map(|w| format!(" ×{w}")).unwrap_or_default();
-                    format!("{} Gb/s{lanes}", s / 1000.0)
-                })
-                .unwrap_or_default();
-            let pcie = match (&n.pcie_speed, n.pcie_width) {
-                (Some(s), Some(w)) => format!("{} x{w}", s.trim_end_matches(" PCIe")),
-                _ => String::new(),
-            };
-            let (planned, seen) = match cabling {
-                Some(c) => (c.expected.clone(), c.actual.clone()),
-                None => (String::new(), String::new()),
-            };
-            let seen = if seen.is_empty() {
-                n.neighbor
-                    .as_ref()
-                    .map(|nb| format!("{} {}", nb.switch, nb.port).trim().to_string())
-                    .unwrap_or_default()
-            } else {
-                seen
-            };
-            rows.push(NicRow {
-                host: h.host.clone(),
-                nic: nic.clone(),
-                netdev: n.netdev.clone(),
-                module,
-                temperature,
-                tx,
-                rx,
-                optics_tone: check_tone(optics),
-                optics_note: note(optics),
-                link,
-                link_tone: check_tone(check("link_speed")),
-                pcie,
-                pcie_tone: check_tone(check("pcie")),
-                seen,
-                planned,
-                cabling_tone: check_tone(cabling),
-                cabling_note: note(cabling),
+        let absent: BTreeSet<&str> = h
+            .checks
+            .iter()
+            .filter(|c| c.id == "ib_dev" && c.status == Status::Fail)
+            .filter_map(|c| c.nic.as_deref())
+            .collect();
+        let mut names: BTreeSet<&str> = h.nics.keys().map(String::as_str).collect();
+        names.extend(&absent);
+        if !h.nics.is_empty() {
+            names.extend(h.checks.iter().filter_map(|c| c.nic.as_deref()));
+        }
+        for nic in names {
+            rows.push(match h.nics.get(nic) {
+                Some(n) => nic_row(h, nic, n),
+                None => absent_row(h, nic, absent.contains(nic)),
             });
         }
     }
     rows
+}
+
+/// A NIC without monitoring facts: absent (its `ib_dev` check failed, whose message says what
+/// the host has instead), or present but recording none.
+fn absent_row(h: &HostReport, nic: &str, absent: bool) -> NicRow {
+    let check = |id: &str| {
+        h.checks
+            .iter()
+            .find(|c| c.id == id && c.nic.as_deref() == Some(nic))
+    };
+    let netdev = h
+        .netdevs
+        .get(nic)
+        .cloned()
+        .or_else(|| check("netdev").map(|c| c.expected.clone()))
+        .unwrap_or_default();
+    let absent_note = match check("ib_dev") {
+        Some(c) if absent => c.message.clone(),
+        _ => "no monitoring facts recorded".to_string(),
+    };
+    NicRow {
+        host: h.host.clone(),
+        nic: nic.to_string(),
+        netdev,
+        module: String::new(),
+        temperature: String::new(),
+        tx: String::new(),
+        rx: String::new(),
+        optics_tone: "muted",
+        link: String::new(),
+        link_max: String::new(),
+        link_tone: "muted",
+        pcie: String::new(),
+        pcie_max: String::new(),
+        pcie_tone: "muted",
+        seen: String::new(),
+        planned: String::new(),
+        cabling_tone: "muted",
+        notes: Vec::new(),
+        absent,
+        absent_note,
+    }
+}
+
+/// A NIC's monitoring facts beside the checks on them.
+fn nic_row(h: &HostReport, nic: &str, n: &NicHealth) -> NicRow {
+    let check = |id: &str| {
+        h.checks
+            .iter()
+            .find(|c| c.id == id && c.nic.as_deref() == Some(nic))
+    };
+    let (optics, cabling) = (check("optics"), check("cabling"));
+    let note = |c: Option<&Check>| {
+        c.filter(|c| c.status != Status::Pass)
+            .map(|c| c.message.clone())
+    };
+    let (module, temperature, tx, rx) = match &n.transceiver {
+        Some(t) => (
+            format!("{} {}", t.vendor, t.part_number).trim().to_string(),
+            t.temperature_c
+                .map(|c| format!("{c:.1}"))
+                .unwrap_or_default(),
+            weakest(&t.tx_power_dbm),
+            weakest(&t.rx_power_dbm),
+        ),
+        None => (
+            "no module data".to_string(),
+            String::new(),
+            String::new(),
+            String::new(),
+        ),
+    };
+    let link = n.speed_mbps.map(|s| gbps(s, n.width)).unwrap_or_default();
+    let link_max = match (n.speed_mbps, n.max_speed_mbps) {
+        (Some(s), Some(max)) if s < max => format!("max {}", gbps(max, None)),
+        _ => String::new(),
+    };
+    let pcie = pcie_link(n.pcie_speed.as_deref(), n.pcie_width);
+    let pcie_max = pcie_link(n.pcie_max_speed.as_deref(), n.pcie_max_width);
+    let pcie_max = if pcie_max.is_empty() || pcie_max == pcie || pcie.is_empty() {
+        String::new()
+    } else {
+        format!("max {pcie_max}")
+    };
+    let (planned, seen) = match cabling {
+        Some(c) => (c.expected.clone(), c.actual.clone()),
+        None => (String::new(), String::new()),
+    };
+    let seen = if seen.is_empty() {
+        n.neighbor
+            .as_ref()
+            .map(|nb| format!("{} {}", nb.switch, nb.port).trim().to_string())
+            .unwrap_or_default()
+    } else {
+        seen
+    };
+    // The sentences go in a line of their own under the row, where they have the table's width.
+    let mut notes: Vec<String> = Vec::new();
+    notes.extend(note(optics).or_else(|| {
+        n.transceiver_note
+            .clone()
+            .filter(|_| n.transceiver.is_none())
+    }));
+    notes.extend(note(cabling));
+    NicRow {
+        host: h.host.clone(),
+        nic: nic.to_string(),
+        netdev: n.netdev.clone(),
+        module,
+        temperature,
+        tx,
+        rx,
+        optics_tone: check_tone(optics),
+        link,
+        link_max,
+        link_tone: check_tone(check("link_speed")),
+        pcie,
+        pcie_max,
+        pcie_tone: check_tone(check("pcie")),
+        seen,
+        planned,
+        cabling_tone: check_tone(cabling),
+        notes,
+        absent: false,
+        absent_note: String::new(),
+    }
+}
+
+/// `400G ×4`: a link speed in Mb/s as Ethernet names it, with its lanes.
+fn gbps(mbps: f64, lanes: Option<f64>) -> String {
+    let lanes = lanes.map(|w| format!(" ×{w}")).unwrap_or_default();
+    format!("{}G{lanes}", mbps / 1000.0)
+}
+
+/// `16 GT/s x16` from sysfs's `16.0 GT/s PCIe` and the width; empty without both.
+fn pcie_link(speed: Option<&str>, width: Option<f64>) -> String {
+    match (speed, width) {
+        (Some(s), Some(w)) => match pcie_gts(s) {
+            Some(gts) => format!("{gts} GT/s x{w}"),
+            None => format!("{} x{w}", s.trim_end_matches(" PCIe")),
+        },
+        _ => String::new(),
+    }
+}
+
+/// `2026-11-30 09:00:02 UTC` from RFC 3339; the text as it is when it does not parse.
+fn as_of(iso: &str) -> AsOf {
+    let text = iso.parse::<jiff::Timestamp>().map_or_else(
+        |_| iso.to_string(),
+        |t| t.strftime("%Y-%m-%d %H:%M:%S UTC").to_string(),
+    );
+    AsOf {
+        iso: iso.to_string(),
+        text,
+    }
+}
+
+/// A group of warnings or drift: `16 hosts · 16 ports`, then host, NIC and message per item.
+fn group_block(g: &Group) -> GroupBlock {
+    let mut size = host_count(g.hosts);
+    match g.ports {
+        0 => {}
+        1 => size.push_str(" · 1 port"),
+        n => size.push_str(&format!(" · {n} ports")),
+    }
+    GroupBlock {
+        id: g.id.clone(),
+        drift: g.kind == Kind::Drift,
+        size,
+        items: g
+            .items
+            .iter()
+            .map(|i| GroupItem {
+                host: i.host.clone(),
+                nic: i.nic.clone().unwrap_or_default(),
+                message: i.message.clone(),
+            })
+            .collect(),
+    }
 }
 
 /// The report as an HTML page.
@@ -256,6 +427,8 @@ pub fn render(report: &ClusterReport) -> Result<String> {
     for (label, count, tone) in [
         ("configured", t.configured, "ok"),
         ("prechecked", t.prechecked, "info"),
+        ("pending", t.pending, "warn"),
+        ("drifted", t.drifted, "bad"),
         ("rolled back", t.rolled_back, "muted"),
         ("failed", t.failed, "bad"),
         ("missing", t.missing, "warn"),
@@ -296,16 +469,35 @@ pub fn render(report: &ClusterReport) -> Result<String> {
                 .collect(),
         })
         .collect();
-    let attention = report
+    // Missing hosts have nothing to tell apart but their names: one block names them all.
+    let not_ready: Vec<&HostReport> = report
         .hosts
         .iter()
         .filter(|h| h.counted() && !h.ok)
+        .collect();
+    let missing = not_ready
+        .iter()
+        .filter(|h| h.state == State::Missing && !h.stale)
+        .map(|h| h.host.clone())
+        .collect();
+    let attention = not_ready
+        .iter()
+        .filter(|h| h.state != State::Missing || h.stale)
         .map(|h| Attention {
             name: h.host.clone(),
             ip: h.mgmt_ip.clone().unwrap_or_default(),
             tone: tone(h),
             standing: standing(h),
             reason: reason_detail(h, plan_sha),
+            // A failed precheck lists settings too, but the failures come first there.
+            changes: if matches!(h.state, State::Pending | State::Drifted) {
+                changes(&h.changes)
+                    .iter()
+                    .map(|c| change_line(c, ports_of(&h.changes)))
+                    .collect()
+            } else {
+                Vec::new()
+            },
             checks: h
                 .failures
                 .iter()
@@ -351,14 +543,24 @@ pub fn render(report: &ClusterReport) -> Result<String> {
         ok: report.ok,
         hosts_line: hosts_line(t),
         files_line: files_line(t),
+        as_of: report.as_of.as_deref().map(as_of),
         plan: report.plan.as_ref().map(|p| PlanLine {
             file: &p.file,
             sha: short_sha(&p.sha256),
+            hosts: host_count(p.hosts),
         }),
+        require: match report.require {
+            Require::Configured => "a host is ready when the plan is applied (configured)",
+            Require::Prechecked => {
+                "a host is ready when configured or prechecked (--require prechecked)"
+            }
+        },
         version: env!("CARGO_PKG_VERSION"),
         tiles,
         hosts,
         attention,
+        missing,
+        groups: report.attention.iter().map(group_block).collect(),
         nics: nic_rows(report),
         consistency,
         problems: &report.problems,
