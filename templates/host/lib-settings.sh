@@ -494,7 +494,9 @@ rg_compare_all() {
     if [ "$now" = "$want" ]; then
       rg_check "$id" "$dev" pass error "$want" "$now" "$id is $now as planned"
     else
-      rg_check "$id" "$dev" warn error "$want" "$now" "$id is ${now:-unset}, the plan says $want (apply will change it$note)"
+      [ -z "$note" ] || rg_add_flap "$i"
+      rg_check_change "$id" "$dev" warn error "$want" "$now" \
+        "$id is ${now:-unset}, the plan says $want (apply will change it$note)" "$now"
     fi
   done
 }
@@ -596,7 +598,7 @@ rg_apply_all() {
       if [ "$id" = pause ] && [ -z "${written[pause]+set}" ]; then
         note=" (the driver cleared it when PFC was set)"
       fi
-      rg_check "$id" "$dev" changed error "$want" "$after" "$id changed from ${now:-unset} to $want$note"
+      rg_check_change "$id" "$dev" changed error "$want" "$after" "$id changed from ${now:-unset} to $want$note" "$now"
     elif [ -n "${failed[$id]+set}" ]; then
       rg_check "$id" "$dev" fail error "$want" "$after" "setting $id to $want failed (see the log above)$note"
     else
@@ -646,7 +648,7 @@ rg_predict() {
         [ -z "${now_of[pause]+set}" ] || now_of[pause]="rx off tx off"
         ;;
     esac
-    rg_check "$id" "$dev" warn error "$want" "$was" "dry run: $id would change from ${was:-unset} to $want$note"
+    rg_check_change "$id" "$dev" warn error "$want" "$was" "dry run: $id would change from ${was:-unset} to $want$note" "$was"
   done
 }
 
@@ -677,7 +679,7 @@ rg_restore() {
     note=""
     [ "$id" != pfc ] || note=$(rg_flap_note "$i")
     if [ "$now" = "$want" ] && [ "$id" = dscp_map ] && [ -n "$map_before" ] && [ "$map_before" != "$want" ]; then
-      rg_check "$id" "$dev" changed error "$want" "$now" "dscp_map restored to none: restoring trust pcp removed its entries"
+      rg_check_change "$id" "$dev" changed error "$want" "$now" "dscp_map restored to none: restoring trust pcp removed its entries" "$map_before"
       continue
     elif [ "$now" = "$want" ]; then
       rg_check "$id" "$dev" pass error "$want" "$now" "$id is already $want"
@@ -691,13 +693,13 @@ rg_restore() {
     fi
     [ "$id" != pfc ] || rg_add_flap "$i"
     if [ "$RG_DRY_RUN" = yes ]; then
-      rg_check "$id" "$dev" warn error "$want" "$now" "dry run: $id would be restored from $now to $want$note"
+      rg_check_change "$id" "$dev" warn error "$want" "$now" "dry run: $id would be restored from $now to $want$note" "$now"
       continue
     fi
     rg_get "$id" "$i" || RG_V=""
     after=$RG_V
     if [ "$after" = "$want" ]; then
-      rg_check "$id" "$dev" changed error "$want" "$after" "$id restored from $now to $want$note"
+      rg_check_change "$id" "$dev" changed error "$want" "$after" "$id restored from $now to $want$note" "$now"
     else
       rg_check "$id" "$dev" fail error "$want" "$after" "$id could not be restored to $want (reads ${after:-nothing})$note"
     fi

@@ -41,7 +41,7 @@ fn on_host(h: &FakeHost, cmd: &[&str]) {
 
 /// A host that starts far from the defaults: port 0 in PCP trust, port 1 in DSCP trust with
 /// 26→5, pause on (mlx5's default), no traffic class, RoCE v1 with ToS 32, MTU 9000 and 1500.
-fn unusual_host(kind: &str, bash: &str) -> FakeHost {
+pub(crate) fn unusual_host(kind: &str, bash: &str) -> FakeHost {
     let h = FakeHost::new(kind, "node-a", &[], bash);
     if kind == "ofed" {
         on_host(&h, &["mlnx_qos", "-i", "ens2f0np0", "--trust", "dscp"]);

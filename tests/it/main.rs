@@ -17,4 +17,5 @@ mod malformed;
 mod monitor;
 mod rules;
 mod scripts;
+mod summary;
 mod verify;
