@@ -260,47 +260,6 @@ fn firmware_owned_dcbx_and_lldpad_are_reported_and_dcbx_os_takes_and_gives_back_
 }
 
 #[test]
-fn a_dry_run_predicts_exactly_what_apply_changes_and_names_the_links_that_flap() {
-    for bash in bashes() {
-        for kind in ["ofed", "inbox"] {
-            let h = unusual_host(kind, &bash);
-            let dry = h.run("apply.sh", &["--dry-run"]);
-            assert_eq!(dry.code, 0, "{}", dry.stderr);
-            assert!(
-                dry.stdout.contains(
-                    "links that would flap once (the driver toggles the link to apply PFC): ens1f0np0 ens2f0np0"
-                ),
-                "{}",
-                dry.stdout
-            );
-            let apply = h.run("apply.sh", &[]);
-            let with = |run: &crate::hosts::ScriptRun, status: &str| -> Vec<String> {
-                run.result["checks"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .filter(|c| {
-                        c["status"] == status
-                            && c["id"] != "persistence"
-                            && c["id"] != "persistence_reload"
-                    })
-                    .map(|c| format!("{}:{}", c["id"], c["nic"]))
-                    .collect()
-            };
-            assert_eq!(
-                with(&dry, "warn")
-                    .iter()
-                    .filter(|c| !c.starts_with("\"ip\""))
-                    .cloned()
-                    .collect::<Vec<_>>(),
-                with(&apply, "changed"),
-                "{kind} {bash}"
-            );
-        }
-    }
-}
-
-#[test]
 fn a_driver_reload_re_applies_through_the_ofed_hook_chained_to_the_one_there() {
     for bash in bashes() {
         let h = FakeHost::new("ofed", "node-a", &[], &bash);

@@ -7,6 +7,7 @@ mod common;
 mod config;
 mod dashboard;
 mod delivery;
+mod dryrun;
 mod field;
 mod formats;
 mod generate;

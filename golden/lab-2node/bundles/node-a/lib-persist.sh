@@ -111,7 +111,8 @@ rg_udev_text() {
 # rg_is_ofed: MLNX_OFED/DOCA hosts have ofed_info and openibd's /etc/infiniband.
 rg_is_ofed() { [ -n "$RG_OFED" ] || [ -d "$RG_ROOT/etc/infiniband" ]; }
 
-# rg_persist_reload: installs the driver-reload trigger (check `persistence_reload`).
+# rg_persist_reload: installs the driver-reload trigger (check `persistence_reload`). --dry-run
+# takes the same steps and prints them.
 rg_persist_reload() {
   local file text what change
   if rg_is_ofed; then
@@ -124,11 +125,6 @@ rg_persist_reload() {
     rg_check persistence_reload "" pass info installed installed "the $what re-applies the settings after a driver reload"
     return 0
   fi
-  if [ "$RG_DRY_RUN" = yes ]; then
-    printf 'would write %s\n' "$file"
-    rg_check_action persistence_reload "" warn info installed "" "dry run: would install the $what" "$change"
-    return 0
-  fi
   if [ "$file" = "$RG_HOOK" ] && [ -e "$RG_ROOT$file" ] && ! grep -q "^$RG_MARK\$" "$RG_ROOT$file"; then
     if [ -e "$RG_ROOT$RG_HOOK_CHAINED" ]; then
       rg_check persistence_reload "" fail error installed "" \
@@ -137,15 +133,27 @@ rg_persist_reload() {
     fi
     rg_save persistence_reload "" chained
     change="absent → installed (OFED post-start hook, chained to the one there)"
-    rg_log "keeping the existing $RG_HOOK as $RG_HOOK_CHAINED; roce-gen's hook runs it first"
-    mv "$RG_ROOT$RG_HOOK" "$RG_ROOT$RG_HOOK_CHAINED"
+    [ "$RG_DRY_RUN" = yes ] || rg_log "keeping the existing $RG_HOOK as $RG_HOOK_CHAINED; roce-gen's hook runs it first"
+    if ! rg_do mv "$RG_ROOT$RG_HOOK" "$RG_ROOT$RG_HOOK_CHAINED"; then
+      rg_check persistence_reload "" fail error installed "" "could not move the existing $RG_HOOK aside (see the log above)"
+      return 0
+    fi
   else
     rg_save persistence_reload "" installed
   fi
-  if mkdir -p "$(dirname "$RG_ROOT$file")" && printf '%s\n' "$text" >"$RG_ROOT$file.tmp.$$" &&
-    chmod 755 "$RG_ROOT$file.tmp.$$" && mv -f "$RG_ROOT$file.tmp.$$" "$RG_ROOT$file"; then
+  if [ "$RG_DRY_RUN" = yes ]; then
+    printf 'would write %s\n' "$file"
+  else
+    rg_log "write: $file"
+  fi
+  if [ "$RG_DRY_RUN" = yes ] || { mkdir -p "$(dirname "$RG_ROOT$file")" && printf '%s\n' "$text" >"$RG_ROOT$file.tmp.$$" &&
+    chmod 755 "$RG_ROOT$file.tmp.$$" && mv -f "$RG_ROOT$file.tmp.$$" "$RG_ROOT$file"; }; then
     [ "$file" = "$RG_HOOK" ] || ! rg_has udevadm || rg_do udevadm control --reload || true
-    rg_check_action persistence_reload "" changed info installed installed "installed the $what: a driver reload re-applies the settings" "$change"
+    if [ "$RG_DRY_RUN" = yes ]; then
+      rg_check_action persistence_reload "" warn info installed "" "dry run: would install the $what" "$change"
+    else
+      rg_check_action persistence_reload "" changed info installed installed "installed the $what: a driver reload re-applies the settings" "$change"
+    fi
   else
     rm -f "$RG_ROOT$file.tmp.$$"
     rg_check persistence_reload "" fail error installed "" "could not write the $what"
