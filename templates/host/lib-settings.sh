@@ -59,7 +59,7 @@ rg_write() {
     printf 'would write %q to %s\n' "$2" "$1"
     return 0
   fi
-  rg_log "write: $2 > $1"
+  rg_log "write: $(printf '%q' "$2") > $1"
   if ! err=$({ printf '%s\n' "$2" >"$RG_ROOT$1"; } 2>&1); then
     rg_log "writing $2 to $1 failed: ${err##*: }"
     return 1
@@ -494,7 +494,9 @@ rg_compare_all() {
     if [ "$now" = "$want" ]; then
       rg_check "$id" "$dev" pass error "$want" "$now" "$id is $now as planned"
     else
-      rg_check "$id" "$dev" warn error "$want" "$now" "$id is ${now:-unset}, the plan says $want (apply will change it$note)"
+      [ -z "$note" ] || rg_add_flap "$i"
+      rg_check_change "$id" "$dev" warn error "$want" "$now" \
+        "$id is ${now:-unset}, the plan says $want (apply will change it$note)" "$now"
     fi
   done
 }
@@ -553,27 +555,33 @@ rg_save() {
 }
 
 # rg_apply_all I IDS: apply for NIC I: save everything, write what differs in order, read back.
+# --dry-run takes the same steps on a simulation of the port (`sim`, see rg_current), so that it
+# prints the very commands apply runs and predicts exactly what apply changes.
 rg_apply_all() {
   local i=$1 dev=${RG_NIC_IBDEV[$1]} ids=$2 id want now after note
-  local -A failed=() written=()
+  local -A failed=() written=() sim=()
   if [ "$RG_DRY_RUN" = yes ]; then
-    rg_predict "$i" "$ids"
-    return 0
+    for id in $ids; do sim[$id]=${before[$id]}; done
+  else
+    rg_save_all "$i" "$ids"
   fi
-  rg_save_all "$i" "$ids"
   for id in $ids; do
     want=$(rg_planned "$id" "$i")
     # The current value, not the one read at the start: an earlier change may have set it
     # (trust dscp programs the default map; PFC clears pause).
-    rg_get "$id" "$i" || RG_V=""
+    rg_current "$id" "$i" || RG_V=""
     now=$RG_V
     [ "$now" != "$want" ] || continue
     if [ "$id" = dscp2prio ] && [ "$(rg_qos_backend)" = mlnx_qos ] && [[ " $ids " == *" pfc "* ]] &&
-      rg_get pfc "$i" && [ "$RG_V" != "$RG_PFC" ]; then
+      rg_current pfc "$i" && [ "$RG_V" != "$RG_PFC" ]; then
       # One mlnx_qos start for both (trust cannot be combined, PFC and the map can).
       # shellcheck disable=SC2046 # see rg_dscp_args
       rg_qos_set "$i" --pfc "$RG_PFC" $(rg_dscp_args "$want") || failed[pfc]=1
       [ -z "${failed[pfc]+set}" ] || failed[dscp2prio]=1
+      written[pfc]=1
+      written[dscp2prio]=1
+      rg_simulate dscp2prio "$want"
+      rg_simulate pfc "$RG_PFC"
       rg_add_flap "$i"
       continue
     fi
@@ -581,8 +589,13 @@ rg_apply_all() {
     if ! rg_set "$id" "$i" "$want"; then
       failed[$id]=1
     fi
+    rg_simulate "$id" "$want"
     [ "$id" != pfc ] || rg_add_flap "$i"
   done
+  if [ "$RG_DRY_RUN" = yes ]; then
+    rg_predict "$i" "$ids"
+    return 0
+  fi
   for id in $ids; do
     want=$(rg_planned "$id" "$i")
     now=${before[$id]}
@@ -591,18 +604,50 @@ rg_apply_all() {
     note=""
     [ "$id" != pfc ] || [ "$now" = "$want" ] || note=$(rg_flap_note "$i")
     if [ "$now" = "$want" ] && [ "$after" = "$want" ]; then
-      rg_check "$id" "$dev" pass error "$want" "$after" "$id is $want as planned; unchanged"
+      if [ -n "${written[$id]+set}" ]; then
+        rg_check "$id" "$dev" pass error "$want" "$after" "$id is $want as planned; set again after an earlier change altered it"
+      else
+        rg_check "$id" "$dev" pass error "$want" "$after" "$id is $want as planned; unchanged"
+      fi
     elif [ "$after" = "$want" ]; then
       if [ "$id" = pause ] && [ -z "${written[pause]+set}" ]; then
         note=" (the driver cleared it when PFC was set)"
       fi
-      rg_check "$id" "$dev" changed error "$want" "$after" "$id changed from ${now:-unset} to $want$note"
+      rg_check_change "$id" "$dev" changed error "$want" "$after" "$id changed from ${now:-unset} to $want$note" "$now"
     elif [ -n "${failed[$id]+set}" ]; then
       rg_check "$id" "$dev" fail error "$want" "$after" "setting $id to $want failed (see the log above)$note"
     else
       rg_check "$id" "$dev" fail error "$want" "$after" "$id was set to $want but reads back as ${after:-nothing}$note"
     fi
   done
+}
+
+# rg_current ID I: RG_V = the value setting ID of NIC I has at this point of rg_apply_all: read from
+# the host, or with --dry-run the one the changes so far would have left. Reads the caller's
+# `sim`.
+rg_current() {
+  if [ "$RG_DRY_RUN" = no ]; then
+    rg_get "$1" "$2"
+    return
+  fi
+  [ -n "${sim[$1]+set}" ] || return 1
+  RG_V=${sim[$1]}
+}
+
+# rg_simulate ID VALUE: --dry-run: the port's values once setting ID is changed to VALUE,
+# with the driver's side effects: trust dscp on a port in PCP trust (no DSCP entries) programs
+# the 64 default entries (priority = DSCP >> 3); a PFC change clears 802.3x pause.
+rg_simulate() {
+  [ "$RG_DRY_RUN" = yes ] || return 0
+  sim[$1]=$2
+  case $1 in
+    trust)
+      if [ "$2" = dscp ] && [ -n "${sim[dscp2prio]+set}" ]; then
+        sim[dscp2prio]=$(rg_pairs_of "$(rg_default_map)" "$RG_ROCE_DSCP" "$RG_CNP_DSCP")
+      fi
+      ;;
+    pfc) [ -z "${sim[pause]+set}" ] || sim[pause]="rx off tx off" ;;
+  esac
 }
 
 # rg_dscp_args PAIRS: `--dscp2prio set,D,P` words for `D:P,...` (digits and commas only, so
@@ -614,39 +659,27 @@ rg_dscp_args() {
   done
 }
 
-# rg_predict I IDS: --dry-run: prints what apply would run and reports exactly what it would
-# change, following the driver's side effects (trust dscp programs the default map; PFC clears
-# pause) so that nothing is listed that apply would then skip.
+# rg_predict I IDS: --dry-run: the checks apply would record, once rg_apply_all has printed
+# what it would run: a setting differs from the plan now, so apply changes it (by a command of
+# its own, or as a side effect of an earlier one), or it is as planned. Reads the caller's
+# `before`, `sim` and `written`.
 rg_predict() {
-  local i=$1 dev=${RG_NIC_IBDEV[$1]} id want was now note
-  local -A now_of=()
-  for id in $2; do now_of[$id]=${before[$id]}; done
+  local i=$1 dev=${RG_NIC_IBDEV[$1]} id want was note
   for id in $2; do
     want=$(rg_planned "$id" "$i")
     was=${before[$id]}
-    now=${now_of[$id]}
     if [ "$was" = "$want" ]; then
-      rg_check "$id" "$dev" pass error "$want" "$was" "$id is $want as planned; unchanged"
+      if [ -n "${written[$id]+set}" ]; then
+        rg_check "$id" "$dev" pass error "$want" "$was" "$id is $want as planned; an earlier change alters it, so apply sets it again"
+      else
+        rg_check "$id" "$dev" pass error "$want" "$was" "$id is $want as planned; unchanged"
+      fi
       continue
     fi
     note=""
-    if [ "$now" = "$want" ]; then
-      note=" (a side effect of an earlier change: nothing to run)"
-    else
-      rg_set "$id" "$i" "$want" || true
-    fi
-    case $id in
-      trust)
-        [ "$want" != dscp ] || now_of[dscp2prio]=$(rg_pairs_of "$(rg_default_map)" "$RG_ROCE_DSCP" "$RG_CNP_DSCP")
-        ;;
-      pfc)
-        note=$(rg_flap_note "$i")
-        rg_add_flap "$i"
-        # mlx5 clears 802.3x pause when PFC is set.
-        [ -z "${now_of[pause]+set}" ] || now_of[pause]="rx off tx off"
-        ;;
-    esac
-    rg_check "$id" "$dev" warn error "$want" "$was" "dry run: $id would change from ${was:-unset} to $want$note"
+    [ -n "${written[$id]+set}" ] || note=" (a side effect of an earlier change: nothing to run)"
+    [ "$id" != pfc ] || note=$(rg_flap_note "$i")
+    rg_check_change "$id" "$dev" warn error "$want" "$was" "dry run: $id would change from ${was:-unset} to $want$note" "$was"
   done
 }
 
@@ -677,7 +710,7 @@ rg_restore() {
     note=""
     [ "$id" != pfc ] || note=$(rg_flap_note "$i")
     if [ "$now" = "$want" ] && [ "$id" = dscp_map ] && [ -n "$map_before" ] && [ "$map_before" != "$want" ]; then
-      rg_check "$id" "$dev" changed error "$want" "$now" "dscp_map restored to none: restoring trust pcp removed its entries"
+      rg_check_change "$id" "$dev" changed error "$want" "$now" "dscp_map restored to none: restoring trust pcp removed its entries" "$map_before"
       continue
     elif [ "$now" = "$want" ]; then
       rg_check "$id" "$dev" pass error "$want" "$now" "$id is already $want"
@@ -691,13 +724,13 @@ rg_restore() {
     fi
     [ "$id" != pfc ] || rg_add_flap "$i"
     if [ "$RG_DRY_RUN" = yes ]; then
-      rg_check "$id" "$dev" warn error "$want" "$now" "dry run: $id would be restored from $now to $want$note"
+      rg_check_change "$id" "$dev" warn error "$want" "$now" "dry run: $id would be restored from $now to $want$note" "$now"
       continue
     fi
     rg_get "$id" "$i" || RG_V=""
     after=$RG_V
     if [ "$after" = "$want" ]; then
-      rg_check "$id" "$dev" changed error "$want" "$after" "$id restored from $now to $want$note"
+      rg_check_change "$id" "$dev" changed error "$want" "$after" "$id restored from $now to $want$note" "$now"
     else
       rg_check "$id" "$dev" fail error "$want" "$after" "$id could not be restored to $want (reads ${after:-nothing})$note"
     fi

@@ -51,6 +51,12 @@ RG_C_SEV=()
 RG_C_EXP=()
 RG_C_ACT=()
 RG_C_MSG=()
+# What the summary groups: `setting` for a port's setting that apply changes (precheck: will,
+# --dry-run: would, apply: did; rollback likewise restores), with the value it had in RG_C_FROM;
+# `action` for a host-wide change (the boot unit, the reload hook), with its summary line in
+# RG_C_FROM; empty for every other check. Not part of the result.
+RG_C_KIND=()
+RG_C_FROM=()
 
 rg_log() { printf '%s\n' "$*" >&2; }
 
@@ -99,6 +105,28 @@ rg_check() {
   RG_C_EXP+=("$5")
   RG_C_ACT+=("$6")
   RG_C_MSG+=("$7")
+  RG_C_KIND+=("")
+  RG_C_FROM+=("")
+}
+
+# rg_check_change ID NIC STATUS SEVERITY EXPECTED ACTUAL MESSAGE FROM: records a setting that
+# changes (or will, or would) from FROM to EXPECTED.
+rg_check_change() {
+  local n
+  rg_check "$1" "$2" "$3" "$4" "$5" "$6" "$7"
+  n=$((${#RG_C_ID[@]} - 1))
+  RG_C_KIND[n]=setting
+  RG_C_FROM[n]=$8
+}
+
+# rg_check_action ID NIC STATUS SEVERITY EXPECTED ACTUAL MESSAGE SUMMARY: records a host-wide
+# change; the summary lists it as `ID: SUMMARY`.
+rg_check_action() {
+  local n
+  rg_check "$1" "$2" "$3" "$4" "$5" "$6" "$7"
+  n=$((${#RG_C_ID[@]} - 1))
+  RG_C_KIND[n]=action
+  RG_C_FROM[n]=$8
 }
 
 # rg_status_of ID NIC: prints the status recorded for a check (empty if none).
@@ -327,7 +355,9 @@ rg_write_file() {
   }
 }
 
-# rg_summary: the human summary, in the style of EasyRoCE-NC: ✅ or ❌ and the failing items.
+# rg_summary: the human summary, in the style of EasyRoCE-NC: ✅ or ❌ and the failed items;
+# then each failure and each warning on its own line; then, in the manner of `terraform plan`,
+# the settings apply changes (will, would or did), one entry per setting, and a count.
 rg_summary() {
   local i failed="" status
   status=$(rg_run_status)
@@ -342,18 +372,186 @@ rg_summary() {
       "$(rg_count pass)" "$(rg_count warn)" "$(rg_count changed)" "$(rg_count skip)"
   fi
   for ((i = 0; i < ${#RG_C_ID[@]}; i++)); do
-    case ${RG_C_STATUS[i]} in
-      fail) printf '%s%s: %s\n' "${RG_C_ID[i]}" "${RG_C_NIC[i]:+:${RG_C_NIC[i]}}" "${RG_C_MSG[i]}" ;;
-      warn) printf '⚠ %s%s: %s\n' "${RG_C_ID[i]}" "${RG_C_NIC[i]:+:${RG_C_NIC[i]}}" "${RG_C_MSG[i]}" ;;
+    [ "${RG_C_STATUS[i]}" = fail ] || continue
+    printf '%s%s: %s\n' "${RG_C_ID[i]}" "${RG_C_NIC[i]:+:${RG_C_NIC[i]}}" "${RG_C_MSG[i]}"
+  done
+  # The changes come next, grouped: a warning here is one that needs a person.
+  for ((i = 0; i < ${#RG_C_ID[@]}; i++)); do
+    if [ "${RG_C_STATUS[i]}" != warn ] || [ -n "${RG_C_KIND[i]}" ]; then continue; fi
+    printf '⚠ %s%s: %s\n' "${RG_C_ID[i]}" "${RG_C_NIC[i]:+:${RG_C_NIC[i]}}" "${RG_C_MSG[i]}"
+  done
+  rg_summary_changes "$status"
+}
+
+# rg_summary_changes STATUS: the changes of the run: a heading, one entry per setting (in the
+# order apply changes them), the host-wide changes, the links a PFC change flaps, and a count.
+rg_summary_changes() {
+  local status=$1 i id ids="" order="" nics=" " nports=0 nsettings=0 actions=() mode text=""
+  for ((i = 0; i < ${#RG_C_ID[@]}; i++)); do
+    case ${RG_C_KIND[i]} in
+      setting)
+        [[ " $ids " == *" ${RG_C_ID[i]} "* ]] || ids+=" ${RG_C_ID[i]}"
+        if [[ $nics != *" ${RG_C_NIC[i]} "* ]]; then
+          nics+="${RG_C_NIC[i]} "
+          nports=$((nports + 1))
+        fi
+        ;;
+      action) actions+=("$i") ;;
     esac
   done
+  for id in $RG_SETTINGS $ids; do
+    if [[ " $ids " != *" $id "* ]] || [[ " $order " == *" $id "* ]]; then continue; fi
+    order+=" $id"
+    nsettings=$((nsettings + 1))
+  done
+  mode=$RG_PHASE
+  [ "$RG_DRY_RUN" = no ] || mode+=" --dry-run"
+  if [ -n "$order" ] || [ ${#actions[@]} -gt 0 ]; then
+    case $mode in
+      precheck) printf 'apply will change:\n' ;;
+      "apply --dry-run") printf 'apply would change:\n' ;;
+      apply) printf 'changed:\n' ;;
+      "rollback --dry-run") printf 'rollback would restore:\n' ;;
+      *) printf 'restored:\n' ;;
+    esac
+    for id in $order; do rg_summary_setting "$id"; done
+    for i in ${actions[@]+"${actions[@]}"}; do
+      printf '  %s: %s\n' "${RG_C_ID[i]}" "${RG_C_FROM[i]}"
+    done
+  fi
   if [ -n "$RG_FLAPS" ]; then
-    if [ "$RG_DRY_RUN" = yes ]; then
+    if [ "$RG_PHASE" = precheck ] || [ "$RG_DRY_RUN" = yes ]; then
       printf 'ℹ links that would flap once (the driver toggles the link to apply PFC): %s\n' "$RG_FLAPS"
     else
       printf 'ℹ links that flapped once (the driver toggles the link to apply PFC): %s\n' "$RG_FLAPS"
     fi
   fi
+  [ "$nsettings" -eq 0 ] || text="$(rg_plural "$nsettings" setting)"
+  case $mode in
+    precheck | "apply --dry-run") [ -z "$text" ] || text+=" to change" ;;
+    "rollback --dry-run") [ -z "$text" ] || text+=" to restore" ;;
+  esac
+  [ -z "$text" ] || text+=" on $(rg_plural "$nports" port)"
+  [ ${#actions[@]} -eq 0 ] || text+="${text:+, }$(rg_plural ${#actions[@]} "host-wide change")"
+  case $mode in
+    precheck | "apply --dry-run")
+      if [ -n "$text" ]; then
+        printf 'Plan: %s.\n' "$text"
+      elif [ "$status" = fail ]; then
+        printf 'nothing to change in the settings that could be read\n'
+      else
+        printf 'nothing to change: the host matches the plan\n'
+      fi
+      ;;
+    apply)
+      if [ -n "$text" ]; then
+        printf 'Changed %s.\n' "$text"
+      elif [ "$status" = fail ]; then
+        printf 'nothing changed\n'
+      else
+        printf 'nothing changed: the host already matched the plan\n'
+      fi
+      ;;
+    "rollback --dry-run") [ -z "$text" ] || printf 'Plan: %s.\n' "$text" ;;
+    *) [ -z "$text" ] || printf 'Restored %s.\n' "$text" ;;
+  esac
+}
+
+# rg_plural N WORD: `1 port`, `2 ports`.
+rg_plural() {
+  if [ "$1" = 1 ]; then printf '1 %s' "$2"; else printf '%s %ss' "$1" "$2"; fi
+}
+
+# rg_change_text FROM TO: REPLY = `FROM → TO` as the summary shows it: `unset` for an empty
+# value; of a long list (a whole DSCP map), only the entries that differ, or their number.
+rg_change_text() {
+  local from=${1:-unset} to=${2:-unset}
+  if [ ${#from} -le 40 ] && [ ${#to} -le 40 ]; then
+    REPLY="$from → $to"
+    return 0
+  fi
+  REPLY="$(rg_brief "$from" "$to") → $(rg_brief "$to" "$from")"
+}
+
+# rg_brief LIST OTHER: LIST when short; else the entries that OTHER lacks, after `…,`, when they
+# are few, or `N entries`.
+rg_brief() {
+  local item only="" n=0
+  if [ ${#1} -le 40 ]; then
+    printf '%s' "$1"
+    return 0
+  fi
+  for item in ${1//,/ }; do
+    n=$((n + 1))
+    [[ ,$2, == *",$item,"* ]] || only+="${only:+,}$item"
+  done
+  if [ -n "$only" ] && [ ${#only} -le 30 ]; then
+    printf '…,%s' "$only"
+  else
+    printf '%s entries' "$n"
+  fi
+}
+
+# rg_summary_setting ID: one entry of the changes: the ports of setting ID grouped by the value
+# they had and the one they get, e.g. `  mtu: 8 ports 1500 → 4200`. Ports are named unless the
+# entry covers every planned port; of several groups, the largest then comes last as
+# `the other N`.
+rg_summary_setting() {
+  local id=$1 i g n=0 key to="" short=yes big=-1 names order=""
+  local g_key=() g_from=() g_to=() g_count=() g_names=()
+  for ((i = 0; i < ${#RG_C_ID[@]}; i++)); do
+    if [ "${RG_C_KIND[i]}" != setting ] || [ "${RG_C_ID[i]}" != "$id" ]; then continue; fi
+    n=$((n + 1))
+    # One target for all, and short values: the target goes once, in the entry's first line.
+    if [ "$n" -eq 1 ]; then
+      to=${RG_C_EXP[i]}
+    elif [ "$to" != "${RG_C_EXP[i]}" ]; then
+      short=no
+    fi
+    [ ${#RG_C_FROM[i]} -le 40 ] && [ ${#RG_C_EXP[i]} -le 40 ] || short=no
+    key="${RG_C_FROM[i]}"$'\t'"${RG_C_EXP[i]}"
+    for ((g = 0; g < ${#g_key[@]}; g++)); do
+      [ "${g_key[g]}" != "$key" ] || break
+    done
+    if [ "$g" -eq ${#g_key[@]} ]; then
+      g_key[g]=$key g_from[g]=${RG_C_FROM[i]} g_to[g]=${RG_C_EXP[i]} g_count[g]=0 g_names[g]=""
+    fi
+    g_count[g]=$((g_count[g] + 1))
+    g_names[g]+="${g_names[g]:+, }${RG_C_NIC[i]}"
+  done
+  if [ ${#g_key[@]} -eq 1 ]; then
+    rg_change_text "${g_from[0]}" "${g_to[0]}"
+    printf '  %s: %s %s' "$id" "$(rg_plural "$n" port)" "$REPLY"
+    [ "$n" -eq ${#RG_NIC_IBDEV[@]} ] || printf ' (%s)' "${g_names[0]}"
+    printf '\n'
+    return 0
+  fi
+  if [ "$n" -eq ${#RG_NIC_IBDEV[@]} ]; then
+    for ((g = 0; g < ${#g_key[@]}; g++)); do
+      if [ "${g_count[g]}" -ge 2 ] && { [ "$big" -lt 0 ] || [ "${g_count[g]}" -gt "${g_count[big]}" ]; }; then
+        big=$g
+      fi
+    done
+  fi
+  for ((g = 0; g < ${#g_key[@]}; g++)); do
+    [ "$g" -eq "$big" ] || order+=" $g"
+  done
+  [ "$big" -lt 0 ] || order+=" $big"
+  if [ "$short" = yes ]; then
+    printf '  %s: %s → %s\n' "$id" "$(rg_plural "$n" port)" "${to:-unset}"
+  else
+    printf '  %s: %s\n' "$id" "$(rg_plural "$n" port)"
+  fi
+  for g in $order; do
+    names=${g_names[g]}
+    [ "$g" -ne "$big" ] || names="the other ${g_count[g]}"
+    if [ "$short" = yes ]; then
+      printf '    from %s (%s)\n' "${g_from[g]:-unset}" "$names"
+    else
+      rg_change_text "${g_from[g]}" "${g_to[g]}"
+      printf '    %s (%s)\n' "$REPLY" "$names"
+    fi
+  done
 }
 
 # rg_note_hung: one failed check per tool that had to be stopped.

@@ -41,7 +41,7 @@ fn on_host(h: &FakeHost, cmd: &[&str]) {
 
 /// A host that starts far from the defaults: port 0 in PCP trust, port 1 in DSCP trust with
 /// 26→5, pause on (mlx5's default), no traffic class, RoCE v1 with ToS 32, MTU 9000 and 1500.
-fn unusual_host(kind: &str, bash: &str) -> FakeHost {
+pub(crate) fn unusual_host(kind: &str, bash: &str) -> FakeHost {
     let h = FakeHost::new(kind, "node-a", &[], bash);
     if kind == "ofed" {
         on_host(&h, &["mlnx_qos", "-i", "ens2f0np0", "--trust", "dscp"]);
@@ -256,47 +256,6 @@ fn firmware_owned_dcbx_and_lldpad_are_reported_and_dcbx_os_takes_and_gives_back_
             back.statuses()
         );
         assert_eq!(read(&h, ".fake/dcb/ens1f0np0/dcbx").trim(), "cee ieee");
-    }
-}
-
-#[test]
-fn a_dry_run_predicts_exactly_what_apply_changes_and_names_the_links_that_flap() {
-    for bash in bashes() {
-        for kind in ["ofed", "inbox"] {
-            let h = unusual_host(kind, &bash);
-            let dry = h.run("apply.sh", &["--dry-run"]);
-            assert_eq!(dry.code, 0, "{}", dry.stderr);
-            assert!(
-                dry.stdout.contains(
-                    "links that would flap once (the driver toggles the link to apply PFC): ens1f0np0 ens2f0np0"
-                ),
-                "{}",
-                dry.stdout
-            );
-            let apply = h.run("apply.sh", &[]);
-            let with = |run: &crate::hosts::ScriptRun, status: &str| -> Vec<String> {
-                run.result["checks"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .filter(|c| {
-                        c["status"] == status
-                            && c["id"] != "persistence"
-                            && c["id"] != "persistence_reload"
-                    })
-                    .map(|c| format!("{}:{}", c["id"], c["nic"]))
-                    .collect()
-            };
-            assert_eq!(
-                with(&dry, "warn")
-                    .iter()
-                    .filter(|c| !c.starts_with("\"ip\""))
-                    .cloned()
-                    .collect::<Vec<_>>(),
-                with(&apply, "changed"),
-                "{kind} {bash}"
-            );
-        }
     }
 }
 

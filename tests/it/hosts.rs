@@ -342,7 +342,7 @@ impl FakeHost {
 }
 
 /// Commands that change a host, as opposed to the reads every run makes.
-fn changes(commands: &[String]) -> Vec<String> {
+pub(crate) fn changes(commands: &[String]) -> Vec<String> {
     commands
         .iter()
         .filter(|c| {

@@ -39,7 +39,7 @@ rg_copy_bundle() {
 }
 
 rg_persist() {
-  local dest="$RG_ROOT$RG_INSTALL_DIR"
+  local dest="$RG_ROOT$RG_INSTALL_DIR" change="absent → installed"
   if [ "$RG_BOOT" = yes ]; then
     rg_check persistence "" pass info installed installed "running from the installed bundle at boot"
     return 0
@@ -58,6 +58,8 @@ rg_persist() {
     return 0
   fi
   rg_save persistence "" absent
+  [ ! -e "$dest" ] && [ ! -e "$RG_UNIT_FILE" ] || change="another bundle → this bundle"
+  change+=" ($RG_UNIT, $RG_INSTALL_DIR)"
   # The bundle is copied beside the install folder and renamed over it, so a boot never finds
   # half a bundle there.
   if ! { rg_do mkdir -p "$dest.new.$$" && rg_copy_bundle "$dest.new.$$" &&
@@ -74,9 +76,9 @@ rg_persist() {
   if ! rg_do systemctl enable "$RG_UNIT"; then
     rg_check persistence "" fail error installed "" "systemctl enable $RG_UNIT failed"
   elif [ "$RG_DRY_RUN" = yes ]; then
-    rg_check persistence "" warn info installed "" "dry run: would install the bundle in $RG_INSTALL_DIR and enable $RG_UNIT"
+    rg_check_action persistence "" warn info installed "" "dry run: would install the bundle in $RG_INSTALL_DIR and enable $RG_UNIT" "$change"
   else
-    rg_check persistence "" changed info installed installed "installed the bundle in $RG_INSTALL_DIR and enabled $RG_UNIT"
+    rg_check_action persistence "" changed info installed installed "installed the bundle in $RG_INSTALL_DIR and enabled $RG_UNIT" "$change"
   fi
   rg_persist_reload
 }
@@ -109,21 +111,18 @@ rg_udev_text() {
 # rg_is_ofed: MLNX_OFED/DOCA hosts have ofed_info and openibd's /etc/infiniband.
 rg_is_ofed() { [ -n "$RG_OFED" ] || [ -d "$RG_ROOT/etc/infiniband" ]; }
 
-# rg_persist_reload: installs the driver-reload trigger (check `persistence_reload`).
+# rg_persist_reload: installs the driver-reload trigger (check `persistence_reload`). --dry-run
+# takes the same steps and prints them.
 rg_persist_reload() {
-  local file text what
+  local file text what change
   if rg_is_ofed; then
-    file=$RG_HOOK text=$(rg_hook_text) what="OFED post-start hook $RG_HOOK"
+    file=$RG_HOOK text=$(rg_hook_text) what="OFED post-start hook $RG_HOOK" change="OFED post-start hook"
   else
-    file=$RG_UDEV_RULE text=$(rg_udev_text) what="udev rule $RG_UDEV_RULE"
+    file=$RG_UDEV_RULE text=$(rg_udev_text) what="udev rule $RG_UDEV_RULE" change="udev rule"
   fi
+  change="absent → installed ($change)"
   if [ "$(cat "$RG_ROOT$file" 2>/dev/null)" = "$text" ]; then
     rg_check persistence_reload "" pass info installed installed "the $what re-applies the settings after a driver reload"
-    return 0
-  fi
-  if [ "$RG_DRY_RUN" = yes ]; then
-    printf 'would write %s\n' "$file"
-    rg_check persistence_reload "" warn info installed "" "dry run: would install the $what"
     return 0
   fi
   if [ "$file" = "$RG_HOOK" ] && [ -e "$RG_ROOT$file" ] && ! grep -q "^$RG_MARK\$" "$RG_ROOT$file"; then
@@ -133,15 +132,28 @@ rg_persist_reload() {
       return 0
     fi
     rg_save persistence_reload "" chained
-    rg_log "keeping the existing $RG_HOOK as $RG_HOOK_CHAINED; roce-gen's hook runs it first"
-    mv "$RG_ROOT$RG_HOOK" "$RG_ROOT$RG_HOOK_CHAINED"
+    change="absent → installed (OFED post-start hook, chained to the one there)"
+    [ "$RG_DRY_RUN" = yes ] || rg_log "keeping the existing $RG_HOOK as $RG_HOOK_CHAINED; roce-gen's hook runs it first"
+    if ! rg_do mv "$RG_ROOT$RG_HOOK" "$RG_ROOT$RG_HOOK_CHAINED"; then
+      rg_check persistence_reload "" fail error installed "" "could not move the existing $RG_HOOK aside (see the log above)"
+      return 0
+    fi
   else
     rg_save persistence_reload "" installed
   fi
-  if mkdir -p "$(dirname "$RG_ROOT$file")" && printf '%s\n' "$text" >"$RG_ROOT$file.tmp.$$" &&
-    chmod 755 "$RG_ROOT$file.tmp.$$" && mv -f "$RG_ROOT$file.tmp.$$" "$RG_ROOT$file"; then
+  if [ "$RG_DRY_RUN" = yes ]; then
+    printf 'would write %s\n' "$file"
+  else
+    rg_log "write: $file"
+  fi
+  if [ "$RG_DRY_RUN" = yes ] || { mkdir -p "$(dirname "$RG_ROOT$file")" && printf '%s\n' "$text" >"$RG_ROOT$file.tmp.$$" &&
+    chmod 755 "$RG_ROOT$file.tmp.$$" && mv -f "$RG_ROOT$file.tmp.$$" "$RG_ROOT$file"; }; then
     [ "$file" = "$RG_HOOK" ] || ! rg_has udevadm || rg_do udevadm control --reload || true
-    rg_check persistence_reload "" changed info installed installed "installed the $what: a driver reload re-applies the settings"
+    if [ "$RG_DRY_RUN" = yes ]; then
+      rg_check_action persistence_reload "" warn info installed "" "dry run: would install the $what" "$change"
+    else
+      rg_check_action persistence_reload "" changed info installed installed "installed the $what: a driver reload re-applies the settings" "$change"
+    fi
   else
     rm -f "$RG_ROOT$file.tmp.$$"
     rg_check persistence_reload "" fail error installed "" "could not write the $what"
@@ -152,7 +164,8 @@ rg_persist_reload() {
 # an existing hook (HOW = chained), puts it back.
 rg_unpersist_reload() {
   if [ "$RG_DRY_RUN" = yes ]; then
-    rg_check persistence_reload "" warn info absent "" "dry run: would remove roce-gen's $RG_HOOK or $RG_UDEV_RULE"
+    rg_check_action persistence_reload "" warn info absent "" "dry run: would remove roce-gen's $RG_HOOK or $RG_UDEV_RULE" \
+      "installed → absent (driver-reload trigger)"
     return 0
   fi
   if [ -e "$RG_ROOT$RG_HOOK" ] && grep -q "^$RG_MARK\$" "$RG_ROOT$RG_HOOK"; then
@@ -168,9 +181,11 @@ rg_unpersist_reload() {
   if [ -e "$RG_ROOT$RG_HOOK" ] && grep -q "^$RG_MARK\$" "$RG_ROOT$RG_HOOK"; then
     rg_check persistence_reload "" fail error absent installed "could not remove $RG_HOOK"
   elif [ "$1" = chained ]; then
-    rg_check persistence_reload "" changed info absent absent "removed roce-gen's $RG_HOOK and put back the hook it had chained"
+    rg_check_action persistence_reload "" changed info absent absent "removed roce-gen's $RG_HOOK and put back the hook it had chained" \
+      "installed → absent (OFED post-start hook; the chained one put back)"
   else
-    rg_check persistence_reload "" changed info absent absent "removed roce-gen's driver-reload trigger"
+    rg_check_action persistence_reload "" changed info absent absent "removed roce-gen's driver-reload trigger" \
+      "installed → absent (driver-reload trigger)"
   fi
 }
 

@@ -44,11 +44,13 @@ done
 if [ "$persisted" = yes ]; then
   rg_unpersist
   if [ "$RG_DRY_RUN" = yes ]; then
-    rg_check persistence "" warn info absent "" "dry run: would disable $RG_UNIT and remove $RG_INSTALL_DIR"
+    rg_check_action persistence "" warn info absent "" "dry run: would disable $RG_UNIT and remove $RG_INSTALL_DIR" \
+      "installed → absent ($RG_UNIT, $RG_INSTALL_DIR)"
   elif [ -e "$RG_UNIT_FILE" ] || [ -e "$RG_ROOT$RG_INSTALL_DIR" ]; then
     rg_check persistence "" fail error absent installed "could not remove $RG_UNIT_FILE or $RG_INSTALL_DIR"
   else
-    rg_check persistence "" changed info absent absent "disabled $RG_UNIT and removed $RG_INSTALL_DIR"
+    rg_check_action persistence "" changed info absent absent "disabled $RG_UNIT and removed $RG_INSTALL_DIR" \
+      "installed → absent ($RG_UNIT, $RG_INSTALL_DIR)"
   fi
 fi
 if [ "$RG_DRY_RUN" = no ] && [ "$(rg_run_status)" != fail ]; then

@@ -1,0 +1,408 @@
+//! `apply.sh --dry-run` against apply itself. On simulated hosts of several kinds (fresh, drifted
+//! after an apply, far from the defaults) and plans (a DSCP map that trust dscp does not program,
+//! DCBX to take over, PFC off with 802.3x pause on), under both backends (`mlnx_qos`, `dcb`) and
+//! every bash: the dry run changes nothing, reports as would-change exactly the settings apply
+//! then changes, from and to the same values, prints the very commands and writes apply runs, in
+//! the same order, and groups the changes in its summary exactly as apply's summary does.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::hosts::{FakeHost, ScriptRun, bashes, changes};
+
+/// Runs a command on the host and insists that it worked.
+fn on_host(h: &FakeHost, cmd: &[&str]) {
+    let (code, out, err) = h.run_cmd(cmd);
+    assert_eq!(code, 0, "{cmd:?}: {out}{err}");
+}
+
+/// One check of a result, by (id, nic).
+#[derive(Debug)]
+struct Check {
+    status: String,
+    expected: String,
+    actual: String,
+    message: String,
+}
+
+fn checks(run: &ScriptRun) -> BTreeMap<(String, String), Check> {
+    let field = |c: &Value, k: &str| c[k].as_str().unwrap_or("").to_string();
+    run.result["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                (field(c, "id"), field(c, "nic")),
+                Check {
+                    status: field(c, "status"),
+                    expected: field(c, "expected"),
+                    actual: field(c, "actual"),
+                    message: field(c, "message"),
+                },
+            )
+        })
+        .collect()
+}
+
+/// The pid in the names of apply's temporary install folders (`lab.new.1234`) differs per run.
+fn without_pid(line: &str) -> String {
+    let mut out = String::new();
+    let mut rest = line;
+    while let Some(at) = [".new.", ".old."].iter().filter_map(|m| rest.find(m)).min() {
+        out.push_str(&rest[..at + 5]);
+        rest = rest[at + 5..].trim_start_matches(|c: char| c.is_ascii_digit());
+        out.push_str("PID");
+    }
+    out.push_str(rest);
+    out
+}
+
+/// What a run changes on the host as it says so, in order: `run CMD`, `write FILE VALUE` or
+/// `write FILE`. The dry run prints `would run: …` and `would write V to F` on stdout; apply logs
+/// `run: …` and `write: V > F` on stderr.
+fn actions(text: &str, run: &str, write: &str, to: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| {
+            if let Some(cmd) = l.strip_prefix(run) {
+                return Some(format!("run {cmd}"));
+            }
+            l.strip_prefix(write).map(|w| match w.split_once(to) {
+                Some((value, file)) => format!("write {file} {value}"),
+                None => format!("write {w}"),
+            })
+        })
+        .map(|l| without_pid(&l))
+        .collect()
+}
+
+fn dry_actions(stdout: &str) -> Vec<String> {
+    actions(stdout, "would run: ", "would write ", " to ")
+}
+
+fn apply_actions(stderr: &str) -> Vec<String> {
+    actions(stderr, "run: ", "write: ", " > ")
+}
+
+/// The tools the simulated host has stand-ins for (the others, mkdir, cp, mv, are real).
+const STUBBED: [&str; 7] = [
+    "mlnx_qos",
+    "dcb",
+    "ip",
+    "ethtool",
+    "cma_roce_mode",
+    "cma_roce_tos",
+    "systemctl",
+];
+
+/// The summary's entries for settings (`  trust: 2 ports pcp → dscp` and their group lines),
+/// between the heading and the host-wide changes.
+fn setting_entries(stdout: &str, heading: &str) -> Vec<String> {
+    stdout
+        .lines()
+        .skip_while(|l| *l != heading)
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter(|l| !l.starts_with("  persistence"))
+        .map(str::to_string)
+        .collect()
+}
+
+/// The links the summary says a PFC change flaps (or would).
+fn flaps(stdout: &str) -> Option<String> {
+    stdout
+        .lines()
+        .find_map(|l| l.split_once("(the driver toggles the link to apply PFC): "))
+        .map(|(_, links)| links.to_string())
+}
+
+/// Runs `apply.sh --dry-run`, then `apply.sh`, and holds the dry run to what apply did. Returns
+/// both runs for the scenario's own assertions.
+fn dry_run_matches_apply(h: &FakeHost, ctx: &str) -> (ScriptRun, ScriptRun) {
+    let _ = h.take_commands();
+    let before = h.snapshot();
+    let dry = h.run("apply.sh", &["--dry-run"]);
+    assert_eq!(dry.code, 0, "{ctx}: {}\n{}", dry.stdout, dry.stderr);
+    assert_eq!(h.snapshot(), before, "{ctx}: the dry run changed the host");
+    assert!(
+        changes(&h.take_commands()).is_empty(),
+        "{ctx}: the dry run ran a changing command"
+    );
+
+    let apply = h.run("apply.sh", &[]);
+    assert_eq!(apply.code, 0, "{ctx}: {}\n{}", apply.stdout, apply.stderr);
+    let ran = changes(&h.take_commands());
+
+    // Every check of apply is in the dry run; a would-change (warn, `dry run: …`) is a change
+    // of apply, from the value the dry run read to the one it predicted, and nothing else is.
+    let dry_checks = checks(&dry);
+    let apply_checks = checks(&apply);
+    assert_eq!(
+        dry_checks.keys().collect::<Vec<_>>(),
+        apply_checks.keys().collect::<Vec<_>>(),
+        "{ctx}: the runs checked different things"
+    );
+    let mut would = Vec::new();
+    let mut changed = Vec::new();
+    for (key, d) in &dry_checks {
+        let a = &apply_checks[key];
+        let (id, nic) = key;
+        if a.status == "changed" {
+            changed.push(key.clone());
+        }
+        if d.status == "warn" && d.message.starts_with("dry run: ") {
+            would.push(key.clone());
+            // Host-wide changes (the unit, the reload hook) say what they do in words.
+            if nic.is_empty() {
+                continue;
+            }
+            assert_eq!(a.expected, d.expected, "{ctx}: {id} {nic}");
+            assert_eq!(a.actual, d.expected, "{ctx}: {id} {nic}: {}", a.message);
+            let from = if d.actual.is_empty() {
+                "unset"
+            } else {
+                &d.actual
+            };
+            let said = format!("{id} changed from {from} to {}", d.expected);
+            assert!(
+                a.message.starts_with(&said),
+                "{ctx}: {id} {nic}: the dry run said {:?}, apply {:?}",
+                d.message,
+                a.message
+            );
+        } else {
+            assert_eq!(
+                a.status, d.status,
+                "{ctx}: {id} {nic}: dry run {:?}, apply {:?}",
+                d.message, a.message
+            );
+        }
+    }
+    assert_eq!(would, changed, "{ctx}: would-change against changed");
+
+    // The same commands and writes, in the same order; apply's log of them is what the tools
+    // received.
+    let printed = dry_actions(&dry.stdout);
+    let logged = apply_actions(&apply.stderr);
+    assert!(
+        printed == logged,
+        "{ctx}: the dry run printed other commands than apply ran\n{}",
+        similar::TextDiff::from_lines(printed.join("\n").as_str(), logged.join("\n").as_str())
+            .unified_diff()
+            .header("dry run", "apply")
+    );
+    let stubbed: Vec<String> = logged
+        .iter()
+        .filter_map(|l| l.strip_prefix("run "))
+        .filter(|c| STUBBED.contains(&c.split(' ').next().unwrap_or("")))
+        .map(str::to_string)
+        .collect();
+    assert_eq!(stubbed, ran, "{ctx}: apply's log of its commands");
+
+    // The summaries group the changes alike and name the same flapping links.
+    let entries = setting_entries(&dry.stdout, "apply would change:");
+    assert_eq!(
+        entries,
+        setting_entries(&apply.stdout, "changed:"),
+        "{ctx}:\n{}\n{}",
+        dry.stdout,
+        apply.stdout
+    );
+    assert_eq!(flaps(&dry.stdout), flaps(&apply.stdout), "{ctx}");
+
+    // Done: nothing is left to change, and the dry run says so.
+    let again = h.run("apply.sh", &["--dry-run"]);
+    assert!(
+        !checks(&again)
+            .values()
+            .any(|c| c.message.starts_with("dry run: ")),
+        "{ctx}: {:?}",
+        again.statuses()
+    );
+    assert!(
+        again
+            .stdout
+            .ends_with("nothing to change: the host matches the plan\n"),
+        "{ctx}: {}",
+        again.stdout
+    );
+    (dry, apply)
+}
+
+#[test]
+fn a_fresh_host() {
+    for bash in bashes() {
+        for kind in ["ofed", "inbox"] {
+            let h = FakeHost::new(kind, "node-a", &[], &bash);
+            if kind == "ofed" {
+                // A site's own post-start hook, which apply keeps and chains.
+                let hook = h.fake("etc/infiniband/post-start-hook.sh");
+                std::fs::create_dir_all(hook.parent().unwrap()).unwrap();
+                std::fs::write(&hook, "#!/bin/bash\ntrue\n").unwrap();
+            }
+            let (dry, apply) = dry_run_matches_apply(&h, &format!("fresh {kind} {bash}"));
+            assert!(apply.count("changed") > 10, "{:?}", apply.statuses());
+            if kind == "ofed" {
+                assert!(
+                    dry.stdout
+                        .contains("/etc/infiniband/post-start-hook.sh.roce-gen-chained\n"),
+                    "{}",
+                    dry.stdout
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_host_that_drifted_after_an_apply() {
+    for bash in bashes() {
+        for kind in ["ofed", "inbox"] {
+            let h = FakeHost::new(kind, "node-a", &[], &bash);
+            let first = h.run("apply.sh", &[]);
+            assert_eq!(first.code, 0, "{}", first.stdout);
+            on_host(
+                &h,
+                &["ip", "link", "set", "dev", "ens1f0np0", "mtu", "9000"],
+            );
+            if kind == "ofed" {
+                on_host(
+                    &h,
+                    &["mlnx_qos", "-i", "ens2f0np0", "--pfc", "0,0,0,0,0,0,0,0"],
+                );
+                on_host(
+                    &h,
+                    &["mlnx_qos", "-i", "ens2f0np0", "--dscp2prio", "set,26,5"],
+                );
+            } else {
+                on_host(
+                    &h,
+                    &["dcb", "pfc", "set", "dev", "ens2f0np0", "prio-pfc", "3:off"],
+                );
+                on_host(
+                    &h,
+                    &[
+                        "dcb",
+                        "app",
+                        "replace",
+                        "dev",
+                        "ens2f0np0",
+                        "dscp-prio",
+                        "26:5",
+                    ],
+                );
+            }
+            on_host(&h, &["ethtool", "-A", "ens2f0np0", "rx", "on", "tx", "on"]);
+            let ctx = format!("drifted {kind} {bash}");
+            let (_, apply) = dry_run_matches_apply(&h, &ctx);
+            apply.expect(&["mtu"], "mlx5_0", "changed", &ctx);
+            apply.expect(&["trust", "pfc"], "mlx5_0", "pass", &ctx);
+            apply.expect(&["pfc", "dscp2prio", "pause"], "mlx5_1", "changed", &ctx);
+            assert_eq!(apply.status("persistence", ""), "pass", "{ctx}");
+        }
+    }
+}
+
+#[test]
+fn a_host_far_from_the_defaults() {
+    for bash in bashes() {
+        for kind in ["ofed", "inbox"] {
+            let h = crate::field::unusual_host(kind, &bash);
+            let ctx = format!("unusual {kind} {bash}");
+            let (dry, _) = dry_run_matches_apply(&h, &ctx);
+            // Port 1 is in DSCP trust with 26→5: PFC and the map change together, in one
+            // mlnx_qos start, and the dry run says so.
+            if kind == "ofed" {
+                assert!(
+                    dry.stdout.contains(
+                        "would run: mlnx_qos -i ens2f0np0 --pfc 0,0,0,1,0,0,0,0 --dscp2prio set,26,3 --dscp2prio set,48,6\n"
+                    ),
+                    "{ctx}: {}",
+                    dry.stdout
+                );
+            }
+        }
+    }
+}
+
+/// RoCE on priority 4: `trust dscp` maps DSCP 26 to 3 (26 >> 3), so the map changes after it,
+/// together with PFC; and apply takes DCBX over from the firmware on port 0.
+#[test]
+fn a_plan_whose_dscp_map_trust_does_not_program() {
+    for bash in bashes() {
+        for kind in ["ofed", "inbox"] {
+            let h = FakeHost::with_plan(kind, "node-a", &[], &bash, |plan| {
+                let c = &mut plan["cluster"];
+                c["roce_priority"] = Value::from(4);
+                c["pfc_priorities"] = serde_json::json!([4]);
+                c["ecn_priorities"] = serde_json::json!([4]);
+                c["dcbx"] = Value::from("os");
+            });
+            std::fs::write(h.fake(".fake/dcb/ens1f0np0/dcbx"), "cee ieee\n").unwrap();
+            let ctx = format!("priority 4 {kind} {bash}");
+            let (dry, apply) = dry_run_matches_apply(&h, &ctx);
+            if kind == "ofed" {
+                assert!(
+                    dry.stdout.contains(
+                        "would run: mlnx_qos -i ens1f0np0 --pfc 0,0,0,0,1,0,0,0 --dscp2prio set,26,4 --dscp2prio set,48,6\n"
+                    ),
+                    "{ctx}: {}",
+                    dry.stdout
+                );
+            }
+            apply.expect(
+                &["dcbx", "trust", "dscp2prio", "pfc"],
+                "mlx5_0",
+                "changed",
+                &ctx,
+            );
+            apply.expect(&["dcbx"], "mlx5_1", "pass", &ctx);
+        }
+    }
+}
+
+/// PFC off and 802.3x pause on: turning off the PFC a host had clears pause, which apply then
+/// sets again; the dry run prints that command too, and neither calls pause changed.
+#[test]
+fn a_plan_with_pause_on_and_pfc_off() {
+    for bash in bashes() {
+        for kind in ["ofed", "inbox"] {
+            let h = FakeHost::with_plan(kind, "node-a", &[], &bash, |plan| {
+                plan["cluster"]["pfc_priorities"] = serde_json::json!([]);
+                plan["cluster"]["global_pause"] = Value::from("on");
+            });
+            if kind == "ofed" {
+                on_host(
+                    &h,
+                    &["mlnx_qos", "-i", "ens1f0np0", "--pfc", "0,0,0,1,0,0,0,0"],
+                );
+            } else {
+                on_host(
+                    &h,
+                    &["dcb", "pfc", "set", "dev", "ens1f0np0", "prio-pfc", "3:on"],
+                );
+            }
+            on_host(&h, &["ethtool", "-A", "ens1f0np0", "rx", "on", "tx", "on"]);
+            let ctx = format!("pause on {kind} {bash}");
+            let (dry, apply) = dry_run_matches_apply(&h, &ctx);
+            assert!(
+                dry.stdout
+                    .contains("would run: ethtool -A ens1f0np0 rx on tx on\n"),
+                "{ctx}: {}",
+                dry.stdout
+            );
+            assert_eq!(
+                dry.message("pause", "mlx5_0"),
+                "pause is rx on tx on as planned; an earlier change alters it, so apply sets it again"
+            );
+            apply.expect(&["pfc"], "mlx5_0", "changed", &ctx);
+            apply.expect(&["pause"], "mlx5_0", "pass", &ctx);
+            assert_eq!(
+                apply.message("pause", "mlx5_0"),
+                "pause is rx on tx on as planned; set again after an earlier change altered it"
+            );
+            apply.expect(&["pfc", "pause"], "mlx5_1", "pass", &ctx);
+        }
+    }
+}

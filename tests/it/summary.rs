@@ -1,0 +1,229 @@
+//! The summary the bundle scripts print, in the manner of `terraform plan`: the failures, then
+//! each warning that needs a person on its own line, then what apply changes (will, would or
+//! did) as one entry per setting with the ports grouped by value, and a count. The same under
+//! every bash.
+
+use std::process::Command;
+
+use crate::hosts::{FakeHost, ScriptRun, bashes};
+
+/// The summary of a run: its stdout from the ✅/❌ line on (a dry run prints its commands first).
+fn summary(run: &ScriptRun) -> String {
+    let at = run
+        .stdout
+        .find("✅ ")
+        .or_else(|| run.stdout.find("❌ "))
+        .unwrap_or_else(|| panic!("no summary in\n{}", run.stdout));
+    run.stdout[at..].to_string()
+}
+
+/// Asserts that every bash printed the same, and returns it.
+fn same_under_every_bash(outputs: &[(String, String)]) -> String {
+    let (first_bash, first) = &outputs[0];
+    for (bash, out) in &outputs[1..] {
+        assert_eq!(out, first, "{bash} and {first_bash} differ");
+    }
+    first.clone()
+}
+
+fn snapshot(name: &str, text: &str) {
+    insta::with_settings!({ snapshot_path => "snapshots", prepend_module_to_snapshot => false }, {
+        insta::assert_snapshot!(name, text);
+    });
+}
+
+#[test]
+fn an_unconfigured_host_gets_one_entry_per_setting_not_one_warning_per_port() {
+    let mut outputs = Vec::new();
+    for bash in bashes() {
+        let h = FakeHost::new("ofed", "node-a", &[], &bash);
+        let pre = h.run("precheck.sh", &[]);
+        assert_eq!(pre.code, 0, "{bash}: {}", pre.stderr);
+        assert!(
+            !pre.stdout.contains("apply will change it"),
+            "{bash}: {}",
+            pre.stdout
+        );
+        assert!(!pre.stdout.contains('⚠'), "{bash}: {}", pre.stdout);
+        outputs.push((bash, pre.stdout));
+    }
+    snapshot(
+        "precheck_summary_unconfigured",
+        &same_under_every_bash(&outputs),
+    );
+}
+
+#[test]
+fn real_warnings_come_first_and_a_configured_host_has_nothing_to_change() {
+    for bash in bashes() {
+        let h = FakeHost::new("ofed", "node-a", &[], &bash);
+        // A link below its fastest mode and firmware-owned DCBX: warnings for a person.
+        std::fs::write(h.fake("sys/class/net/ens1f0np0/speed"), "200000\n").unwrap();
+        std::fs::write(h.fake(".fake/dcb/ens2f0np0/dcbx"), "cee ieee\n").unwrap();
+        for (script, args, heading) in [
+            ("precheck.sh", &[][..], "apply will change:"),
+            ("apply.sh", &["--dry-run"][..], "apply would change:"),
+        ] {
+            let run = h.run(script, args);
+            let text = summary(&run);
+            let lines: Vec<&str> = text.lines().collect();
+            let block = lines
+                .iter()
+                .position(|l| *l == heading)
+                .unwrap_or_else(|| panic!("{bash} {script}: no {heading:?} in\n{text}"));
+            let warned: Vec<usize> = (0..lines.len())
+                .filter(|&n| lines[n].starts_with("⚠ "))
+                .collect();
+            // The warnings are exactly the result's warnings that are not changes.
+            let real: Vec<String> = run.result["checks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|c| c["status"] == "warn")
+                .map(|c| c["message"].as_str().unwrap().to_string())
+                .filter(|m| !m.contains("apply will change it") && !m.starts_with("dry run: "))
+                .collect();
+            assert_eq!(real.len(), 2, "{bash} {script}: {real:?}");
+            assert_eq!(warned.len(), real.len(), "{bash} {script}:\n{text}");
+            assert!(
+                warned.iter().all(|&n| n < block),
+                "{bash} {script}: a warning after the changes:\n{text}"
+            );
+            for m in &real {
+                assert!(text.contains(m.as_str()), "{bash} {script}: {m}\n{text}");
+            }
+            assert!(
+                lines[warned[0]].starts_with("⚠ link_speed:mlx5_0: ens1f0np0 runs at 200000 Mb/s")
+                    && lines[warned[1]]
+                        .starts_with("⚠ dcbx:mlx5_1: DCBX on ens2f0np0 is firmware-controlled"),
+                "{bash} {script}:\n{text}"
+            );
+            assert!(
+                lines.contains(&"  mtu: 2 ports 1500 → 4200"),
+                "{bash} {script}:\n{text}"
+            );
+            let last = lines.last().unwrap();
+            let want = if script == "precheck.sh" {
+                "Plan: 8 settings to change on 2 ports."
+            } else {
+                "Plan: 8 settings to change on 2 ports, 2 host-wide changes."
+            };
+            assert_eq!(*last, want, "{bash} {script}:\n{text}");
+        }
+
+        let apply = h.run("apply.sh", &[]);
+        assert_eq!(apply.code, 0, "{bash}: {}", apply.stdout);
+        let text = summary(&apply);
+        assert!(
+            text.contains("\nchanged:\n  trust: 2 ports pcp → dscp\n"),
+            "{bash}:\n{text}"
+        );
+        assert!(
+            text.ends_with("\nChanged 8 settings on 2 ports, 2 host-wide changes.\n"),
+            "{bash}:\n{text}"
+        );
+        let again = h.run("apply.sh", &[]);
+        assert!(
+            again
+                .stdout
+                .ends_with("\nnothing changed: the host already matched the plan\n"),
+            "{bash}:\n{}",
+            again.stdout
+        );
+        let pre = h.run("precheck.sh", &[]);
+        assert!(
+            !pre.stdout.contains("apply will change:")
+                && pre
+                    .stdout
+                    .ends_with("\nnothing to change: the host matches the plan\n"),
+            "{bash}:\n{}",
+            pre.stdout
+        );
+    }
+}
+
+/// Ports that differ get a line per group of values; precheck, the dry run, apply and rollback
+/// of one host, side by side.
+#[test]
+fn a_host_far_from_the_defaults_shows_its_ports_grouped_by_value() {
+    let mut outputs = Vec::new();
+    for bash in bashes() {
+        let h = crate::field::unusual_host("ofed", &bash);
+        let mut all = String::new();
+        for (title, script, args) in [
+            ("precheck", "precheck.sh", &[][..]),
+            ("apply --dry-run", "apply.sh", &["--dry-run"][..]),
+            ("apply", "apply.sh", &[][..]),
+            ("rollback", "rollback.sh", &[][..]),
+        ] {
+            let run = h.run(script, args);
+            assert_eq!(
+                run.code, 0,
+                "{bash} {title}: {}\n{}",
+                run.stdout, run.stderr
+            );
+            all.push_str(&format!("# {title}\n{}\n", summary(&run)));
+        }
+        outputs.push((bash, all));
+    }
+    let all = same_under_every_bash(&outputs);
+    assert!(
+        all.contains("  mtu: 2 ports → 4200\n    from 9000 (mlx5_0)\n    from 1500 (mlx5_1)\n"),
+        "{all}"
+    );
+    snapshot("summary_unusual_host", &all);
+}
+
+/// The layout for a host with more ports than the simulated ones: lib.sh's summary over the
+/// checks of an eight-port precheck, recorded directly.
+#[test]
+fn eight_ports_fit_in_80_columns_and_name_only_the_odd_ones() {
+    let lib = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("templates/host/lib.sh");
+    let script = format!(
+        r#"
+. {lib}
+RG_PHASE=precheck
+RG_HOST=gpu-001
+RG_NIC_IBDEV=(mlx5_0 mlx5_1 mlx5_2 mlx5_3 mlx5_4 mlx5_5 mlx5_6 mlx5_7)
+RG_NIC_NETDEV=(eth0 eth1 eth2 eth3 eth4 eth5 eth6 eth7)
+zeros=0,0,0,0,0,0,0,0 pfc=0,0,0,1,0,0,0,0
+for i in 0 1 2 3 4 5 6 7; do
+  dev=${{RG_NIC_IBDEV[i]}}
+  rg_check link_state "$dev" pass warning "4: ACTIVE" "4: ACTIVE" "port 1 of $dev is ACTIVE"
+  rg_check_change trust "$dev" warn error dscp pcp "trust is pcp, the plan says dscp (apply will change it)" pcp
+  from=$zeros
+  case $i in 3 | 7) from=1,1,1,1,1,1,1,1 ;; esac
+  rg_check_change pfc "$dev" warn error "$pfc" "$from" "pfc is $from, the plan says $pfc (apply will change it)" "$from"
+  rg_add_flap "$i"
+  case $i in
+    2 | 5) rg_check_change mtu "$dev" warn error 4200 9000 "mtu is 9000, the plan says 4200 (apply will change it)" 9000 ;;
+    *) rg_check mtu "$dev" pass error 4200 4200 "mtu is 4200 as planned" ;;
+  esac
+  case $i in
+    0) rg_check_change traffic_class "$dev" warn error 106 "" "traffic_class is unset, the plan says 106 (apply will change it)" "" ;;
+    1) rg_check_change traffic_class "$dev" warn error 106 96 "traffic_class is 96, the plan says 106 (apply will change it)" 96 ;;
+  esac
+done
+rg_check cabling mlx5_4 warn warning "leaf-5 Eth1/1" "leaf-5 Eth1/9" "eth4 is cabled to leaf-5 Eth1/9, plan says leaf-5 Eth1/1"
+rg_summary
+"#,
+        lib = lib.display()
+    );
+    let mut outputs = Vec::new();
+    for bash in bashes() {
+        let out = Command::new(&bash).args(["-c", &script]).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        assert!(
+            out.status.success(),
+            "{bash}: {text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        outputs.push((bash, text));
+    }
+    let text = same_under_every_bash(&outputs);
+    // The entries; a tool's own message or a list of links may be longer.
+    for line in text.lines().filter(|l| l.starts_with("  ")) {
+        assert!(line.chars().count() <= 80, "too wide: {line:?}");
+    }
+    snapshot("precheck_summary_eight_ports", &text);
+}
