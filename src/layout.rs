@@ -64,6 +64,12 @@ pub const CLUSTER: Sheet = Sheet {
     columns: &[
         col("key", &["parameter", "name", "参数", "参数名"], true),
         col("value", &["值", "参数值"], true),
+        // Read and ignored: the sample explains each key there.
+        col(
+            "comment",
+            &["note", "notes", "description", "说明", "备注"],
+            false,
+        ),
     ],
 };
 
@@ -104,7 +110,7 @@ pub const NICS: Sheet = Sheet {
         col("netdev", &["interface", "ifname", "网口", "网卡名"], true),
         col(
             "ip",
-            &["address", "roce_ip", "IP", "业务IP", "RoCE IP"],
+            &["address", "roce_ip", "IP", "业务IP", "RoCE IP", "IP地址"],
             true,
         ),
         col("prefix", &["prefix_len", "netmask", "掩码"], false),
@@ -153,6 +159,39 @@ pub const KEYS: &[Key] = &[
     key("dcbx", &[]),
     key("min_ofed_version", &[]),
     key("min_fw_version", &[]),
+    key("cable_length", &["线缆长度"]),
+    key("firmware_config", &["固件配置"]),
+    key("nccl_env", &[]),
+    // One key per DCQCN parameter (crate::model::DCQCN_PARAMS), also spelled `dcqcn.<name>`.
+    key("dcqcn_clamp_tgt_rate", &["dcqcn.clamp_tgt_rate"]),
+    key(
+        "dcqcn_clamp_tgt_rate_after_time_inc",
+        &["dcqcn.clamp_tgt_rate_after_time_inc"],
+    ),
+    key("dcqcn_dce_tcp_g", &["dcqcn.dce_tcp_g"]),
+    key("dcqcn_dce_tcp_rtt", &["dcqcn.dce_tcp_rtt"]),
+    key("dcqcn_initial_alpha_value", &["dcqcn.initial_alpha_value"]),
+    key(
+        "dcqcn_rate_reduce_monitor_period",
+        &["dcqcn.rate_reduce_monitor_period"],
+    ),
+    key(
+        "dcqcn_rate_to_set_on_first_cnp",
+        &["dcqcn.rate_to_set_on_first_cnp"],
+    ),
+    key("dcqcn_rpg_ai_rate", &["dcqcn.rpg_ai_rate"]),
+    key("dcqcn_rpg_byte_reset", &["dcqcn.rpg_byte_reset"]),
+    key("dcqcn_rpg_gd", &["dcqcn.rpg_gd"]),
+    key("dcqcn_rpg_hai_rate", &["dcqcn.rpg_hai_rate"]),
+    key("dcqcn_rpg_max_rate", &["dcqcn.rpg_max_rate"]),
+    key("dcqcn_rpg_min_dec_fac", &["dcqcn.rpg_min_dec_fac"]),
+    key("dcqcn_rpg_min_rate", &["dcqcn.rpg_min_rate"]),
+    key("dcqcn_rpg_threshold", &["dcqcn.rpg_threshold"]),
+    key("dcqcn_rpg_time_reset", &["dcqcn.rpg_time_reset"]),
+    key(
+        "dcqcn_min_time_between_cnps",
+        &["dcqcn.min_time_between_cnps"],
+    ),
 ];
 
 /// The canonical key that `name` spells, if any.
@@ -187,6 +226,16 @@ fn matches(folded: &str, name: &str, aliases: &[&str]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_dcqcn_parameter_has_its_key() {
+        for p in crate::model::DCQCN_PARAMS {
+            let key = cluster_key(&format!("dcqcn.{}", p.name)).expect(p.name);
+            assert_eq!(key.name, format!("dcqcn_{}", p.name));
+        }
+        let keys = KEYS.iter().filter(|k| k.name.starts_with("dcqcn_")).count();
+        assert_eq!(keys, crate::model::DCQCN_PARAMS.len());
+    }
 
     #[test]
     fn folding_treats_separators_and_case_alike() {

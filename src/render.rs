@@ -329,6 +329,14 @@ struct HostContext<'a> {
     host: &'a Host,
 }
 
+/// One DCQCN parameter as the scripts take it: `ecn/<dir>/<name>` and the value.
+#[derive(Debug, Serialize)]
+struct DcqcnContext {
+    name: &'static str,
+    dir: &'static str,
+    value: u32,
+}
+
 #[derive(Debug, Serialize)]
 struct ClusterContext {
     name: String,
@@ -348,6 +356,13 @@ struct ClusterContext {
     persistence: bool,
     /// `check`, `os` or `leave`.
     dcbx: String,
+    /// Metres, empty when the plan leaves the host's.
+    cable_length: String,
+    /// The DCQCN parameters the plan sets.
+    dcqcn: Vec<DcqcnContext>,
+    /// `report`, `apply` or `off`.
+    firmware_config: String,
+    nccl_env: bool,
     min_ofed_version: String,
     min_fw_version: String,
 }
@@ -388,6 +403,22 @@ impl<'a> SharedContext<'a> {
                 global_pause: c.global_pause.as_str().to_string(),
                 persistence: c.persistence,
                 dcbx: c.dcbx.as_str().to_string(),
+                cable_length: c.cable_length.map(|m| m.to_string()).unwrap_or_default(),
+                dcqcn: c
+                    .dcqcn
+                    .0
+                    .iter()
+                    .filter_map(|(name, value)| {
+                        let p = crate::model::dcqcn_param(name)?;
+                        Some(DcqcnContext {
+                            name: p.name,
+                            dir: p.point.dir(),
+                            value: *value,
+                        })
+                    })
+                    .collect(),
+                firmware_config: c.firmware_config.as_str().to_string(),
+                nccl_env: c.nccl_env,
                 min_ofed_version: c
                     .min_ofed_version
                     .as_ref()

@@ -47,27 +47,124 @@ const PCI: [&str; 8] = [
 ];
 
 fn cluster_rows() -> Vec<Vec<Cell>> {
-    let rows: [(&str, Cell); 17] = [
-        ("cluster_name", "demo".into()),
-        ("trust", "dscp".into()),
-        ("roce_dscp", 26.into()),
-        ("roce_priority", 3.into()),
-        ("roce_ecn", 2.into()),
-        ("roce_tos", 106.into()),
-        ("pfc_priorities", 3.into()),
-        ("ecn_priorities", 3.into()),
-        ("cnp_dscp", 48.into()),
-        ("cnp_priority", 6.into()),
-        ("roce_mode", "v2".into()),
-        ("mtu", 4200.into()),
-        ("global_pause", "off".into()),
-        ("persistence", "yes".into()),
-        ("dcbx", "check".into()),
-        ("min_ofed_version", "24.10".into()),
-        ("min_fw_version", "28.39.1002".into()),
+    // Key, value, and what it means. An empty value leaves the key at its default (or, for
+    // the optional v1.1 keys, the host's own value): those rows document the keys without
+    // changing the plan.
+    let rows: [(&str, Cell, &str); 24] = [
+        (
+            "cluster_name",
+            "demo".into(),
+            "names the install folder /opt/roce-gen/<name> and the unit",
+        ),
+        (
+            "trust",
+            "dscp".into(),
+            "dscp or pcp: how the NIC classifies traffic",
+        ),
+        ("roce_dscp", 26.into(), "DSCP of RoCE data (0-63)"),
+        ("roce_priority", 3.into(), "priority of RoCE data (0-7)"),
+        ("roce_ecn", 2.into(), "ECN bits of the RoCE ToS (0-3)"),
+        (
+            "roce_tos",
+            106.into(),
+            "roce_dscp << 2 | roce_ecn; derived when empty",
+        ),
+        (
+            "pfc_priorities",
+            3.into(),
+            "lossless priorities, comma-separated; none turns PFC off",
+        ),
+        (
+            "ecn_priorities",
+            3.into(),
+            "priorities with ECN (DCQCN); should include roce_priority",
+        ),
+        (
+            "cnp_dscp",
+            48.into(),
+            "DSCP of congestion notification packets",
+        ),
+        (
+            "cnp_priority",
+            6.into(),
+            "priority of CNPs; not roce_priority",
+        ),
+        (
+            "roce_mode",
+            "v2".into(),
+            "RDMA-CM default: v2 (routable) or v1",
+        ),
+        (
+            "mtu",
+            4200.into(),
+            "every RoCE port's MTU unless its NICs row says otherwise; at least 4200",
+        ),
+        (
+            "global_pause",
+            "off".into(),
+            "802.3x pause; must be off with PFC",
+        ),
+        (
+            "persistence",
+            "yes".into(),
+            "yes: apply installs the boot unit and the driver-reload hook",
+        ),
+        (
+            "dcbx",
+            "check".into(),
+            "check: warn when firmware DCBX can override the host; os: take it; leave",
+        ),
+        (
+            "min_ofed_version",
+            "24.10".into(),
+            "oldest MLNX_OFED/DOCA accepted (ofed_info -s forms too)",
+        ),
+        (
+            "min_fw_version",
+            "28.39.1002".into(),
+            "oldest NIC firmware accepted, within one major",
+        ),
+        (
+            "cable_length",
+            "".into(),
+            "metres (1-1000) the lossless buffer is sized for; empty: the host's",
+        ),
+        (
+            "firmware_config",
+            "report".into(),
+            "report: record NV values; apply: set them (reboot); off",
+        ),
+        (
+            "nccl_env",
+            "yes".into(),
+            "yes: apply writes nccl.env (NCCL_IB_HCA, NCCL_IB_TC, NCCL_IB_GID_INDEX)",
+        ),
+        (
+            "dcqcn_rpg_ai_rate",
+            "".into(),
+            "DCQCN reaction point, Mb/s added per step; empty: the host's",
+        ),
+        (
+            "dcqcn_rpg_hai_rate",
+            "".into(),
+            "DCQCN hyper-additive increase, Mb/s; empty: the host's",
+        ),
+        (
+            "dcqcn_rpg_time_reset",
+            "".into(),
+            "DCQCN rate-increase timer, microseconds; empty: the host's",
+        ),
+        (
+            "dcqcn_min_time_between_cnps",
+            "".into(),
+            "DCQCN notification point: microseconds between CNPs; empty: the host's",
+        ),
     ];
-    let mut out = vec![vec!["key".into(), "value".into()]];
-    out.extend(rows.into_iter().map(|(k, v)| vec![k.into(), v]));
+    let mut out = vec![vec!["key".into(), "value".into(), "comment".into()]];
+    out.extend(
+        rows.into_iter()
+            .map(|(k, v, comment)| vec![k.into(), v, comment.into()]),
+    );
     out
 }
 
@@ -124,9 +221,11 @@ fn nic_rows() -> Vec<Vec<Cell>> {
 }
 
 const README: &[&str] = &[
-    "roce-gen sample plan (AID workbook format v1).",
+    "roce-gen sample plan (AID workbook format v1.1).",
     "",
-    "Cluster: one key/value pair per row: the RoCE profile every NIC gets.",
+    "Cluster: one key/value pair per row: the RoCE profile every NIC gets; the comment column",
+    "explains each key. Empty values keep the default; the dcqcn_<name> keys (any file of the",
+    "OFED ecn/roce_rp/ tree, and min_time_between_cnps) set DCQCN parameters.",
     "Servers: one row per host (hostname, mgmt_ip required; bmc_ip, group optional).",
     "NICs: one row per RoCE port (hostname, ib_dev, netdev, ip with /prefix required).",
     "",

@@ -14,8 +14,31 @@ use serde::Serialize;
 pub use names::{ClusterName, HostName, IbDev, IfName, Label, Version};
 pub use net::{MacAddr, PciAddr, parse_prefix};
 pub use qos::{
-    Dcbx, Dscp, EcnBits, Mtu, OnOff, Priorities, Priority, RoceMode, Tos, Trust, parse_bool,
+    DCQCN_PARAMS, Dcbx, DcqcnParam, DcqcnPoint, Dscp, EcnBits, FirmwareConfig, Mtu, OnOff,
+    Priorities, Priority, RoceMode, Tos, Trust, dcqcn_param, parse_bool,
 };
+
+/// The v1.1 keys are left out of the normalized plan at their defaults, so that a plan that
+/// does not use them keeps the identity it had.
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
+/// DCQCN parameters by file name (`rpg_ai_rate` → value), in name order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Dcqcn(pub std::collections::BTreeMap<&'static str, u32>);
+
+impl Serialize for Dcqcn {
+    /// As the `dcqcn_<name>` keys they are read from, so the normalized plan reads back.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(self.0.len()))?;
+        for (name, value) in &self.0 {
+            map.serialize_entry(&format!("dcqcn_{name}"), value)?;
+        }
+        map.end()
+    }
+}
 
 impl Plan {
     /// The normalized plan as `roce-gen plan` prints it (pretty JSON and a final newline); its
@@ -74,6 +97,19 @@ pub struct Cluster {
     pub persistence: bool,
     /// DCBX ownership of the RoCE ports.
     pub dcbx: Dcbx,
+    /// Cable length in metres for the lossless-buffer headroom (`mlnx_qos --cable_len`);
+    /// `None` leaves the host's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cable_length: Option<u16>,
+    /// DCQCN parameters; in the normalized plan each is its own `dcqcn_<name>` key.
+    #[serde(flatten)]
+    pub dcqcn: Dcqcn,
+    /// Firmware (NV) configuration: report, apply or off.
+    #[serde(skip_serializing_if = "FirmwareConfig::is_default")]
+    pub firmware_config: FirmwareConfig,
+    /// Whether apply writes `nccl.env`.
+    #[serde(skip_serializing_if = "is_true")]
+    pub nccl_env: bool,
     /// Lowest acceptable OFED/DOCA version.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub min_ofed_version: Option<Version>,

@@ -154,6 +154,22 @@ impl Version {
             Err("is not a version (digits and dots, like `24.10` or `28.39.1002`)".into())
         }
     }
+
+    /// A version as `ofed_info -s` prints it too (`MLNX_OFED_LINUX-24.10-1.1.4.0`,
+    /// `OFED-internal-24.10-…`, `DOCA 2.9.0`): the name before the first digit is dropped and
+    /// the version kept.
+    pub fn parse_ofed(s: &str) -> Result<Self, String> {
+        let start = s.find(|c: char| c.is_ascii_digit()).unwrap_or(s.len());
+        let (name, version) = s.split_at(start);
+        if name
+            .chars()
+            .all(|c| c.is_ascii_alphabetic() || "_- ".contains(c))
+        {
+            Self::parse(version.trim_end_matches(':'))
+        } else {
+            Self::parse(s)
+        }
+    }
 }
 
 #[cfg(test)]

@@ -172,6 +172,125 @@ impl Dcbx {
     }
 }
 
+/// Whether roce-gen reads or writes the NICs' firmware (NV) configuration.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FirmwareConfig {
+    /// Precheck records the RoCE-related NV values and warns where one contradicts the plan.
+    #[default]
+    Report,
+    /// Apply also sets those that contradict the plan (effective after a reboot).
+    Apply,
+    /// No firmware access.
+    Off,
+}
+
+impl FirmwareConfig {
+    /// The plan spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Report => "report",
+            Self::Apply => "apply",
+            Self::Off => "off",
+        }
+    }
+
+    /// Parses `report`, `apply` or `off`.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "report" => Ok(Self::Report),
+            "apply" => Ok(Self::Apply),
+            "off" => Ok(Self::Off),
+            _ => Err("is not a firmware_config choice (`report`, `apply` or `off`)".into()),
+        }
+    }
+
+    /// Whether this is the default (left out of the normalized plan, so that a plan without
+    /// the key keeps its identity).
+    pub fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+/// Where a DCQCN parameter lives in the OFED `ecn/` sysfs tree of a port.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DcqcnPoint {
+    /// The reaction point (the sender that slows down): `ecn/roce_rp/`.
+    Rp,
+    /// The notification point (the receiver that sends CNPs): `ecn/roce_np/`.
+    Np,
+}
+
+impl DcqcnPoint {
+    /// The folder under `ecn/`.
+    pub fn dir(self) -> &'static str {
+        match self {
+            Self::Rp => "roce_rp",
+            Self::Np => "roce_np",
+        }
+    }
+}
+
+/// One DCQCN parameter the plan may set: its file name, where it lives and its largest value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DcqcnParam {
+    /// The file name, and the plan key after `dcqcn_`.
+    pub name: &'static str,
+    /// `roce_rp` or `roce_np`.
+    pub point: DcqcnPoint,
+    /// The largest value: the driver keeps as many bits as the firmware field has (1 for the
+    /// clamp flags) and prints the 32-bit ones as signed, so larger values would not read back.
+    pub max: u32,
+}
+
+const fn rp(name: &'static str) -> DcqcnParam {
+    DcqcnParam {
+        name,
+        point: DcqcnPoint::Rp,
+        max: i32::MAX as u32,
+    }
+}
+
+const fn flag(name: &'static str) -> DcqcnParam {
+    DcqcnParam {
+        name,
+        point: DcqcnPoint::Rp,
+        max: 1,
+    }
+}
+
+/// Every DCQCN parameter the plan may set: the files of the OFED `ecn/roce_rp/` tree and the
+/// notification point's `min_time_between_cnps` (OFED en_ecn.c; the fields of mlx5_ifc.h's
+/// `cong_control_r_roce_ecn_rp/np`). CNP DSCP and priority have keys of their own.
+pub const DCQCN_PARAMS: [DcqcnParam; 17] = [
+    flag("clamp_tgt_rate"),
+    flag("clamp_tgt_rate_after_time_inc"),
+    rp("dce_tcp_g"),
+    rp("dce_tcp_rtt"),
+    rp("initial_alpha_value"),
+    rp("rate_reduce_monitor_period"),
+    rp("rate_to_set_on_first_cnp"),
+    rp("rpg_ai_rate"),
+    rp("rpg_byte_reset"),
+    rp("rpg_gd"),
+    rp("rpg_hai_rate"),
+    rp("rpg_max_rate"),
+    rp("rpg_min_dec_fac"),
+    rp("rpg_min_rate"),
+    rp("rpg_threshold"),
+    rp("rpg_time_reset"),
+    DcqcnParam {
+        name: "min_time_between_cnps",
+        point: DcqcnPoint::Np,
+        max: i32::MAX as u32,
+    },
+];
+
+/// The DCQCN parameter called `name`, if the plan may set it.
+pub fn dcqcn_param(name: &str) -> Option<&'static DcqcnParam> {
+    DCQCN_PARAMS.iter().find(|p| p.name == name)
+}
+
 /// An on/off switch that the plan spells as `on`/`off`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]

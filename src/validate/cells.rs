@@ -40,6 +40,11 @@ impl<'a> RowReader<'a> {
         Self { row, report }
     }
 
+    /// Reports a problem of this row that no single parse found.
+    pub(crate) fn push(&mut self, diagnostic: crate::diagnostic::Diagnostic) {
+        self.report.push(diagnostic);
+    }
+
     /// Where the cell of `column` is (the sheet's column exists whenever this is asked).
     pub(crate) fn location(&self, column: &str) -> Option<Location> {
         self.row.cells.get(column).map(|c| c.location.clone())

@@ -8,8 +8,8 @@ use crate::input::raw::Table;
 use crate::layout::cluster_key;
 use crate::location::Location;
 use crate::model::{
-    Cluster, ClusterName, Dcbx, Dscp, EcnBits, Mtu, OnOff, Priorities, Priority, RoceMode, Tos,
-    Trust, Version, parse_bool,
+    Cluster, ClusterName, DCQCN_PARAMS, Dcbx, Dcqcn, Dscp, EcnBits, FirmwareConfig, Mtu, OnOff,
+    Priorities, Priority, RoceMode, Tos, Trust, Version, parse_bool,
 };
 use crate::validate::cells::{int_then, text_of};
 
@@ -81,7 +81,49 @@ pub(crate) fn read_cluster(table: Option<&Table>, report: &mut Report) -> Option
         value!("global_pause", |s| parse_bool(s).map(on_off), OnOff::Off);
     let (persistence, _) = value!("persistence", parse_bool, true);
     let (dcbx, _) = value!("dcbx", Dcbx::parse, Dcbx::Check);
-    let (min_ofed_version, _) = value!("min_ofed_version", |s| Version::parse(s).map(Some), None);
+    let (cable_length, _) = value!(
+        "cable_length",
+        |s| int_then(s, |v| u16::try_from(v)
+            .ok()
+            .filter(|m| (1..=1000).contains(m))
+            .map(Some)
+            .ok_or_else(
+                || "is not a cable length in metres (1 to 1000)".to_string()
+            )),
+        None
+    );
+    let (firmware_config, _) = value!(
+        "firmware_config",
+        FirmwareConfig::parse,
+        FirmwareConfig::Report
+    );
+    let (nccl_env, _) = value!("nccl_env", parse_bool, true);
+    let mut dcqcn = Dcqcn::default();
+    for p in &DCQCN_PARAMS {
+        let key = format!("dcqcn_{}", p.name);
+        let Some((text, loc)) = lookup(&key) else {
+            continue;
+        };
+        match int_then(&text, |v| {
+            u32::try_from(v)
+                .ok()
+                .filter(|v| *v <= p.max)
+                .ok_or_else(|| format!("is out of range (0 to {})", p.max))
+        }) {
+            Ok(v) => {
+                dcqcn.0.insert(p.name, v);
+            }
+            Err(why) => report.push(Diagnostic::error(
+                loc,
+                format!("{key} {} {why}", quoted(&text)),
+            )),
+        }
+    }
+    let (min_ofed_version, _) = value!(
+        "min_ofed_version",
+        |s| Version::parse_ofed(s).map(Some),
+        None
+    );
     let (min_fw_version, _) = value!("min_fw_version", |s| Version::parse(s).map(Some), None);
 
     let roce_tos = Tos::from_parts(roce_dscp, roce_ecn);
@@ -123,6 +165,29 @@ pub(crate) fn read_cluster(table: Option<&Table>, report: &mut Report) -> Option
             format!("pfc_priorities do not include roce_priority {roce_priority}: RoCE traffic will not be lossless"),
         ));
     }
+    if !ecn_priorities.is_empty() && !ecn_priorities.contains(roce_priority) {
+        let loc = values
+            .get("ecn_priorities")
+            .map_or_else(|| table.location.clone(), |(_, loc)| loc.clone());
+        report.push(Diagnostic::warning(
+            loc,
+            format!("ecn_priorities do not include roce_priority {roce_priority}: RoCE traffic gets no congestion control (DCQCN)"),
+        ));
+    }
+    if roce_mode == RoceMode::V1 && trust == Trust::Dscp {
+        let loc = values
+            .get("roce_mode")
+            .map_or_else(|| table.location.clone(), |(_, loc)| loc.clone());
+        report.push(Diagnostic::warning(
+            loc,
+            "roce_mode v1 with trust dscp: RoCE v1 frames carry no IP header, so no DSCP; the switch will classify them by PCP",
+        ));
+    }
+    if let Some((_, loc)) = values.get("mtu")
+        && mtu.get() < MIN_ROCE_MTU
+    {
+        report.push(Diagnostic::warning(loc.clone(), mtu_warning(mtu.get())));
+    }
     if report.count(crate::diagnostic::Severity::Error) > before {
         return None;
     }
@@ -142,9 +207,24 @@ pub(crate) fn read_cluster(table: Option<&Table>, report: &mut Report) -> Option
         global_pause,
         persistence,
         dcbx,
+        cable_length,
+        dcqcn,
+        firmware_config,
+        nccl_env,
         min_ofed_version,
         min_fw_version,
     })
+}
+
+/// The smallest MTU that carries RoCE's 4096-byte path MTU with its headers.
+pub(crate) const MIN_ROCE_MTU: u16 = 4200;
+
+/// Why an MTU below [`MIN_ROCE_MTU`] is worth a warning.
+pub(crate) fn mtu_warning(mtu: u16) -> String {
+    format!(
+        "mtu {mtu} is below {MIN_ROCE_MTU}: RoCE's 4096-byte MTU does not fit, so RDMA runs at \
+         1024 or 2048 bytes"
+    )
 }
 
 /// The MTU the NIC rows default to, even when the profile as a whole is wrong.
@@ -174,6 +254,20 @@ fn collect_keys(
             continue;
         };
         let Some(key) = cluster_key(&key_text) else {
+            let folded = crate::layout::fold(&key_text);
+            if folded.starts_with("dcqcn_") || folded.starts_with("dcqcn.") {
+                // A misspelt DCQCN parameter would silently leave the host's value.
+                let known: Vec<&str> = DCQCN_PARAMS.iter().map(|p| p.name).collect();
+                report.push(Diagnostic::error(
+                    key_cell.location.clone(),
+                    format!(
+                        "unknown DCQCN parameter {}; known: {}",
+                        quoted(&key_text),
+                        known.join(", ")
+                    ),
+                ));
+                continue;
+            }
             report.push(Diagnostic::warning(
                 key_cell.location.clone(),
                 format!("unknown key {} is ignored", quoted(&key_text)),

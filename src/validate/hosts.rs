@@ -116,6 +116,14 @@ pub(crate) fn read_nics(
             check_gateway(&mut r, gw, ip);
         }
         let mtu_override = r.optional_int("mtu", Mtu::new);
+        if let (Some(m), Some(loc)) = (mtu_override, r.location("mtu"))
+            && m.get() < crate::validate::cluster::MIN_ROCE_MTU
+        {
+            r.push(Diagnostic::warning(
+                loc,
+                crate::validate::cluster::mtu_warning(m.get()),
+            ));
+        }
         let nic = NicRow {
             host,
             rail: r.optional_int("rail", |n| {

@@ -21,6 +21,12 @@
   RG_GLOBAL_PAUSE=off
   RG_PERSIST=yes
   RG_DCBX=check
+  RG_CABLE_LEN=''
+  RG_FW_CONFIG=report
+  RG_NCCL_ENV=yes
+  # DCQCN parameters the plan sets: the file under ecn/ (roce_rp/NAME or roce_np/NAME) and value.
+  RG_DCQCN_FILE=()
+  RG_DCQCN_VALUE=()
   RG_MIN_OFED=24.10
   RG_MIN_FW=28.39.1002
   # One entry per planned RoCE port, in plan order; an empty string means "not planned".

@@ -438,3 +438,80 @@ fn source_date_epoch_past_what_tar_holds_is_refused_by_validate_and_generate() {
     assert!(list.status.success());
     assert!(String::from_utf8_lossy(&list.stdout).contains(" 2242-03-16 "));
 }
+
+#[test]
+fn v1_1_keys_in_range_and_out() {
+    check(
+        "v1_1_keys",
+        &edit(|b| {
+            b.key("cable_length", C::N(30.0));
+            b.key("firmware_config", s("apply"));
+            b.key("nccl_env", s("no"));
+            b.key("dcqcn.rpg_ai_rate", C::N(5.0));
+            b.key("dcqcn_min_time_between_cnps", C::N(4.0));
+            b.key("dcqcn_clamp_tgt_rate", C::N(1.0));
+            b.key("min_ofed_version", s("MLNX_OFED_LINUX-24.10-1.1.4.0"));
+        }),
+    );
+    check(
+        "v1_1_keys_bad",
+        &edit(|b| {
+            b.key("cable_length", C::N(0.0));
+            b.key("firmware_config", s("sometimes"));
+            b.key("dcqcn_rpg_ai_rte", C::N(5.0));
+            b.key("dcqcn_clamp_tgt_rate", C::N(2.0));
+            b.key("dcqcn_rpg_gd", C::N(-1.0));
+        }),
+    );
+}
+
+#[test]
+fn v1_1_warnings() {
+    check(
+        "v1_1_warnings",
+        &edit(|b| {
+            b.key("ecn_priorities", C::N(4.0));
+            b.key("roce_mode", s("v1"));
+            b.key("mtu", C::N(1500.0));
+            b.sheet("NICs").set(2, "mtu", C::N(2000.0));
+        }),
+    );
+}
+
+#[test]
+fn the_v1_1_keys_round_trip_through_the_normalized_plan() {
+    let mut book = Book::base();
+    book.key("cable_length", C::N(30.0));
+    book.key("dcqcn.rpg_ai_rate", C::N(5.0));
+    book.key("firmware_config", s("off"));
+    book.key("nccl_env", s("no"));
+    let json = crate::common::plan_json(&book);
+    for needle in [
+        "\"cable_length\": 30",
+        "\"dcqcn_rpg_ai_rate\": 5",
+        "\"firmware_config\": \"off\"",
+        "\"nccl_env\": false",
+    ] {
+        assert!(json.contains(needle), "{needle} in {json}");
+    }
+    let dir = tmp();
+    std::fs::write(dir.path().join("plan.json"), &json).unwrap();
+    let again = roce_gen(dir.path(), &["plan", "plan.json"]);
+    assert_eq!(again.code, 0, "{}", again.transcript());
+    assert_eq!(again.stdout, json);
+    // Without the keys the normalized plan does not mention them, so its identity stays.
+    let plain = crate::common::plan_json(&Book::base());
+    for key in ["cable_length", "dcqcn", "firmware_config", "nccl_env"] {
+        assert!(!plain.contains(key), "{key} in {plain}");
+    }
+}
+
+#[test]
+fn the_ip_column_also_reads_as_ip_address_in_chinese() {
+    let mut book = Book::base();
+    book.sheet("NICs").rename("ip", "IP地址");
+    assert_eq!(
+        crate::common::plan_json(&book),
+        crate::common::plan_json(&Book::base())
+    );
+}
