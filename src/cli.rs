@@ -28,13 +28,17 @@ pub enum Command {
         /// The plan to generate from.
         #[command(flatten)]
         plan: PlanArg,
-        /// The output folder (replaced files only; anything else in it is left alone); default:
-        /// the config's output folder, else dist.
+        /// The output folder (replaced as a whole; files in it that are not roce-gen's are
+        /// kept); default: the config's output folder, else dist.
         #[arg(short, long, value_name = "DIR")]
         output: Option<PathBuf>,
-        /// Only these hosts (comma-separated).
+        /// Only these hosts (comma-separated); the other bundles in the folder are kept.
         #[arg(long, value_name = "NAME,...", value_delimiter = ',')]
         hosts: Option<Vec<String>>,
+        /// Remove the bundles of hosts the plan no longer has (they are kept, with a warning,
+        /// otherwise); lists what it removed.
+        #[arg(long)]
+        prune: bool,
         /// A customised copy of the templates folder; files it lacks come from the built-in set.
         #[arg(long, value_name = "DIR")]
         templates: Option<PathBuf>,

@@ -49,6 +49,10 @@ pub struct IndexHost {
     pub mgmt_ip: String,
     /// The planned MACs of its RoCE ports, for the same purpose.
     pub macs: Vec<String>,
+    /// The plan this bundle was made from, when it is not the index's: a bundle kept from an
+    /// earlier run (`generate --hosts`, or a host the plan no longer has).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_sha256: Option<String>,
 }
 
 impl IndexHost {
@@ -65,6 +69,7 @@ impl IndexHost {
                 .iter()
                 .filter_map(|n| n.mac.as_ref().map(ToString::to_string))
                 .collect(),
+            plan_sha256: None,
         }
     }
 }

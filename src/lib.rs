@@ -58,6 +58,7 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
             output,
             hosts,
             templates,
+            prune,
         } => {
             let plan = cmd::resolve_plan(plan, config)?;
             // The command line wins over the config file.
@@ -68,6 +69,7 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
                 out: &output,
                 hosts: hosts.as_deref(),
                 templates: templates.as_deref(),
+                prune,
                 mtime: cmd::generate::mtime_from_env()?,
             };
             cmd::generate::run(&plan, &opts)

@@ -33,6 +33,8 @@ pub struct Options<'a> {
     pub hosts: Option<&'a [String]>,
     /// A customised template folder.
     pub templates: Option<&'a Path>,
+    /// Remove the bundles of hosts the plan no longer has.
+    pub prune: bool,
     /// The mtime of every archive entry.
     pub mtime: u64,
 }
@@ -75,7 +77,15 @@ pub fn run(arg: &PlanArg, opts: &Options<'_>) -> Result<ExitCode> {
         .collect::<Result<_>>()?;
     progress.finish_and_clear();
     let mut bytes: usize = written.iter().map(|(_, n)| n).sum();
-    let entries: Vec<IndexHost> = written.into_iter().map(|(e, _)| e).collect();
+    let built: Vec<IndexHost> = written.into_iter().map(|(e, _)| e).collect();
+    let previous = Previous::read(opts.out);
+    let merged = merge(plan, built, &previous, &loaded.sha256, opts);
+    for line in &merged.said {
+        eprintln!("{line}");
+    }
+    let entries = merged.entries;
+    // What the previous output owned is replaced, except the bundles kept in the new index.
+    let kept: BTreeSet<String> = entries.iter().map(|e| e.bundle.clone()).collect();
     // The stick's run-here.sh and the Ansible files: they carry the tarballs' checksums.
     let others: Vec<(String, Vec<u8>)> = renderer
         .render_dist(&dist::DistContext::new(plan, &entries))?
@@ -91,8 +101,7 @@ pub fn run(arg: &PlanArg, opts: &Options<'_>) -> Result<ExitCode> {
         staging.write(&name, &content)?;
         bytes += content.len();
     }
-    let owned = previous_output(opts.out);
-    staging.commit(&|name| owned.contains(name))?;
+    staging.commit(&|name| previous.owned.contains(name) && !kept.contains(name))?;
     eprintln!(
         "generated {} bundle{} for cluster {} in {} ({bytes} bytes, {:.2} s)",
         hosts.len(),
@@ -131,7 +140,13 @@ fn select<'p>(hosts: &'p [Host], names: Option<&[String]>) -> Result<Vec<&'p Hos
         .filter(|w| !hosts.iter().any(|h| h.hostname.folded() == **w))
         .collect();
     if !unknown.is_empty() {
-        let list: Vec<String> = unknown.iter().map(|n| format!("{n:?}")).collect();
+        let list: Vec<String> = unknown
+            .iter()
+            .map(|n| match did_you_mean(n, hosts) {
+                Some(near) => format!("{n:?} (did you mean {near}?)"),
+                None => format!("{n:?}"),
+            })
+            .collect();
         bail!("--hosts: no host {} in the plan", list.join(", "));
     }
     Ok(hosts
@@ -140,25 +155,174 @@ fn select<'p>(hosts: &'p [Host], names: Option<&[String]>) -> Result<Vec<&'p Hos
         .collect())
 }
 
-/// The files of the folder's previous output: what its `SHA256SUMS` lists, its index's
-/// bundles, and those two files. The rest of the folder (results collected there, notes) is the
-/// user's and is kept.
-fn previous_output(dir: &Path) -> BTreeSet<String> {
-    let mut owned = BTreeSet::from([INDEX.to_string(), dist::SUMS.to_string()]);
-    if let Ok(sums) = std::fs::read_to_string(dir.join(dist::SUMS)) {
-        owned.extend(
-            sums.lines()
-                .filter_map(|l| l.split_once("  "))
-                .map(|(_, name)| name.to_string()),
-        );
+/// The plan's host name nearest to `name`, when it is near enough to be a typo.
+fn did_you_mean<'p>(name: &str, hosts: &'p [Host]) -> Option<&'p str> {
+    // One edit from 4 characters, two from 8: `gpu-0005` finds `gpu-005`; in short names one
+    // character is the whole difference (`h9` is not a typo of `h1`).
+    let most = match name.chars().count() {
+        0..4 => return None,
+        4..8 => 1,
+        _ => 2,
+    };
+    hosts
+        .iter()
+        .map(|h| {
+            let distance = strsim::damerau_levenshtein(name, &h.hostname.folded());
+            (distance, h.hostname.as_str())
+        })
+        .filter(|(distance, _)| *distance <= most)
+        .min_by_key(|(distance, _)| *distance)
+        .map(|(_, host)| host)
+}
+
+/// The folder's previous output, as its index and checksums describe it.
+#[derive(Debug, Default)]
+struct Previous {
+    /// Its index entries whose tarball is still in the folder.
+    entries: Vec<IndexHost>,
+    /// The plan its index names.
+    plan_sha256: String,
+    /// Every file it wrote: what its `SHA256SUMS` lists, its bundles, and those two files.
+    owned: BTreeSet<String>,
+}
+
+impl Previous {
+    fn read(dir: &Path) -> Self {
+        let mut owned = BTreeSet::from([INDEX.to_string(), dist::SUMS.to_string()]);
+        if let Ok(sums) = std::fs::read_to_string(dir.join(dist::SUMS)) {
+            owned.extend(
+                sums.lines()
+                    .filter_map(|l| l.split_once("  "))
+                    .map(|(_, name)| name.to_string()),
+            );
+        }
+        let index = std::fs::read(dir.join(INDEX))
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Index>(&b).ok());
+        let Some(index) = index else {
+            return Previous {
+                owned,
+                ..Previous::default()
+            };
+        };
+        owned.extend(index.hosts.iter().map(|h| h.bundle.clone()));
+        // Only plain tarball names in the folder itself, and only those still there.
+        let entries = index
+            .hosts
+            .into_iter()
+            .filter(|h| {
+                h.bundle.ends_with(".tar.gz")
+                    && !h.bundle.contains('/')
+                    && !h.bundle.starts_with('.')
+                    && dir.join(&h.bundle).is_file()
+            })
+            .collect();
+        Previous {
+            entries,
+            plan_sha256: index.plan_sha256,
+            owned,
+        }
     }
-    if let Ok(index) = std::fs::read(dir.join(INDEX))
-        .map_err(anyhow::Error::from)
-        .and_then(|b| Ok(serde_json::from_slice::<Index>(&b)?))
-    {
-        owned.extend(index.hosts.into_iter().map(|h| h.bundle));
+}
+
+/// The new index's entries, and what to tell the user about the bundles kept or removed.
+struct Merged {
+    entries: Vec<IndexHost>,
+    said: Vec<String>,
+}
+
+/// The bundles just built, in plan order, with those of the previous output kept: hosts of the
+/// plan that `--hosts` left out, and hosts the plan no longer has unless `--prune`. A kept
+/// bundle made from another plan says so in its entry.
+fn merge(
+    plan: &crate::model::Plan,
+    built: Vec<IndexHost>,
+    previous: &Previous,
+    plan_sha256: &str,
+    opts: &Options<'_>,
+) -> Merged {
+    let in_plan = |host: &str| {
+        plan.hosts
+            .iter()
+            .any(|h| h.hostname.folded() == host.to_ascii_lowercase())
+    };
+    let mut by_host: std::collections::BTreeMap<String, IndexHost> = previous
+        .entries
+        .iter()
+        .map(|e| {
+            (
+                e.host.to_ascii_lowercase(),
+                clone_entry(e, &previous.plan_sha256, plan_sha256),
+            )
+        })
+        .collect();
+    let mut said = Vec::new();
+    let gone: Vec<String> = by_host
+        .values()
+        .filter(|e| !in_plan(&e.host))
+        .map(|e| e.host.clone())
+        .collect();
+    if !gone.is_empty() {
+        if opts.prune {
+            for host in &gone {
+                by_host.remove(&host.to_ascii_lowercase());
+            }
+            said.push(format!(
+                "removed the bundles of {} the plan no longer has: {}",
+                plural(gone.len(), "host", "hosts"),
+                gone.join(", ")
+            ));
+        } else {
+            said.push(format!(
+                "warning: kept the bundles of {} the plan no longer has: {} (--prune removes them)",
+                plural(gone.len(), "host", "hosts"),
+                gone.join(", ")
+            ));
+        }
     }
-    owned
+    for e in built {
+        by_host.insert(e.host.to_ascii_lowercase(), e);
+    }
+    // Plan order first, then the hosts outside the plan by name.
+    let mut entries = Vec::with_capacity(by_host.len());
+    for h in &plan.hosts {
+        if let Some(e) = by_host.remove(&h.hostname.folded()) {
+            entries.push(e);
+        }
+    }
+    entries.extend(by_host.into_values());
+    let older = entries.iter().filter(|e| e.plan_sha256.is_some()).count();
+    if older > 0 && opts.hosts.is_some() {
+        said.push(format!(
+            "note: {} in the folder {} made from an earlier plan; their results will show as stale \
+             against this one (generate without --hosts to refresh them)",
+            plural(older, "bundle", "bundles"),
+            if older == 1 { "is" } else { "are" }
+        ));
+    }
+    Merged { entries, said }
+}
+
+/// A previous entry, marked with its plan when that is not the new index's.
+fn clone_entry(e: &IndexHost, index_plan: &str, plan_sha256: &str) -> IndexHost {
+    let made_from = e
+        .plan_sha256
+        .clone()
+        .unwrap_or_else(|| index_plan.to_string());
+    IndexHost {
+        host: e.host.clone(),
+        bundle: e.bundle.clone(),
+        sha256: e.sha256.clone(),
+        tar_sha256: e.tar_sha256.clone(),
+        mgmt_ip: e.mgmt_ip.clone(),
+        macs: e.macs.clone(),
+        plan_sha256: (made_from != plan_sha256).then_some(made_from),
+    }
+}
+
+/// `1 host`, `3 hosts`.
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// The archive mtime: `SOURCE_DATE_EPOCH` when set (strictly a whole number of seconds, at most

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
-use crate::common::{Book, roce_gen, s, tmp};
+use crate::common::{Book, C, roce_gen, s, tmp};
 use crate::golden::generate_unpacked;
 
 /// Every file under `dir` (relative name → bytes), to compare whole folders.
@@ -187,9 +187,9 @@ fn an_invalid_plan_or_a_broken_template_leaves_the_folder_as_it_was() {
 }
 
 #[test]
-fn regenerating_keeps_foreign_files_and_drops_stale_bundles() {
+fn generating_some_hosts_keeps_the_other_bundles_and_merges_the_index() {
     let dir = tmp();
-    Book::base().write(dir.path(), "plan.xlsx");
+    Book::hosts(3).write(dir.path(), "plan.xlsx");
     assert_eq!(
         roce_gen(dir.path(), &["generate", "plan.xlsx", "-o", "out"]).code,
         0
@@ -197,30 +197,62 @@ fn regenerating_keeps_foreign_files_and_drops_stale_bundles() {
     let out = dir.path().join("out");
     std::fs::create_dir(out.join("results")).unwrap();
     std::fs::write(out.join("results/h1.precheck.json"), "{}").unwrap();
+    let before = tree(&out);
 
+    // The plan changes for h2 only; refreshing h2 keeps h1 and h3 byte for byte.
+    let mut edited = Book::hosts(3);
+    edited.sheet("NICs").set(3, "mtu", C::N(9000.0));
+    edited.write(dir.path(), "plan.xlsx");
     let run = roce_gen(
         dir.path(),
         &["generate", "plan.xlsx", "-o", "out", "--hosts", "H2"],
     );
     assert_eq!(run.code, 0, "{}", run.transcript());
-    let names: Vec<String> = tree(&out).into_keys().collect();
+    assert!(
+        run.stderr.contains(
+            "note: 2 bundles in the folder are made from an earlier plan; their results will show as stale"
+        ),
+        "{}",
+        run.stderr
+    );
+    let after = tree(&out);
+    let names: Vec<&String> = after.keys().collect();
     assert_eq!(
         names,
         [
             "SHA256SUMS",
             "ansible/inventory.yml",
             "ansible/roce.yml",
+            "h1.tar.gz",
             "h2.tar.gz",
+            "h3.tar.gz",
             "index.json",
             "results/h1.precheck.json",
             "run-here.sh"
         ]
     );
-    let index: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(out.join("index.json")).unwrap()).unwrap();
-    assert_eq!(index["hosts"].as_array().unwrap().len(), 1);
-    assert_eq!(index["hosts"][0]["host"], "h2");
-    assert_eq!(index["hosts"][0]["macs"][0], "b8:00:00:00:02:00");
+    assert_eq!(after["h1.tar.gz"], before["h1.tar.gz"]);
+    assert_eq!(after["h3.tar.gz"], before["h3.tar.gz"]);
+    assert_ne!(after["h2.tar.gz"], before["h2.tar.gz"]);
+    let index: serde_json::Value = serde_json::from_slice(&after["index.json"]).unwrap();
+    let old: serde_json::Value = serde_json::from_slice(&before["index.json"]).unwrap();
+    let hosts: Vec<(&str, Option<&str>)> = index["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| (h["host"].as_str().unwrap(), h["plan_sha256"].as_str()))
+        .collect();
+    let old_sha = old["plan_sha256"].as_str().unwrap();
+    assert_eq!(
+        hosts,
+        [("h1", Some(old_sha)), ("h2", None), ("h3", Some(old_sha))]
+    );
+    assert_ne!(index["plan_sha256"], old["plan_sha256"]);
+    // run-here.sh and the inventory know every bundle, and the folder verifies.
+    let run_here = String::from_utf8_lossy(&after["run-here.sh"]).into_owned();
+    assert!(run_here.contains("h1.tar.gz") && run_here.contains("h3.tar.gz"));
+    let verify = roce_gen(dir.path(), &["verify", "out"]);
+    assert_eq!(verify.code, 0, "{}", verify.transcript());
 
     let run = roce_gen(
         dir.path(),
@@ -232,6 +264,68 @@ fn regenerating_keeps_foreign_files_and_drops_stale_bundles() {
         "{}",
         run.stderr
     );
+    let run = roce_gen(
+        dir.path(),
+        &[
+            "generate",
+            "--sample",
+            "-o",
+            "out2",
+            "--hosts",
+            "gpu-0003,gpu-004",
+        ],
+    );
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr
+            .contains("--hosts: no host \"gpu-0003\" (did you mean gpu-003?) in the plan"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn hosts_the_plan_drops_are_kept_with_a_warning_and_removed_with_prune() {
+    let dir = tmp();
+    Book::hosts(3).write(dir.path(), "three.xlsx");
+    Book::hosts(1).write(dir.path(), "one.xlsx");
+    assert_eq!(
+        roce_gen(dir.path(), &["generate", "three.xlsx", "-o", "out"]).code,
+        0
+    );
+    let out = dir.path().join("out");
+    let run = roce_gen(dir.path(), &["generate", "one.xlsx", "-o", "out"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert!(
+        run.stderr.contains(
+            "warning: kept the bundles of 2 hosts the plan no longer has: h2, h3 (--prune removes them)"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(out.join("h2.tar.gz").is_file() && out.join("h3.tar.gz").is_file());
+    assert_eq!(roce_gen(dir.path(), &["verify", "out"]).code, 0);
+
+    let run = roce_gen(
+        dir.path(),
+        &["generate", "one.xlsx", "-o", "out", "--prune"],
+    );
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert!(
+        run.stderr
+            .contains("removed the bundles of 2 hosts the plan no longer has: h2, h3"),
+        "{}",
+        run.stderr
+    );
+    let names: Vec<String> = tree(&out).into_keys().collect();
+    assert!(names.contains(&"h1.tar.gz".to_string()));
+    assert!(
+        !names
+            .iter()
+            .any(|n| n.starts_with("h2") || n.starts_with("h3"))
+    );
+    let verify = roce_gen(dir.path(), &["verify", "out"]);
+    assert_eq!(verify.code, 0, "{}", verify.transcript());
 }
 
 #[test]
