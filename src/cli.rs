@@ -51,6 +51,9 @@ pub enum Command {
         /// How to print the diagnostics.
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
+        /// Warnings are errors (exit 1): for CI that keeps plans clean.
+        #[arg(long)]
+        strict: bool,
     },
     /// Print the normalized plan as JSON (which roce-gen also accepts as a plan).
     Plan {
@@ -105,6 +108,14 @@ pub enum Command {
         #[arg(long, value_name = "NAME")]
         folder: Option<String>,
     },
+    /// Print a shell completion script (bash, zsh, fish, elvish or powershell) to stdout.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff) to stdout: `roce-gen man > roce-gen.1`.
+    Man,
     /// Write a sample plan workbook to start from.
     Sample {
         /// Where to write it.

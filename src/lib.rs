@@ -88,10 +88,14 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
             require,
         }),
         cli::Command::Verify { paths } => cmd::verify::run(&paths),
-        cli::Command::Validate { plan, format } => {
+        cli::Command::Validate {
+            plan,
+            format,
+            strict,
+        } => {
             // What generate would refuse, validate refuses too.
             cmd::generate::mtime_from_env()?;
-            cmd::validate::run(&cmd::resolve_plan(plan, config)?, format)
+            cmd::validate::run(&cmd::resolve_plan(plan, config)?, format, strict)
         }
         cli::Command::Plan { plan } => cmd::plan::run(&cmd::resolve_plan(plan, config)?),
         cli::Command::Dashboard {
@@ -113,5 +117,23 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
             })
         }
         cli::Command::Sample { output, force } => cmd::sample::run(&output, force),
+        cli::Command::Completions { shell } => {
+            let mut command = <cli::Cli as clap::CommandFactory>::command();
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut command, "roce-gen", &mut script);
+            let mut script = String::from_utf8_lossy(&script).into_owned();
+            if shell == clap_complete::Shell::Bash {
+                // clap_complete spells the state of a hyphenated program's subcommands two ways
+                // (its issue 6421): without this, nothing after `roce-gen ingest` completes.
+                script = script.replace("roce__subcmd__gen", "roce__gen");
+            }
+            std::io::Write::write_all(&mut std::io::stdout(), script.as_bytes())?;
+            Ok(std::process::ExitCode::SUCCESS)
+        }
+        cli::Command::Man => {
+            let command = <cli::Cli as clap::CommandFactory>::command();
+            clap_mangen::Man::new(command).render(&mut std::io::stdout())?;
+            Ok(std::process::ExitCode::SUCCESS)
+        }
     }
 }

@@ -47,8 +47,9 @@ struct JsonDiagnostic<'a> {
     message: &'a str,
 }
 
-/// Runs `validate`: exit 0 when the plan is usable, 1 when it has errors.
-pub fn run(arg: &PlanArg, format: Format) -> Result<ExitCode> {
+/// Runs `validate`: exit 0 when the plan is usable, 1 when it has errors (or, with `strict`,
+/// warnings).
+pub fn run(arg: &PlanArg, format: Format, strict: bool) -> Result<ExitCode> {
     let loaded = load(arg)?;
     let (plan, report) = match &loaded.outcome {
         Ok((plan, report)) => (Some(plan), report),
@@ -97,8 +98,19 @@ pub fn run(arg: &PlanArg, format: Format) -> Result<ExitCode> {
             writeln!(out)?;
         }
     }
+    let warned = strict && report.count(Severity::Warning) > 0;
+    if warned && plan.is_some() && format == Format::Text {
+        eprintln!(
+            "error: {}: --strict: {} count as errors",
+            loaded.name,
+            match report.count(Severity::Warning) {
+                1 => "1 warning".to_string(),
+                n => format!("{n} warnings"),
+            }
+        );
+    }
     out.flush()?;
-    Ok(if plan.is_some() {
+    Ok(if plan.is_some() && !warned {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

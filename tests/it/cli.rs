@@ -106,3 +106,91 @@ fn plan_prints_nothing_on_stdout_for_an_invalid_plan() {
         run.stderr
     );
 }
+
+#[test]
+fn bash_completion_completes_commands_and_options() {
+    let dir = tmp();
+    let run = roce_gen(dir.path(), &["completions", "bash"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    std::fs::write(dir.path().join("roce-gen.bash"), &run.stdout).unwrap();
+    // The script as bash loads it, asked what follows `roce-gen in` and `roce-gen ingest --f`.
+    let complete = |words: &str, cword: usize| {
+        let script = format!(
+            ". ./roce-gen.bash; COMP_WORDS=({words}); COMP_CWORD={cword}; \
+             COMP_LINE=\"${{COMP_WORDS[*]}}\"; COMP_POINT=${{#COMP_LINE}}; \
+             _roce__gen roce-gen \"${{COMP_WORDS[COMP_CWORD]}}\" \"${{COMP_WORDS[COMP_CWORD-1]}}\"; \
+             printf '%s\\n' \"${{COMPREPLY[@]}}\""
+        );
+        let out = std::process::Command::new("bash")
+            .args(["-c", &script])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    assert_eq!(complete("roce-gen in", 1).trim(), "ingest");
+    let options = complete("roce-gen ingest --f", 2);
+    assert!(options.lines().any(|l| l == "--format"), "{options}");
+    for shell in ["zsh", "fish", "elvish", "powershell"] {
+        let run = roce_gen(dir.path(), &["completions", shell]);
+        assert_eq!(run.code, 0, "{shell}");
+        assert!(run.stdout.contains("ingest"), "{shell}");
+    }
+}
+
+#[test]
+fn the_manual_page_renders_with_every_command() {
+    let dir = tmp();
+    let run = roce_gen(dir.path(), &["man"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert!(run.stdout.contains(".TH roce-gen 1"), "{}", run.stdout);
+    std::fs::write(dir.path().join("roce-gen.1"), &run.stdout).unwrap();
+    // man-db renders it through groff; warnings would mean broken roff.
+    let out = std::process::Command::new("man")
+        .args(["--warnings", "-E", "UTF-8", "-l", "roce-gen.1"])
+        .env("MANWIDTH", "80")
+        .env("MANPAGER", "cat")
+        .current_dir(dir.path())
+        .output()
+        .expect("man (man-db) is needed");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    for command in [
+        "generate",
+        "validate",
+        "plan",
+        "ingest",
+        "verify",
+        "sample",
+        "dashboard",
+    ] {
+        assert!(text.contains(command), "{command} not in:\n{text}");
+    }
+}
+
+#[test]
+fn validate_strict_makes_warnings_errors() {
+    let dir = tmp();
+    let mut book = crate::common::Book::base();
+    book.key("roce_mode", crate::common::s("v1"));
+    book.write(dir.path(), "plan.xlsx");
+    let lenient = roce_gen(dir.path(), &["validate", "plan.xlsx"]);
+    assert_eq!(lenient.code, 0, "{}", lenient.transcript());
+    let strict = roce_gen(dir.path(), &["validate", "--strict", "plan.xlsx"]);
+    assert_eq!(strict.code, 1, "{}", strict.transcript());
+    assert!(
+        strict
+            .stderr
+            .contains("error: plan.xlsx: --strict: 1 warning count as errors"),
+        "{}",
+        strict.stderr
+    );
+    let clean = roce_gen(dir.path(), &["validate", "--strict", "--sample"]);
+    assert_eq!(clean.code, 0, "{}", clean.transcript());
+}
