@@ -15,6 +15,15 @@ pub struct Cli {
     /// else config.ini, in the working folder, if there is one.
     #[arg(long, global = true, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// Say less: only errors, warnings and what was asked for (the report, the JSON).
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// Say more: every bundle written, every path verified.
+    #[arg(short, long, global = true)]
+    pub verbose: bool,
+    /// Colour in console output: auto (a terminal, and no NO_COLOR), always or never.
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
@@ -39,6 +48,9 @@ pub enum Command {
         /// otherwise); lists what it removed.
         #[arg(long)]
         prune: bool,
+        /// `json` prints what was written as one JSON document on stdout.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
         /// A customised copy of the templates folder; files it lacks come from the built-in set.
         #[arg(long, value_name = "DIR")]
         templates: Option<PathBuf>,
@@ -86,6 +98,9 @@ pub enum Command {
         /// Tarballs, unpacked bundle folders, or output folders of `generate`.
         #[arg(value_name = "DIR_OR_TARBALL", required = true)]
         paths: Vec<PathBuf>,
+        /// `json` prints every path with its problems as one JSON document.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
     },
     /// Write a Grafana dashboard of the metrics `ingest` exports; --push uploads it.
     Dashboard {
@@ -144,6 +159,18 @@ pub struct PlanArg {
     /// Use the embedded sample plan (the one `roce-gen sample` writes) instead of a file.
     #[arg(long)]
     pub sample: bool,
+}
+
+/// When to colour console output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum ColorChoice {
+    /// On a terminal, unless `NO_COLOR` is set to something.
+    #[default]
+    Auto,
+    /// Always, even into a pipe.
+    Always,
+    /// Never.
+    Never,
 }
 
 /// Output format of `validate`.

@@ -52,6 +52,11 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
         None
     };
     let config = config.as_ref();
+    cmd::set_ui(cmd::Ui {
+        quiet: cli.quiet,
+        verbose: cli.verbose,
+        color: cli.color,
+    });
     match cli.command {
         cli::Command::Generate {
             plan,
@@ -59,6 +64,7 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
             hosts,
             templates,
             prune,
+            format,
         } => {
             let plan = cmd::resolve_plan(plan, config)?;
             // The command line wins over the config file.
@@ -70,6 +76,7 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
                 hosts: hosts.as_deref(),
                 templates: templates.as_deref(),
                 prune,
+                format,
                 mtime: cmd::generate::mtime_from_env()?,
             };
             cmd::generate::run(&plan, &opts)
@@ -87,7 +94,7 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
             output: output.as_deref(),
             require,
         }),
-        cli::Command::Verify { paths } => cmd::verify::run(&paths),
+        cli::Command::Verify { paths, format } => cmd::verify::run(&paths, format),
         cli::Command::Validate {
             plan,
             format,

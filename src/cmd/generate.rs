@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
@@ -35,6 +35,8 @@ pub struct Options<'a> {
     pub templates: Option<&'a Path>,
     /// Remove the bundles of hosts the plan no longer has.
     pub prune: bool,
+    /// `json`: what was written, as one JSON document on stdout.
+    pub format: crate::cli::Format,
     /// The mtime of every archive entry.
     pub mtime: u64,
 }
@@ -83,7 +85,30 @@ pub fn run(arg: &PlanArg, opts: &Options<'_>) -> Result<ExitCode> {
     for line in &merged.said {
         eprintln!("{line}");
     }
+    let removed = merged.removed;
     let entries = merged.entries;
+    let built_hosts: BTreeSet<String> = hosts.iter().map(|h| h.hostname.to_string()).collect();
+    let report = Written {
+        schema: GENERATE_SCHEMA,
+        cluster: plan.cluster.cluster_name.as_str(),
+        plan_sha256: &loaded.sha256,
+        output: opts.out.display().to_string(),
+        written: entries
+            .iter()
+            .filter(|e| built_hosts.contains(&e.host))
+            .map(|e| WrittenBundle {
+                host: e.host.clone(),
+                bundle: e.bundle.clone(),
+                sha256: e.sha256.clone(),
+            })
+            .collect(),
+        kept: entries
+            .iter()
+            .filter(|e| !built_hosts.contains(&e.host))
+            .map(|e| e.host.clone())
+            .collect(),
+        removed,
+    };
     // What the previous output owned is replaced, except the bundles kept in the new index.
     let kept: BTreeSet<String> = entries.iter().map(|e| e.bundle.clone()).collect();
     // The stick's run-here.sh and the Ansible files: they carry the tarballs' checksums.
@@ -102,15 +127,56 @@ pub fn run(arg: &PlanArg, opts: &Options<'_>) -> Result<ExitCode> {
         bytes += content.len();
     }
     staging.commit(&|name| previous.owned.contains(name) && !kept.contains(name))?;
-    eprintln!(
-        "generated {} bundle{} for cluster {} in {} ({bytes} bytes, {:.2} s)",
-        hosts.len(),
-        if hosts.len() == 1 { "" } else { "s" },
-        plan.cluster.cluster_name,
-        opts.out.display(),
-        started.elapsed().as_secs_f64()
-    );
+    let ui = crate::cmd::ui();
+    if ui.verbose {
+        for b in &report.written {
+            eprintln!("wrote {} (sha256 {})", b.bundle, b.sha256);
+        }
+        for host in &report.kept {
+            eprintln!("kept the bundle of {host}");
+        }
+    }
+    if opts.format == crate::cli::Format::Json {
+        let mut out = std::io::stdout().lock();
+        serde_json::to_writer_pretty(&mut out, &report)?;
+        writeln!(out)?;
+    }
+    if !ui.quiet {
+        eprintln!(
+            "generated {} bundle{} for cluster {} in {} ({bytes} bytes, {:.2} s)",
+            hosts.len(),
+            if hosts.len() == 1 { "" } else { "s" },
+            plan.cluster.cluster_name,
+            opts.out.display(),
+            started.elapsed().as_secs_f64()
+        );
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Schema of `generate --format json`.
+pub const GENERATE_SCHEMA: &str = "roce-gen/generate/v1";
+
+/// What `generate --format json` prints.
+#[derive(Debug, serde::Serialize)]
+struct Written<'a> {
+    schema: &'static str,
+    cluster: &'a str,
+    plan_sha256: &'a str,
+    output: String,
+    /// The bundles this run wrote, in plan order.
+    written: Vec<WrittenBundle>,
+    /// Hosts whose earlier bundle stays in the folder.
+    kept: Vec<String>,
+    /// Hosts whose bundle `--prune` removed.
+    removed: Vec<String>,
+}
+
+#[derive(Debug, serde::Serialize)]
+struct WrittenBundle {
+    host: String,
+    bundle: String,
+    sha256: String,
 }
 
 /// A progress bar on stderr for long runs, only when stderr is a terminal.
@@ -229,6 +295,8 @@ impl Previous {
 struct Merged {
     entries: Vec<IndexHost>,
     said: Vec<String>,
+    /// Hosts whose bundle `--prune` removed.
+    removed: Vec<String>,
 }
 
 /// The bundles just built, in plan order, with those of the previous output kept: hosts of the
@@ -257,6 +325,7 @@ fn merge(
         })
         .collect();
     let mut said = Vec::new();
+    let mut removed = Vec::new();
     let gone: Vec<String> = by_host
         .values()
         .filter(|e| !in_plan(&e.host))
@@ -267,6 +336,7 @@ fn merge(
             for host in &gone {
                 by_host.remove(&host.to_ascii_lowercase());
             }
+            removed.clone_from(&gone);
             said.push(format!(
                 "removed the bundles of {} the plan no longer has: {}",
                 plural(gone.len(), "host", "hosts"),
@@ -300,7 +370,11 @@ fn merge(
             if older == 1 { "is" } else { "are" }
         ));
     }
-    Merged { entries, said }
+    Merged {
+        entries,
+        said,
+        removed,
+    }
 }
 
 /// A previous entry, marked with its plan when that is not the new index's.

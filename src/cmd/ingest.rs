@@ -68,7 +68,7 @@ pub fn run(opts: &Options<'_>) -> Result<ExitCode> {
 
     let to_terminal = opts.output.is_none() && std::io::stdout().is_terminal();
     let text = match opts.format {
-        ReportFormat::Text => render::text::render(&report, to_terminal && color_allowed()),
+        ReportFormat::Text => render::text::render(&report, crate::cmd::ui().colored(to_terminal)),
         ReportFormat::Json => render::json::render(&report)?,
         ReportFormat::Markdown => render::markdown::render(&report),
         ReportFormat::Junit => render::junit::render(&report)?,
@@ -81,11 +81,13 @@ pub fn run(opts: &Options<'_>) -> Result<ExitCode> {
             crate::output::write_file_atomic(path, text.as_bytes(), true)
                 .with_context(|| format!("{}: could not write the report", path.display()))?;
             tell_stderr(&report, opts.format);
-            println!(
-                "wrote {}: {}",
-                path.display(),
-                render::hosts_line(&report.totals)
-            );
+            if !crate::cmd::ui().quiet {
+                println!(
+                    "wrote {}: {}",
+                    path.display(),
+                    render::hosts_line(&report.totals)
+                );
+            }
         }
         None => {
             if opts.format != ReportFormat::Text {
@@ -102,11 +104,6 @@ pub fn run(opts: &Options<'_>) -> Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
-}
-
-/// `NO_COLOR` set to anything but the empty string turns colour off (no-color.org).
-fn color_allowed() -> bool {
-    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
 /// When the report goes to a file or is for a machine, the unreadable files still reach the

@@ -78,6 +78,43 @@ pub fn invalid_plan(name: &str, report: &Report, consequence: Option<&str>) -> R
     Ok(ExitCode::from(1))
 }
 
+/// How chatty the console is, set once from the global flags before a command runs.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Ui {
+    /// `-q`: only errors, warnings and what was asked for.
+    pub quiet: bool,
+    /// `-v`: every bundle written, every path verified.
+    pub verbose: bool,
+    /// `--color`.
+    pub color: crate::cli::ColorChoice,
+}
+
+static UI: std::sync::OnceLock<Ui> = std::sync::OnceLock::new();
+
+/// Sets the console settings (the first call wins).
+pub fn set_ui(ui: Ui) {
+    let _ = UI.set(ui);
+}
+
+/// The console settings.
+pub fn ui() -> Ui {
+    UI.get().copied().unwrap_or_default()
+}
+
+impl Ui {
+    /// Whether to colour output going to a stream that is (or is not) a terminal. `NO_COLOR`
+    /// set to anything but the empty string turns `auto` off (no-color.org).
+    pub fn colored(self, terminal: bool) -> bool {
+        match self.color {
+            crate::cli::ColorChoice::Always => true,
+            crate::cli::ColorChoice::Never => false,
+            crate::cli::ColorChoice::Auto => {
+                terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+            }
+        }
+    }
+}
+
 /// The largest config file read: a config is a few lines.
 const MAX_CONFIG_BYTES: u64 = 1 << 20;
 

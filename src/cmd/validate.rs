@@ -60,6 +60,7 @@ pub fn run(arg: &PlanArg, format: Format, strict: bool) -> Result<ExitCode> {
         Format::Text => {
             print_diagnostics(&loaded.name, report)?;
             match plan {
+                Some(_) if crate::cmd::ui().quiet => {}
                 Some(plan) => writeln!(
                     out,
                     "{}: valid plan for cluster {}: {} hosts, {} NICs ({})",

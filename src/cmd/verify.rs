@@ -12,19 +12,56 @@ use anyhow::{Context, Result, bail};
 use crate::dist::{INDEX, Index};
 use crate::verify::{Files, check};
 
+/// Schema of `verify --format json`.
+pub const VERIFY_SCHEMA: &str = "roce-gen/verify/v1";
+
+#[derive(serde::Serialize)]
+struct Verified {
+    schema: &'static str,
+    ok: bool,
+    paths: Vec<VerifiedPath>,
+}
+
+#[derive(serde::Serialize)]
+struct VerifiedPath {
+    path: String,
+    ok: bool,
+    problems: Vec<String>,
+}
+
 /// Runs `verify`: exit 0 when everything verifies, 1 when anything does not.
-pub fn run(paths: &[std::path::PathBuf]) -> Result<ExitCode> {
+pub fn run(paths: &[std::path::PathBuf], format: crate::cli::Format) -> Result<ExitCode> {
     let mut failed = false;
+    let mut doc = Verified {
+        schema: VERIFY_SCHEMA,
+        ok: true,
+        paths: Vec::new(),
+    };
+    let ui = crate::cmd::ui();
     for path in paths {
         let problems = verify_path(path)?;
-        if problems.is_empty() {
-            println!("ok: {}", path.display());
+        failed |= !problems.is_empty();
+        if format == crate::cli::Format::Json {
+            doc.paths.push(VerifiedPath {
+                path: path.display().to_string(),
+                ok: problems.is_empty(),
+                problems,
+            });
+        } else if problems.is_empty() {
+            if !ui.quiet {
+                println!("ok: {}", path.display());
+            }
         } else {
-            failed = true;
             for p in problems {
                 println!("FAILED: {}: {p}", path.display());
             }
         }
+    }
+    if format == crate::cli::Format::Json {
+        doc.ok = !failed;
+        let mut out = std::io::stdout().lock();
+        serde_json::to_writer_pretty(&mut out, &doc)?;
+        std::io::Write::write_all(&mut out, b"\n")?;
     }
     Ok(if failed {
         ExitCode::from(1)

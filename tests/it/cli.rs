@@ -194,3 +194,79 @@ fn validate_strict_makes_warnings_errors() {
     let clean = roce_gen(dir.path(), &["validate", "--strict", "--sample"]);
     assert_eq!(clean.code, 0, "{}", clean.transcript());
 }
+
+#[test]
+fn quiet_verbose_and_json_for_generate_and_verify() {
+    let dir = tmp();
+    let p = dir.path();
+    let quiet = roce_gen(p, &["-q", "generate", "--sample", "-o", "out"]);
+    assert_eq!(quiet.code, 0, "{}", quiet.transcript());
+    assert_eq!((quiet.stdout.as_str(), quiet.stderr.as_str()), ("", ""));
+    let verbose = roce_gen(p, &["generate", "--sample", "-o", "out", "-v"]);
+    assert_eq!(verbose.code, 0);
+    assert_eq!(
+        verbose
+            .stderr
+            .lines()
+            .filter(|l| l.starts_with("wrote gpu-"))
+            .count(),
+        4,
+        "{}",
+        verbose.stderr
+    );
+
+    let json = roce_gen(
+        p,
+        &[
+            "generate", "--sample", "-o", "out", "--hosts", "gpu-002", "--format", "json",
+        ],
+    );
+    assert_eq!(json.code, 0, "{}", json.transcript());
+    let doc: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(doc["schema"], "roce-gen/generate/v1");
+    assert_eq!(doc["cluster"], "demo");
+    assert_eq!(doc["written"][0]["bundle"], "gpu-002.tar.gz");
+    assert_eq!(doc["written"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        doc["kept"],
+        serde_json::json!(["gpu-001", "gpu-003", "gpu-004"])
+    );
+
+    std::fs::write(p.join("out/gpu-003.tar.gz"), b"damaged").unwrap();
+    let verify = roce_gen(p, &["verify", "out", "--format", "json"]);
+    assert_eq!(verify.code, 1, "{}", verify.transcript());
+    let doc: serde_json::Value = serde_json::from_str(&verify.stdout).unwrap();
+    assert_eq!(doc["schema"], "roce-gen/verify/v1");
+    assert_eq!(doc["ok"], false);
+    assert_eq!(doc["paths"][0]["path"], "out");
+    let problems = doc["paths"][0]["problems"].as_array().unwrap();
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.as_str().unwrap().contains("gpu-003.tar.gz")),
+        "{problems:?}"
+    );
+    let quiet = roce_gen(p, &["verify", "-q", "out/gpu-001.tar.gz"]);
+    assert_eq!((quiet.code, quiet.stdout.as_str()), (0, ""));
+}
+
+#[test]
+fn color_always_and_never_override_the_terminal_test() {
+    let dir = tmp();
+    let p = dir.path();
+    assert_eq!(roce_gen(p, &["generate", "--sample", "-o", "out"]).code, 0);
+    std::fs::create_dir(p.join("results")).unwrap();
+    let result = serde_json::json!({
+        "schema": "roce-gen/result/v1", "host": "gpu-001", "phase": "apply",
+        "finished_at": "2026-11-30T08:00:00Z", "status": "pass", "checks": [],
+    });
+    std::fs::write(p.join("results/gpu-001.apply.json"), result.to_string()).unwrap();
+    // Not a terminal here: auto is plain, always colours, never stays plain even when asked
+    // twice.
+    let auto = roce_gen(p, &["ingest", "results"]);
+    let always = roce_gen(p, &["ingest", "results", "--color", "always"]);
+    let never = roce_gen(p, &["--color", "never", "ingest", "results"]);
+    assert!(!auto.stdout.contains('\u{1b}'));
+    assert!(always.stdout.contains("\u{1b}["), "{}", always.stdout);
+    assert!(!never.stdout.contains('\u{1b}'));
+}
