@@ -29,6 +29,7 @@ pub mod model;
 pub mod output;
 pub mod render;
 pub mod sample;
+pub mod text;
 pub mod validate;
 pub mod verify;
 
