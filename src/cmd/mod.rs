@@ -10,7 +10,8 @@ pub mod sample;
 pub mod validate;
 pub mod verify;
 
-use std::io::Write;
+use std::io::{Read, Write};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use std::process::ExitCode;
@@ -96,8 +97,13 @@ pub fn read_config(explicit: Option<&Path>) -> Result<Option<Config>> {
         },
     };
     let name = path.display().to_string();
-    let bytes =
-        std::fs::read(&path).with_context(|| format!("{name}: could not read the config file"))?;
+    let (bytes, mode) = std::fs::File::open(&path)
+        .and_then(|mut f| {
+            let mut bytes = Vec::new();
+            f.read_to_end(&mut bytes)?;
+            Ok((bytes, f.metadata()?.permissions().mode()))
+        })
+        .with_context(|| format!("{name}: could not read the config file"))?;
     let Ok(text) = String::from_utf8(bytes) else {
         bail!("{name}: the config file is not UTF-8 text; save it as UTF-8");
     };
@@ -106,7 +112,25 @@ pub fn read_config(explicit: Option<&Path>) -> Result<Option<Config>> {
     for w in &config.warnings {
         eprintln!("warning: {w}");
     }
+    if config.grafana.api_key.is_some() {
+        warn_if_shared(&name, mode);
+    }
     Ok(Some(config))
+}
+
+/// Warns (once per file: each file is read once) when a file that holds the Grafana API key is
+/// open to the group or others. A warning, not an error: refusing would break a setup that has
+/// worked, and the key is already exposed by the time roce-gen runs.
+pub fn warn_if_shared(name: &str, mode: u32) {
+    if mode & 0o077 != 0 {
+        eprintln!(
+            "warning: {} holds the Grafana API key and other users have access to it (mode {:04o}); \
+             chmod 600 {}",
+            crate::text::clean(name),
+            mode & 0o7777,
+            crate::text::clean(&shlex::try_quote(name).unwrap_or_else(|_| name.into()))
+        );
+    }
 }
 
 /// The plan a command works on: PLAN or `--sample` as given, else the config file's plan. None
