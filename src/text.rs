@@ -89,7 +89,10 @@ mod tests {
             ("\"ftp://u:p@h\" is not", "\"ftp://u:***@h\" is not"),
             ("http://u:pa/ss@h/x", "http://u:***@h/x"),
             ("http://u:p@ss@h", "http://u:***@h"),
-            ("a https://a:1@b and https://c:2@d", "a https://a:***@b and https://c:***@d"),
+            (
+                "a https://a:1@b and https://c:2@d",
+                "a https://a:***@b and https://c:***@d",
+            ),
             ("http://user@host:3000/", "http://user@host:3000/"),
             ("http://host:3000/api", "http://host:3000/api"),
             ("no url: here", "no url: here"),

@@ -5,6 +5,8 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
@@ -104,14 +106,24 @@ impl Server {
     }
 }
 
-fn config(dir: &std::path::Path, url: &str, key: &str, folder: &str) {
-    std::fs::write(
-        dir.join("config.ini"),
-        format!(
+/// Writes `config.ini`, readable by its owner alone, as a file holding a key should be.
+fn config(dir: &Path, url: &str, key: &str, folder: &str) {
+    write_private(
+        &dir.join("config.ini"),
+        &format!(
             "[GRAFANA]\nGRAFANA_URL = {url}\nAPI_KEY = {key}\nDIRECTORY_NAME = {folder}\n[COMMANDS]\nAID_path =\nAID_file =\nprometheus_uid = prom-main\n"
         ),
-    )
-    .unwrap();
+    );
+}
+
+/// Writes a file with mode 0600.
+fn write_private(path: &Path, text: &str) {
+    std::fs::write(path, text).unwrap();
+    chmod(path, 0o600);
+}
+
+fn chmod(path: &Path, mode: u32) {
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
 }
 
 #[test]
@@ -254,7 +266,7 @@ fn every_panel_query_is_promql_that_promtool_accepts() {
     assert!(!bad.status.success());
 }
 
-fn push(dir: &std::path::Path) -> Run {
+fn push(dir: &Path) -> Run {
     roce_gen(dir, &["dashboard", "--push"])
 }
 
