@@ -108,7 +108,8 @@ pub enum Command {
         /// to stdout.
         #[arg(short, long, value_name = "FILE")]
         output: Option<PathBuf>,
-        /// Upload it through Grafana's HTTP API (needs the config's Grafana URL and API key).
+        /// Upload it through Grafana's HTTP API (needs Grafana's URL and an API key: the config's,
+        /// its key file's, or ROCE_GEN_GRAFANA_API_KEY's).
         #[arg(long)]
         push: bool,
         /// The uid of the Prometheus data source; default: the config's (prometheus_uid), else a
@@ -122,6 +123,10 @@ pub enum Command {
         /// (DIRECTORY_NAME), else Grafana's General folder.
         #[arg(long, value_name = "NAME")]
         folder: Option<String>,
+        /// Send the API key over plain http to another machine (without it, plain http is only
+        /// for Grafana on this machine: localhost, 127.0.0.0/8, ::1).
+        #[arg(long)]
+        insecure_http: bool,
     },
     /// Print a shell completion script (bash, zsh, fish, elvish or powershell) to stdout.
     Completions {

@@ -9,6 +9,10 @@
 //! roce-gen does not know is a warning, never an error: the file may carry settings of other
 //! tools. Relative paths are taken from the folder of the config file, so the file means the same
 //! wherever roce-gen is started.
+//!
+//! The file may hold a Grafana API key, so no message quotes the file's text: a syntax error is
+//! reported by line, column and kind, never with the offending line (the TOML crate's own message
+//! would print it), and a value of the wrong type by its type only.
 
 use std::path::{Path, PathBuf};
 
@@ -31,16 +35,32 @@ pub struct Config {
 }
 
 /// The Grafana settings.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Clone, Default, PartialEq, Eq)]
 pub struct Grafana {
     /// Grafana's base URL (`http://grafana:3000`).
     pub url: Option<String>,
     /// A service-account token or API key, sent as `Authorization: Bearer`.
     pub api_key: Option<String>,
+    /// A file holding the key (its contents trimmed), which wins over `api_key`; read only when
+    /// the key is needed (`cmd::dashboard`).
+    pub api_key_file: Option<PathBuf>,
     /// The folder (by title) the dashboard goes into; created when missing.
     pub folder: Option<String>,
     /// The uid of the Prometheus data source the panels query.
     pub datasource_uid: Option<String>,
+}
+
+// By hand, so that printing a config for debugging does not print the key.
+impl std::fmt::Debug for Grafana {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Grafana")
+            .field("url", &self.url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "***"))
+            .field("api_key_file", &self.api_key_file)
+            .field("folder", &self.folder)
+            .field("datasource_uid", &self.datasource_uid)
+            .finish()
+    }
 }
 
 /// The two formats, told apart by the file name: `.toml` is roce-gen's own, anything else is
@@ -80,7 +100,23 @@ pub fn parse(file: &str, dir: &Path, kind: Kind, text: &str) -> Result<Config> {
         Kind::Toml => parse_toml(&mut config, dir, text)?,
         Kind::Ini => parse_ini(&mut config, dir, text)?,
     }
+    let grafana = &config.grafana;
+    if grafana.api_key.is_some() && grafana.api_key_file.is_some() {
+        config.warnings.push(format!(
+            "{file}: both an API key and an API key file are set; the key file is used"
+        ));
+    }
     Ok(config)
+}
+
+/// The 1-based line and column (in characters) of byte `at` of `text`.
+fn line_column(text: &str, at: usize) -> (usize, usize) {
+    let before = text.get(..at).unwrap_or(text);
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    (
+        before.matches('\n').count() + 1,
+        before[line_start..].chars().count() + 1,
+    )
 }
 
 /// An empty or blank value is no value.
@@ -93,7 +129,12 @@ fn parse_toml(config: &mut Config, dir: &Path, text: &str) -> Result<()> {
     let file = config.file.clone();
     let table: toml::Table = match text.parse() {
         Ok(t) => t,
-        Err(e) => bail!("{file}: not valid TOML: {}", e.to_string().trim_end()),
+        // `message()` is the kind alone; the error's `Display` would quote the line, which may
+        // be the key's.
+        Err(e) => {
+            let (line, column) = line_column(text, e.span().map_or(0, |s| s.start));
+            bail!("{file}:{line}:{column}: not valid TOML: {}", e.message())
+        }
     };
     for (section, value) in &table {
         let Some(keys) = value.as_table() else {
@@ -120,6 +161,9 @@ fn parse_toml(config: &mut Config, dir: &Path, text: &str) -> Result<()> {
                 ("output", "dir") => config.output_dir = text()?.map(|p| dir.join(p)),
                 ("grafana", "url") => config.grafana.url = text()?,
                 ("grafana", "api_key") => config.grafana.api_key = text()?,
+                ("grafana", "api_key_file") => {
+                    config.grafana.api_key_file = text()?.map(|p| dir.join(p));
+                }
                 ("grafana", "folder") => config.grafana.folder = text()?,
                 ("grafana", "datasource_uid") => config.grafana.datasource_uid = text()?,
                 _ => config.warnings.push(unknown(&file, section, key)),
@@ -144,7 +188,13 @@ fn parse_ini(config: &mut Config, dir: &Path, text: &str) -> Result<()> {
     };
     let ini = match ini::Ini::load_from_str_opt(text, options) {
         Ok(i) => i,
-        Err(e) => bail!("{file}: not a valid INI file: {e}"),
+        // The parser's messages name the characters it expected, never the text it read.
+        Err(e) => bail!(
+            "{file}:{}:{}: not a valid INI file: {}",
+            e.line,
+            e.col,
+            e.msg
+        ),
     };
     let (mut aid_path, mut aid_file) = (None, None);
     for (section, props) in &ini {
@@ -164,6 +214,9 @@ fn parse_ini(config: &mut Config, dir: &Path, text: &str) -> Result<()> {
                 ("COMMANDS", "prometheus_uid") => config.grafana.datasource_uid = set(value),
                 ("GRAFANA", "grafana_url") => config.grafana.url = set(value),
                 ("GRAFANA", "api_key") => config.grafana.api_key = set(value),
+                ("GRAFANA", "api_key_file") => {
+                    config.grafana.api_key_file = set(value).map(|p| dir.join(p));
+                }
                 ("GRAFANA", "directory_name") => config.grafana.folder = set(value),
                 _ => config.warnings.push(unknown(&file, section, key)),
             }
@@ -267,15 +320,113 @@ mod tests {
     #[test]
     fn bad_toml_and_wrong_types_are_errors_naming_the_file() {
         let err = parse("r.toml", Path::new(""), Kind::Toml, "[plan\n").unwrap_err();
-        assert!(
-            err.to_string().starts_with("r.toml: not valid TOML"),
-            "{err}"
+        assert_eq!(
+            err.to_string(),
+            "r.toml:1:6: not valid TOML: unclosed table, expected `]`"
         );
         let err = parse("r.toml", Path::new(""), Kind::Toml, "[plan]\npath = 3\n").unwrap_err();
         assert_eq!(
             err.to_string(),
             "r.toml: [plan] path must be a string, not integer"
         );
+    }
+
+    /// Each malformed line holding the key, and where the error is reported.
+    const MALFORMED_TOML: [(&str, &str); 12] = [
+        ("api_key = glsa_SECRETKEY\n", "2:11"),
+        ("api_key = \"glsa_SECRETKEY\n", "2:26"),
+        ("api_key = 'glsa_SECRETKEY\n", "2:26"),
+        ("api_key = \"\"\"glsa_SECRETKEY\n", "3:1"),
+        ("api_key = \"glsa_SECRETKEY\" trailing\n", "2:28"),
+        (
+            "api_key = \"glsa_SECRETKEY\"\napi_key = \"glsa_SECRETKEY\"\n",
+            "3:1",
+        ),
+        ("api_key = \"glsa_\\qSECRETKEY\"\n", "2:18"),
+        ("api_key = \"glsa_\u{7}SECRETKEY\"\n", "2:17"),
+        ("api_key = 12SECRETKEY\n", "2:13"),
+        ("api_key = [\"glsa_SECRETKEY\"\n", "2:28"),
+        ("api_key = { k = \"glsa_SECRETKEY\" \n", "2:33"),
+        ("api_key = glsa SECRETKEY\n", "2:11"),
+    ];
+
+    #[test]
+    fn a_malformed_toml_line_holding_the_key_is_located_but_never_quoted() {
+        for (line, at) in MALFORMED_TOML {
+            let text = format!("[grafana]\n{line}");
+            let err = parse("r.toml", Path::new(""), Kind::Toml, &text).unwrap_err();
+            let shown = format!("{err:#} {err:?}");
+            assert!(!shown.contains("SECRET"), "{text:?}: {shown}");
+            assert!(
+                err.to_string()
+                    .starts_with(&format!("r.toml:{at}: not valid TOML: ")),
+                "{text:?}: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_key_of_the_wrong_type_is_reported_by_its_type_alone() {
+        for (value, kind) in [
+            ("[\"glsa_SECRETKEY\"]", "array"),
+            ("{ k = \"glsa_SECRETKEY\" }", "table"),
+            ("1234567890", "integer"),
+            ("true", "boolean"),
+        ] {
+            let text = format!("[grafana]\napi_key = {value}\n");
+            let err = parse("r.toml", Path::new(""), Kind::Toml, &text).unwrap_err();
+            assert_eq!(
+                err.to_string(),
+                format!("r.toml: [grafana] api_key must be a string, not {kind}")
+            );
+        }
+    }
+
+    #[test]
+    fn a_malformed_ini_is_located_but_never_quoted() {
+        for (text, at) in [
+            ("[GRAFANA\nAPI_KEY = glsa_SECRETKEY\n", "3:1"),
+            ("[GRAFANA]\n= glsa_SECRETKEY\n", "2:2"),
+            ("[GRAFANA]\nAPI_KEY = glsa_SECRETKEY\n[COMMANDS\n", "4:1"),
+            ("API_KEY = glsa_SECRETKEY\n[GRAFANA\n", "3:1"),
+        ] {
+            let err = parse("config.ini", Path::new(""), Kind::Ini, text).unwrap_err();
+            let shown = format!("{err:#} {err:?}");
+            assert!(!shown.contains("SECRET"), "{text:?}: {shown}");
+            assert!(
+                err.to_string()
+                    .starts_with(&format!("config.ini:{at}: not a valid INI file: ")),
+                "{text:?}: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_key_file_is_a_path_from_the_config_folder_and_wins_over_the_key() {
+        let text = "[grafana]\napi_key = \"inline\"\napi_key_file = \"keys/grafana\"\n";
+        let c = parse("roce-gen.toml", Path::new("/etc/rg"), Kind::Toml, text).unwrap();
+        assert_eq!(
+            c.grafana.api_key_file.as_deref(),
+            Some(Path::new("/etc/rg/keys/grafana"))
+        );
+        assert_eq!(
+            c.warnings,
+            ["roce-gen.toml: both an API key and an API key file are set; the key file is used"]
+        );
+        let c = ini("[GRAFANA]\nAPI_KEY_FILE = /run/secrets/grafana\n");
+        assert_eq!(
+            c.grafana.api_key_file.as_deref(),
+            Some(Path::new("/run/secrets/grafana"))
+        );
+        assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+    }
+
+    #[test]
+    fn debug_output_hides_the_key() {
+        let c = ini(EASYROCE);
+        let shown = format!("{c:?}");
+        assert!(!shown.contains("glsa_abc"), "{shown}");
+        assert!(shown.contains("api_key: Some(\"***\")"), "{shown}");
     }
 
     #[test]

@@ -29,6 +29,7 @@ pub mod model;
 pub mod output;
 pub mod render;
 pub mod sample;
+pub mod text;
 pub mod validate;
 pub mod verify;
 
@@ -111,6 +112,7 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
             datasource_uid,
             grafana_url,
             folder,
+            insecure_http,
         } => {
             let grafana = config.map(|c| c.grafana.clone()).unwrap_or_default();
             cmd::dashboard::run(&cmd::dashboard::Options {
@@ -119,6 +121,8 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
                 datasource_uid: datasource_uid.or(grafana.datasource_uid),
                 url: grafana_url.or(grafana.url),
                 api_key: grafana.api_key,
+                api_key_file: grafana.api_key_file,
+                insecure_http,
                 folder: folder.or(grafana.folder),
                 config_file: config.map(|c| c.file.clone()),
             })

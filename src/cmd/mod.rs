@@ -11,6 +11,7 @@ pub mod validate;
 pub mod verify;
 
 use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use std::process::ExitCode;
@@ -137,6 +138,8 @@ pub fn read_config(explicit: Option<&Path>) -> Result<Option<Config>> {
     };
     let name = path.display().to_string();
     let bytes = input::read_regular_file(&path, MAX_CONFIG_BYTES, "config file")?;
+    // The mode, for the warning about a key others can read.
+    let mode = std::fs::metadata(&path).map_or(0, |m| m.permissions().mode());
     let Ok(text) = String::from_utf8(bytes) else {
         bail!("{name}: the config file is not UTF-8 text; save it as UTF-8");
     };
@@ -145,7 +148,25 @@ pub fn read_config(explicit: Option<&Path>) -> Result<Option<Config>> {
     for w in &config.warnings {
         eprintln!("warning: {w}");
     }
+    if config.grafana.api_key.is_some() {
+        warn_if_shared(&name, mode);
+    }
     Ok(Some(config))
+}
+
+/// Warns (once per file: each file is read once) when a file that holds the Grafana API key is
+/// open to the group or others. A warning, not an error: refusing would break a setup that has
+/// worked, and the key is already exposed by the time roce-gen runs.
+pub fn warn_if_shared(name: &str, mode: u32) {
+    if mode & 0o077 != 0 {
+        eprintln!(
+            "warning: {} holds the Grafana API key and other users have access to it (mode {:04o}); \
+             chmod 600 {}",
+            crate::text::clean(name),
+            mode & 0o7777,
+            crate::text::clean(&shlex::try_quote(name).unwrap_or_else(|_| name.into()))
+        );
+    }
 }
 
 /// The plan a command works on: PLAN or `--sample` as given, else the config file's plan. None

@@ -280,10 +280,18 @@ impl Run {
 
 /// Runs `roce-gen ARGS` in `dir`.
 pub(crate) fn roce_gen(dir: &Path, args: &[&str]) -> Run {
+    roce_gen_env(dir, args, &[])
+}
+
+/// Runs `roce-gen ARGS` in `dir` with these environment variables set. The variables roce-gen
+/// reads are otherwise cleared, so that the caller's environment cannot change a test.
+pub(crate) fn roce_gen_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
     let out = Command::new(env!("CARGO_BIN_EXE_roce-gen"))
         .args(args)
         .current_dir(dir)
         .env_remove("NO_COLOR")
+        .env_remove("ROCE_GEN_GRAFANA_API_KEY")
+        .envs(env.iter().copied())
         .output()
         .expect("run roce-gen");
     Run {

@@ -178,13 +178,56 @@ fn missing_files_and_no_plan_are_exit_2() {
     std::fs::write(dir.path().join("roce-gen.toml"), "[plan\npath = 1\n").unwrap();
     let run = roce_gen(dir.path(), &["plan", "other.xlsx"]);
     assert_eq!(run.code, 2, "{}", run.transcript());
-    assert!(
-        run.stderr
-            .starts_with("error: roce-gen.toml: not valid TOML"),
-        "{}",
-        run.stderr
+    assert_eq!(
+        run.stderr,
+        "error: roce-gen.toml:1:6: not valid TOML: unclosed table, expected `]`\n"
     );
     // Commands that do not use the config are not stopped by a broken one.
     let run = roce_gen(dir.path(), &["sample", "-o", "s.xlsx"]);
     assert_eq!(run.code, 0, "{}", run.transcript());
+}
+
+#[test]
+fn a_key_in_a_malformed_config_is_never_printed() {
+    const KEY: &str = "glsa_k3yTHATmustNOTshow";
+    let toml = [
+        format!("[grafana]\nurl = \"https://g\"\napi_key = {KEY}\n"),
+        format!("[grafana]\napi_key = \"{KEY}\n"),
+        format!("[grafana]\napi_key = \"{KEY}\" # ok\nx = \"y\" \"z\"\n"),
+        format!("[grafana]\napi_key = \"{KEY}\" and more\n"),
+        format!("[grafana]\napi_key = \"{KEY}\"\napi_key = \"{KEY}\"\n"),
+        format!("[grafana]\napi_key = [\"{KEY}\"]\n"),
+        format!("[grafana]\napi_key = {{ value = \"{KEY}\" }}\n"),
+        format!("[grafana]\napi_key = '''{KEY}\n"),
+        format!("[grafana]\napi_key = \"{KEY}\\q\"\n"),
+    ];
+    let ini = [
+        format!("[GRAFANA\nAPI_KEY = {KEY}\n"),
+        format!("[GRAFANA]\n= {KEY}\n"),
+        format!("[GRAFANA]\nAPI_KEY = {KEY}\n[COMMANDS\n"),
+        format!("API_KEY = {KEY}\nAPI_KEY\n"),
+    ];
+    let cases = toml
+        .iter()
+        .map(|t| ("roce-gen.toml", t))
+        .chain(ini.iter().map(|t| ("config.ini", t)));
+    for (file, text) in cases {
+        let dir = tmp();
+        std::fs::write(dir.path().join(file), text).unwrap();
+        for args in [&["dashboard", "--push"][..], &["validate", "--sample"]] {
+            let run = roce_gen(dir.path(), args);
+            assert_eq!(run.code, 2, "{text:?}: {}", run.transcript());
+            // Not the key, nor a part of it.
+            assert!(
+                !run.stdout.contains("k3y") && !run.stderr.contains("k3y"),
+                "{text:?}: the key was printed: {}",
+                run.transcript()
+            );
+            assert!(
+                run.stderr.starts_with(&format!("error: {file}:")),
+                "{text:?}: {}",
+                run.stderr
+            );
+        }
+    }
 }

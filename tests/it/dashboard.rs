@@ -1,15 +1,20 @@
 //! `roce-gen dashboard`: the Grafana dashboard JSON loaded and checked for its panels, variables
 //! and data source uid; and `--push` against a tiny HTTP server this test runs on 127.0.0.1,
 //! which records every request (request line, headers, body) and answers as Grafana does: the
-//! folder lookup, the folder creation, the dashboard save, and a refused key.
+//! folder lookup, the folder creation, the dashboard save, and a refused key. The key kept
+//! secret: where it comes from (environment, key file, config) as the server's `Authorization`
+//! header shows, the key file's limits, the warning for a file open to other users, plain http
+//! only to this machine, a hostile server's text escaped, and a password in the URL blanked.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
-use crate::common::{Run, roce_gen, tmp};
+use crate::common::{Run, roce_gen, roce_gen_env, tmp};
 
 /// One request the server received.
 #[derive(Debug, Clone)]
@@ -104,14 +109,24 @@ impl Server {
     }
 }
 
-fn config(dir: &std::path::Path, url: &str, key: &str, folder: &str) {
-    std::fs::write(
-        dir.join("config.ini"),
-        format!(
+/// Writes `config.ini`, readable by its owner alone, as a file holding a key should be.
+fn config(dir: &Path, url: &str, key: &str, folder: &str) {
+    write_private(
+        &dir.join("config.ini"),
+        &format!(
             "[GRAFANA]\nGRAFANA_URL = {url}\nAPI_KEY = {key}\nDIRECTORY_NAME = {folder}\n[COMMANDS]\nAID_path =\nAID_file =\nprometheus_uid = prom-main\n"
         ),
-    )
-    .unwrap();
+    );
+}
+
+/// Writes a file with mode 0600.
+fn write_private(path: &Path, text: &str) {
+    std::fs::write(path, text).unwrap();
+    chmod(path, 0o600);
+}
+
+fn chmod(path: &Path, mode: u32) {
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
 }
 
 #[test]
@@ -254,7 +269,7 @@ fn every_panel_query_is_promql_that_promtool_accepts() {
     assert!(!bad.status.success());
 }
 
-fn push(dir: &std::path::Path) -> Run {
+fn push(dir: &Path) -> Run {
     roce_gen(dir, &["dashboard", "--push"])
 }
 
@@ -390,5 +405,384 @@ fn a_refused_push_names_the_url_status_and_grafanas_message() {
     assert_eq!(
         run.stderr,
         "error: Grafana URL \"ftp://grafana\" is not an http:// or https:// URL\n"
+    );
+}
+
+/// A server that saves every dashboard; `limit` requests.
+fn saving(limit: usize) -> Server {
+    Server::start(limit, |_| {
+        (200, r#"{"status":"success","url":"/d/x/y"}"#.into())
+    })
+}
+
+/// A URL on which nothing listens.
+fn closed_url() -> String {
+    let closed = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", closed.local_addr().unwrap());
+    drop(closed);
+    url
+}
+
+/// Asserts that no secret reached either stream.
+fn assert_hidden(run: &Run, secrets: &[&str]) {
+    for secret in secrets {
+        assert!(
+            !run.stdout.contains(secret) && !run.stderr.contains(secret),
+            "{secret} printed: {}",
+            run.transcript()
+        );
+    }
+}
+
+#[test]
+fn the_key_comes_from_the_environment_else_the_key_file_else_the_config() {
+    let server = saving(4);
+    let dir = tmp();
+    // The config in a folder of its own, read from elsewhere: the key file's relative path
+    // starts at the config.
+    let conf = dir.path().join("conf");
+    std::fs::create_dir_all(conf.join("keys")).unwrap();
+    let toml = |key_file: bool| {
+        write_private(
+            &conf.join("roce-gen.toml"),
+            &format!(
+                "[grafana]\nurl = \"{}\"\napi_key = \"inline_key_0\"\n{}",
+                server.url,
+                if key_file {
+                    "api_key_file = \"keys/grafana\"\n"
+                } else {
+                    ""
+                }
+            ),
+        );
+    };
+    toml(true);
+    write_private(&conf.join("keys/grafana"), "\n  file_key_1 \n");
+    let keys = ["inline_key_0", "file_key_1", "env_key_2"];
+    let args = ["--config", "conf/roce-gen.toml", "dashboard", "--push"];
+
+    let run = roce_gen_env(
+        dir.path(),
+        &args,
+        &[("ROCE_GEN_GRAFANA_API_KEY", "env_key_2")],
+    );
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert_hidden(&run, &keys);
+    // Empty is unset.
+    let run = roce_gen_env(dir.path(), &args, &[("ROCE_GEN_GRAFANA_API_KEY", "")]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert_eq!(
+        run.stderr,
+        "warning: conf/roce-gen.toml: both an API key and an API key file are set; the key file is used\n"
+    );
+    assert_hidden(&run, &keys);
+    let run = roce_gen(dir.path(), &args);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    toml(false);
+    let run = roce_gen(dir.path(), &args);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert_eq!(run.stderr, "");
+    assert_hidden(&run, &keys);
+
+    let sent: Vec<Option<String>> = server
+        .requests()
+        .iter()
+        .map(|r| r.header("Authorization").map(str::to_string))
+        .collect();
+    assert_eq!(
+        sent,
+        [
+            Some("Bearer env_key_2".to_string()),
+            Some("Bearer file_key_1".to_string()),
+            Some("Bearer file_key_1".to_string()),
+            Some("Bearer inline_key_0".to_string()),
+        ]
+    );
+}
+
+#[test]
+fn a_key_file_must_be_a_small_regular_file_holding_one_key() {
+    let dir = tmp();
+    let url = closed_url();
+    let ini = |key_file: &str| {
+        write_private(
+            &dir.path().join("config.ini"),
+            &format!("[GRAFANA]\nGRAFANA_URL = {url}\nAPI_KEY_FILE = {key_file}\n"),
+        );
+    };
+    std::fs::create_dir(dir.path().join("folder")).unwrap();
+    write_private(&dir.path().join("big"), &"k".repeat(4097));
+    write_private(&dir.path().join("empty"), " \n\n");
+    write_private(&dir.path().join("two"), "first_key\nsecond_key\n");
+    let fifo = dir.path().join("fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    for (file, why) in [
+        ("missing", "could not read the Grafana API key file: "),
+        ("folder", "the Grafana API key file is not a regular file\n"),
+        (
+            "/dev/null",
+            "the Grafana API key file is not a regular file\n",
+        ),
+        // Refused, not waited on for a writer.
+        ("fifo", "the Grafana API key file is not a regular file\n"),
+        (
+            "big",
+            "the Grafana API key file is larger than 4096 bytes; it should hold the key alone\n",
+        ),
+        ("empty", "the Grafana API key file is empty\n"),
+        (
+            "two",
+            "the Grafana API key holds a space, a control character or a non-ASCII character; a key is one word of printable ASCII\n",
+        ),
+    ] {
+        ini(file);
+        let run = push(dir.path());
+        assert_eq!(run.code, 2, "{file}: {}", run.transcript());
+        // The config is in the working folder: the key file is named as it is there.
+        assert!(
+            run.stderr.starts_with(&format!("error: {file}: {why}")),
+            "{file}: {}",
+            run.stderr
+        );
+        assert_hidden(&run, &["first_key", "second_key"]);
+    }
+    // A file of exactly the cap is read.
+    let server = saving(1);
+    write_private(&dir.path().join("full"), &"k".repeat(4096));
+    write_private(
+        &dir.path().join("config.ini"),
+        &format!(
+            "[GRAFANA]\nGRAFANA_URL = {}\nAPI_KEY_FILE = full\n",
+            server.url
+        ),
+    );
+    let run = push(dir.path());
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert_eq!(
+        server.requests()[0].header("Authorization").map(str::len),
+        Some("Bearer ".len() + 4096)
+    );
+}
+
+#[test]
+fn a_file_holding_the_key_open_to_other_users_is_warned_about_once() {
+    let server = saving(5);
+    let dir = tmp();
+    let ini = dir.path().join("config.ini");
+    config(dir.path(), &server.url, "glsa_mode_key", "");
+    for mode in [0o644, 0o640, 0o604] {
+        chmod(&ini, mode);
+        let run = push(dir.path());
+        assert_eq!(run.code, 0, "{}", run.transcript());
+        assert_eq!(
+            run.stderr,
+            format!(
+                "warning: config.ini holds the Grafana API key and other users have access to it (mode {mode:04o}); chmod 600 config.ini\n"
+            )
+        );
+    }
+    chmod(&ini, 0o600);
+    let run = push(dir.path());
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert_eq!(run.stderr, "", "0600 is quiet");
+
+    // The key file is looked at too; the config then holds no key, so it is not.
+    let key = dir.path().join("grafana key");
+    std::fs::write(&key, "glsa_file_key\n").unwrap();
+    chmod(&key, 0o644);
+    std::fs::write(
+        &ini,
+        format!(
+            "[GRAFANA]\nGRAFANA_URL = {}\nAPI_KEY_FILE = grafana key\n",
+            server.url
+        ),
+    )
+    .unwrap();
+    chmod(&ini, 0o644);
+    let run = push(dir.path());
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert_eq!(
+        run.stderr,
+        "warning: grafana key holds the Grafana API key and other users have access to it (mode 0644); chmod 600 'grafana key'\n"
+    );
+    assert_eq!(server.requests().len(), 5);
+
+    // A config without a key may be read by anyone.
+    let plain = tmp();
+    std::fs::write(
+        plain.path().join("config.ini"),
+        "[GRAFANA]\nGRAFANA_URL = http://g\n",
+    )
+    .unwrap();
+    chmod(&plain.path().join("config.ini"), 0o644);
+    let run = roce_gen(plain.path(), &["dashboard", "-o", "board.json"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert_eq!(run.stderr, "wrote board.json\n");
+}
+
+#[test]
+fn plain_http_to_another_machine_is_refused_unless_insecure_http() {
+    let dir = tmp();
+    config(dir.path(), "", "glsa_transport_key", "");
+    // TEST-NET-1: nothing answers there, so a refusal that came after trying to connect would
+    // be a different error (or a hang), not this one.
+    let run = roce_gen(
+        dir.path(),
+        &[
+            "dashboard",
+            "--push",
+            "--grafana-url",
+            "http://192.0.2.1:9/",
+        ],
+    );
+    assert_eq!(run.code, 2, "{}", run.transcript());
+    assert_eq!(
+        run.stderr,
+        "error: refusing to send the Grafana API key over plain http to 192.0.2.1, which is not this machine: use an https:// URL, or --insecure-http on a network you trust\n"
+    );
+    assert_eq!(run.stdout, "");
+
+    // 0.0.0.0 is not loopback, yet on Linux a connection to it reaches this machine: the
+    // refusal without the flag and the push with it, against one server.
+    let server = saving(1);
+    let port = server.url.rsplit(':').next().unwrap();
+    let any = format!("http://0.0.0.0:{port}");
+    let run = roce_gen(dir.path(), &["dashboard", "--push", "--grafana-url", &any]);
+    assert_eq!(run.code, 2, "{}", run.transcript());
+    assert!(
+        run.stderr
+            .starts_with("error: refusing to send the Grafana API key over plain http to 0.0.0.0,"),
+        "{}",
+        run.stderr
+    );
+    assert!(server.requests().is_empty());
+    let run = roce_gen(
+        dir.path(),
+        &[
+            "dashboard",
+            "--push",
+            "--insecure-http",
+            "--grafana-url",
+            &any,
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert_eq!(
+        server.requests()[0].header("Authorization"),
+        Some("Bearer glsa_transport_key")
+    );
+
+    // Loopback needs no flag (the other push tests use 127.0.0.1).
+    let server = saving(1);
+    let run = roce_gen(
+        dir.path(),
+        &["dashboard", "--push", "--grafana-url", &server.url],
+    );
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[test]
+fn what_a_hostile_server_says_is_printed_escaped_and_short() {
+    let dir = tmp();
+    let hostile = "\u{1b}]0;pwned\u{7}\u{1b}[2J\u{1b}[31mred\nerror: forged line glsa_hostile_key";
+    let server = Server::start(1, move |_| {
+        (401, serde_json::json!({ "message": hostile }).to_string())
+    });
+    config(dir.path(), &server.url, "glsa_hostile_key", "");
+    let run = push(dir.path());
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert_eq!(
+        run.stderr,
+        format!(
+            "error: Grafana at {}/api/dashboards/db refused POST: 401 Unauthorized: \\u{{1b}}]0;pwned\\u{{7}}\\u{{1b}}[2J\\u{{1b}}[31mred\\u{{a}}error: forged line ***\n",
+            server.url
+        )
+    );
+
+    // A body that is not JSON: quoted in part, escaped too.
+    let server = Server::start(1, |_| (500, format!("\u{1b}[5m{}", "A".repeat(100_000))));
+    config(dir.path(), &server.url, "k", "");
+    let run = push(dir.path());
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert!(!run.stderr.contains('\u{1b}'), "{}", run.stderr);
+    assert_eq!(run.stderr.lines().count(), 1);
+    assert!(run.stderr.len() < 1000, "{} bytes", run.stderr.len());
+    assert!(run.stderr.ends_with("AAA…\n"), "{}", run.stderr);
+
+    // And what it answers to a save, printed on stdout.
+    let server = Server::start(1, |_| (200, r#"{"url":"/d/x\u001b[8m\r\nhidden"}"#.into()));
+    config(dir.path(), &server.url, "k", "");
+    let run = push(dir.path());
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert_eq!(
+        run.stdout,
+        format!(
+            "pushed dashboard \"RoCE NICs (roce-gen)\" to {}/d/x\\u{{1b}}[8m\\u{{d}}\\u{{a}}hidden\n",
+            server.url
+        )
+    );
+}
+
+#[test]
+fn a_password_in_the_url_is_never_printed() {
+    let dir = tmp();
+    config(dir.path(), "", "k", "");
+    let with_password = |url: &str| url.replacen("http://", "http://user:s3cret@", 1);
+
+    // Nothing listens: ureq's error and ours.
+    let url = closed_url();
+    let run = roce_gen(
+        dir.path(),
+        &["dashboard", "--push", "--grafana-url", &with_password(&url)],
+    );
+    assert_eq!(run.code, 2, "{}", run.transcript());
+    assert!(
+        run.stderr.starts_with(&format!(
+            "error: could not reach Grafana at {}/api/dashboards/db (POST): ",
+            url.replacen("http://", "http://user:***@", 1)
+        )),
+        "{}",
+        run.stderr
+    );
+    assert_hidden(&run, &["s3cret"]);
+
+    // Grafana refuses, then accepts.
+    let server = Server::start(2, |r| {
+        if r.header("Authorization") == Some("Bearer k") {
+            (401, r#"{"message":"Invalid API key"}"#.into())
+        } else {
+            (200, r#"{"url":"/d/x/y"}"#.into())
+        }
+    });
+    config(dir.path(), &with_password(&server.url), "k", "");
+    let run = push(dir.path());
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    let shown = server.url.replacen("http://", "http://user:***@", 1);
+    assert_eq!(
+        run.stderr,
+        format!(
+            "error: Grafana at {shown}/api/dashboards/db refused POST: 401 Unauthorized: Invalid API key\n"
+        )
+    );
+    config(dir.path(), &with_password(&server.url), "k2", "");
+    let run = push(dir.path());
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert_eq!(
+        run.stdout,
+        format!("pushed dashboard \"RoCE NICs (roce-gen)\" to {shown}/d/x/y\n")
+    );
+
+    // A URL that is not http(s).
+    config(dir.path(), "ftp://user:s3cret@grafana", "k", "");
+    let run = push(dir.path());
+    assert_eq!(run.code, 2);
+    assert_eq!(
+        run.stderr,
+        "error: Grafana URL \"ftp://user:***@grafana\" is not an http:// or https:// URL\n"
     );
 }

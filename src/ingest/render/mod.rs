@@ -21,24 +21,8 @@ use crate::ingest::consistency::FactValue;
 use crate::ingest::report::{HostReport, Run, State, Totals};
 use crate::ingest::result::Phase;
 
-/// A string from a result made safe to print: control characters (escape sequences, NUL,
-/// newlines inside a message) become visible escapes such as `\u{1b}`.
-pub fn clean(s: &str) -> String {
-    clean_but(s, None)
-}
-
-/// [`clean`], keeping one harmless control character (a newline, in markup).
-fn clean_but(s: &str, keep: Option<char>) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        if c.is_control() && Some(c) != keep {
-            let _ = write!(out, "{}", c.escape_unicode());
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
+pub use crate::text::clean;
+use crate::text::clean_but;
 
 /// The first 12 hex digits of a sha256, as people compare them.
 pub fn short_sha(sha: &str) -> String {
