@@ -15,9 +15,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use crate::ingest::collect::Found;
 use crate::ingest::consistency::{self, FactGroup};
-use crate::ingest::intake::{self, HostResults, Intake, Item};
+use crate::ingest::intake::{HostResults, Intake, Item};
 use crate::ingest::result::{Check, Counts, NicHealth, Phase, ResultFile, Status};
 
 impl PlanView {
@@ -234,15 +233,15 @@ pub struct Totals {
     pub problems: usize,
 }
 
-/// Builds the report from the files found, compared with the plan when there is one.
-pub fn build(plan: Option<&PlanView>, found: Vec<Found>) -> ClusterReport {
+/// Builds the report from the results taken in, compared with the plan when there is one.
+pub fn build(plan: Option<&PlanView>, taken: Intake) -> ClusterReport {
     let Intake {
         mut problems,
         mut skipped,
         mut superseded,
         mut by_host,
         results,
-    } = intake::take(plan, found);
+    } = taken;
 
     let planned: BTreeMap<&str, &PlannedHost> = plan
         .map(|p| p.hosts.iter().map(|h| (h.name.as_str(), h)).collect())
