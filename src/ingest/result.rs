@@ -326,6 +326,8 @@ impl<'de> Deserialize<'de> for ReadChecks {
                         not_kept += 1;
                     }
                 }
+                // A bundle writes a few hundred checks; the growth's spare room is not kept.
+                kept.shrink_to_fit();
                 Ok(ReadChecks { kept, not_kept })
             }
         }
