@@ -1,20 +1,30 @@
 #!/usr/bin/env bash
 # Scale benchmark: synthetic plans of 100, 1,000 and 10,000 hosts x 8 RoCE ports written as real
-# workbooks; wall time and peak memory of `validate`, `generate` and `ingest` (10,000 results),
-# and, in the same run, a straightforward Python generator (openpyxl + Jinja2 + tarfile) as the
-# baseline. Prints a Markdown table. Needs python3 with openpyxl and jinja2 (installed with pip
-# when missing) and GNU time.
+# workbooks; wall time and peak memory of `validate`, `generate` and `ingest`, and, in the same
+# run, a straightforward Python generator (openpyxl + Jinja2 + tarfile) as the baseline. Ingest
+# reads 10,000 synthetic results of 8 NICs beside a Python loop that only json.loads the same
+# files (the floor of any reader), and a 35 MB .tar.gz of 500 results padded to 15 MiB each
+# (memory must stay bounded). Prints a Markdown table. Needs python3 with openpyxl and jinja2
+# (installed with pip when missing) and GNU time.
 #
 #   bash benches/scale.sh [HOSTS...]      default: 100 1000 10000
+#   bash benches/scale.sh --ingest-only   only the ingest steps (also INGEST_ONLY=1)
 #   BENCH_DIR=/dev/shm/x bash benches/scale.sh   to measure on tmpfs instead of the disk
+#   MANY=100000 bash benches/scale.sh --ingest-only   also ingest that many small results
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(dirname "$here")
 work=${BENCH_DIR:-/tmp/roce-gen-bench}
-sizes=("$@")
+ingest_only=${INGEST_ONLY:-}
+sizes=()
+for arg in "$@"; do
+  if [ "$arg" = --ingest-only ]; then ingest_only=1; else sizes+=("$arg"); fi
+done
 ((${#sizes[@]})) || sizes=(100 1000 10000)
+[ -z "$ingest_only" ] || sizes=()
 
-python3 -c 'import openpyxl, jinja2' 2>/dev/null || python3 -m pip install --quiet openpyxl jinja2
+[ -n "$ingest_only" ] || python3 -c 'import openpyxl, jinja2' 2>/dev/null ||
+  python3 -m pip install --quiet openpyxl jinja2
 [ -x /usr/bin/time ] || { echo "GNU time is needed: apt-get install time" >&2; exit 2; }
 (cd "$repo" && cargo build --release --quiet)
 bin="$repo/target/release/roce-gen"
@@ -35,6 +45,7 @@ measure() {
     return
   fi
   read -r secs kb < <(tail -n 1 "$work/time.txt")
+  last=$secs
   printf '| %s | %s | %d |\n' "$name" "$secs" "$((kb / 1024))"
 }
 
@@ -42,7 +53,7 @@ echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 104857
 echo
 echo "| step | wall s | peak MiB |"
 echo "| --- | --- | --- |"
-for n in "${sizes[@]}"; do
+for n in "${sizes[@]+"${sizes[@]}"}"; do
   python3 "$here/make_plan.py" "$n" "$work/plan-$n.xlsx"
   measure "validate, $n hosts" "$bin" validate "$work/plan-$n.xlsx"
   measure "generate, $n hosts" "$bin" generate "$work/plan-$n.xlsx" -o "$work/out-$n"
@@ -59,8 +70,28 @@ for i in range(n):
         f.write(b)
 " "$work/floor-$n" "$n" "$size"
 done
-if "$bin" ingest --help >/dev/null 2>&1; then
-  python3 "$here/make_results.py" 10000 "$work/results"
-  measure "ingest, 10000 results (text)" "$bin" ingest "$work/results"
-  measure "ingest, 10000 results (json)" "$bin" ingest "$work/results" --format json
+# Reading the same files with Python's json module and nothing else: the floor of any reader.
+json_loop='
+import json, os, sys
+for dirpath, _, names in os.walk(sys.argv[1]):
+    for name in sorted(names):
+        if name.endswith(".json"):
+            with open(os.path.join(dirpath, name), "rb") as f:
+                json.load(f)
+'
+python3 "$here/make_results.py" 10000 "$work/results"
+measure "python json.load loop, 10000 results" python3 -c "$json_loop" "$work/results"
+floor=$last
+measure "ingest, 10000 results (text)" "$bin" ingest "$work/results"
+ratio=$(awk -v a="$floor" -v b="$last" 'BEGIN { if (b > 0) printf "%.1f", a / b }')
+measure "ingest, 10000 results (json)" "$bin" ingest "$work/results" --format json
+python3 "$here/make_padded.py" 500 "$work/padded.tar.gz"
+measure "ingest, 500 results padded to 15 MiB in a $(du -m "$work/padded.tar.gz" | cut -f1) MB .tar.gz" \
+  "$bin" ingest "$work/padded.tar.gz"
+echo
+echo "ingest (text) is ${ratio}x the speed of the json.load loop"
+if [ -n "${MANY:-}" ]; then
+  python3 "$here/make_results.py" "$MANY" "$work/many"
+  measure "python json.load loop, $MANY results" python3 -c "$json_loop" "$work/many"
+  measure "ingest, $MANY results (text)" "$bin" ingest "$work/many"
 fi

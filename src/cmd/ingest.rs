@@ -15,8 +15,8 @@ use anyhow::{Context, Result};
 
 use crate::cli::{PlanArg, ReportFormat};
 use crate::cmd::{invalid_plan, load};
-use crate::ingest::render;
 use crate::ingest::report::{self, ClusterReport, PlanView, PlannedHost, Require};
+use crate::ingest::{intake, render};
 
 /// What the command line asked for.
 #[derive(Debug)]
@@ -63,8 +63,11 @@ pub fn run(opts: &Options<'_>) -> Result<ExitCode> {
         None => None,
     };
 
-    let found = crate::ingest::collect::collect(opts.paths)?;
-    let report = report::build(plan.as_ref(), found, opts.require);
+    // Files are read and folded in on every core as they are found; only the newest result of
+    // each host and run kind stays in memory.
+    let taking = intake::Taking::new(plan.as_ref());
+    crate::ingest::collect::collect(opts.paths, &|found| taking.add(found))?;
+    let report = report::build(plan.as_ref(), taking.finish(), opts.require);
 
     let to_terminal = opts.output.is_none() && std::io::stdout().is_terminal();
     let text = match opts.format {

@@ -1,22 +1,39 @@
-//! Finding the files `ingest` reads (the I/O end of the pipeline): every `*.json` under the given
-//! paths, recursively, and inside `.tar.gz`/`.tgz`/`.tar` archives (also archives in archives, a
-//! few levels deep). Nothing here judges contents; a file that cannot be read is recorded with
-//! the reason, never fatal. Only a path given on the command line that does not exist stops
-//! `ingest` (exit 2).
+//! Finding and reading the files `ingest` reads (the I/O end of the pipeline): every `*.json`
+//! under the given paths, recursively, and inside `.tar.gz`/`.tgz`/`.tar` archives (also archives
+//! in archives, a few levels deep). Nothing here judges contents; a file that cannot be read is
+//! recorded with the reason, never fatal. Only a path given on the command line that does not
+//! exist stops `ingest` (exit 2).
+//!
+//! The files are a stream, not a list: this thread walks the folders and unpacks the archives
+//! (a gzip stream is read in order), workers on every core read the files and hand each one to
+//! the caller, whose work (parsing) is done there, and its bytes are dropped as soon as it
+//! returns. Bytes read and not yet handed over are at most [`IN_FLIGHT_BYTES`] (a file larger
+//! than that goes alone), so memory does not grow with the number or size of the files. The
+//! order files reach the caller in is not fixed.
 
 use std::fs::File;
 use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
 use anyhow::{Context, Result};
 
-use crate::ingest::result::MAX_RESULT_BYTES;
-
-/// An archive inside an archive is read into memory; past this size it is reported instead.
-const MAX_NESTED_ARCHIVE_BYTES: u64 = 256 << 20;
+use crate::ingest::result::{MAX_RESULT_BYTES, capped};
 
 /// How deep archives in archives are opened.
 const MAX_ARCHIVE_DEPTH: usize = 3;
+
+/// Bytes read ahead of the workers, at most: files waiting in the queue and being parsed.
+pub const IN_FLIGHT_BYTES: usize = 64 << 20;
+
+/// Batches queued for the workers, at most, whatever their size.
+const QUEUE: usize = 64;
+
+/// Files handed to a worker at once, at most, and their bytes: a batch, not a file, pays for
+/// the hand-over (a lock, a wake-up), which costs as much as reading a small file.
+const BATCH_FILES: usize = 32;
+const BATCH_BYTES: usize = 1 << 20;
 
 /// One file found. `origin` names it for people: the path as reached from the argument, and
 /// inside an archive `archive.tar.gz:member/path.json`.
@@ -78,44 +95,318 @@ fn kind_of(name: &str) -> Kind {
 const OTHER_ARCHIVE: &str =
     "an archive format ingest does not read; unpack it, or pack results as .tar.gz";
 
-/// Every candidate under `paths`, in argument order and, within a folder, by file name.
-/// `Err` when a path given does not exist or cannot be opened at all.
-pub fn collect(paths: &[PathBuf]) -> Result<Vec<Found>> {
-    let mut found = Vec::new();
+/// Hands every candidate under `paths` to `each`, on worker threads, in no fixed order; returns
+/// once every one was handled. `Err`, before anything is read, when a path given does not exist
+/// or cannot be opened at all.
+pub fn collect(paths: &[PathBuf], each: &(dyn Fn(Found) + Sync)) -> Result<()> {
+    let mut args = Vec::with_capacity(paths.len());
     for path in paths {
         let meta = std::fs::metadata(path)
             .with_context(|| format!("{}: could not read", path.display()))?;
-        if meta.is_dir() {
-            walk(path, &mut found);
-        } else {
-            // A file named on the command line is read whatever its name: by content.
-            let kind = match kind_of(&path.to_string_lossy()) {
-                Kind::Other => sniff(path),
-                k => k,
-            };
-            file(path, kind, &mut found);
-        }
+        args.push((path, meta));
     }
-    Ok(found)
+    let budget = Budget {
+        left: Mutex::new(IN_FLIGHT_BYTES),
+        freed: Condvar::new(),
+    };
+    let (tx, rx) = sync_channel::<Task>(QUEUE);
+    let rx = Mutex::new(rx);
+    std::thread::scope(|scope| {
+        for _ in 0..rayon::current_num_threads().max(1) {
+            scope.spawn(|| work(&rx, &budget, each));
+        }
+        let mut feed = Feed {
+            tx,
+            budget: &budget,
+            batch: Vec::new(),
+            cost: 0,
+        };
+        for (path, meta) in args {
+            if meta.is_dir() {
+                feed.walk(path);
+            } else {
+                // A file named on the command line is read whatever its name: by content.
+                let kind = match kind_of(&path.to_string_lossy()) {
+                    Kind::Other => sniff(path),
+                    k => k,
+                };
+                feed.file(path, kind, meta.len());
+            }
+        }
+        feed.flush();
+        // Dropping the sender ends the workers' loop once the queue is empty.
+    });
+    Ok(())
 }
 
-fn walk(dir: &Path, found: &mut Vec<Found>) {
-    for entry in walkdir::WalkDir::new(dir)
-        .follow_links(true)
-        .sort_by_file_name()
-    {
-        match entry {
-            Ok(e) if e.file_type().is_file() => {
-                let kind = kind_of(&e.file_name().to_string_lossy());
-                file(e.path(), kind, found);
+/// Files for a worker, with the bytes they hold of the budget.
+struct Task {
+    jobs: Vec<Job>,
+    cost: usize,
+}
+
+/// A file for a worker: one to read, or what the walk or an archive made of one.
+enum Job {
+    /// A file and its size when it was found.
+    Read(PathBuf, u64),
+    Done(Found),
+}
+
+fn work(rx: &Mutex<Receiver<Task>>, budget: &Budget, each: &(dyn Fn(Found) + Sync)) {
+    loop {
+        let task = lock(rx).recv();
+        let Ok(Task { jobs, cost }) = task else {
+            return;
+        };
+        for job in jobs {
+            each(match job {
+                Job::Read(path, size) => {
+                    let origin = path.display().to_string();
+                    match read_capped(&path, size) {
+                        Ok(bytes) => Found::File { origin, bytes },
+                        Err(reason) => Found::Unreadable { origin, reason },
+                    }
+                }
+                Job::Done(found) => found,
+            });
+        }
+        budget.release(cost);
+    }
+}
+
+/// A lock that a panicked holder does not make unusable (nothing it guards can be half made).
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The bytes that may be read ahead of the workers: taken before a file is queued, given back
+/// once it was handled.
+struct Budget {
+    left: Mutex<usize>,
+    freed: Condvar,
+}
+
+impl Budget {
+    /// Takes `want` bytes if they are free.
+    fn try_take(&self, want: usize) -> bool {
+        let mut left = lock(&self.left);
+        let free = *left >= want;
+        if free {
+            *left -= want;
+        }
+        free
+    }
+
+    /// Waits until `want` bytes are free and takes them.
+    fn take(&self, want: usize) {
+        let mut left = lock(&self.left);
+        while *left < want {
+            left = self
+                .freed
+                .wait(left)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+        *left -= want;
+    }
+
+    fn release(&self, bytes: usize) {
+        *lock(&self.left) += bytes;
+        self.freed.notify_one();
+    }
+}
+
+/// The walk's end of the queue: files are gathered into a batch, each taking its bytes of the
+/// budget first.
+struct Feed<'a> {
+    tx: SyncSender<Task>,
+    budget: &'a Budget,
+    batch: Vec<Job>,
+    cost: usize,
+}
+
+impl Feed<'_> {
+    /// Takes `bytes` of the budget (at most all of it), waiting for the workers if need be.
+    fn reserve(&mut self, bytes: u64) -> usize {
+        let want = usize::try_from(bytes).map_or(IN_FLIGHT_BYTES, |b| b.min(IN_FLIGHT_BYTES));
+        if !self.budget.try_take(want) {
+            // What the batch holds is freed only once a worker has it.
+            self.flush();
+            self.budget.take(want);
+        }
+        want
+    }
+
+    /// Adds a file whose bytes were reserved to the batch.
+    fn push(&mut self, job: Job, cost: usize) {
+        self.batch.push(job);
+        self.cost += cost;
+        if self.batch.len() >= BATCH_FILES || self.cost >= BATCH_BYTES {
+            self.flush();
+        }
+    }
+
+    fn flush(&mut self) {
+        if self.batch.is_empty() {
+            return;
+        }
+        let task = Task {
+            jobs: std::mem::take(&mut self.batch),
+            cost: std::mem::take(&mut self.cost),
+        };
+        // The workers outlive the sender; a send fails only if they all stopped, and then
+        // there is no one to tell.
+        let _ = self.tx.send(task);
+    }
+
+    /// Queues what needs no reading (a note).
+    fn found(&mut self, found: Found) {
+        self.push(Job::Done(found), 0);
+    }
+
+    fn walk(&mut self, dir: &Path) {
+        for entry in walkdir::WalkDir::new(dir)
+            .follow_links(true)
+            .sort_by_file_name()
+        {
+            match entry {
+                Ok(e) if e.file_type().is_file() => {
+                    let kind = kind_of(&e.file_name().to_string_lossy());
+                    if kind == Kind::Json {
+                        // The size only sets what the file holds of the budget; a file that
+                        // cannot be looked at is read anyway and fails there, with the reason.
+                        let size = e.metadata().map_or(0, |m| m.len());
+                        self.file(e.path(), kind, size);
+                    } else {
+                        self.file(e.path(), kind, 0);
+                    }
+                }
+                Ok(_) => {}
+                Err(e) => self.found(Found::Unreadable {
+                    origin: e
+                        .path()
+                        .map_or_else(|| dir.display().to_string(), |p| p.display().to_string()),
+                    reason: format!("could not read: {}", walk_error(&e)),
+                }),
             }
-            Ok(_) => {}
-            Err(e) => found.push(Found::Unreadable {
-                origin: e
-                    .path()
-                    .map_or_else(|| dir.display().to_string(), |p| p.display().to_string()),
-                reason: format!("could not read: {}", walk_error(&e)),
+        }
+    }
+
+    fn file(&mut self, path: &Path, kind: Kind, size: u64) {
+        let origin = path.display().to_string();
+        match kind {
+            Kind::Json => {
+                let cost = self.reserve(size.min(MAX_RESULT_BYTES + 1));
+                self.push(Job::Read(path.to_path_buf(), size), cost);
+            }
+            Kind::TarGz | Kind::Tar => match File::open(path) {
+                Ok(f) => {
+                    let reader: Box<dyn Read> = if kind == Kind::TarGz {
+                        Box::new(flate2::read::GzDecoder::new(BufReader::new(f)))
+                    } else {
+                        Box::new(BufReader::new(f))
+                    };
+                    self.archive(&origin, reader, 1);
+                }
+                Err(e) => self.found(Found::Unreadable {
+                    origin,
+                    reason: format!("could not read: {e}"),
+                }),
+            },
+            Kind::OtherArchive => self.found(Found::Ignored {
+                origin,
+                reason: OTHER_ARCHIVE.into(),
             }),
+            Kind::Other => {}
+        }
+    }
+
+    /// Reads every `.json` member of a tar stream, and the archives in it as streams too; a
+    /// damaged archive keeps what was read before the damage and is reported.
+    fn archive(&mut self, origin: &str, reader: Box<dyn Read + '_>, depth: usize) {
+        let mut tar = tar::Archive::new(reader);
+        let entries = match tar.entries() {
+            Ok(entries) => entries,
+            Err(e) => {
+                self.found(Found::Unreadable {
+                    origin: origin.to_string(),
+                    reason: format!("not a readable archive: {e}"),
+                });
+                return;
+            }
+        };
+        for entry in entries {
+            let mut entry = match entry {
+                Ok(entry) => entry,
+                Err(e) => {
+                    self.found(Found::Unreadable {
+                        origin: origin.to_string(),
+                        reason: format!("not a readable archive: {e}"),
+                    });
+                    return;
+                }
+            };
+            if !entry.header().entry_type().is_file() {
+                continue;
+            }
+            // A member's name can be as long as the archive makes it: it is kept capped.
+            let member = capped(&format!(
+                "{origin}:{}",
+                String::from_utf8_lossy(&entry.path_bytes())
+            ));
+            match kind_of(&member) {
+                Kind::Json => {}
+                Kind::OtherArchive => {
+                    self.found(Found::Ignored {
+                        origin: member,
+                        reason: OTHER_ARCHIVE.into(),
+                    });
+                    continue;
+                }
+                Kind::Other => continue,
+                _ if depth >= MAX_ARCHIVE_DEPTH => {
+                    self.found(Found::Ignored {
+                        origin: member,
+                        reason: format!(
+                            "archive nested more than {MAX_ARCHIVE_DEPTH} deep, not opened"
+                        ),
+                    });
+                    continue;
+                }
+                Kind::TarGz => {
+                    let inner = flate2::read::GzDecoder::new(&mut entry);
+                    self.archive(&member, Box::new(inner), depth + 1);
+                    continue;
+                }
+                Kind::Tar => {
+                    self.archive(&member, Box::new(&mut entry), depth + 1);
+                    continue;
+                }
+            }
+            if entry.size() > MAX_RESULT_BYTES {
+                self.found(Found::Unreadable {
+                    origin: member,
+                    reason: format!("larger than {} MiB, not read", MAX_RESULT_BYTES >> 20),
+                });
+                continue;
+            }
+            let cost = self.reserve(entry.size());
+            let mut bytes = Vec::new();
+            if let Err(e) = (&mut entry).take(MAX_RESULT_BYTES).read_to_end(&mut bytes) {
+                self.budget.release(cost);
+                self.found(Found::Unreadable {
+                    origin: member,
+                    reason: format!("truncated archive member: {e}"),
+                });
+                // The stream is broken past this point; the next read would fail again.
+                return;
+            }
+            self.push(
+                Job::Done(Found::File {
+                    origin: member,
+                    bytes,
+                }),
+                cost,
+            );
         }
     }
 }
@@ -139,38 +430,13 @@ fn sniff(path: &Path) -> Kind {
     }
 }
 
-fn file(path: &Path, kind: Kind, found: &mut Vec<Found>) {
-    let origin = path.display().to_string();
-    match kind {
-        Kind::Json => found.push(match read_capped(path) {
-            Ok(bytes) => Found::File { origin, bytes },
-            Err(reason) => Found::Unreadable { origin, reason },
-        }),
-        Kind::TarGz | Kind::Tar => match File::open(path) {
-            Ok(f) => {
-                let reader: Box<dyn Read> = if kind == Kind::TarGz {
-                    Box::new(flate2::read::GzDecoder::new(BufReader::new(f)))
-                } else {
-                    Box::new(BufReader::new(f))
-                };
-                archive(&origin, reader, 1, found);
-            }
-            Err(e) => found.push(Found::Unreadable {
-                origin,
-                reason: format!("could not read: {e}"),
-            }),
-        },
-        Kind::OtherArchive => found.push(Found::Ignored {
-            origin,
-            reason: OTHER_ARCHIVE.into(),
-        }),
-        Kind::Other => {}
-    }
-}
-
-fn read_capped(path: &Path) -> Result<Vec<u8>, String> {
+/// The file's bytes, when they are at most [`MAX_RESULT_BYTES`]; `size` is what it was found
+/// to hold (a hint).
+fn read_capped(path: &Path, size: u64) -> Result<Vec<u8>, String> {
     let f = File::open(path).map_err(|e| format!("could not read: {e}"))?;
-    let mut bytes = Vec::new();
+    // One allocation for the common case: the size found, and a byte to see the end.
+    let hint = usize::try_from(size.min(MAX_RESULT_BYTES) + 1).unwrap_or(0);
+    let mut bytes = Vec::with_capacity(hint);
     f.take(MAX_RESULT_BYTES + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| format!("could not read: {e}"))?;
@@ -181,83 +447,4 @@ fn read_capped(path: &Path) -> Result<Vec<u8>, String> {
         ));
     }
     Ok(bytes)
-}
-
-/// Reads every `.json` member of a tar stream; a damaged archive keeps what was read before the
-/// damage and is reported.
-fn archive(origin: &str, reader: Box<dyn Read + '_>, depth: usize, found: &mut Vec<Found>) {
-    let mut tar = tar::Archive::new(reader);
-    let entries = match tar.entries() {
-        Ok(entries) => entries,
-        Err(e) => {
-            found.push(Found::Unreadable {
-                origin: origin.to_string(),
-                reason: format!("not a readable archive: {e}"),
-            });
-            return;
-        }
-    };
-    for entry in entries {
-        let mut entry = match entry {
-            Ok(entry) => entry,
-            Err(e) => {
-                found.push(Found::Unreadable {
-                    origin: origin.to_string(),
-                    reason: format!("not a readable archive: {e}"),
-                });
-                return;
-            }
-        };
-        if !entry.header().entry_type().is_file() {
-            continue;
-        }
-        let name = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
-        let member = format!("{origin}:{name}");
-        let kind = kind_of(&name);
-        let limit = match kind {
-            Kind::Json => MAX_RESULT_BYTES,
-            Kind::TarGz | Kind::Tar => MAX_NESTED_ARCHIVE_BYTES,
-            Kind::OtherArchive => {
-                found.push(Found::Ignored {
-                    origin: member,
-                    reason: OTHER_ARCHIVE.into(),
-                });
-                continue;
-            }
-            Kind::Other => continue,
-        };
-        if entry.size() > limit {
-            found.push(Found::Unreadable {
-                origin: member,
-                reason: format!("larger than {} MiB, not read", limit >> 20),
-            });
-            continue;
-        }
-        let mut bytes = Vec::new();
-        if let Err(e) = (&mut entry).take(limit).read_to_end(&mut bytes) {
-            found.push(Found::Unreadable {
-                origin: member,
-                reason: format!("truncated archive member: {e}"),
-            });
-            // The stream is broken past this point; the next read would fail again.
-            return;
-        }
-        match kind {
-            Kind::Json => found.push(Found::File {
-                origin: member,
-                bytes,
-            }),
-            _ if depth >= MAX_ARCHIVE_DEPTH => found.push(Found::Ignored {
-                origin: member,
-                reason: format!("archive nested more than {MAX_ARCHIVE_DEPTH} deep, not opened"),
-            }),
-            Kind::TarGz => archive(
-                &member,
-                Box::new(flate2::read::GzDecoder::new(bytes.as_slice())),
-                depth + 1,
-                found,
-            ),
-            _ => archive(&member, Box::new(bytes.as_slice()), depth + 1, found),
-        }
-    }
 }

@@ -78,23 +78,49 @@ type Table =
 /// The groups for these hosts' latest results. `with_plan_sha` adds the plan the results were
 /// made from (useful without `--plan`, where stale results are not otherwise told apart).
 pub fn groups(hosts: &[(String, ResultFile)], with_plan_sha: bool) -> Vec<FactGroup> {
-    let mut table: Table = BTreeMap::new();
-    // Per setting, how often each planned value is stated (a rollback's `expected` is the value
-    // it restores, not the plan's).
-    let mut expected: BTreeMap<&str, BTreeMap<&str, usize>> = BTreeMap::new();
-    // The order facts are reported in: firmware, host-wide software, settings, provenance.
-    let mut add = |order: usize,
-                   fact: &str,
-                   scope: Option<String>,
-                   value: &str,
-                   host: &str,
-                   nic: Option<&str>| {
+    let mut tally = Tally::new(with_plan_sha);
+    for (host, r) in hosts {
+        tally.add(host, r);
+    }
+    tally.finish()
+}
+
+/// The facts of the hosts' latest results, taken one result at a time so that the results
+/// need not be kept: `report` adds each host's as it builds the host, then drops it.
+#[derive(Debug, Default)]
+pub struct Tally {
+    table: Table,
+    /// Per setting, how often each planned value is stated (a rollback's `expected` is the
+    /// value it restores, not the plan's).
+    expected: BTreeMap<String, BTreeMap<String, usize>>,
+    with_plan_sha: bool,
+}
+
+impl Tally {
+    /// An empty tally; `with_plan_sha` adds the plan each result was made from.
+    pub fn new(with_plan_sha: bool) -> Self {
+        Tally {
+            with_plan_sha,
+            ..Tally::default()
+        }
+    }
+
+    fn put(
+        &mut self,
+        order: usize,
+        fact: &str,
+        scope: Option<String>,
+        value: &str,
+        host: &str,
+        nic: Option<&str>,
+    ) {
         let value = if value.trim().is_empty() {
             UNSET.to_string()
         } else {
             value.to_string()
         };
-        let nics = table
+        let nics = self
+            .table
             .entry((order, fact.to_string(), scope))
             .or_default()
             .entry(value)
@@ -104,11 +130,14 @@ pub fn groups(hosts: &[(String, ResultFile)], with_plan_sha: bool) -> Vec<FactGr
         if let Some(nic) = nic {
             nics.push(nic.to_string());
         }
-    };
-    for (host, r) in hosts {
+    }
+
+    /// Adds one host's latest result. The order facts are reported in: firmware, host-wide
+    /// software, settings, provenance.
+    pub fn add(&mut self, host: &str, r: &ResultFile) {
         for (dev, facts) in &r.facts.nics {
             if let Some(fw) = facts.get("fw_ver") {
-                add(0, "firmware", Some(model(facts, fw)), fw, host, Some(dev));
+                self.put(0, "firmware", Some(model(facts, fw)), fw, host, Some(dev));
             }
         }
         if let Some(ofed) = &r.facts.ofed {
@@ -117,10 +146,10 @@ pub fn groups(hosts: &[(String, ResultFile)], with_plan_sha: bool) -> Vec<FactGr
             } else {
                 ofed
             };
-            add(1, "ofed", None, ofed, host, None);
+            self.put(1, "ofed", None, ofed, host, None);
         }
         if let Some(kernel) = &r.facts.kernel {
-            add(2, "kernel", None, kernel, host, None);
+            self.put(2, "kernel", None, kernel, host, None);
         }
         for c in &r.checks {
             let (Some(order), Some(nic)) = (SETTINGS.iter().position(|s| *s == c.id), &c.nic)
@@ -129,18 +158,19 @@ pub fn groups(hosts: &[(String, ResultFile)], with_plan_sha: bool) -> Vec<FactGr
             };
             // A skipped check has no value; a failed one still read what the host has.
             if c.status != Status::Skip {
-                add(3 + order, &c.id, None, &c.actual, host, Some(nic));
+                self.put(3 + order, &c.id, None, &c.actual, host, Some(nic));
                 if r.phase != Phase::Rollback && !c.expected.trim().is_empty() {
-                    *expected
-                        .entry(c.id.as_str())
+                    *self
+                        .expected
+                        .entry(c.id.clone())
                         .or_default()
-                        .entry(c.expected.as_str())
+                        .entry(c.expected.clone())
                         .or_default() += 1;
                 }
             }
         }
         let provenance = 3 + SETTINGS.len();
-        add(
+        self.put(
             provenance,
             "tool_version",
             None,
@@ -148,8 +178,8 @@ pub fn groups(hosts: &[(String, ResultFile)], with_plan_sha: bool) -> Vec<FactGr
             host,
             None,
         );
-        if with_plan_sha {
-            add(
+        if self.with_plan_sha {
+            self.put(
                 provenance + 1,
                 "plan_sha256",
                 None,
@@ -160,76 +190,80 @@ pub fn groups(hosts: &[(String, ResultFile)], with_plan_sha: bool) -> Vec<FactGr
         }
     }
 
-    // All NICs of a host that report a fact, to tell "all its NICs" from "some".
-    let mut nics_of: BTreeMap<(&str, &str, Option<&str>), usize> = BTreeMap::new();
-    for ((_, fact, scope), values) in &table {
-        for hosts in values.values() {
-            for (host, nics) in hosts {
-                *nics_of
-                    .entry((fact.as_str(), host.as_str(), scope.as_deref()))
-                    .or_default() += nics.len();
+    /// The groups, each with its values most common first.
+    pub fn finish(self) -> Vec<FactGroup> {
+        let Tally {
+            table, expected, ..
+        } = self;
+        // All NICs of a host that report a fact, to tell "all its NICs" from "some".
+        let mut nics_of: BTreeMap<(&str, &str, Option<&str>), usize> = BTreeMap::new();
+        for ((_, fact, scope), values) in &table {
+            for hosts in values.values() {
+                for (host, nics) in hosts {
+                    *nics_of
+                        .entry((fact.as_str(), host.as_str(), scope.as_deref()))
+                        .or_default() += nics.len();
+                }
             }
         }
-    }
 
-    table
-        .iter()
-        .map(|((_, fact, scope), values)| {
-            let per_nic = values
-                .values()
-                .flat_map(BTreeMap::values)
-                .any(|n| !n.is_empty());
-            let mut values: Vec<FactValue> = values
-                .iter()
-                .map(|(value, hosts)| FactValue {
-                    value: value.clone(),
-                    count: hosts.len(),
-                    hosts: hosts.keys().cloned().collect(),
-                    nics: hosts
-                        .iter()
-                        .filter(|(host, nics)| {
-                            nics_of
-                                .get(&(fact.as_str(), host.as_str(), scope.as_deref()))
-                                .is_some_and(|n| *n != nics.len())
-                        })
-                        .map(|(host, nics)| {
-                            let mut nics = nics.clone();
-                            nics.sort();
-                            (host.clone(), nics)
-                        })
-                        .collect(),
-                })
-                .collect();
-            let planned = expected.get(fact.as_str()).and_then(|e| {
-                let most = e.values().max()?;
-                e.iter()
-                    .find(|(_, n)| *n == most)
-                    .map(|(v, _)| (*v).to_string())
-            });
-            let is_planned = |v: &FactValue| planned.as_deref() == Some(v.value.as_str());
-            values.sort_by(|a, b| {
-                b.count
-                    .cmp(&a.count)
-                    .then_with(|| is_planned(b).cmp(&is_planned(a)))
-                    .then_with(|| a.value.cmp(&b.value))
-            });
-            let mut all_hosts: Vec<&str> = values
-                .iter()
-                .flat_map(|v| v.hosts.iter().map(String::as_str))
-                .collect();
-            all_hosts.sort_unstable();
-            all_hosts.dedup();
-            FactGroup {
-                fact: fact.clone(),
-                scope: scope.clone(),
-                per: if per_nic { "nic" } else { "host" },
-                planned,
-                agree: values.len() == 1,
-                hosts: all_hosts.len(),
-                values,
-            }
-        })
-        .collect()
+        table
+            .iter()
+            .map(|((_, fact, scope), values)| {
+                let per_nic = values
+                    .values()
+                    .flat_map(BTreeMap::values)
+                    .any(|n| !n.is_empty());
+                let mut values: Vec<FactValue> = values
+                    .iter()
+                    .map(|(value, hosts)| FactValue {
+                        value: value.clone(),
+                        count: hosts.len(),
+                        hosts: hosts.keys().cloned().collect(),
+                        nics: hosts
+                            .iter()
+                            .filter(|(host, nics)| {
+                                nics_of
+                                    .get(&(fact.as_str(), host.as_str(), scope.as_deref()))
+                                    .is_some_and(|n| *n != nics.len())
+                            })
+                            .map(|(host, nics)| {
+                                let mut nics = nics.clone();
+                                nics.sort();
+                                (host.clone(), nics)
+                            })
+                            .collect(),
+                    })
+                    .collect();
+                let planned = expected.get(fact.as_str()).and_then(|e| {
+                    let most = e.values().max()?;
+                    e.iter().find(|(_, n)| *n == most).map(|(v, _)| v.clone())
+                });
+                let is_planned = |v: &FactValue| planned.as_deref() == Some(v.value.as_str());
+                values.sort_by(|a, b| {
+                    b.count
+                        .cmp(&a.count)
+                        .then_with(|| is_planned(b).cmp(&is_planned(a)))
+                        .then_with(|| a.value.cmp(&b.value))
+                });
+                let mut all_hosts: Vec<&str> = values
+                    .iter()
+                    .flat_map(|v| v.hosts.iter().map(String::as_str))
+                    .collect();
+                all_hosts.sort_unstable();
+                all_hosts.dedup();
+                FactGroup {
+                    fact: fact.clone(),
+                    scope: scope.clone(),
+                    per: if per_nic { "nic" } else { "host" },
+                    planned,
+                    agree: values.len() == 1,
+                    hosts: all_hosts.len(),
+                    values,
+                }
+            })
+            .collect()
+    }
 }
 
 /// The model a NIC's firmware is compared within.

@@ -16,9 +16,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use crate::ingest::attention;
-use crate::ingest::collect::Found;
 use crate::ingest::consistency::{self, FactGroup};
-use crate::ingest::intake::{self, HostResults, Intake, Item, RunKey};
+use crate::ingest::intake::{HostResults, Intake, Item, RunKey};
 use crate::ingest::result::{Check, Counts, NicHealth, Phase, ResultFile, Status};
 
 impl PlanView {
@@ -285,15 +284,15 @@ pub struct Totals {
     pub problems: usize,
 }
 
-/// Builds the report from the files found, compared with the plan when there is one.
-pub fn build(plan: Option<&PlanView>, found: Vec<Found>, require: Require) -> ClusterReport {
+/// Builds the report from the results taken in, compared with the plan when there is one.
+pub fn build(plan: Option<&PlanView>, taken: Intake, require: Require) -> ClusterReport {
     let Intake {
         mut problems,
         mut skipped,
         mut superseded,
         mut by_host,
         results,
-    } = intake::take(plan, found);
+    } = taken;
 
     let planned: BTreeMap<&str, &PlannedHost> = plan
         .map(|p| p.hosts.iter().map(|h| (h.name.as_str(), h)).collect())
@@ -302,32 +301,36 @@ pub fn build(plan: Option<&PlanView>, found: Vec<Found>, require: Require) -> Cl
     names.extend(planned.keys().map(|n| (*n).to_string()));
 
     let mut hosts = Vec::new();
-    let mut facts_of = Vec::new();
+    // Each counted host's latest result feeds the consistency tally and the cluster name as
+    // the host is built; then the result goes, its checks moved into the host's report.
+    let mut tally = consistency::Tally::new(plan.is_none());
+    let mut clusters: BTreeMap<String, usize> = BTreeMap::new();
     for name in names {
         let results = by_host.remove(&name).unwrap_or_default();
         let planned_host = planned.get(name.as_str());
-        let (host, latest) = host_report(
+        let host = host_report(
             name,
             plan,
             planned_host.copied(),
             results,
             require,
             &mut superseded,
+            &mut |host, latest| {
+                tally.add(host, latest);
+                if !latest.cluster.is_empty() {
+                    *clusters.entry(latest.cluster.clone()).or_default() += 1;
+                }
+            },
         );
-        if let Some(latest) = latest
-            && host.counted()
-        {
-            facts_of.push((host.host.clone(), latest));
-        }
         hosts.push(host);
     }
-    let consistency = consistency::groups(&facts_of, plan.is_none());
+    let consistency = tally.finish();
 
     problems.sort();
     skipped.sort();
     superseded.sort();
     let totals = totals(plan, &hosts, results, &problems, &skipped, &superseded);
-    let cluster = plan.map_or_else(|| common_cluster(&facts_of), |p| Some(p.cluster.clone()));
+    let cluster = plan.map_or_else(|| common_cluster(&clusters), |p| Some(p.cluster.clone()));
     let ok = problems.is_empty()
         && hosts.iter().any(HostReport::counted)
         && hosts.iter().filter(|h| h.counted()).all(|h| h.ok);
@@ -355,7 +358,8 @@ pub fn build(plan: Option<&PlanView>, found: Vec<Found>, require: Require) -> Cl
     }
 }
 
-/// One host's report, and the result that gives its state (for the consistency section).
+/// One host's report. `counted` sees the latest result of a host that counts in the verdict,
+/// before its checks move into the report (for the consistency section).
 fn host_report(
     name: String,
     plan: Option<&PlanView>,
@@ -363,7 +367,8 @@ fn host_report(
     results: HostResults,
     require: Require,
     superseded: &mut Vec<FileNote>,
-) -> (HostReport, Option<ResultFile>) {
+    counted: &mut dyn FnMut(&str, &ResultFile),
+) -> HostReport {
     // Results of this plan first; stale ones only when there is nothing else.
     let is_stale = results.current.is_empty() && !results.stale.is_empty();
     let mut winners = if is_stale {
@@ -385,8 +390,15 @@ fn host_report(
         checking,
     } = evidence(&mut winners);
     let (mut failures, mut warnings, mut checks) = (Vec::new(), Vec::new(), Vec::new());
-    if let Some(i) = latest.as_ref() {
-        checks.clone_from(&i.result.checks);
+    // Summarised before its checks move out.
+    let latest_run = latest.as_ref().map(run_of);
+    let mut latest = latest;
+    if let Some(i) = latest.as_mut() {
+        // Planned, or any host without a plan (see `HostReport::counted`).
+        if plan.is_none() || planned_host.is_some() {
+            counted(&name, &i.result);
+        }
+        checks = std::mem::take(&mut i.result.checks);
         for c in &checks {
             match c.status {
                 Status::Fail => failures.push(c.clone()),
@@ -396,21 +408,21 @@ fn host_report(
         }
     }
     let ok = !is_stale && state.passes(require);
-    let host = HostReport {
+    HostReport {
         mgmt_ip: planned_host.map(|h| h.mgmt_ip.clone()),
         planned: plan.map(|_| planned_host.is_some()),
         ok,
         stale: is_stale,
         state,
-        latest: latest.as_ref().map(run_of),
+        latest: latest_run,
         runs,
         checks,
         failures,
         warnings,
         changes,
         nics: latest
-            .as_ref()
-            .map(|i| i.result.facts.health.clone())
+            .as_mut()
+            .map(|i| std::mem::take(&mut i.result.facts.health))
             .unwrap_or_default(),
         netdevs: latest
             .as_ref()
@@ -424,8 +436,7 @@ fn host_report(
             })
             .unwrap_or_default(),
         host: name,
-    };
-    (host, latest.map(|i| i.result))
+    }
 }
 
 /// What a host's newest results show: the one that gives its state, the state, and the
@@ -604,16 +615,10 @@ fn totals(
 }
 
 /// Without a plan, the cluster most hosts' results name (ties: the first by name).
-fn common_cluster(facts_of: &[(String, ResultFile)]) -> Option<String> {
-    let mut count: BTreeMap<&str, usize> = BTreeMap::new();
-    for (_, r) in facts_of {
-        if !r.cluster.is_empty() {
-            *count.entry(r.cluster.as_str()).or_default() += 1;
-        }
-    }
+fn common_cluster(count: &BTreeMap<String, usize>) -> Option<String> {
     let best = count.values().copied().max()?;
     count
-        .into_iter()
-        .find(|(_, n)| *n == best)
-        .map(|(c, _)| c.to_string())
+        .iter()
+        .find(|(_, n)| **n == best)
+        .map(|(c, _)| c.clone())
 }

@@ -2,11 +2,18 @@
 //! form, and the parser that tells a result from a file that is something else (skipped) or a
 //! result that cannot be read (a problem). Pure.
 
+mod wire;
+
 use std::collections::BTreeMap;
+use std::fmt;
 
 use jiff::Timestamp;
+use serde::de::{SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
+
+pub use wire::{MAX_TEXT, capped};
+use wire::{ReadFacts, Sniffed};
 
 /// The schema this reader understands.
 pub const RESULT_SCHEMA: &str = "roce-gen/result/v1";
@@ -89,10 +96,11 @@ pub struct Counts {
     pub changed: u64,
 }
 
-/// One check of a result.
-#[derive(Debug, Clone, Deserialize, Serialize)]
+/// One check of a result. Its strings are capped at [`MAX_TEXT`].
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 pub struct Check {
     /// The stable check id (`ib_dev`, `mtu`, …).
+    #[serde(deserialize_with = "wire::text")]
     pub id: String,
     /// The planned `ib_dev` the check is about; `None` for host-wide checks.
     #[serde(default, deserialize_with = "non_empty")]
@@ -100,16 +108,16 @@ pub struct Check {
     /// The outcome.
     pub status: Status,
     /// `error`, `warning` or `info`, as the script rated the check.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "wire::text")]
     pub severity: String,
     /// What the plan wants.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "wire::text")]
     pub expected: String,
     /// What the host has (after apply: what it reads back).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "wire::text")]
     pub actual: String,
     /// The script's sentence about it.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "wire::text")]
     pub message: String,
 }
 
@@ -125,7 +133,7 @@ impl Check {
 
 /// The facts a result records about its host; only string values are kept, the rest of an
 /// unexpected `facts` object is ignored (facts inform the report, they never fail a host).
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Facts {
     /// `uname -r`.
     pub kernel: Option<String>,
@@ -206,108 +214,8 @@ pub fn pcie_gts(speed: &str) -> Option<f64> {
         .filter(|v| v.is_finite())
 }
 
-impl NicHealth {
-    /// The health facts of one NIC's facts object, or `None` when it records none.
-    fn from_value(facts: &serde_json::Map<String, Value>) -> Option<Self> {
-        const KEYS: [&str; 5] = ["transceiver", "link", "pcie", "counters", "neighbor"];
-        if !KEYS.iter().any(|k| facts.contains_key(*k)) {
-            return None;
-        }
-        let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_string);
-        let num = |v: Option<&Value>| v.and_then(Value::as_f64).filter(|n| n.is_finite());
-        let lanes = |v: Option<&Value>| -> Vec<Option<f64>> {
-            v.and_then(Value::as_array)
-                .map(|a| a.iter().map(|x| num(Some(x))).collect())
-                .unwrap_or_default()
-        };
-        let transceiver = facts
-            .get("transceiver")
-            .and_then(Value::as_object)
-            .map(|t| Transceiver {
-                vendor: text(t.get("vendor")).unwrap_or_default(),
-                part_number: text(t.get("part_number")).unwrap_or_default(),
-                temperature_c: num(t.get("temperature_c")),
-                tx_power_dbm: lanes(t.get("tx_power_dbm")),
-                rx_power_dbm: lanes(t.get("rx_power_dbm")),
-            });
-        let link = facts.get("link");
-        let pcie = facts.get("pcie");
-        let counters = facts
-            .get("counters")
-            .and_then(Value::as_object)
-            .map(|c| {
-                c.iter()
-                    .filter_map(|(k, v)| Some((k.clone(), num(Some(v))?)))
-                    .collect()
-            })
-            .unwrap_or_default();
-        let neighbor = facts
-            .get("neighbor")
-            .and_then(Value::as_object)
-            .map(|n| Neighbor {
-                source: text(n.get("source")).unwrap_or_default(),
-                switch: text(n.get("switch")).unwrap_or_default(),
-                port: text(n.get("port")).unwrap_or_default(),
-                port_descr: text(n.get("port_descr")).unwrap_or_default(),
-            });
-        Some(NicHealth {
-            netdev: text(facts.get("netdev")).unwrap_or_default(),
-            transceiver,
-            transceiver_note: text(facts.get("transceiver_note")),
-            speed_mbps: num(link.and_then(|l| l.get("speed_mbps"))),
-            width: num(link.and_then(|l| l.get("width"))),
-            max_speed_mbps: num(link.and_then(|l| l.get("max_speed_mbps"))),
-            pcie_speed: text(pcie.and_then(|p| p.get("speed"))).filter(|s| !s.is_empty()),
-            pcie_width: num(pcie.and_then(|p| p.get("width"))),
-            pcie_max_speed: text(pcie.and_then(|p| p.get("max_speed"))).filter(|s| !s.is_empty()),
-            pcie_max_width: num(pcie.and_then(|p| p.get("max_width"))),
-            counters,
-            neighbor,
-        })
-    }
-}
-
-impl Facts {
-    fn from_value(value: &Value) -> Self {
-        let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_string);
-        let nics = value
-            .get("nics")
-            .and_then(Value::as_object)
-            .map(|nics| {
-                nics.iter()
-                    .filter_map(|(dev, facts)| {
-                        let facts = facts.as_object()?;
-                        let strings = facts
-                            .iter()
-                            .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
-                            .collect();
-                        Some((dev.clone(), strings))
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        let health = value
-            .get("nics")
-            .and_then(Value::as_object)
-            .map(|nics| {
-                nics.iter()
-                    .filter_map(|(dev, facts)| {
-                        Some((dev.clone(), NicHealth::from_value(facts.as_object()?)?))
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        Facts {
-            kernel: text(value.get("kernel")),
-            ofed: text(value.get("ofed")),
-            nics,
-            health,
-        }
-    }
-}
-
 /// A result file, read and checked.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ResultFile {
     /// The roce-gen version that generated the bundle.
     pub tool_version: String,
@@ -339,32 +247,92 @@ pub struct ResultFile {
     pub facts: Facts,
 }
 
-/// The wire form; checked and converted into [`ResultFile`].
+/// The wire form; checked and converted into [`ResultFile`]. Strings are capped at
+/// [`MAX_TEXT`], checks and NIC facts at their budgets.
 #[derive(Deserialize)]
 struct Wire {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "wire::loose_text")]
+    schema: Option<String>,
+    #[serde(default, deserialize_with = "wire::text")]
     tool_version: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "wire::text")]
     cluster: String,
+    #[serde(deserialize_with = "wire::text")]
     host: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "wire::text")]
     observed_hostname: String,
     phase: Phase,
     #[serde(default)]
     dry_run: bool,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "wire::text")]
     plan_sha256: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "wire::text")]
     bundle_sha256: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "wire::opt_text")]
     started_at: Option<String>,
+    #[serde(deserialize_with = "wire::text")]
     finished_at: String,
     status: Status,
     #[serde(default)]
     counts: Counts,
-    checks: Vec<Check>,
+    checks: ReadChecks,
     #[serde(default)]
-    facts: Value,
+    facts: ReadFacts,
+}
+
+/// What one result's checks may take in memory, estimated (about 1,500 checks of a bundle; a
+/// host of 8 NICs writes 300); checks past it are counted, not kept.
+const CHECKS_BUDGET: usize = 512 << 10;
+
+/// The checks of a result, kept while they fit in [`CHECKS_BUDGET`], and how many did not.
+struct ReadChecks {
+    kept: Vec<Check>,
+    not_kept: usize,
+}
+
+impl Check {
+    /// What it takes in memory, roughly: the struct, its text and an allocation per string.
+    fn size(&self) -> usize {
+        std::mem::size_of::<Check>()
+            + 6 * 16
+            + self.id.len()
+            + self.nic.as_ref().map_or(0, String::len)
+            + self.severity.len()
+            + self.expected.len()
+            + self.actual.len()
+            + self.message.len()
+    }
+}
+
+impl<'de> Deserialize<'de> for ReadChecks {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = ReadChecks;
+            // serde's words for a `Vec`, so messages do not change with the reader.
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a sequence")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<ReadChecks, A::Error> {
+                let mut kept = Vec::new();
+                let mut used = 0;
+                let mut not_kept = 0;
+                while let Some(check) = seq.next_element::<Check>()? {
+                    let size = check.size();
+                    if not_kept == 0 && used + size <= CHECKS_BUDGET {
+                        used += size;
+                        kept.push(check);
+                    } else {
+                        not_kept += 1;
+                    }
+                }
+                // A bundle writes a few hundred checks; the growth's spare room is not kept.
+                kept.shrink_to_fit();
+                Ok(ReadChecks { kept, not_kept })
+            }
+        }
+        d.deserialize_seq(V)
+    }
 }
 
 /// What a file turned out to be.
@@ -378,37 +346,84 @@ pub enum Parsed {
     Corrupt(String),
 }
 
-/// Parses one file's bytes.
+/// Parses one file's bytes. A result is read in one pass straight into its typed form; only a
+/// file that is not plainly a result is looked at again, to say what it is in the same words
+/// whichever way it fails.
 pub fn parse(bytes: &[u8]) -> Parsed {
-    let value: Value = match serde_json::from_slice(bytes) {
-        Ok(v) => v,
-        Err(e) => return Parsed::Corrupt(format!("not valid JSON: {e}")),
-    };
-    match value.get("schema").map(|s| (s, s.as_str())) {
-        Some((_, Some(RESULT_SCHEMA))) => {}
-        Some((_, Some(s))) if s.starts_with(RESULT_SCHEMA_FAMILY) => {
-            return Parsed::Corrupt(format!(
-                "result schema {s:?} is not supported (this roce-gen reads {RESULT_SCHEMA})"
-            ));
-        }
-        Some((_, Some(s))) => return Parsed::NotAResult(format!("schema {s:?}")),
-        Some((s, None)) => return Parsed::NotAResult(format!("schema {s} is not a string")),
-        None if value.is_object() => return Parsed::NotAResult("no schema".into()),
-        None => return Parsed::NotAResult("not a JSON object".into()),
+    match typed(bytes) {
+        Some(wire) => checked(wire),
+        None => sniff(bytes),
     }
-    let wire: Wire = match serde_json::from_value(value) {
-        Ok(w) => w,
-        Err(e) => return Parsed::Corrupt(format!("not a valid {RESULT_SCHEMA} result: {e}")),
+}
+
+/// The typed pass: `Some` for a `roce-gen/result/v1` object that reads as one. Invalid UTF-8 is
+/// left to [`sniff`] (serde_json checks it only in the strings it reads, not in those it skips).
+fn typed(bytes: &[u8]) -> Option<Wire> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    // A struct also reads from an array (by position); a result is an object.
+    if !text
+        .trim_start_matches([' ', '\t', '\n', '\r'])
+        .starts_with('{')
+    {
+        return None;
+    }
+    let wire: Wire = serde_json::from_str(text).ok()?;
+    (wire.schema.as_deref() == Some(RESULT_SCHEMA)).then_some(wire)
+}
+
+/// What a file the typed pass did not take is, with the reason.
+fn sniff(bytes: &[u8]) -> Parsed {
+    let schema = match serde_json::from_slice(bytes) {
+        Ok(Sniffed::Object { schema }) => schema,
+        Ok(Sniffed::NotAnObject) => return Parsed::NotAResult("not a JSON object".into()),
+        Err(e) => return Parsed::Corrupt(capped(&format!("not valid JSON: {e}"))),
     };
+    match schema {
+        Some(Value::String(s)) if s == RESULT_SCHEMA => {
+            match serde_json::from_slice::<Wire>(bytes) {
+                Ok(wire) => checked(wire),
+                Err(e) => Parsed::Corrupt(capped(&format!(
+                    "not a valid {RESULT_SCHEMA} result: {}",
+                    without_position(&e)
+                ))),
+            }
+        }
+        Some(Value::String(s)) if s.starts_with(RESULT_SCHEMA_FAMILY) => Parsed::Corrupt(capped(
+            &format!("result schema {s:?} is not supported (this roce-gen reads {RESULT_SCHEMA})"),
+        )),
+        Some(Value::String(s)) => Parsed::NotAResult(capped(&format!("schema {s:?}"))),
+        Some(s) => Parsed::NotAResult(capped(&format!("schema {s} is not a string"))),
+        None => Parsed::NotAResult("no schema".into()),
+    }
+}
+
+/// A serde_json message without its `at line L column C`: what is wrong with a result is said
+/// as before the reader was typed, and the same whichever field came first.
+fn without_position(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    let at = format!(" at line {} column {}", e.line(), e.column());
+    match text.strip_suffix(&at) {
+        Some(t) => t.to_string(),
+        None => text,
+    }
+}
+
+/// The checks on a result's values that serde does not make.
+fn checked(wire: Wire) -> Parsed {
     if wire.host.trim().is_empty() {
         return Parsed::Corrupt("not a valid result: host is empty".into());
     }
     let Ok(finished_at) = wire.finished_at.parse::<Timestamp>() else {
-        return Parsed::Corrupt(format!(
+        return Parsed::Corrupt(capped(&format!(
             "not a valid result: finished_at {:?} is not an RFC 3339 time",
             wire.finished_at
-        ));
+        )));
     };
+    let ReadFacts(facts, nics_not_kept) = wire.facts;
+    let mut checks = wire.checks.kept;
+    if let Some(note) = limit_note(wire.checks.not_kept, nics_not_kept) {
+        checks.push(note);
+    }
     Parsed::Result(Box::new(ResultFile {
         tool_version: wire.tool_version,
         cluster: wire.cluster,
@@ -422,13 +437,390 @@ pub fn parse(bytes: &[u8]) -> Parsed {
         finished_at,
         status: wire.status,
         counts: wire.counts,
-        checks: wire.checks,
-        facts: Facts::from_value(&wire.facts),
+        checks,
+        facts,
     }))
+}
+
+/// The id of the warning a result gets when ingest did not keep all of it.
+pub const LIMIT_CHECK: &str = "ingest_limit";
+
+/// A warning among a result's checks when some of its checks or NIC facts were not kept: the
+/// report says so rather than look complete.
+fn limit_note(checks: usize, nics: usize) -> Option<Check> {
+    let mut parts = Vec::new();
+    if checks > 0 {
+        parts.push(format!(
+            "{checks} checks past the first {} KiB",
+            CHECKS_BUDGET >> 10
+        ));
+    }
+    if nics > 0 {
+        parts.push(format!(
+            "the facts of {nics} NICs past the first {} KiB",
+            wire::FACTS_BUDGET >> 10
+        ));
+    }
+    if parts.is_empty() {
+        return None;
+    }
+    Some(Check {
+        id: LIMIT_CHECK.into(),
+        nic: None,
+        status: Status::Warn,
+        severity: "warning".into(),
+        expected: "a result of the size a bundle writes".into(),
+        actual: parts.join(", "),
+        message: format!(
+            "this result is larger than ingest keeps of one: {} are not in the report",
+            parts.join(" and ")
+        ),
+    })
 }
 
 /// An empty `nic` means a host-wide check, like an absent one.
 fn non_empty<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    let nic = Option::<String>::deserialize(d)?;
-    Ok(nic.filter(|n| !n.is_empty()))
+    Ok(wire::opt_text(d)?.filter(|n| !n.is_empty()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A valid result with `facts` (and `extra` top-level keys) as given.
+    fn result_with(facts: &Value, extra: &[(&str, Value)]) -> Vec<u8> {
+        let mut doc = json!({
+            "schema": RESULT_SCHEMA,
+            "tool_version": "0.1.0",
+            "cluster": "c",
+            "host": "gpu-001",
+            "observed_hostname": "gpu-001",
+            "phase": "apply",
+            "dry_run": false,
+            "plan_sha256": "ab",
+            "bundle_sha256": "cd",
+            "started_at": "2026-11-30T08:00:00Z",
+            "finished_at": "2026-11-30T08:00:05Z",
+            "status": "pass",
+            "counts": {"pass": 1},
+            "checks": [{"id": "mtu", "nic": "mlx5_0", "status": "pass", "severity": "error",
+                        "expected": "4200", "actual": "4200", "message": "mtu is 4200"}],
+            "facts": facts,
+        });
+        for (k, v) in extra {
+            doc[*k] = v.clone();
+        }
+        serde_json::to_vec(&doc).unwrap()
+    }
+
+    fn result_of(bytes: &[u8]) -> ResultFile {
+        match parse(bytes) {
+            Parsed::Result(r) => *r,
+            other => panic!("not a result: {other:?}"),
+        }
+    }
+
+    fn skipped(bytes: &[u8]) -> String {
+        match parse(bytes) {
+            Parsed::NotAResult(why) => why,
+            other => panic!("not skipped: {other:?}"),
+        }
+    }
+
+    fn corrupt(bytes: &[u8]) -> String {
+        match parse(bytes) {
+            Parsed::Corrupt(why) => why,
+            other => panic!("not corrupt: {other:?}"),
+        }
+    }
+
+    /// How facts were read from a `Value` before the reader was typed: the reference the typed
+    /// reader must agree with.
+    fn facts_from_value(value: &Value) -> Facts {
+        let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_string);
+        let num = |v: Option<&Value>| v.and_then(Value::as_f64).filter(|n| n.is_finite());
+        let lanes = |v: Option<&Value>| -> Vec<Option<f64>> {
+            v.and_then(Value::as_array)
+                .map(|a| a.iter().map(|x| num(Some(x))).collect())
+                .unwrap_or_default()
+        };
+        let health = |facts: &serde_json::Map<String, Value>| -> Option<NicHealth> {
+            const KEYS: [&str; 5] = ["transceiver", "link", "pcie", "counters", "neighbor"];
+            if !KEYS.iter().any(|k| facts.contains_key(*k)) {
+                return None;
+            }
+            let link = facts.get("link");
+            let pcie = facts.get("pcie");
+            Some(NicHealth {
+                netdev: text(facts.get("netdev")).unwrap_or_default(),
+                transceiver: facts
+                    .get("transceiver")
+                    .and_then(Value::as_object)
+                    .map(|t| Transceiver {
+                        vendor: text(t.get("vendor")).unwrap_or_default(),
+                        part_number: text(t.get("part_number")).unwrap_or_default(),
+                        temperature_c: num(t.get("temperature_c")),
+                        tx_power_dbm: lanes(t.get("tx_power_dbm")),
+                        rx_power_dbm: lanes(t.get("rx_power_dbm")),
+                    }),
+                transceiver_note: text(facts.get("transceiver_note")),
+                speed_mbps: num(link.and_then(|l| l.get("speed_mbps"))),
+                width: num(link.and_then(|l| l.get("width"))),
+                max_speed_mbps: num(link.and_then(|l| l.get("max_speed_mbps"))),
+                pcie_speed: text(pcie.and_then(|p| p.get("speed"))).filter(|s| !s.is_empty()),
+                pcie_width: num(pcie.and_then(|p| p.get("width"))),
+                pcie_max_speed: text(pcie.and_then(|p| p.get("max_speed")))
+                    .filter(|s| !s.is_empty()),
+                pcie_max_width: num(pcie.and_then(|p| p.get("max_width"))),
+                counters: facts
+                    .get("counters")
+                    .and_then(Value::as_object)
+                    .map(|c| {
+                        c.iter()
+                            .filter_map(|(k, v)| Some((k.clone(), num(Some(v))?)))
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+                neighbor: facts
+                    .get("neighbor")
+                    .and_then(Value::as_object)
+                    .map(|n| Neighbor {
+                        source: text(n.get("source")).unwrap_or_default(),
+                        switch: text(n.get("switch")).unwrap_or_default(),
+                        port: text(n.get("port")).unwrap_or_default(),
+                        port_descr: text(n.get("port_descr")).unwrap_or_default(),
+                    }),
+            })
+        };
+        let nics = value.get("nics").and_then(Value::as_object);
+        Facts {
+            kernel: text(value.get("kernel")),
+            ofed: text(value.get("ofed")),
+            nics: nics
+                .map(|nics| {
+                    nics.iter()
+                        .filter_map(|(dev, f)| {
+                            let strings = f
+                                .as_object()?
+                                .iter()
+                                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                                .collect();
+                            Some((dev.clone(), strings))
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
+            health: nics
+                .map(|nics| {
+                    nics.iter()
+                        .filter_map(|(dev, f)| Some((dev.clone(), health(f.as_object()?)?)))
+                        .collect()
+                })
+                .unwrap_or_default(),
+        }
+    }
+
+    #[test]
+    fn facts_of_any_shape_read_as_a_value_reader_reads_them() {
+        let cases = [
+            json!(null),
+            json!("facts"),
+            json!([1, 2]),
+            json!({}),
+            json!({"kernel": 5, "ofed": ["x"], "nics": "none"}),
+            json!({"kernel": "6.8", "ofed": "", "nics": {"mlx5_0": "x", "mlx5_1": null}}),
+            json!({"nics": {"mlx5_0": {"fw_ver": "28.39", "netdev": "ens1", "n": 3, "b": true,
+                                       "o": {"a": "b"}, "l": ["x"]}}}),
+            json!({"nics": {"mlx5_0": {
+                "netdev": "ens1",
+                "transceiver": {"vendor": "NVIDIA", "part_number": 7, "temperature_c": "hot",
+                                "tx_power_dbm": [1.5, null, "x", -3], "rx_power_dbm": {"a": 1}},
+                "transceiver_note": "n",
+                "link": {"speed_mbps": 400000, "width": "4", "max_speed_mbps": -1.5, "x": 1},
+                "pcie": {"speed": "", "width": 16, "max_speed": "32.0 GT/s PCIe", "max_width": null},
+                "counters": {"a": 1, "b": "2", "c": 3.5, "d": null, "e": [1]},
+                "neighbor": {"source": "lldpd", "switch": ["x"], "port": "Eth1/1"}
+            }}}),
+            json!({"nics": {"mlx5_0": {"transceiver": "module", "link": [400000],
+                                       "pcie": "x", "counters": 3, "neighbor": null}}}),
+            json!({"nics": {"mlx5_0": {"link": null}, "mlx5_1": {"fw_ver": "1"}}}),
+            json!({"nics": {"mlx5_0": {"counters": {"big": 18446744073709551615_u64,
+                                                     "neg": -9223372036854775808_i64}}}}),
+        ];
+        for facts in cases {
+            let typed = result_of(&result_with(&facts, &[])).facts;
+            assert_eq!(typed, facts_from_value(&facts), "facts: {facts}");
+        }
+    }
+
+    #[test]
+    fn a_key_given_twice_in_facts_counts_the_last_time() {
+        let text = String::from_utf8(result_with(&json!("FACTS"), &[]))
+            .unwrap()
+            .replace(
+                r#""FACTS""#,
+                r#"{"kernel": "a", "kernel": 7, "nics": {
+                "mlx5_0": {"netdev": "a", "netdev": 5, "link": {"width": 4}, "link": "x"},
+                "mlx5_1": {"fw_ver": "1"}, "mlx5_1": 3,
+                "mlx5_2": {"counters": {"a": 1, "a": "x", "b": "y", "b": 2}}}}"#,
+            );
+        let facts = result_of(text.as_bytes()).facts;
+        let reference: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(facts, facts_from_value(&reference["facts"]));
+        assert_eq!(facts.kernel, None);
+        assert!(!facts.nics.contains_key("mlx5_1"));
+        assert!(!facts.nics["mlx5_0"].contains_key("netdev"));
+        assert_eq!(facts.health["mlx5_0"].width, None);
+        let counters = &facts.health["mlx5_2"].counters;
+        assert_eq!(counters.keys().collect::<Vec<_>>(), ["b"]);
+    }
+
+    #[test]
+    fn what_a_file_is_when_it_is_not_a_result() {
+        assert_eq!(skipped(b"[1, 2, 3]"), "not a JSON object");
+        assert_eq!(skipped(b" \"x\""), "not a JSON object");
+        assert_eq!(skipped(br#"{"a": 1}"#), "no schema");
+        assert_eq!(
+            skipped(br#"{"schema": "roce-gen/manifest/v1"}"#),
+            r#"schema "roce-gen/manifest/v1""#
+        );
+        assert_eq!(skipped(br#"{"schema": 2}"#), "schema 2 is not a string");
+        assert_eq!(
+            skipped(br#"{"schema": null}"#),
+            "schema null is not a string"
+        );
+        assert_eq!(
+            skipped(br#"{"schema": {"z": [1, "a"], "a": true}}"#),
+            r#"schema {"a":true,"z":[1,"a"]} is not a string"#
+        );
+        // The last `schema` counts, as in any JSON object reader.
+        assert_eq!(
+            skipped(br#"{"schema": "roce-gen/result/v1", "schema": "other"}"#),
+            r#"schema "other""#
+        );
+        // A result's fields in an array are not a result.
+        assert_eq!(skipped(br#"["roce-gen/result/v1"]"#), "not a JSON object");
+        assert_eq!(
+            corrupt(br#"{"schema": "roce-gen/result/v2", "host": "h"}"#),
+            r#"result schema "roce-gen/result/v2" is not supported (this roce-gen reads roce-gen/result/v1)"#
+        );
+    }
+
+    #[test]
+    fn what_is_wrong_with_a_file_is_said_as_a_value_reader_says_it() {
+        assert_eq!(
+            corrupt(b""),
+            "not valid JSON: EOF while parsing a value at line 1 column 0"
+        );
+        assert_eq!(
+            corrupt(br#"{"schema": "roce-gen/result/v1", "host": "h""#),
+            "not valid JSON: EOF while parsing an object at line 1 column 44"
+        );
+        // Invalid UTF-8 in a string no reader looks at is still not JSON.
+        let mut bytes = result_with(&json!({}), &[("unknown", json!("AB"))]);
+        let at = bytes.windows(2).position(|w| w == b"AB").unwrap();
+        bytes[at] = 0xff;
+        let why = corrupt(&bytes);
+        assert!(
+            why.starts_with("not valid JSON: invalid unicode code point"),
+            "{why}"
+        );
+        assert_eq!(
+            corrupt(&result_with(&json!({}), &[("host", json!(5))])),
+            "not a valid roce-gen/result/v1 result: invalid type: integer `5`, expected a string"
+        );
+        let mut no_host: Value = serde_json::from_slice(&result_with(&json!({}), &[])).unwrap();
+        no_host.as_object_mut().unwrap().remove("host");
+        assert_eq!(
+            corrupt(&serde_json::to_vec(&no_host).unwrap()),
+            "not a valid roce-gen/result/v1 result: missing field `host`"
+        );
+        assert_eq!(
+            corrupt(&result_with(&json!({}), &[("host", json!(" "))])),
+            "not a valid result: host is empty"
+        );
+        assert_eq!(
+            corrupt(&result_with(&json!({}), &[("finished_at", json!("soon"))])),
+            r#"not a valid result: finished_at "soon" is not an RFC 3339 time"#
+        );
+    }
+
+    #[test]
+    fn long_strings_are_cut_and_marked() {
+        let long = "é".repeat(10_000);
+        let check = json!({"id": "mtu", "status": "fail", "message": long, "actual": long});
+        let bytes = result_with(
+            &json!({"kernel": long, "nics": {"mlx5_0": {"fw_ver": long}}}),
+            &[("checks", json!([check])), ("cluster", json!(long))],
+        );
+        let r = result_of(&bytes);
+        for s in [
+            &r.checks[0].message,
+            &r.checks[0].actual,
+            &r.cluster,
+            r.facts.kernel.as_ref().unwrap(),
+            &r.facts.nics["mlx5_0"]["fw_ver"],
+        ] {
+            assert!(s.len() <= MAX_TEXT, "{}", s.len());
+            assert!(s.ends_with("éé…"), "{}", &s[s.len() - 10..]);
+        }
+        // A problem's reason quotes the value; it is capped too.
+        let why = corrupt(&result_with(&json!({}), &[("phase", json!(long))]));
+        assert!(why.len() <= MAX_TEXT && why.ends_with('…'), "{}", why.len());
+    }
+
+    #[test]
+    fn checks_and_nics_past_what_a_result_keeps_are_counted_in_a_warning() {
+        let check = json!({"id": "mtu", "nic": "mlx5_0", "status": "pass",
+                           "message": "m".repeat(2000)});
+        let nic = json!({"fw_ver": "f".repeat(3000), "netdev": "ens1"});
+        let nics: serde_json::Map<String, Value> = (0..200)
+            .map(|i| (format!("mlx5_{i}"), nic.clone()))
+            .collect();
+        let bytes = result_with(
+            &json!({"nics": nics}),
+            &[("checks", Value::Array(vec![check; 1000]))],
+        );
+        let r = result_of(&bytes);
+        let limit = r.checks.last().unwrap();
+        assert_eq!(limit.id, LIMIT_CHECK);
+        assert_eq!(limit.status, Status::Warn);
+        let kept = r.checks.len() - 1;
+        assert!((200..1000).contains(&kept), "{kept} checks kept");
+        assert!(
+            (40..200).contains(&r.facts.nics.len()),
+            "{}",
+            r.facts.nics.len()
+        );
+        assert_eq!(
+            limit.actual,
+            format!(
+                "{} checks past the first 512 KiB, the facts of {} NICs past the first 256 KiB",
+                1000 - kept,
+                200 - r.facts.nics.len()
+            )
+        );
+        // An ordinary result gets no such warning.
+        assert!(
+            result_of(&result_with(&json!({}), &[]))
+                .checks
+                .iter()
+                .all(|c| c.id != LIMIT_CHECK)
+        );
+    }
+
+    #[test]
+    fn an_empty_nic_is_a_host_wide_check_and_a_wrong_typed_check_field_fails_the_file() {
+        let checks = json!([{"id": "root", "nic": "", "status": "pass"},
+                            {"id": "mtu", "nic": null, "status": "pass"}]);
+        let r = result_of(&result_with(&json!({}), &[("checks", checks)]));
+        assert_eq!(r.checks[0].nic, None);
+        assert_eq!(r.checks[1].nic, None);
+        let checks = json!([{"id": "mtu", "status": "pass", "message": 5}]);
+        assert_eq!(
+            corrupt(&result_with(&json!({}), &[("checks", checks)])),
+            "not a valid roce-gen/result/v1 result: invalid type: integer `5`, expected a string"
+        );
+    }
 }

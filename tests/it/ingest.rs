@@ -1970,3 +1970,128 @@ fn results_of_either_plan_identity_count_and_others_are_stale() {
         run.stdout
     );
 }
+
+/// Results each padded to 15 MiB, packed as one `.tar.gz`: by turns with spaces after the
+/// object, one 15 MiB check message, and one 15 MiB unknown field. The run of spaces is
+/// compressed once and spliced into every member (a full flush leaves deflate byte-aligned and
+/// referring to nothing before it), so a few MiB of archive stand for gigabytes of results
+/// without the test compressing them.
+fn padded_results(n: usize) -> Vec<u8> {
+    use flate2::{Compress, Compression, FlushCompress};
+    const PAD: usize = 15 << 20;
+    const MARK: &str = "@PAD@";
+    /// A gzip stream made of raw deflate parts, with the trailer's CRC and size.
+    struct Gz {
+        c: Compress,
+        crc: crc32fast::Hasher,
+        size: u64,
+        out: Vec<u8>,
+    }
+    impl Gz {
+        fn deflate(c: &mut Compress, data: &[u8], flush: FlushCompress, out: &mut Vec<u8>) {
+            let mut input = data;
+            loop {
+                out.reserve(1 << 20);
+                let before = c.total_in();
+                c.compress_vec(input, out, flush).unwrap();
+                input = &input[usize::try_from(c.total_in() - before).unwrap()..];
+                if input.is_empty() && out.len() < out.capacity() {
+                    return;
+                }
+            }
+        }
+        fn plain(&mut self, bytes: &[u8], flush: FlushCompress) {
+            self.crc.update(bytes);
+            self.size += bytes.len() as u64;
+            Self::deflate(&mut self.c, bytes, flush, &mut self.out);
+        }
+    }
+    let spaces = vec![b' '; PAD];
+    let mut pad = Vec::new();
+    Gz::deflate(
+        &mut Compress::new(Compression::fast(), false),
+        &spaces,
+        FlushCompress::Full,
+        &mut pad,
+    );
+    let mut pad_crc = crc32fast::Hasher::new();
+    pad_crc.update(&spaces);
+
+    let mut gz = Gz {
+        c: Compress::new(Compression::fast(), false),
+        crc: crc32fast::Hasher::new(),
+        size: 0,
+        out: vec![0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff],
+    };
+    for i in 0..n {
+        let host = format!("gpu-{i:04}");
+        let mut doc = serde_json::json!({
+            "schema": "roce-gen/result/v1", "host": host, "phase": "apply", "status": "pass",
+            "finished_at": "2026-11-30T08:00:00Z",
+            "checks": [{"id": "mtu", "status": "pass", "message": "mtu is 4200"}],
+        });
+        match i % 3 {
+            0 => {}
+            1 => doc["checks"][0]["message"] = MARK.into(),
+            _ => doc["padding"] = MARK.into(),
+        }
+        let mut text = doc.to_string();
+        if i % 3 == 0 {
+            text.push_str(MARK);
+        }
+        let (pre, post) = text.split_once(MARK).unwrap();
+        let len = pre.len() + PAD + post.len();
+        let mut h = tar::Header::new_gnu();
+        h.set_path(format!("results/{host}.apply.json")).unwrap();
+        h.set_size(len as u64);
+        h.set_mode(0o644);
+        h.set_mtime(0);
+        h.set_cksum();
+        let mut head = h.as_bytes().to_vec();
+        head.extend_from_slice(pre.as_bytes());
+        gz.plain(&head, FlushCompress::Full);
+        gz.out.extend_from_slice(&pad);
+        gz.crc.combine(&pad_crc);
+        gz.size += PAD as u64;
+        let mut tail = post.as_bytes().to_vec();
+        tail.resize(tail.len() + (512 - len % 512) % 512, 0);
+        gz.plain(&tail, FlushCompress::Full);
+    }
+    gz.plain(&[0; 1024], FlushCompress::Finish);
+    let (crc, size) = (gz.crc.finalize(), gz.size);
+    gz.out.extend_from_slice(&crc.to_le_bytes());
+    // The gzip trailer holds the size modulo 2^32.
+    gz.out
+        .extend_from_slice(&((size & 0xffff_ffff) as u32).to_le_bytes());
+    gz.out
+}
+
+#[test]
+fn an_archive_of_huge_results_is_read_in_bounded_memory() {
+    // Few enough for a debug build to parse in seconds; `benches/scale.sh` reads 500.
+    const RESULTS: usize = 36;
+    let dir = tmp();
+    let archive = dir.path().join("padded.tar.gz");
+    std::fs::write(&archive, padded_results(RESULTS)).unwrap();
+    // 540 MB of results: held all at once, as ingest once did, they do not fit in the 384 MiB
+    // of address space given; read as a stream they take well under half of it (two workers,
+    // so that thread stacks and malloc arenas do not grow with the machine).
+    let out = Command::new("sh")
+        .args([
+            "-c",
+            r#"ulimit -v 393216 && exec "$0" ingest padded.tar.gz"#,
+        ])
+        .arg(env!("CARGO_BIN_EXE_roce-gen"))
+        .current_dir(dir.path())
+        .env("RAYON_NUM_THREADS", "2")
+        .env_remove("NO_COLOR")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains(&format!("{RESULTS} results read, {RESULTS} used")),
+        "{stdout}"
+    );
+}
