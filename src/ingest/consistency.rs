@@ -72,8 +72,10 @@ pub struct FactValue {
 }
 
 /// `(fact, scope)` → value → host → NICs.
-type Table =
-    BTreeMap<(usize, String, Option<String>), BTreeMap<String, BTreeMap<String, Vec<String>>>>;
+type Table = BTreeMap<
+    (usize, &'static str, Option<String>),
+    BTreeMap<String, BTreeMap<String, Vec<String>>>,
+>;
 
 /// The groups for these hosts' latest results. `with_plan_sha` adds the plan the results were
 /// made from (useful without `--plan`, where stale results are not otherwise told apart).
@@ -105,29 +107,33 @@ impl Tally {
         }
     }
 
+    /// Counts one value. Called for every fact of every host: the maps are looked up by
+    /// reference and a key is allocated only when it is new.
     fn put(
         &mut self,
         order: usize,
-        fact: &str,
+        fact: &'static str,
         scope: Option<String>,
         value: &str,
         host: &str,
         nic: Option<&str>,
     ) {
         let value = if value.trim().is_empty() {
-            UNSET.to_string()
+            UNSET
         } else {
-            value.to_string()
+            value
         };
-        let nics = self
-            .table
-            .entry((order, fact.to_string(), scope))
-            .or_default()
-            .entry(value)
-            .or_default()
-            .entry(host.to_string())
-            .or_default();
-        if let Some(nic) = nic {
+        let values = self.table.entry((order, fact, scope)).or_default();
+        if !values.contains_key(value) {
+            values.insert(value.to_string(), BTreeMap::new());
+        }
+        let Some(hosts) = values.get_mut(value) else {
+            return;
+        };
+        if !hosts.contains_key(host) {
+            hosts.insert(host.to_string(), Vec::new());
+        }
+        if let (Some(nics), Some(nic)) = (hosts.get_mut(host), nic) {
             nics.push(nic.to_string());
         }
     }
@@ -158,7 +164,7 @@ impl Tally {
             };
             // A skipped check has no value; a failed one still read what the host has.
             if c.status != Status::Skip {
-                self.put(3 + order, &c.id, None, &c.actual, host, Some(nic));
+                self.put(3 + order, SETTINGS[order], None, &c.actual, host, Some(nic));
                 if r.phase != Phase::Rollback && !c.expected.trim().is_empty() {
                     *self
                         .expected
@@ -201,7 +207,7 @@ impl Tally {
             for hosts in values.values() {
                 for (host, nics) in hosts {
                     *nics_of
-                        .entry((fact.as_str(), host.as_str(), scope.as_deref()))
+                        .entry((*fact, host.as_str(), scope.as_deref()))
                         .or_default() += nics.len();
                 }
             }
@@ -224,7 +230,7 @@ impl Tally {
                             .iter()
                             .filter(|(host, nics)| {
                                 nics_of
-                                    .get(&(fact.as_str(), host.as_str(), scope.as_deref()))
+                                    .get(&(*fact, host.as_str(), scope.as_deref()))
                                     .is_some_and(|n| *n != nics.len())
                             })
                             .map(|(host, nics)| {
@@ -235,7 +241,7 @@ impl Tally {
                             .collect(),
                     })
                     .collect();
-                let planned = expected.get(fact.as_str()).and_then(|e| {
+                let planned = expected.get(*fact).and_then(|e| {
                     let most = e.values().max()?;
                     e.iter().find(|(_, n)| *n == most).map(|(v, _)| v.clone())
                 });
@@ -253,7 +259,7 @@ impl Tally {
                 all_hosts.sort_unstable();
                 all_hosts.dedup();
                 FactGroup {
-                    fact: fact.clone(),
+                    fact: (*fact).to_string(),
                     scope: scope.clone(),
                     per: if per_nic { "nic" } else { "host" },
                     planned,
