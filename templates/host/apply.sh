@@ -22,5 +22,6 @@ rg_apply_gate
 for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do
   rg_nic_settings apply "$i"
 done
+rg_firmware apply
 rg_persist
 rg_finish

@@ -40,6 +40,7 @@ for dev in ${devs[@]+"${devs[@]}"}; do
   rg_restore "$dev"
   unset saved
 done
+rg_fw_rollback
 [ -z "$reload" ] || rg_unpersist_reload "$reload"
 if [ "$persisted" = yes ]; then
   rg_unpersist
