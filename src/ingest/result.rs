@@ -321,6 +321,8 @@ pub struct ResultFile {
     pub phase: Phase,
     /// `apply.sh --dry-run`: nothing was changed.
     pub dry_run: bool,
+    /// A firmware (NV) value waits for the next boot to take effect (absent in older results).
+    pub reboot_required: bool,
     /// sha256 of the plan file the bundle was generated from.
     pub plan_sha256: String,
     /// sha256 of the bundle's `SHA256SUMS`.
@@ -352,6 +354,8 @@ struct Wire {
     phase: Phase,
     #[serde(default)]
     dry_run: bool,
+    #[serde(default)]
+    reboot_required: bool,
     #[serde(default)]
     plan_sha256: String,
     #[serde(default)]
@@ -416,6 +420,7 @@ pub fn parse(bytes: &[u8]) -> Parsed {
         observed_hostname: wire.observed_hostname,
         phase: wire.phase,
         dry_run: wire.dry_run,
+        reboot_required: wire.reboot_required,
         plan_sha256: wire.plan_sha256,
         bundle_sha256: wire.bundle_sha256,
         started_at: wire.started_at.and_then(|s| s.parse().ok()),

@@ -311,7 +311,7 @@ rg_fw_nic() {
       rg_fw_unsaved "$dev" "$lines"
       [ -z "$REPLY" ] || rg_save_lines "$REPLY" "the firmware values of $dev" "no firmware value of $dev was changed"
     fi
-    rg_do "$RG_FW_TOOL" -y -d "$bdf" set "${sets[@]}" || failed=yes
+    rg_do "$RG_FW_TOOL" -y -d "$bdf" set ${sets[@]+"${sets[@]}"} || failed=yes
     # shellcheck disable=SC2086 # one word per name
     if [ "$RG_DRY_RUN" = no ] && ! rg_fw_query "$bdf" $names; then
       err=$RG_V
@@ -472,7 +472,7 @@ rg_fw_restore() {
     [ -n "${saved[${id#fw_}]+set}" ] || saved[${id#fw_}]=$value
   done <"$RG_SAVED"
   if [ -z "$RG_FW_TOOL" ]; then
-    for name in "${!saved[@]}"; do
+    for name in ${saved[@]+"${!saved[@]}"}; do
       rg_check "fw_$name" "$dev" fail warning "${saved[$name]}" "" \
         "cannot restore $name to ${saved[$name]}: neither mlxconfig nor mstconfig is installed (mstflint: apt install mstflint, dnf install mstflint)"
     done
@@ -483,7 +483,7 @@ rg_fw_restore() {
   for base in $RG_FW_PARAMS; do names+=" ${base}_$port"; done
   # shellcheck disable=SC2086 # one word per name
   if [ -z "$bdf" ] || ! rg_fw_query "$bdf" $names; then
-    for name in "${!saved[@]}"; do
+    for name in ${saved[@]+"${!saved[@]}"}; do
       rg_check "fw_$name" "$dev" fail warning "${saved[$name]}" "" "cannot read $name to restore it: ${RG_V:-no PCI address for $dev}"
     done
     return 0
@@ -495,7 +495,7 @@ rg_fw_restore() {
     [ "${was[$name]}" = "${saved[$name]}" ] || sets+=("$name=$(rg_fw_word "$base" "${saved[$name]}")")
   done
   if [ ${#sets[@]} -gt 0 ]; then
-    rg_do "$RG_FW_TOOL" -y -d "$bdf" set "${sets[@]}" || failed=yes
+    rg_do "$RG_FW_TOOL" -y -d "$bdf" set ${sets[@]+"${sets[@]}"} || failed=yes
     # shellcheck disable=SC2086 # one word per name
     [ "$RG_DRY_RUN" = yes ] || rg_fw_query "$bdf" $names || RG_FW_NEXT=()
   fi

@@ -579,3 +579,53 @@ fn a_firmware_that_cannot_be_read_warns_in_report_mode_and_fails_apply() {
         }
     }
 }
+
+/// `ingest` says which hosts wait for a reboot, from their latest result; a result without the
+/// field (an older bundle) says nothing of it.
+#[test]
+fn ingest_names_the_hosts_that_need_a_reboot() {
+    let h = host("bash", Some("mlxconfig"), Some("apply"));
+    let apply = h.run("apply.sh", &[]);
+    assert_eq!(apply.result["reboot_required"], true, "{}", apply.stdout);
+    let dir = crate::common::tmp();
+    let results = dir.path().join("results");
+    std::fs::create_dir(&results).unwrap();
+    std::fs::write(
+        results.join("node-a.apply.json"),
+        serde_json::to_string_pretty(&apply.result).unwrap(),
+    )
+    .unwrap();
+    let mut older = apply.result.clone();
+    older["host"] = Value::from("node-b");
+    older.as_object_mut().unwrap().remove("reboot_required");
+    std::fs::write(
+        results.join("node-b.apply.json"),
+        serde_json::to_string_pretty(&older).unwrap(),
+    )
+    .unwrap();
+    let text = crate::common::roce_gen(dir.path(), &["ingest", "results"]);
+    assert!(
+        text.stdout.contains(
+            "\nℹ node-a: reboot required: firmware values take effect at the next boot\n"
+        ),
+        "{}",
+        text.transcript()
+    );
+    assert!(!text.stdout.contains("node-b: reboot"), "{}", text.stdout);
+    let md = crate::common::roce_gen(dir.path(), &["ingest", "results", "--format", "markdown"]);
+    assert!(
+        md.stdout.contains(
+            "\nReboot required (firmware values take effect at the next boot): node-a.\n"
+        ),
+        "{}",
+        md.transcript()
+    );
+    let json = crate::common::roce_gen(dir.path(), &["ingest", "results", "--format", "json"]);
+    let doc: Value = serde_json::from_str(&json.stdout).unwrap();
+    let hosts = doc["hosts"].as_array().unwrap();
+    let latest = |name: &str| {
+        hosts.iter().find(|x| x["host"] == name).unwrap()["latest"]["reboot_required"].clone()
+    };
+    assert_eq!(latest("node-a"), true);
+    assert_eq!(latest("node-b"), Value::Null);
+}
