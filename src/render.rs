@@ -87,6 +87,8 @@ pub const LIB_PROBE_SH: FileTemplate = plain("host/lib-probe.sh", 0o644);
 pub const LIB_SETTINGS_SH: FileTemplate = plain("host/lib-settings.sh", 0o644);
 /// `lib-persist.sh`: the boot unit, the driver-reload hooks, the boot wait.
 pub const LIB_PERSIST_SH: FileTemplate = plain("host/lib-persist.sh", 0o644);
+/// `lib-firmware.sh`: the NICs' firmware (NV) configuration, read, checked and set.
+pub const LIB_FIRMWARE_SH: FileTemplate = plain("host/lib-firmware.sh", 0o644);
 /// `plan.sh`: this host's plan as bash data, the only file of a bundle's shell that differs
 /// between hosts.
 pub const PLAN_SH: FileTemplate = file("host/plan.sh", 0o644);
@@ -109,7 +111,7 @@ pub const DIST_FILES: [FileTemplate; 3] = [RUN_HERE_SH, ANSIBLE_INVENTORY, ANSIB
 pub const HOST_FILES: [FileTemplate; 1] = [PLAN_SH];
 
 /// The files that do not depend on the host: made once per run, shared by every bundle.
-pub const SHARED_FILES: [FileTemplate; 11] = [
+pub const SHARED_FILES: [FileTemplate; 12] = [
     PRECHECK_SH,
     APPLY_SH,
     ROLLBACK_SH,
@@ -119,6 +121,7 @@ pub const SHARED_FILES: [FileTemplate; 11] = [
     LIB_PROBE_SH,
     LIB_SETTINGS_SH,
     LIB_PERSIST_SH,
+    LIB_FIRMWARE_SH,
     SERVICE,
     README_TXT,
 ];
@@ -152,6 +155,7 @@ const EMBEDDED: &[(&str, &str)] = embedded![
     "host/lib-probe.sh",
     "host/lib-settings.sh",
     "host/lib-persist.sh",
+    "host/lib-firmware.sh",
     "host/plan.sh.j2",
     "host/roce-gen.service.j2",
     "host/README.txt.j2",

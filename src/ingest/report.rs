@@ -224,6 +224,9 @@ pub struct Run {
     pub phase: Phase,
     /// `apply.sh --dry-run`.
     pub dry_run: bool,
+    /// A firmware value it read or set takes effect only at the next boot.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub reboot_required: bool,
     /// The run's status.
     pub status: Status,
     /// When it started, RFC 3339, when the result says so readably.
@@ -559,6 +562,7 @@ fn run_of(item: &Item) -> Run {
     Run {
         phase: r.phase,
         dry_run: r.dry_run,
+        reboot_required: r.reboot_required,
         status: r.status,
         started_at: r.started_at.map(|t| t.to_string()),
         finished_at: r.finished_at.to_string(),

@@ -229,6 +229,8 @@ pub struct ResultFile {
     pub phase: Phase,
     /// `apply.sh --dry-run`: nothing was changed.
     pub dry_run: bool,
+    /// A firmware (NV) value waits for the next boot to take effect (absent in older results).
+    pub reboot_required: bool,
     /// sha256 of the plan file the bundle was generated from.
     pub plan_sha256: String,
     /// sha256 of the bundle's `SHA256SUMS`.
@@ -264,6 +266,8 @@ struct Wire {
     phase: Phase,
     #[serde(default)]
     dry_run: bool,
+    #[serde(default)]
+    reboot_required: bool,
     #[serde(default, deserialize_with = "wire::text")]
     plan_sha256: String,
     #[serde(default, deserialize_with = "wire::text")]
@@ -431,6 +435,7 @@ fn checked(wire: Wire) -> Parsed {
         observed_hostname: wire.observed_hostname,
         phase: wire.phase,
         dry_run: wire.dry_run,
+        reboot_required: wire.reboot_required,
         plan_sha256: wire.plan_sha256,
         bundle_sha256: wire.bundle_sha256,
         started_at: wire.started_at.and_then(|s| s.parse().ok()),

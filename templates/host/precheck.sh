@@ -11,4 +11,5 @@ RG_USAGE="usage: precheck.sh [--out FILE | --results-dir DIR]"
 rg_parse "" "$@"
 rg_start precheck
 rg_precheck warn compare
+rg_firmware compare
 rg_finish

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # rollback.sh: restores every value that apply.sh saved on this host (the values from before
-# roce-gen first changed them), in the reverse of the order the driver needs, removes the boot
-# unit and the driver-reload hook apply installed, then forgets the saved state.
+# roce-gen first changed them; firmware values for the next boot), in the reverse of the order
+# the driver needs, removes the boot unit and the driver-reload hook apply installed, then
+# forgets the saved state.
 # Writes results/<host>.rollback.json beside this script (or --out FILE, --results-dir DIR).
 # Exit status: 0 restored, 1 something could not be restored, 2 the script could not run.
 # Part of a roce-gen bundle: the same in every bundle; this host's values are in plan.sh.
@@ -40,6 +41,7 @@ for dev in ${devs[@]+"${devs[@]}"}; do
   rg_restore "$dev"
   unset saved
 done
+rg_fw_rollback
 [ -z "$reload" ] || rg_unpersist_reload "$reload"
 if [ "$persisted" = yes ]; then
   rg_unpersist

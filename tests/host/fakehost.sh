@@ -34,9 +34,13 @@
 #   fakehost.sh reload ROOT
 #       `openibd restart`: runtime settings back to the driver defaults, then
 #       ROOT/etc/infiniband/post-start-hook.sh if executable (via run); its status.
+#   fakehost.sh reboot ROOT
+#       a reboot as far as the scripts can tell: every card's firmware takes its next-boot NV
+#       values (.fake/nvconfig/*, stubs/nvconfig.sh), then everything reload does (the OFED
+#       stack starts at boot). The boot unit is not run: a test runs apply.sh --boot itself.
 #
 # Or `source` this file and call fakehost_create / fakehost_snapshot / fakehost_run /
-# fakehost_reload.
+# fakehost_reload / fakehost_reboot.
 # Bash 4.2 compatible; the functions run in subshells so they never change the caller's
 # shell options.
 
@@ -58,7 +62,8 @@ fakehost_usage() {
   printf '%s\n' 'usage: fakehost.sh create ROOT --kind ofed|inbox --host NAME --nic DEV:IF:BDF:MAC [--nic ...] [--missing DEV ...]' \
     '       fakehost.sh snapshot ROOT [DIR ...]' \
     '       fakehost.sh run ROOT -- CMD [ARG ...]' \
-    '       fakehost.sh reload ROOT' >&2
+    '       fakehost.sh reload ROOT' \
+    '       fakehost.sh reboot ROOT' >&2
 }
 
 fakehost_create() (
@@ -473,6 +478,26 @@ fakehost_reload() (
   exit "$rc"
 )
 
+# fakehost_reboot ROOT: the firmware loads each card's next-boot NV configuration, then the
+# stack starts as after fakehost_reload (whose status is returned).
+fakehost_reboot() (
+  set -u
+  shopt -s nullglob
+  local root=${1-} f name def next
+  if [[ -z $root || ! -d $root/.fake ]]; then
+    printf 'fakehost reboot: %s is not a fake host root\n' "$root" >&2
+    exit 2
+  fi
+  for f in "$root"/.fake/nvconfig/*; do
+    while read -r name def _ next; do
+      [[ -n $name ]] && printf '%s %s %s %s\n' "$name" "$def" "$next" "$next"
+    done <"$f" >"$f.new"
+    mv -f -- "$f.new" "$f"
+  done
+  echo 'fakehost reboot: the firmware took its next-boot configuration' >&2
+  fakehost_reload "$root"
+)
+
 fakehost_main() {
   local cmd=${1-}
   (($#)) && shift
@@ -481,6 +506,7 @@ fakehost_main() {
     snapshot) fakehost_snapshot "$@" ;;
     run) fakehost_run "$@" ;;
     reload) fakehost_reload "$@" ;;
+    reboot) fakehost_reboot "$@" ;;
     *)
       fakehost_usage
       return 2

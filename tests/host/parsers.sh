@@ -17,6 +17,9 @@ fi
 # The optics reader and its default limits (lib-probe.sh only defines functions and values).
 # shellcheck source=../../templates/host/lib-probe.sh
 . "$LIB/lib-probe.sh"
+# The NV configuration reader (lib-firmware.sh defines functions and empty state only).
+# shellcheck source=../../templates/host/lib-firmware.sh
+. "$LIB/lib-firmware.sh"
 
 pass=0 fail=0
 eq() { # NAME WANT GOT
@@ -99,6 +102,25 @@ eq "sff-8636 no problem" "" "$(optics sff8636-100g.txt 4 problem)"
 
 eq "a module without monitoring reports no temperature, not 0 C" "temp|" \
   "$(printf '\tModule temperature : 0.00 degrees C / 32.00 degrees F\n\tModule voltage : 0.0000 V\n' | rg_optics_awk 4 | grep '^temp' | tr '\t' '|')"
+
+# mlxconfig / mstconfig -d BDF [-e] q: NAME default current next, values as numbers
+nv() { rg_parse_nvconfig <"$FIX/mlxconfig/$1" | awk -F '\t' -v n="$2" '$1 == n { print $2 "|" $3 "|" $4 }'; }
+eq "nv: -e, a new card" "48|48|48" "$(nv query-e-default.txt CNP_DSCP_P1)"
+eq "nv: True(1) is 1, False(0) is 0" "0|1|1 1|1|1" "$(nv query-e-contradicting.txt LLDP_NB_DCBX_P1) $(nv query-e-contradicting.txt DCBX_WILLING_P1)"
+eq "nv: ETH(2) is 2" "2|2|2" "$(nv query-e-default.txt LINK_TYPE_P1)"
+eq "nv: a pending reboot (current differs from next boot)" "48|40|48 1|1|0" \
+  "$(nv query-e-pending.txt CNP_DSCP_P1) $(nv query-e-pending.txt DCBX_WILLING_P1)"
+eq "nv: without -e only the next boot is known" "||48" "$(nv query-next-only.txt CNP_DSCP_P1)"
+eq "nv: every row of a query" 6 "$(rg_parse_nvconfig <"$FIX/mlxconfig/query-e-default.txt" | wc -l | tr -d ' ')"
+eq "nv: the later layout (wider columns, an RO column)" "48|40|40 255|255|255" \
+  "$(nv query-e-later-layout.txt CNP_DSCP_P1) $(nv query-e-later-layout.txt ROCE_CC_PRIO_MASK_P1)"
+eq "nv: a read-only row" "||3" "$(printf 'Configurations:                                                  Next Boot\n RO     NUM_OF_PLANES_P1                            3               \n' | rg_parse_nvconfig | awk -F '\t' '{ print $2 "|" $3 "|" $4 }')"
+eq "nv: set prints Next Boot and New" "||40" "$(nv set.txt CNP_DSCP_P1)"
+eq "nv: a refused query has no rows" "" "$(rg_parse_nvconfig <"$FIX/mlxconfig/query-e-unsupported.txt")"
+eq "nv: its error line" "The Device doesn't support LINK_TYPE_P1 parameter" "$(rg_nv_error "$(cat "$FIX/mlxconfig/query-e-unsupported.txt")")"
+eq "nv: N/A and arrays are no value" "|" \
+  "$(printf 'Configurations:          Current         Next Boot\n         FOO_P1   N/A    Array[0..7]\n' | rg_parse_nvconfig | cut -f3,4 | tr '\t' '|')"
+eq "nv: nothing before the header is a row" "" "$(printf 'Device type:    ConnectX7\nDevice:         0000:1a:00.0\n' | rg_parse_nvconfig)"
 
 printf '%s passed, %s failed\n' "$pass" "$fail"
 [ "$fail" -eq 0 ]

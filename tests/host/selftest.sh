@@ -592,6 +592,62 @@ expect 'modprobe' 0 '' ''
 
 
 # ---------------------------------------------------------------------------------------
+# Firmware (NV) configuration: mlxconfig / mstconfig, per card, set for the next boot
+
+fresh nv1
+H=$REPLY
+ln -s stub "$H/bin/mlxconfig"
+ln -s stub "$H/bin/mstconfig"
+NV_NAMES=(ROCE_CC_PRIO_MASK_P1 CNP_DSCP_P1 CNP_802P_PRIO_P1 LLDP_NB_DCBX_P1 DCBX_WILLING_P1 LINK_TYPE_P1)
+call "$H" mlxconfig -d 0000:1a:00.0 -e q "${NV_NAMES[@]}"
+fixture 'mlxconfig -e q on a new card' 0 mlxconfig/query-e-default.txt ''
+call "$H" mstconfig -d 0000:1a:00.0 -e q "${NV_NAMES[@]}"
+fixture 'mstconfig prints the same' 0 mlxconfig/query-e-default.txt ''
+call "$H" mlxconfig -d 0000:1a:00.0 q "${NV_NAMES[@]}"
+fixture 'mlxconfig q without -e: the next boot only' 0 mlxconfig/query-next-only.txt ''
+call "$H" mlxconfig -d 1a:00.1 -e q
+eq 'a query of every parameter: both ports of the dual-port card' 12 "$(grep -c '_P[12] ' <<<"$OUT")"
+call "$H" mlxconfig -y -d 0000:1a:00.0 set CNP_DSCP_P1=40 LLDP_NB_DCBX_P1=True
+eq 'set: exit status' 0 "$RC"
+eq 'set changes the next boot only' $'CNP_DSCP_P1 48 48 40\nLLDP_NB_DCBX_P1 0 0 1' \
+  "$(grep -E '^(CNP_DSCP|LLDP_NB_DCBX)_P1 ' "$H/.fake/nvconfig/0000:1a:00")"
+"$FH" reload "$H" 2>/dev/null
+eq 'a driver reload leaves the firmware as it is' 'CNP_DSCP_P1 48 48 40' "$(grep '^CNP_DSCP_P1 ' "$H/.fake/nvconfig/0000:1a:00")"
+"$FH" reboot "$H" 2>/dev/null
+eq 'reboot: exit status' 0 $?
+call "$H" mlxconfig -d 0000:1a:00.0 -e q "${NV_NAMES[@]}"
+fixture 'after set and a reboot' 0 mlxconfig/query-e-contradicting.txt ''
+cp -a "$H" "$T/nv2"
+call "$H" mlxconfig -y -d 0000:1a:00.0 set CNP_DSCP_P1=48 DCBX_WILLING_P1=0
+fixture 'mlxconfig -y set (prints the table with New, answers the prompt)' 0 mlxconfig/set.txt ''
+call "$T/nv2" mstconfig -y -d 0000:1a:00.0 set CNP_DSCP_P1=48 DCBX_WILLING_P1=false
+fixture 'mstconfig -y set, a bool by name' 0 mlxconfig/set.txt ''
+call "$H" mlxconfig -d 0000:1a:00.0 -e q "${NV_NAMES[@]}"
+fixture 'a pending reboot' 0 mlxconfig/query-e-pending.txt ''
+cp "$H/.fake/nvconfig/0000:1a:00" "$T/nvstate"
+call "$H" mlxconfig -d 0000:1a:00.0 set CNP_DSCP_P1=46 </dev/null
+eq 'set without -y and no answer: the prompt is refused' '2  Apply new Configuration? (y/n) [n] : -E- Aborted by user.' \
+  "$RC $(printf '%s' "$OUT" | tail -n 1)"
+eq '... changes nothing' '' "$(diff "$T/nvstate" "$H/.fake/nvconfig/0000:1a:00")"
+call "$H" mlxconfig -y -d 0000:1a:00.0 set CNP_DSCP_P1=64
+expect 'set out of range' 3 $'-E- Cannot set the value 64 for the parameter CNP_DSCP_P1\n' ''
+call "$H" mlxconfig -y -d 0000:1a:00.0 set LINK_TYPE_P1=ETH
+eq 'set the link type by name' '0 LINK_TYPE_P1 2 2 2' "$RC $(grep '^LINK_TYPE_P1 ' "$H/.fake/nvconfig/0000:1a:00")"
+grep -v '^LINK_TYPE' "$T/nvstate" >"$H/.fake/nvconfig/0000:1a:00"
+sed -i 's/^CNP_DSCP_P1 48 40 48$/CNP_DSCP_P1 48 48 48/; s/^LLDP_NB_DCBX_P1 0 1 1$/LLDP_NB_DCBX_P1 0 0 0/; s/^DCBX_WILLING_P1 1 1 0$/DCBX_WILLING_P1 1 1 1/' \
+  "$H/.fake/nvconfig/0000:1a:00"
+call "$H" mlxconfig -d 0000:1a:00.0 -e q "${NV_NAMES[@]}"
+fixture 'a parameter the firmware does not have refuses the named query' 3 mlxconfig/query-e-unsupported.txt ''
+call "$H" mlxconfig -d 0000:1a:00.0 -e q
+eq '... which a query of every parameter leaves out' 5 "$(grep -c '_P1 ' <<<"$OUT")"
+: >"$H/.fake/not-root"
+call "$H" mstconfig -d 0000:1a:00.0 -e q
+expect 'not root' 3 $'-E- Failed to open device: 0000:1a:00.0. Permission denied\n' ''
+rm -f "$H/.fake/not-root"
+call "$H" mlxconfig -d 0000:5e:00.0 q
+expect 'a device the host does not have' 3 $'-E- Failed to open device: 0000:5e:00.0. No such file or directory\n' ''
+
+# ---------------------------------------------------------------------------------------
 # the stub log, the failure and output hooks, safety
 
 : >"$I/stub.log"

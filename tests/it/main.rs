@@ -9,6 +9,7 @@ mod dashboard;
 mod delivery;
 mod dryrun;
 mod field;
+mod firmware;
 mod formats;
 mod generate;
 mod golden;

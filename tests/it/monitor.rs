@@ -28,7 +28,7 @@ fn write_neighbours(h: &FakeHost, neighbours: &[(&str, &str)]) {
 /// test machine would otherwise answer for a host that has none. Inside the run's private mount
 /// namespace each folder holding one is covered by an overlay whose whiteouts remove them (a file
 /// merely made unexecutable would still be found by `command -v`).
-fn run_without(h: &FakeHost, script: &str, tools: &[&str]) -> ScriptRun {
+pub(crate) fn run_without(h: &FakeHost, script: &str, tools: &[&str]) -> ScriptRun {
     let scratch = h.root.parent().unwrap();
     let out_file = scratch.join(format!("{script}.without.json"));
     let _ = std::fs::remove_file(&out_file);

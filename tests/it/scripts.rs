@@ -66,6 +66,7 @@ fn the_shell_sources_parse_and_pass_shellcheck_without_findings() {
         [
             "apply.sh",
             "lib-checks.sh",
+            "lib-firmware.sh",
             "lib-parse.sh",
             "lib-persist.sh",
             "lib-probe.sh",

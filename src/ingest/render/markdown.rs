@@ -133,6 +133,19 @@ pub fn render(report: &ClusterReport) -> String {
         }
         out.push('\n');
     }
+    let reboot: Vec<String> = report
+        .hosts
+        .iter()
+        .filter(|h| super::text::reboot_required(h))
+        .map(|h| md(&h.host))
+        .collect();
+    if !reboot.is_empty() {
+        let _ = writeln!(
+            out,
+            "Reboot required (firmware values take effect at the next boot): {}.\n",
+            reboot.join(", ")
+        );
+    }
 
     let failing: Vec<&HostReport> = report
         .hosts

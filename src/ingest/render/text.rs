@@ -136,6 +136,15 @@ pub fn render(report: &ClusterReport, color: bool) -> String {
             )),
         );
     }
+    for h in report.hosts.iter().filter(|h| reboot_required(h)) {
+        line(
+            &mut out,
+            &format!(
+                "ℹ {}: reboot required: firmware values take effect at the next boot",
+                clean(&h.host)
+            ),
+        );
+    }
 
     if !report.attention.is_empty() {
         line(&mut out, &p.dim(RULE));
@@ -240,6 +249,11 @@ pub fn render(report: &ClusterReport, color: bool) -> String {
         &format!("results: {}", files_line(&report.totals)),
     );
     out
+}
+
+/// The host's latest result says a firmware value waits for the next boot.
+pub(crate) fn reboot_required(h: &HostReport) -> bool {
+    h.latest.as_ref().is_some_and(|r| r.reboot_required)
 }
 
 /// At most this many items of a group are listed; JSON has them all.

@@ -2,8 +2,10 @@
 # apply.sh: configures this host's RoCE NICs as planned. It verifies the bundle, checks the host
 # name, runs the precheck (stops on a failure unless --force), saves every value it may touch,
 # changes only what differs from the plan, reads every value back, and installs the boot unit
-# and the driver-reload hook. --boot (the unit, the hook) waits for the planned devices and
-# configures those that are there. --dry-run prints what it would run and changes nothing.
+# and the driver-reload hook. With firmware_config = apply it also sets the NICs' firmware (NV)
+# values that contradict the plan, for the next boot (never at boot). --boot (the unit, the
+# hook) waits for the planned devices and configures those that are there. --dry-run prints what
+# it would run and changes nothing.
 # Writes results/<host>.apply.json beside this script (or --out FILE, --results-dir DIR).
 # Exit status: 0 configured, 1 something failed or was refused, 2 the script could not run.
 # Part of a roce-gen bundle: the same in every bundle; this host's values are in plan.sh.
@@ -22,5 +24,6 @@ rg_apply_gate
 for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do
   rg_nic_settings apply "$i"
 done
+rg_firmware apply
 rg_persist
 rg_finish

@@ -1,7 +1,8 @@
 # shellcheck shell=bash
 # lib.sh: the shell library of a roce-gen bundle, the same in every bundle. precheck.sh, apply.sh
 # and rollback.sh source it; it sets strict mode, sources plan.sh (this host's values, RG_*)
-# and its parts: lib-parse.sh, lib-checks.sh, lib-probe.sh, lib-settings.sh, lib-persist.sh.
+# and its parts: lib-parse.sh, lib-checks.sh, lib-probe.sh, lib-settings.sh, lib-persist.sh,
+# lib-firmware.sh.
 # Here: the command line, logging, the run lock, time limits on tools, the checks of a run, the
 # JSON result and the summary. Bash 4.2 (RHEL 7) or newer, coreutils, and the host's own tools;
 # nothing else.
@@ -297,7 +298,7 @@ rg_result_json() {
   printf '  "observed_hostname": %s,\n' "$(rg_json_str "$RG_OBSERVED_HOST")"
   printf '  "phase": %s,\n' "$(rg_json_str "$RG_PHASE")"
   printf '  "dry_run": %s,\n' "$([ "$RG_DRY_RUN" = yes ] && echo true || echo false)"
-  printf '  "reboot_required": false,\n'
+  printf '  "reboot_required": %s,\n' "$([ "$RG_REBOOT_REQUIRED" = yes ] && echo true || echo false)"
   printf '  "plan_sha256": %s,\n' "$(rg_json_str "$RG_PLAN_SHA256")"
   printf '  "bundle_sha256": %s,\n' "$(rg_json_str "$(rg_bundle_sha256)")"
   printf '  "started_at": %s,\n' "$(rg_json_str "$RG_STARTED")"
@@ -381,6 +382,7 @@ rg_summary() {
     printf '⚠ %s%s: %s\n' "${RG_C_ID[i]}" "${RG_C_NIC[i]:+:${RG_C_NIC[i]}}" "${RG_C_MSG[i]}"
   done
   rg_summary_changes "$status"
+  rg_fw_summary
 }
 
 # rg_summary_changes STATUS: the changes of the run: a heading, one entry per setting (in the
@@ -719,3 +721,5 @@ rg_parse() {
 . "$RG_DIR/lib-settings.sh"
 # shellcheck source=lib-persist.sh
 . "$RG_DIR/lib-persist.sh"
+# shellcheck source=lib-firmware.sh
+. "$RG_DIR/lib-firmware.sh"

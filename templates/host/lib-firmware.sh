@@ -1,0 +1,533 @@
+# shellcheck shell=bash
+# lib-firmware.sh, part of lib.sh: the NICs' firmware (NV) configuration, as the plan's
+# firmware_config says. `report`: precheck and apply read, per NIC, the parameters below (their
+# current and next-boot values), record them in the facts and warn where one contradicts the
+# plan; `apply`: apply also sets those that contradict it, for the next boot, after saving the
+# next-boot values they had (rollback sets those again); `off`: no firmware access at all. Read
+# and set with mlxconfig (NVIDIA MFT) or mstconfig (mstflint, the same code under another name).
+# NV values take effect only at the next boot (or a firmware reset), so a run that sets one
+# marks its result reboot_required; the boot unit never touches them.
+
+# The parameters read per port, without their _P<port> suffix: congestion control per priority,
+# the CNP's DSCP and priority, the firmware's DCBX client and whether it takes the switch's
+# settings, and the port's protocol.
+RG_FW_PARAMS="ROCE_CC_PRIO_MASK CNP_DSCP CNP_802P_PRIO LLDP_NB_DCBX DCBX_WILLING LINK_TYPE"
+# yes when a value read differs between now and the next boot: the host needs a reboot for
+# it to take effect (the result's reboot_required).
+RG_REBOOT_REQUIRED=no
+# The NICs with such a value, for the summary.
+RG_FW_PENDING=""
+# yes when precheck or a dry run found values apply would set.
+RG_FW_WOULD_SET=no
+# mlxconfig or mstconfig, once rg_firmware has looked.
+RG_FW_TOOL=""
+# Per NIC: its members of the result's facts (fw_NAME, fw_NAME_next, fw_device, fw_tool).
+RG_FW_FACTS=()
+# The values of the last query, by full name (CNP_DSCP_P1), as numbers: the current value
+# (empty where the firmware cannot tell) and the next-boot value.
+declare -A RG_FW_CUR=() RG_FW_NEXT=()
+
+# --- reading the tool's output (pure) ------------------------------------------------------------
+
+# rg_nv_number WORD: REPLY = the number a value cell stands for: `48` → 48, `True(1)` → 1,
+# `ETH(2)` → 2; empty for `N/A`, `Array[0..7]` and anything else.
+rg_nv_number() {
+  local re='^[^()]*\(([0-9]+)\)$'
+  REPLY=""
+  if [[ $1 =~ ^[0-9]+$ ]]; then
+    REPLY=$((10#$1))
+  elif [[ $1 =~ $re ]]; then
+    REPLY=$((10#${BASH_REMATCH[1]}))
+  fi
+}
+
+# rg_parse_nvconfig: `mlxconfig -d BDF [-e] q [NAME...]` (mstconfig prints the same) → one line
+# per parameter: name, default, current and next-boot value, tab-separated, each a number or
+# empty where the output has no such column (without -e only `Next Boot` is printed) or says
+# N/A. The table is read by its `Configurations:` header, whatever the column widths (they
+# changed between versions): a row is an optional `*` (the next-boot value differs from the
+# default or the current one), an optional `RO` (read-only), the name and one value per
+# column. Nothing before the header is taken, nor error lines (`-E- ...`), nor a row whose
+# cells do not match the header.
+rg_parse_nvconfig() {
+  local line rest name n
+  local -a cols=() words=()
+  local -A cell=()
+  while IFS= read -r line; do
+    if [[ $line == Configurations:* ]]; then
+      rest=${line#Configurations:}
+      read -r -a cols <<<"${rest//Next Boot/Next}"
+      continue
+    fi
+    [ ${#cols[@]} -gt 0 ] || continue
+    rest=${line#\*}
+    rest=${rest#"${rest%%[![:space:]]*}"}
+    [[ $rest != RO[[:space:]]* ]] || rest=${rest#RO}
+    read -r -a words <<<"$rest"
+    [ ${#words[@]} -eq $((${#cols[@]} + 1)) ] || continue
+    name=${words[0]}
+    [[ $name =~ ^[A-Z][A-Z0-9_]*$ ]] || continue
+    cell=()
+    for ((n = 0; n < ${#cols[@]}; n++)); do
+      rg_nv_number "${words[n + 1]}"
+      cell[${cols[n]}]=$REPLY
+    done
+    printf '%s\t%s\t%s\t%s\n' "$name" "${cell[Default]-}" "${cell[Current]-}" "${cell[Next]-}"
+  done
+}
+
+# rg_nv_error TEXT: the line of a failed mlxconfig that says why (`-E- ...`, printed on stdout),
+# else its last line.
+rg_nv_error() {
+  local line last=""
+  while IFS= read -r line; do
+    case $line in
+      -E-*)
+        printf '%s' "${line#-E- }"
+        return 0
+        ;;
+      *[![:space:]]*) last=$line ;;
+    esac
+  done <<<"$1"
+  printf '%s' "${last:-no output}"
+}
+
+# --- the device, the tool, a query -------------------------------------------------------------
+
+# rg_fw_tool: mlxconfig where installed, else mstconfig; nothing when neither is.
+rg_fw_tool() {
+  if rg_has mlxconfig; then
+    printf mlxconfig
+  elif rg_has mstconfig; then
+    printf mstconfig
+  fi
+}
+
+# rg_fw_device I: the PCI address the tool is given for NIC I: the planned one, else the
+# netdev's (the basename of /sys/class/net/IF/device).
+rg_fw_device() {
+  local pci=${RG_NIC_PCI[$1]-}
+  if [ -z "$pci" ]; then
+    pci=$(readlink "$RG_ROOT/sys/class/net/${RG_NIC_NETDEV[$1]}/device" 2>/dev/null) || pci=""
+    pci=${pci##*/}
+  fi
+  printf '%s' "$pci"
+}
+
+# rg_fw_port BDF: the suffix of the port a PCI function drives: each mlx5 physical function
+# drives one port, function N port N+1 (a dual-port card shows both ports' parameters on
+# either function).
+rg_fw_port() {
+  local fn=${1##*.}
+  [[ $fn =~ ^[0-7]$ ]] || fn=0
+  printf 'P%s' "$((fn + 1))"
+}
+
+# rg_fw_query BDF NAME...: RG_FW_CUR and RG_FW_NEXT = the named parameters of the
+# device at BDF; fails with the reason in RG_V. A firmware that lacks one of the names refuses
+# the whole query (`The Device doesn't support X parameter`), so every parameter is then asked
+# for and the named ones picked. A parameter the firmware does not have stays absent.
+rg_fw_query() {
+  local bdf=$1 out rc=0 name cur next rows=0
+  shift
+  RG_FW_CUR=() RG_FW_NEXT=()
+  out=$(rg_x "$RG_FW_TOOL" -d "$bdf" -e q "$@" 2>&1) || rc=$?
+  # (A tool that hung is not asked again.)
+  if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ "$rc" -ne 137 ]; then
+    rc=0
+    out=$(rg_x "$RG_FW_TOOL" -d "$bdf" -e q 2>&1) || rc=$?
+  fi
+  if [ "$rc" -ne 0 ]; then
+    RG_V="$RG_FW_TOOL -d $bdf -e q: $(rg_nv_error "$out") (exit $rc)"
+    return 1
+  fi
+  while IFS=$'\t' read -r name _ cur next; do
+    [ -n "$name" ] || continue
+    rows=$((rows + 1))
+    if [[ " $* " != *" $name "* ]] || [ -z "$next" ]; then continue; fi
+    RG_FW_CUR[$name]=$cur
+    RG_FW_NEXT[$name]=$next
+  done <<<"$(rg_parse_nvconfig <<<"$out")"
+  if [ "$rows" -eq 0 ]; then
+    RG_V="$RG_FW_TOOL -d $bdf -e q printed no configuration table: $(rg_nv_error "$out")"
+    return 1
+  fi
+}
+
+# --- what the plan needs ---------------------------------------------------------------------------
+
+# rg_fw_mask_needed: the bits ROCE_CC_PRIO_MASK must have: the RoCE priority and every ECN
+# priority; 0 when the plan turns ECN off (then the mask is not the plan's business).
+rg_fw_mask_needed() {
+  local bits=0 p=0 v
+  [[ $RG_ECN == *1* ]] || {
+    printf 0
+    return 0
+  }
+  bits=$((1 << RG_ROCE_PRIO))
+  for v in ${RG_ECN//,/ }; do
+    [ "$v" != 1 ] || bits=$((bits | (1 << p)))
+    p=$((p + 1))
+  done
+  printf '%s' "$bits"
+}
+
+# rg_fw_want BASE VALUE LLDP: RG_V = the value the plan needs for parameter BASE (no port
+# suffix) where it now has VALUE and LLDP_NB_DCBX is LLDP; empty when the plan has no say.
+rg_fw_want() {
+  local need
+  RG_V=""
+  case $1 in
+    ROCE_CC_PRIO_MASK)
+      need=$(rg_fw_mask_needed)
+      [ "$need" -eq 0 ] || RG_V=$(($2 | need))
+      ;;
+    CNP_DSCP) RG_V=$RG_CNP_DSCP ;;
+    CNP_802P_PRIO) RG_V=$RG_CNP_PRIO ;;
+    # A willing firmware DCBX client takes the switch's PFC/ETS over the host's; it is only
+    # active with LLDP_NB_DCBX on. With dcbx = leave the plan has no opinion.
+    DCBX_WILLING) [ "$RG_DCBX" = leave ] || [ "$3" != 1 ] || RG_V=0 ;;
+    LINK_TYPE) RG_V=2 ;;
+  esac
+}
+
+# rg_fw_ok BASE VALUE LLDP: true when VALUE is what the plan needs (or the plan has no say).
+rg_fw_ok() {
+  rg_fw_want "$@"
+  [ -z "$RG_V" ] || [ "$2" = "$RG_V" ]
+}
+
+# rg_fw_show BASE VALUE: a value as the tool words it (`True(1)`, `ETH(2)`, `48`).
+rg_fw_show() {
+  case $1 in
+    LLDP_NB_DCBX | DCBX_WILLING)
+      case $2 in 0) printf 'False(0)' ;; 1) printf 'True(1)' ;; *) printf '%s' "$2" ;; esac
+      ;;
+    LINK_TYPE)
+      case $2 in 1) printf 'IB(1)' ;; 2) printf 'ETH(2)' ;; *) printf '%s' "$2" ;; esac
+      ;;
+    *) printf '%s' "$2" ;;
+  esac
+}
+
+# rg_fw_word BASE VALUE: a value as apply gives it to the tool: the link type by its name (as
+# NVIDIA's own tooling sets it), the rest as numbers.
+rg_fw_word() {
+  if [ "$1" = LINK_TYPE ]; then
+    case $2 in 1) printf IB ;; 2) printf ETH ;; *) printf '%s' "$2" ;; esac
+  else
+    printf '%s' "$2"
+  fi
+}
+
+# rg_fw_why BASE VALUE LLDP PORT: why VALUE contradicts the plan, for messages.
+rg_fw_why() {
+  local miss="" p
+  case $1 in
+    ROCE_CC_PRIO_MASK)
+      for ((p = 0; p < 8; p++)); do
+        if (($(rg_fw_mask_needed) & (1 << p))) && ! (($2 & (1 << p))); then miss+="${miss:+, }$p"; fi
+      done
+      printf 'congestion control is off on priority %s (the RoCE and ECN priorities need it)' "$miss"
+      ;;
+    # The driver starts from the NV value; OFED's sysfs can override it at run time, the inbox
+    # driver cannot.
+    CNP_DSCP) printf 'CNPs carry DSCP %s wherever nothing overrides it at run time, the plan says cnp_dscp %s' "$2" "$RG_CNP_DSCP" ;;
+    CNP_802P_PRIO) printf 'CNPs carry priority %s wherever nothing overrides it at run time, the plan says cnp_priority %s' "$2" "$RG_CNP_PRIO" ;;
+    DCBX_WILLING)
+      printf 'with LLDP_NB_DCBX_%s on, the firmware takes the switch'\''s DCBX settings, which can override the host'\''s PFC and ETS (dcbx = %s)' "$4" "$RG_DCBX"
+      ;;
+    LINK_TYPE) printf 'the port runs InfiniBand, not Ethernet' ;;
+  esac
+}
+
+# --- the firmware step of a run -------------------------------------------------------------------
+
+# rg_firmware MODE: precheck (MODE compare) or apply (MODE apply) of every NIC's NV values.
+rg_firmware() {
+  local mode=$1 i sev=info
+  [ "$RG_FW_CONFIG" != apply ] || sev=warning
+  if [ "$RG_FW_CONFIG" = off ]; then
+    rg_check firmware_config "" skip info off "" "skipped: the plan says firmware_config = off (no firmware access)"
+    return 0
+  elif [ "$RG_BOOT" = yes ]; then
+    rg_check firmware_config "" skip info "$RG_FW_CONFIG" "" \
+      "skipped: the boot unit never touches the firmware (NV) configuration; run apply.sh by hand to read or set it"
+    return 0
+  fi
+  RG_FW_TOOL=$(rg_fw_tool)
+  if [ -z "$RG_FW_TOOL" ]; then
+    rg_check firmware_config "" skip "$sev" "mlxconfig or mstconfig" "" \
+      "skipped: neither mlxconfig (NVIDIA MFT) nor mstconfig (mstflint: apt install mstflint, dnf install mstflint) is installed, so the firmware (NV) configuration is not read"
+    return 0
+  fi
+  for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do
+    rg_fw_nic "$mode" "$i"
+  done
+}
+
+# rg_fw_nic MODE I: NIC I's NV values read, checked against the plan and (apply, when the plan
+# says firmware_config = apply) set where they contradict it.
+rg_fw_nic() {
+  local mode=$1 i=$2 dev=${RG_NIC_IBDEV[$2]} bdf port base name names="" setting=no
+  local next lldp sets=() lines="" failed=no err="" status=warn sev=warning
+  local -A before=() planned=()
+  if [ "$RG_FW_CONFIG" = apply ] && [ "$mode" = apply ]; then
+    setting=yes
+    # Apply cannot do what the plan asks of a firmware it cannot read.
+    [ "$RG_DRY_RUN" = yes ] || status=fail sev=error
+  fi
+  if ! rg_identity_ok "$i"; then
+    rg_check firmware_config "$dev" skip warning "" "" "skipped: the identity of $dev did not check out"
+    return 0
+  fi
+  bdf=$(rg_fw_device "$i")
+  if [ -z "$bdf" ]; then
+    rg_check firmware_config "$dev" "$status" "$sev" "" "" \
+      "cannot tell the PCI address of ${RG_NIC_NETDEV[i]} (no /sys/class/net/${RG_NIC_NETDEV[i]}/device): its firmware values are not read"
+    return 0
+  fi
+  port=$(rg_fw_port "$bdf")
+  for base in $RG_FW_PARAMS; do names+=" ${base}_$port"; done
+  # shellcheck disable=SC2086 # one word per name
+  if ! rg_fw_query "$bdf" $names; then
+    rg_check firmware_config "$dev" "$status" "$sev" "" "" "cannot read the firmware (NV) configuration of $dev: $RG_V"
+    return 0
+  fi
+  lldp=${RG_FW_NEXT[LLDP_NB_DCBX_$port]-}
+  for base in $RG_FW_PARAMS; do
+    name=${base}_$port
+    [ -n "${RG_FW_NEXT[$name]+set}" ] || continue
+    next=${RG_FW_NEXT[$name]}
+    before[$name]=$next
+    rg_fw_ok "$base" "$next" "$lldp" && continue
+    planned[$name]=$RG_V
+    sets+=("$name=$(rg_fw_word "$base" "$RG_V")")
+    lines+="fw_$name"$'\t'"$dev"$'\t'"$next"$'\n'
+  done
+  if [ "$setting" = yes ] && [ ${#sets[@]} -gt 0 ]; then
+    if [ "$RG_DRY_RUN" = no ]; then
+      # Only originals not saved by an earlier apply: rollback returns to the host as it was.
+      rg_fw_unsaved "$dev" "$lines"
+      [ -z "$REPLY" ] || rg_save_lines "$REPLY" "the firmware values of $dev" "no firmware value of $dev was changed"
+    fi
+    rg_do "$RG_FW_TOOL" -y -d "$bdf" set ${sets[@]+"${sets[@]}"} || failed=yes
+    # shellcheck disable=SC2086 # one word per name
+    if [ "$RG_DRY_RUN" = no ] && ! rg_fw_query "$bdf" $names; then
+      err=$RG_V
+      RG_FW_NEXT=() RG_FW_CUR=()
+    fi
+  fi
+  rg_fw_record "$mode" "$i" "$bdf" "$port" "$setting" "$failed" "$err"
+}
+
+# rg_fw_unsaved DEV LINES: REPLY = the saved-state LINES (`fw_NAME DEV VALUE`) that are not
+# saved yet.
+rg_fw_unsaved() {
+  local id d value
+  REPLY=""
+  while IFS=$'\t' read -r id d value; do
+    [ -n "$id" ] || continue
+    rg_saved "$id" "$1" >/dev/null || REPLY+="$id"$'\t'"$d"$'\t'"$value"$'\n'
+  done <<<"$2"
+}
+
+# rg_fw_record MODE I BDF PORT SETTING FAILED ERR: one check per parameter of NIC I, from the
+# values read (after a set: read back). Reads the caller's `before` (the next-boot values read
+# first) and `planned` (the values apply sets, or would, where the plan is contradicted). Then
+# the facts, and whether a value waits for a reboot.
+rg_fw_record() {
+  local mode=$1 i=$2 bdf=$3 port=$4 setting=$5 failed=$6 err=$7 dev=${RG_NIC_IBDEV[$2]}
+  local base name was next cur lldp want actual pending note
+  lldp=${RG_FW_NEXT[LLDP_NB_DCBX_$port]-${before[LLDP_NB_DCBX_$port]-}}
+  for base in $RG_FW_PARAMS; do
+    name=${base}_$port
+    if [ -z "${before[$name]+set}" ]; then
+      rg_check "fw_$name" "$dev" skip info "" "" "skipped: the firmware of $dev ($bdf) has no $name"
+      continue
+    fi
+    was=${before[$name]}
+    next=${RG_FW_NEXT[$name]-}
+    cur=${RG_FW_CUR[$name]-}
+    pending=no
+    [ -z "$cur" ] || [ -z "$next" ] || [ "$cur" = "$next" ] || pending=yes
+    actual=$(rg_fw_show "$base" "${next:-$was}")
+    [ "$pending" = no ] || actual="$(rg_fw_show "$base" "$cur") (next boot: $actual)"
+    if [ -n "${planned[$name]+set}" ]; then
+      want=$(rg_fw_show "$base" "${planned[$name]}")
+      if [ "$setting" = no ]; then
+        rg_fw_contradiction "$dev" "$bdf" "$base" "$name" "$was" "$lldp" "$port" "$want" "$actual"
+      elif [ "$RG_DRY_RUN" = yes ]; then
+        RG_FW_WOULD_SET=yes
+        rg_check_change "fw_$name" "$dev" warn warning "$want" "$actual" \
+          "dry run: $name would be set from $(rg_fw_show "$base" "$was") to $want for the next boot ($(rg_fw_why "$base" "$was" "$lldp" "$port")); it takes effect at the next reboot" \
+          "$(rg_fw_show "$base" "$was")"
+      elif [ -n "$err" ]; then
+        rg_check "fw_$name" "$dev" fail error "$want" "" "$name was set to $want but cannot be read back: $err"
+      elif [ "$next" = "${planned[$name]}" ]; then
+        rg_check_change "fw_$name" "$dev" changed warning "$want" "$actual" \
+          "$name changed from $(rg_fw_show "$base" "$was") to $want for the next boot; $(rg_fw_when "$name" "$next")" \
+          "$(rg_fw_show "$base" "$was")"
+      elif [ "$failed" = yes ]; then
+        rg_check "fw_$name" "$dev" fail error "$want" "$actual" "setting $name to $want failed (see the log above)"
+      else
+        rg_check "fw_$name" "$dev" fail error "$want" "$actual" "$name was set to $want but reads back as $(rg_fw_show "$base" "$next")"
+      fi
+      continue
+    fi
+    if [ -z "$next" ]; then
+      # Not set by this run, but the read-back after setting others failed.
+      rg_check "fw_$name" "$dev" warn warning "" "" "$name was $(rg_fw_show "$base" "$was") (not changed); it cannot be read back: $err"
+      continue
+    fi
+    # As planned from the next boot, or not the plan's business: is it in force now?
+    rg_fw_want "$base" "$next" "$lldp"
+    want=${RG_V:-$next}
+    want=$(rg_fw_show "$base" "$want")
+    note=""
+    [ "$pending" = no ] || note="; now $(rg_fw_show "$base" "$cur"), so it takes effect at the next reboot"
+    if [ "$pending" = yes ] && [ "$mode" = compare ]; then
+      rg_check "fw_$name" "$dev" warn warning "$want" "$actual" \
+        "reboot pending: $name is $(rg_fw_show "$base" "$cur") now and $(rg_fw_show "$base" "$next") from the next boot"
+    elif [ -n "$RG_V" ]; then
+      rg_check "fw_$name" "$dev" pass warning "$want" "$actual" "$name is $(rg_fw_show "$base" "$next") as planned$note"
+    else
+      rg_check "fw_$name" "$dev" pass info "$want" "$actual" "$name is $(rg_fw_show "$base" "$next")$note"
+    fi
+  done
+  rg_fw_facts "$i" "$bdf" "$port"
+}
+
+# rg_fw_facts I BDF PORT: NIC I's facts from the values read last (fw_NAME now, fw_NAME_next
+# from the next boot), and whether one of them waits for a reboot.
+rg_fw_facts() {
+  local i=$1 base name cur next facts=""
+  for base in $RG_FW_PARAMS; do
+    name=${base}_$3
+    next=${RG_FW_NEXT[$name]-}
+    cur=${RG_FW_CUR[$name]-}
+    [ -n "$next" ] || continue
+    [ -z "$cur" ] || facts+=",\"fw_$name\":$(rg_json_str "$cur")"
+    facts+=",\"fw_${name}_next\":$(rg_json_str "$next")"
+    if [ -n "$cur" ] && [ "$cur" != "$next" ]; then
+      RG_REBOOT_REQUIRED=yes
+      [[ " $RG_FW_PENDING " == *" ${RG_NIC_IBDEV[i]} "* ]] || RG_FW_PENDING+="${RG_FW_PENDING:+ }${RG_NIC_IBDEV[i]}"
+    fi
+  done
+  # shellcheck disable=SC2034 # rg_facts (lib-probe.sh) reads it
+  RG_FW_FACTS[i]="\"fw_tool\":$(rg_json_str "$RG_FW_TOOL"),\"fw_device\":$(rg_json_str "$2")$facts"
+}
+
+# rg_fw_when NAME VALUE: when a next-boot VALUE of NAME takes effect, for messages.
+rg_fw_when() {
+  if [ -n "${RG_FW_CUR[$1]-}" ] && [ "${RG_FW_CUR[$1]}" = "$2" ]; then
+    printf 'the firmware already runs with it'
+  else
+    printf 'it takes effect at the next reboot'
+  fi
+}
+
+# rg_fw_contradiction DEV BDF BASE NAME VALUE LLDP PORT WANT ACTUAL: the check of a next-boot
+# value that contradicts the plan, where this run does not set it: a warning for a person
+# (firmware_config = report), or the change apply will make. Reads the caller's `planned`.
+rg_fw_contradiction() {
+  local dev=$1 bdf=$2 base=$3 name=$4 v=$5 lldp=$6 port=$7 want=$8 actual=$9 why
+  why=$(rg_fw_why "$base" "$v" "$lldp" "$port")
+  if [ "$RG_FW_CONFIG" = apply ]; then
+    RG_FW_WOULD_SET=yes
+    rg_check_change "fw_$name" "$dev" warn warning "$want" "$actual" \
+      "$name is $(rg_fw_show "$base" "$v"): $why; apply will set it to $want for the next boot (firmware_config = apply)" \
+      "$(rg_fw_show "$base" "$v")"
+  else
+    rg_check "fw_$name" "$dev" warn warning "$want" "$actual" \
+      "$name is $(rg_fw_show "$base" "$v"): $why; the firmware is left as it is (firmware_config = report): set $name=$(rg_fw_word "$base" "${planned[$name]}") with $RG_FW_TOOL -d $bdf and reboot, or plan firmware_config = apply"
+  fi
+}
+
+# rg_fw_rollback: sets the next-boot values apply saved (`fw_NAME` lines of the saved state)
+# again, per device, and reads them back.
+rg_fw_rollback() {
+  local id dev value devs=" " i
+  [ -r "$RG_SAVED" ] || return 0
+  while IFS=$'\t' read -r id dev value; do
+    [[ $id == fw_* ]] || continue
+    [[ $devs == *" $dev "* ]] || devs+="$dev "
+  done <"$RG_SAVED"
+  [ "$devs" != " " ] || return 0
+  RG_FW_TOOL=$(rg_fw_tool)
+  for dev in $devs; do
+    # A device not in this bundle's plan was already reported by rg_restore (restore by hand).
+    i=$(rg_index_of "$dev") || continue
+    rg_fw_restore "$i"
+  done
+}
+
+# rg_fw_restore I: rollback of NIC I's saved firmware values.
+rg_fw_restore() {
+  local i=$1 dev=${RG_NIC_IBDEV[$1]} id d value bdf port base name names="" sets=() failed=no
+  local now after
+  local -A saved=() was=()
+  while IFS=$'\t' read -r id d value; do
+    if [[ $id != fw_* ]] || [ "$d" != "$dev" ]; then continue; fi
+    [ -n "${saved[${id#fw_}]+set}" ] || saved[${id#fw_}]=$value
+  done <"$RG_SAVED"
+  if [ -z "$RG_FW_TOOL" ]; then
+    for name in ${saved[@]+"${!saved[@]}"}; do
+      rg_check "fw_$name" "$dev" fail warning "${saved[$name]}" "" \
+        "cannot restore $name to ${saved[$name]}: neither mlxconfig nor mstconfig is installed (mstflint: apt install mstflint, dnf install mstflint)"
+    done
+    return 0
+  fi
+  bdf=$(rg_fw_device "$i")
+  port=$(rg_fw_port "$bdf")
+  for base in $RG_FW_PARAMS; do names+=" ${base}_$port"; done
+  # shellcheck disable=SC2086 # one word per name
+  if [ -z "$bdf" ] || ! rg_fw_query "$bdf" $names; then
+    for name in ${saved[@]+"${!saved[@]}"}; do
+      rg_check "fw_$name" "$dev" fail warning "${saved[$name]}" "" "cannot read $name to restore it: ${RG_V:-no PCI address for $dev}"
+    done
+    return 0
+  fi
+  for base in $RG_FW_PARAMS; do
+    name=${base}_$port
+    [ -n "${saved[$name]+set}" ] || continue
+    was[$name]=${RG_FW_NEXT[$name]-}
+    [ "${was[$name]}" = "${saved[$name]}" ] || sets+=("$name=$(rg_fw_word "$base" "${saved[$name]}")")
+  done
+  if [ ${#sets[@]} -gt 0 ]; then
+    rg_do "$RG_FW_TOOL" -y -d "$bdf" set ${sets[@]+"${sets[@]}"} || failed=yes
+    # shellcheck disable=SC2086 # one word per name
+    [ "$RG_DRY_RUN" = yes ] || rg_fw_query "$bdf" $names || RG_FW_NEXT=()
+  fi
+  for base in $RG_FW_PARAMS; do
+    name=${base}_$port
+    [ -n "${was[$name]+set}" ] || continue
+    value=$(rg_fw_show "$base" "${saved[$name]}")
+    now=$(rg_fw_show "$base" "${was[$name]}")
+    after=${RG_FW_NEXT[$name]-}
+    if [ "${was[$name]}" = "${saved[$name]}" ]; then
+      rg_check "fw_$name" "$dev" pass warning "$value" "$now" "$name is already $value from the next boot"
+    elif [ "$RG_DRY_RUN" = yes ]; then
+      rg_check_change "fw_$name" "$dev" warn warning "$value" "$now" \
+        "dry run: $name would be restored from $now to $value for the next boot" "$now"
+    elif [ "$after" = "${saved[$name]}" ]; then
+      rg_check_change "fw_$name" "$dev" changed warning "$value" "$value" \
+        "$name restored from $now to $value for the next boot; $(rg_fw_when "$name" "$after")" "$now"
+    elif [ "$failed" = yes ]; then
+      rg_check "fw_$name" "$dev" fail warning "$value" "$(rg_fw_show "$base" "$after")" "restoring $name to $value failed (see the log above)"
+    else
+      rg_check "fw_$name" "$dev" fail warning "$value" "$(rg_fw_show "$base" "$after")" \
+        "$name was restored to $value but reads back as $(rg_fw_show "$base" "${after:-nothing}")"
+    fi
+  done
+  rg_fw_facts "$i" "$bdf" "$port"
+}
+
+# rg_fw_summary: the summary's note on firmware values and the reboot they need.
+rg_fw_summary() {
+  if [ "$RG_REBOOT_REQUIRED" = yes ]; then
+    printf 'ℹ reboot required: firmware values take effect at the next boot (%s)\n' "${RG_FW_PENDING// /, }"
+  elif [ "$RG_FW_WOULD_SET" = yes ]; then
+    printf 'ℹ apply sets firmware values: they take effect at the next boot, so a reboot is required after it\n'
+  fi
+}

@@ -1,0 +1,631 @@
+//! The NICs' firmware (NV) configuration (`firmware_config`): precheck and apply read it with
+//! mlxconfig or mstconfig (stand-ins that keep each card's current and next-boot values), warn
+//! where it contradicts the plan and record it in the facts; with `apply` they set it for the
+//! next boot, say that a reboot is required, and rollback sets the saved values again. The boot
+//! unit never touches it. Every scenario under every bash.
+
+use serde_json::Value;
+
+use crate::hosts::{FakeHost, ScriptRun, bashes, changes};
+use crate::monitor::run_without;
+
+/// node-a's first NIC: the card at 0000:1a:00 (function 0, port 1).
+const CARD0: &str = ".fake/nvconfig/0000:1a:00";
+
+/// The six parameters' `NAME DEFAULT CURRENT NEXT` lines of a card whose CNP DSCP is 40 (set
+/// and rebooted) and whose firmware DCBX client is on and willing (the default).
+const CONTRADICTING: &str = "ROCE_CC_PRIO_MASK_P1 255 255 255
+CNP_DSCP_P1 48 40 40
+CNP_802P_PRIO_P1 6 6 6
+LLDP_NB_DCBX_P1 0 1 1
+DCBX_WILLING_P1 1 1 1
+LINK_TYPE_P1 2 2 2
+";
+
+/// An OFED host with `tool` (mlxconfig or mstconfig) installed, its first card as above, and a
+/// bundle whose plan says `firmware_config = mode` (absent: the default, report).
+fn host(bash: &str, tool: Option<&str>, mode: Option<&str>) -> FakeHost {
+    let h = FakeHost::with_plan("ofed", "node-a", &[], bash, |plan| {
+        if let Some(mode) = mode {
+            plan["cluster"]["firmware_config"] = Value::from(mode);
+        }
+    });
+    if let Some(tool) = tool {
+        std::os::unix::fs::symlink("stub", h.fake(&format!("bin/{tool}"))).unwrap();
+    }
+    std::fs::create_dir_all(h.fake(".fake/nvconfig")).unwrap();
+    std::fs::write(h.fake(CARD0), CONTRADICTING).unwrap();
+    h
+}
+
+/// The card's `NAME CURRENT NEXT` of one parameter.
+fn nv(h: &FakeHost, name: &str) -> String {
+    let text = std::fs::read_to_string(h.fake(CARD0)).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with(&format!("{name} ")))
+        .unwrap_or_else(|| panic!("no {name} in {text}"));
+    let f: Vec<&str> = line.split(' ').collect();
+    format!("{} {}", f[2], f[3])
+}
+
+fn fw_checks(run: &ScriptRun) -> Vec<String> {
+    run.statuses()
+        .into_iter()
+        .filter(|s| {
+            (s.starts_with("fw_") && !s.starts_with("fw_ver:")) || s.starts_with("firmware_config:")
+        })
+        .collect()
+}
+
+fn fact(run: &ScriptRun, nic: &str, key: &str) -> Value {
+    run.result["facts"]["nics"][nic][key].clone()
+}
+
+/// The commands of the firmware tools the stand-ins received (the log is emptied).
+fn fw_commands(h: &FakeHost) -> Vec<String> {
+    h.take_commands()
+        .into_iter()
+        .filter(|c| c.starts_with("mlxconfig ") || c.starts_with("mstconfig "))
+        .collect()
+}
+
+const QUERY: &str = "-e q ROCE_CC_PRIO_MASK_P1 CNP_DSCP_P1 CNP_802P_PRIO_P1 LLDP_NB_DCBX_P1 DCBX_WILLING_P1 LINK_TYPE_P1";
+
+#[test]
+fn report_warns_where_the_firmware_contradicts_the_plan_and_records_it() {
+    for bash in bashes() {
+        let h = host(&bash, Some("mlxconfig"), None);
+        let pre = h.run("precheck.sh", &[]);
+        assert_eq!(pre.code, 0, "{bash}: {}\n{}", pre.stdout, pre.stderr);
+        let warned: Vec<String> = fw_checks(&pre)
+            .into_iter()
+            .filter(|s| s.ends_with("=warn"))
+            .collect();
+        assert_eq!(
+            warned,
+            [
+                "fw_CNP_DSCP_P1:mlx5_0=warn",
+                "fw_DCBX_WILLING_P1:mlx5_0=warn"
+            ],
+            "{bash}: {}",
+            pre.stdout
+        );
+        assert!(
+            pre.message("fw_CNP_DSCP_P1", "mlx5_0")
+                .starts_with("CNP_DSCP_P1 is 40: CNPs carry DSCP 40"),
+            "{bash}: {}",
+            pre.message("fw_CNP_DSCP_P1", "mlx5_0")
+        );
+        assert!(
+            pre.message("fw_DCBX_WILLING_P1", "mlx5_0")
+                .contains("with LLDP_NB_DCBX_P1 on, the firmware takes the switch's DCBX settings"),
+            "{bash}"
+        );
+        // Both are warnings for a person, above the changes; nothing of them is a change.
+        for id in ["fw_CNP_DSCP_P1", "fw_DCBX_WILLING_P1"] {
+            assert!(
+                pre.stdout.contains(&format!("⚠ {id}:mlx5_0: ")),
+                "{bash}: {}",
+                pre.stdout
+            );
+        }
+        assert!(!pre.stdout.contains("  fw_"), "{bash}: {}", pre.stdout);
+        // Every other parameter of both NICs passes; the second card has the defaults.
+        assert_eq!(fw_checks(&pre).len(), 12, "{bash}: {:?}", fw_checks(&pre));
+        pre.expect(
+            &[
+                "fw_ROCE_CC_PRIO_MASK_P1",
+                "fw_CNP_DSCP_P1",
+                "fw_DCBX_WILLING_P1",
+                "fw_LINK_TYPE_P1",
+            ],
+            "mlx5_1",
+            "pass",
+            &bash,
+        );
+        // The facts: each value now and from the next boot, the tool and the device.
+        assert_eq!(fact(&pre, "mlx5_0", "fw_CNP_DSCP_P1"), "40", "{bash}");
+        assert_eq!(fact(&pre, "mlx5_0", "fw_CNP_DSCP_P1_next"), "40", "{bash}");
+        assert_eq!(fact(&pre, "mlx5_0", "fw_DCBX_WILLING_P1"), "1", "{bash}");
+        assert_eq!(fact(&pre, "mlx5_0", "fw_LINK_TYPE_P1_next"), "2", "{bash}");
+        assert_eq!(fact(&pre, "mlx5_0", "fw_tool"), "mlxconfig", "{bash}");
+        assert_eq!(fact(&pre, "mlx5_1", "fw_device"), "0000:3c:00.0", "{bash}");
+        assert_eq!(fact(&pre, "mlx5_1", "fw_CNP_DSCP_P1"), "48", "{bash}");
+        assert_eq!(pre.result["reboot_required"], false, "{bash}");
+        // Read with -e (the current values), never set; the second NIC by its netdev's address.
+        assert_eq!(
+            fw_commands(&h),
+            [
+                format!("mlxconfig -d 0000:1a:00.0 {QUERY}"),
+                format!("mlxconfig -d 0000:3c:00.0 {QUERY}")
+            ],
+            "{bash}"
+        );
+        // Apply in report mode reads the same and leaves the firmware as it is.
+        let apply = h.run("apply.sh", &[]);
+        assert_eq!(apply.code, 0, "{bash}: {}", apply.stdout);
+        assert_eq!(apply.status("fw_CNP_DSCP_P1", "mlx5_0"), "warn", "{bash}");
+        assert!(
+            fw_commands(&h).iter().all(|c| !c.contains(" set ")),
+            "{bash}"
+        );
+        assert_eq!(nv(&h, "CNP_DSCP_P1"), "40 40", "{bash}");
+        assert_eq!(apply.result["reboot_required"], false, "{bash}");
+    }
+}
+
+/// apply sets what contradicts the plan (one call per device), for the next boot; a second
+/// apply has nothing to set; rollback sets the saved next-boot values again; `tool` is the only
+/// one installed (the other is hidden from this machine's own folders too).
+fn apply_then_rollback(bash: &str, tool: &str) {
+    let h = host(bash, Some(tool), Some("apply"));
+    let other = if tool == "mlxconfig" {
+        "mstconfig"
+    } else {
+        "mlxconfig"
+    };
+    let run = |script: &str| run_without(&h, script, &[other]);
+    let pre = run("precheck.sh");
+    assert_eq!(pre.code, 0, "{bash} {tool}: {}", pre.stdout);
+    assert!(
+        pre.stdout
+            .contains("  fw_CNP_DSCP_P1: 1 port 40 → 48 (mlx5_0)\n  fw_DCBX_WILLING_P1: 1 port True(1) → False(0) (mlx5_0)\n"),
+        "{bash} {tool}: {}",
+        pre.stdout
+    );
+    assert!(
+        pre.stdout.ends_with(
+            "ℹ apply sets firmware values: they take effect at the next boot, so a reboot is required after it\n"
+        ),
+        "{bash} {tool}: {}",
+        pre.stdout
+    );
+    assert!(
+        !pre.stdout.contains("⚠ fw_"),
+        "{bash} {tool}: {}",
+        pre.stdout
+    );
+    let _ = h.take_commands();
+
+    let apply = run("apply.sh");
+    assert_eq!(
+        apply.code, 0,
+        "{bash} {tool}: {}\n{}",
+        apply.stdout, apply.stderr
+    );
+    let sets: Vec<String> = changes(&h.take_commands())
+        .into_iter()
+        .filter(|c| c.starts_with(tool))
+        .collect();
+    assert_eq!(
+        sets,
+        [format!(
+            "{tool} -y -d 0000:1a:00.0 set CNP_DSCP_P1=48 DCBX_WILLING_P1=0"
+        )],
+        "{bash} {tool}"
+    );
+    apply.expect(
+        &["fw_CNP_DSCP_P1", "fw_DCBX_WILLING_P1"],
+        "mlx5_0",
+        "changed",
+        bash,
+    );
+    assert_eq!(
+        apply.message("fw_CNP_DSCP_P1", "mlx5_0"),
+        "CNP_DSCP_P1 changed from 40 to 48 for the next boot; it takes effect at the next reboot"
+    );
+    // The firmware runs with the old values until the next boot.
+    assert_eq!(nv(&h, "CNP_DSCP_P1"), "40 48", "{bash} {tool}");
+    assert_eq!(nv(&h, "DCBX_WILLING_P1"), "1 0", "{bash} {tool}");
+    assert_eq!(apply.result["reboot_required"], true, "{bash} {tool}");
+    assert_eq!(
+        fact(&apply, "mlx5_0", "fw_CNP_DSCP_P1"),
+        "40",
+        "{bash} {tool}"
+    );
+    assert_eq!(
+        fact(&apply, "mlx5_0", "fw_CNP_DSCP_P1_next"),
+        "48",
+        "{bash} {tool}"
+    );
+    assert!(
+        apply.stdout.contains("\nchanged:\n")
+            && apply
+                .stdout
+                .contains("  fw_CNP_DSCP_P1: 1 port 40 → 48 (mlx5_0)\n")
+            && apply.stdout.ends_with(
+                "ℹ reboot required: firmware values take effect at the next boot (mlx5_0)\n"
+            ),
+        "{bash} {tool}: {}",
+        apply.stdout
+    );
+    let saved = std::fs::read_to_string(h.fake("var/lib/roce-gen/lab/saved-state.tsv")).unwrap();
+    assert!(
+        saved.contains("fw_CNP_DSCP_P1\tmlx5_0\t40\n")
+            && saved.contains("fw_DCBX_WILLING_P1\tmlx5_0\t1\n"),
+        "{bash} {tool}: {saved}"
+    );
+
+    // Again: the next boot already has the plan's values; the reboot is still ahead.
+    let again = run("apply.sh");
+    assert_eq!(again.code, 0, "{bash} {tool}: {}", again.stdout);
+    assert!(
+        changes(&h.take_commands())
+            .iter()
+            .all(|c| !c.starts_with(tool)),
+        "{bash} {tool}"
+    );
+    again.expect(
+        &["fw_CNP_DSCP_P1", "fw_DCBX_WILLING_P1"],
+        "mlx5_0",
+        "pass",
+        bash,
+    );
+    assert_eq!(again.count("changed"), 0, "{bash} {tool}");
+    assert_eq!(again.result["reboot_required"], true, "{bash} {tool}");
+    // A precheck before the reboot says the values wait for it.
+    let pending = run("precheck.sh");
+    assert_eq!(pending.status("fw_CNP_DSCP_P1", "mlx5_0"), "warn");
+    assert_eq!(
+        pending.message("fw_CNP_DSCP_P1", "mlx5_0"),
+        "reboot pending: CNP_DSCP_P1 is 40 now and 48 from the next boot"
+    );
+    assert_eq!(pending.result["reboot_required"], true, "{bash} {tool}");
+
+    // Rollback before the reboot: the next boot gets the old values back, nothing waits.
+    let rollback = run("rollback.sh");
+    assert_eq!(rollback.code, 0, "{bash} {tool}: {}", rollback.stdout);
+    let sets: Vec<String> = changes(&h.take_commands())
+        .into_iter()
+        .filter(|c| c.starts_with(tool))
+        .collect();
+    assert_eq!(
+        sets,
+        [format!(
+            "{tool} -y -d 0000:1a:00.0 set CNP_DSCP_P1=40 DCBX_WILLING_P1=1"
+        )],
+        "{bash} {tool}"
+    );
+    rollback.expect(
+        &["fw_CNP_DSCP_P1", "fw_DCBX_WILLING_P1"],
+        "mlx5_0",
+        "changed",
+        bash,
+    );
+    assert_eq!(nv(&h, "CNP_DSCP_P1"), "40 40", "{bash} {tool}");
+    assert_eq!(nv(&h, "DCBX_WILLING_P1"), "1 1", "{bash} {tool}");
+    assert_eq!(rollback.result["reboot_required"], false, "{bash} {tool}");
+    assert_eq!(
+        rollback.message("fw_CNP_DSCP_P1", "mlx5_0"),
+        "CNP_DSCP_P1 restored from 48 to 40 for the next boot; the firmware already runs with it"
+    );
+    assert!(
+        !h.fake("var/lib/roce-gen/lab/saved-state.tsv").exists(),
+        "{bash} {tool}"
+    );
+}
+
+#[test]
+fn apply_sets_the_firmware_for_the_next_boot_and_rollback_restores_it_with_mlxconfig() {
+    for bash in bashes() {
+        apply_then_rollback(&bash, "mlxconfig");
+    }
+}
+
+#[test]
+fn mstconfig_alone_does_the_same() {
+    for bash in bashes() {
+        apply_then_rollback(&bash, "mstconfig");
+    }
+}
+
+#[test]
+fn after_a_reboot_the_values_are_in_force_and_rollback_needs_another() {
+    for bash in bashes() {
+        let h = host(&bash, Some("mlxconfig"), Some("apply"));
+        let apply = h.run("apply.sh", &[]);
+        assert_eq!(apply.code, 0, "{bash}: {}", apply.stdout);
+        let (code, _, err) = h.run_cmd(&[
+            "bash",
+            &format!("{}/tests/host/fakehost.sh", env!("CARGO_MANIFEST_DIR")),
+            "reboot",
+            &h.root.display().to_string(),
+        ]);
+        assert_eq!(code, 0, "{bash}: {err}");
+        assert_eq!(nv(&h, "CNP_DSCP_P1"), "48 48", "{bash}");
+        let pre = h.run("precheck.sh", &[]);
+        assert!(
+            fw_checks(&pre).iter().all(|s| s.ends_with("=pass")),
+            "{bash}: {:?}",
+            fw_checks(&pre)
+        );
+        assert_eq!(pre.result["reboot_required"], false, "{bash}");
+        assert!(!pre.stdout.contains("reboot"), "{bash}: {}", pre.stdout);
+        let rollback = h.run("rollback.sh", &[]);
+        assert_eq!(rollback.code, 0, "{bash}: {}", rollback.stdout);
+        assert_eq!(nv(&h, "CNP_DSCP_P1"), "48 40", "{bash}");
+        assert_eq!(rollback.result["reboot_required"], true, "{bash}");
+        assert_eq!(
+            rollback.message("fw_CNP_DSCP_P1", "mlx5_0"),
+            "CNP_DSCP_P1 restored from 48 to 40 for the next boot; it takes effect at the next reboot"
+        );
+        assert!(
+            rollback.stdout.ends_with(
+                "ℹ reboot required: firmware values take effect at the next boot (mlx5_0)\n"
+            ),
+            "{bash}: {}",
+            rollback.stdout
+        );
+    }
+}
+
+#[test]
+fn the_dry_run_prints_the_set_and_changes_nothing() {
+    for bash in bashes() {
+        let h = host(&bash, Some("mlxconfig"), Some("apply"));
+        let before = h.snapshot();
+        let dry = h.run("apply.sh", &["--dry-run"]);
+        assert_eq!(dry.code, 0, "{bash}: {}", dry.stdout);
+        assert!(
+            dry.stdout.contains(
+                "would run: mlxconfig -y -d 0000:1a:00.0 set CNP_DSCP_P1=48 DCBX_WILLING_P1=0\n"
+            ),
+            "{bash}: {}",
+            dry.stdout
+        );
+        assert_eq!(h.snapshot(), before, "{bash}: the dry run changed the host");
+        assert!(
+            fw_commands(&h).iter().all(|c| !c.contains(" set ")),
+            "{bash}"
+        );
+        dry.expect(
+            &["fw_CNP_DSCP_P1", "fw_DCBX_WILLING_P1"],
+            "mlx5_0",
+            "warn",
+            &bash,
+        );
+        assert!(
+            dry.message("fw_CNP_DSCP_P1", "mlx5_0")
+                .starts_with("dry run: CNP_DSCP_P1 would be set from 40 to 48 for the next boot"),
+            "{bash}"
+        );
+        assert!(
+            dry.stdout.contains("apply would change:\n")
+                && dry
+                    .stdout
+                    .contains("  fw_DCBX_WILLING_P1: 1 port True(1) → False(0) (mlx5_0)\n"),
+            "{bash}: {}",
+            dry.stdout
+        );
+    }
+}
+
+#[test]
+fn the_boot_unit_never_touches_the_firmware() {
+    for bash in bashes() {
+        let h = host(&bash, Some("mlxconfig"), Some("apply"));
+        let boot = h.run("apply.sh", &["--boot"]);
+        assert_eq!(boot.code, 0, "{bash}: {}\n{}", boot.stdout, boot.stderr);
+        assert!(fw_commands(&h).is_empty(), "{bash}");
+        assert_eq!(fw_checks(&boot), ["firmware_config:=skip"], "{bash}");
+        assert!(
+            boot.message("firmware_config", "")
+                .starts_with("skipped: the boot unit never touches the firmware"),
+            "{bash}"
+        );
+        assert_eq!(nv(&h, "CNP_DSCP_P1"), "40 40", "{bash}");
+    }
+}
+
+#[test]
+fn without_a_tool_one_skip_says_what_to_install() {
+    for bash in bashes() {
+        let h = host(&bash, None, None);
+        for script in ["precheck.sh", "apply.sh"] {
+            let run = run_without(&h, script, &["mlxconfig", "mstconfig"]);
+            assert_eq!(
+                fw_checks(&run),
+                ["firmware_config:=skip"],
+                "{bash} {script}"
+            );
+            let message = run.message("firmware_config", "");
+            assert!(
+                message.contains(
+                    "neither mlxconfig (NVIDIA MFT) nor mstconfig (mstflint: apt install mstflint"
+                ),
+                "{bash} {script}: {message}"
+            );
+            assert_eq!(
+                run.result["facts"]["nics"]["mlx5_0"]["fw_tool"],
+                Value::Null
+            );
+        }
+    }
+}
+
+#[test]
+fn off_means_no_firmware_access_at_all() {
+    for bash in bashes() {
+        let h = host(&bash, Some("mlxconfig"), Some("off"));
+        for (script, args) in [
+            ("precheck.sh", &[][..]),
+            ("apply.sh", &[][..]),
+            ("rollback.sh", &[][..]),
+        ] {
+            let run = h.run(script, args);
+            assert_eq!(run.code, 0, "{bash} {script}: {}", run.stdout);
+            if script != "rollback.sh" {
+                assert_eq!(
+                    fw_checks(&run),
+                    ["firmware_config:=skip"],
+                    "{bash} {script}"
+                );
+                assert_eq!(
+                    run.message("firmware_config", ""),
+                    "skipped: the plan says firmware_config = off (no firmware access)"
+                );
+            }
+        }
+        assert!(fw_commands(&h).is_empty(), "{bash}");
+    }
+}
+
+#[test]
+fn a_value_waiting_for_the_next_boot_is_a_pending_reboot() {
+    for bash in bashes() {
+        let h = host(&bash, Some("mlxconfig"), None);
+        // Someone set the mask for the next boot (priority 3 still in it) and did not reboot.
+        let text = CONTRADICTING
+            .replace("CNP_DSCP_P1 48 40 40", "CNP_DSCP_P1 48 48 48")
+            .replace(
+                "ROCE_CC_PRIO_MASK_P1 255 255 255",
+                "ROCE_CC_PRIO_MASK_P1 255 255 8",
+            );
+        std::fs::write(h.fake(CARD0), text).unwrap();
+        let pre = h.run("precheck.sh", &[]);
+        assert_eq!(
+            pre.status("fw_ROCE_CC_PRIO_MASK_P1", "mlx5_0"),
+            "warn",
+            "{bash}"
+        );
+        assert_eq!(
+            pre.message("fw_ROCE_CC_PRIO_MASK_P1", "mlx5_0"),
+            "reboot pending: ROCE_CC_PRIO_MASK_P1 is 255 now and 8 from the next boot"
+        );
+        assert_eq!(pre.result["reboot_required"], true, "{bash}");
+        assert!(
+            pre.stdout.ends_with(
+                "ℹ reboot required: firmware values take effect at the next boot (mlx5_0)\n"
+            ),
+            "{bash}: {}",
+            pre.stdout
+        );
+        // A mask without the RoCE priority contradicts the plan.
+        std::fs::write(
+            h.fake(CARD0),
+            CONTRADICTING.replace(
+                "ROCE_CC_PRIO_MASK_P1 255 255 255",
+                "ROCE_CC_PRIO_MASK_P1 255 7 7",
+            ),
+        )
+        .unwrap();
+        let pre = h.run("precheck.sh", &[]);
+        assert_eq!(
+            pre.status("fw_ROCE_CC_PRIO_MASK_P1", "mlx5_0"),
+            "warn",
+            "{bash}"
+        );
+        assert!(
+            pre.message("fw_ROCE_CC_PRIO_MASK_P1", "mlx5_0")
+                .starts_with("ROCE_CC_PRIO_MASK_P1 is 7: congestion control is off on priority 3"),
+            "{bash}: {}",
+            pre.message("fw_ROCE_CC_PRIO_MASK_P1", "mlx5_0")
+        );
+        assert_eq!(pre.result["reboot_required"], false, "{bash}");
+    }
+}
+
+#[test]
+fn an_ethernet_only_card_without_a_link_type_is_read_by_a_full_query() {
+    for bash in bashes() {
+        let h = host(&bash, Some("mlxconfig"), Some("apply"));
+        let text: String = CONTRADICTING
+            .lines()
+            .filter(|l| !l.starts_with("LINK_TYPE"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        std::fs::write(h.fake(CARD0), text).unwrap();
+        let apply = h.run("apply.sh", &[]);
+        assert_eq!(apply.code, 0, "{bash}: {}", apply.stdout);
+        assert_eq!(apply.status("fw_LINK_TYPE_P1", "mlx5_0"), "skip", "{bash}");
+        assert_eq!(
+            apply.status("fw_CNP_DSCP_P1", "mlx5_0"),
+            "changed",
+            "{bash}"
+        );
+        assert_eq!(apply.status("fw_LINK_TYPE_P1", "mlx5_1"), "pass", "{bash}");
+        let commands = fw_commands(&h);
+        assert!(
+            commands.contains(&"mlxconfig -d 0000:1a:00.0 -e q".to_string()),
+            "{bash}: {commands:?}"
+        );
+    }
+}
+
+#[test]
+fn a_firmware_that_cannot_be_read_warns_in_report_mode_and_fails_apply() {
+    for bash in bashes() {
+        for (mode, status) in [("report", "warn"), ("apply", "fail")] {
+            let h = host(&bash, Some("mlxconfig"), Some(mode));
+            std::fs::write(
+                h.fake(".fake/fail/mlxconfig"),
+                "-E- Failed to open device\n",
+            )
+            .unwrap();
+            let apply = h.run("apply.sh", &[]);
+            assert_eq!(
+                apply.status("firmware_config", "mlx5_0"),
+                status,
+                "{bash} {mode}"
+            );
+            assert!(
+                apply
+                    .message("firmware_config", "mlx5_0")
+                    .starts_with("cannot read the firmware (NV) configuration of mlx5_0: mlxconfig -d 0000:1a:00.0 -e q: "),
+                "{bash} {mode}: {}",
+                apply.message("firmware_config", "mlx5_0")
+            );
+        }
+    }
+}
+
+/// `ingest` says which hosts wait for a reboot, from their latest result; a result without the
+/// field (an older bundle) says nothing of it.
+#[test]
+fn ingest_names_the_hosts_that_need_a_reboot() {
+    let h = host("bash", Some("mlxconfig"), Some("apply"));
+    let apply = h.run("apply.sh", &[]);
+    assert_eq!(apply.result["reboot_required"], true, "{}", apply.stdout);
+    let dir = crate::common::tmp();
+    let results = dir.path().join("results");
+    std::fs::create_dir(&results).unwrap();
+    std::fs::write(
+        results.join("node-a.apply.json"),
+        serde_json::to_string_pretty(&apply.result).unwrap(),
+    )
+    .unwrap();
+    let mut older = apply.result.clone();
+    older["host"] = Value::from("node-b");
+    older.as_object_mut().unwrap().remove("reboot_required");
+    std::fs::write(
+        results.join("node-b.apply.json"),
+        serde_json::to_string_pretty(&older).unwrap(),
+    )
+    .unwrap();
+    let text = crate::common::roce_gen(dir.path(), &["ingest", "results"]);
+    assert!(
+        text.stdout.contains(
+            "\nℹ node-a: reboot required: firmware values take effect at the next boot\n"
+        ),
+        "{}",
+        text.transcript()
+    );
+    assert!(!text.stdout.contains("node-b: reboot"), "{}", text.stdout);
+    let md = crate::common::roce_gen(dir.path(), &["ingest", "results", "--format", "markdown"]);
+    assert!(
+        md.stdout.contains(
+            "\nReboot required (firmware values take effect at the next boot): node-a.\n"
+        ),
+        "{}",
+        md.transcript()
+    );
+    let json = crate::common::roce_gen(dir.path(), &["ingest", "results", "--format", "json"]);
+    let doc: Value = serde_json::from_str(&json.stdout).unwrap();
+    let hosts = doc["hosts"].as_array().unwrap();
+    let latest = |name: &str| {
+        hosts.iter().find(|x| x["host"] == name).unwrap()["latest"]["reboot_required"].clone()
+    };
+    assert_eq!(latest("node-a"), true);
+    assert_eq!(latest("node-b"), Value::Null);
+}
