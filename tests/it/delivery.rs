@@ -81,6 +81,19 @@ fn run_here_identifies_an_unnamed_host_by_mac_and_refuses_unknown_or_ambiguous_o
             stderr.contains("more than one bundle matches this host (node-a, node-b)"),
             "{stderr}"
         );
+        // The operator names it.
+        let (code, stdout, stderr) = h.run_cmd(&[&bash, &script, "--host", "node-a", "precheck"]);
+        assert_eq!(code, 0, "{stdout}\n{stderr}");
+        assert!(
+            stdout.contains("identified as node-a by its name given with --host"),
+            "{stdout}"
+        );
+        let (code, _, stderr) = h.run_cmd(&[&bash, &script, "--host", "node-z", "precheck"]);
+        assert_eq!(code, 2);
+        assert!(
+            stderr.contains("--host node-z: no bundle of that name here"),
+            "{stderr}"
+        );
 
         // Nothing of the plan here.
         for ifc in ["ens1f0np0", "ens2f0np0"] {
