@@ -37,17 +37,24 @@ die() {
 }
 
 usage() {
-  printf 'usage: bash run-here.sh precheck|apply|rollback [options of that script]\n' >&2
+  printf 'usage: bash run-here.sh [--host NAME] precheck|apply|rollback [options of that script]\n' >&2
   exit 2
 }
 
+# --host NAME: the operator names the bundle when the host cannot be identified (or is ambiguous).
+forced=""
+if [ "${1-}" = --host ]; then
+  [ $# -ge 3 ] || usage
+  forced=$2
+  shift 2
+fi
 [ $# -ge 1 ] || usage
 phase=$1
 shift
 case $phase in
   precheck | apply | rollback) ;;
   -h | --help)
-    printf 'usage: bash run-here.sh precheck|apply|rollback [options of that script]\n'
+    printf 'usage: bash run-here.sh [--host NAME] precheck|apply|rollback [options of that script]\n'
     exit 0
     ;;
   *) usage ;;
@@ -64,7 +71,14 @@ for ((i = 0; i < ${#RG_HOSTS[@]}; i++)); do
     match+=("$i")
   fi
 done
-if [ ${#match[@]} -eq 0 ]; then
+if [ -n "$forced" ]; then
+  match=()
+  for ((i = 0; i < ${#RG_HOSTS[@]}; i++)); do
+    [ "${RG_HOSTS[i]}" != "$forced" ] || match=("$i")
+  done
+  [ ${#match[@]} -eq 1 ] || die "--host $forced: no bundle of that name here (${RG_HOSTS[*]})"
+  [ "${RG_HOSTS[match[0]],,}" = "${short,,}" ] || why="name given with --host"
+elif [ ${#match[@]} -eq 0 ]; then
   # Not named yet (or named otherwise): look for a planned MAC or management address here.
   macs=""
   for f in "$RG_ROOT"/sys/class/net/*/address; do
@@ -85,13 +99,13 @@ if [ ${#match[@]} -eq 0 ]; then
     fi
   done
   if [ ${#match[@]} -eq 0 ]; then
-    die "no bundle here for this host (name ${name:-unset}; MACs${macs:- none}; addresses${addrs% }): nothing to run"
+    die "no bundle here for this host (name ${name:-unset}; MACs${macs:- none}; addresses${addrs% }): nothing to run; name it with --host NAME"
   fi
 fi
 if [ ${#match[@]} -gt 1 ]; then
   names=""
   for i in ${match[@]+"${match[@]}"}; do names="${names:+$names, }${RG_HOSTS[i]}"; done
-  die "more than one bundle matches this host ($names); run the right bundle's $phase.sh by hand"
+  die "more than one bundle matches this host ($names); name it with --host NAME"
 fi
 i=${match[0]}
 host=${RG_HOSTS[i]}

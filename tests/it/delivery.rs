@@ -81,6 +81,19 @@ fn run_here_identifies_an_unnamed_host_by_mac_and_refuses_unknown_or_ambiguous_o
             stderr.contains("more than one bundle matches this host (node-a, node-b)"),
             "{stderr}"
         );
+        // The operator names it.
+        let (code, stdout, stderr) = h.run_cmd(&[&bash, &script, "--host", "node-a", "precheck"]);
+        assert_eq!(code, 0, "{stdout}\n{stderr}");
+        assert!(
+            stdout.contains("identified as node-a by its name given with --host"),
+            "{stdout}"
+        );
+        let (code, _, stderr) = h.run_cmd(&[&bash, &script, "--host", "node-z", "precheck"]);
+        assert_eq!(code, 2);
+        assert!(
+            stderr.contains("--host node-z: no bundle of that name here"),
+            "{stderr}"
+        );
 
         // Nothing of the plan here.
         for ifc in ["ens1f0np0", "ens2f0np0"] {
@@ -221,13 +234,9 @@ fn the_ansible_inventory_lists_every_host_with_its_address_and_group() {
     );
 }
 
-#[test]
-fn the_playbook_runs_on_two_simulated_hosts_and_the_fetched_results_ingest_cleanly() {
-    let a = FakeHost::new("ofed", "node-a", &[], "bash");
-    let b = FakeHost::new("ofed", "node-b", &[], "bash");
-    let dist = a.dist();
-    // node-b's fake root, addressed through node-a's copy of the same output folder.
-    let overlay = dist.join("ansible/simulated.yml");
+/// `ansible/simulated.yml` in `a`'s output folder: `a` and `b` as local connections to their
+/// fake roots (node-b's fake root addressed through node-a's copy of the same output folder).
+fn simulated_inventory(a: &FakeHost, b: &FakeHost) {
     let host_vars = |h: &FakeHost| {
         let root = h.root.display().to_string();
         format!(
@@ -235,41 +244,110 @@ fn the_playbook_runs_on_two_simulated_hosts_and_the_fetched_results_ingest_clean
         )
     };
     std::fs::write(
-        &overlay,
+        a.dist().join("ansible/simulated.yml"),
         format!(
             "all:\n  hosts:\n    node-a:\n{}    node-b:\n{}",
-            host_vars(&a),
-            host_vars(&b)
+            host_vars(a),
+            host_vars(b)
         ),
     )
     .unwrap();
-    for phase in ["precheck", "apply"] {
-        let out = ansible_cmd_on("ansible-playbook", &dist, &[&a, &b])
-            .args([
-                "-i",
-                "ansible/inventory.yml",
-                "-i",
-                "ansible/simulated.yml",
-                "ansible/roce.yml",
-                "-f",
-                "2",
-            ])
-            .args(["-e", &format!("phase={phase}")])
-            .args(if phase == "apply" {
-                &["-e", r#"{"roce_args": ["--no-persist"]}"#][..]
-            } else {
-                &[]
-            })
-            .output()
-            .unwrap();
-        let log = format!(
-            "{}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert!(out.status.success(), "{phase}: {log}");
-        assert!(log.contains("node-a") && log.contains("node-b"), "{log}");
+}
+
+/// One `ansible-playbook` run of roce.yml on `a` and `b` with `args`: success, and the log.
+fn play(a: &FakeHost, b: &FakeHost, args: &[&str]) -> (bool, String) {
+    let out = ansible_cmd_on("ansible-playbook", &a.dist(), &[a, b])
+        .args([
+            "-i",
+            "ansible/inventory.yml",
+            "-i",
+            "ansible/simulated.yml",
+            "ansible/roce.yml",
+            "-f",
+            "2",
+        ])
+        .args(args)
+        .output()
+        .unwrap();
+    let log = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), log)
+}
+
+/// `changed=` and `failed=` of `host` in the PLAY RECAP of `log`.
+fn recap(log: &str, host: &str) -> (u64, u64) {
+    let tail = log
+        .split("PLAY RECAP")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no PLAY RECAP:\n{log}"));
+    let line = tail
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some(host))
+        .unwrap_or_else(|| panic!("{host} is not in the recap:\n{log}"));
+    let field = |key: &str| -> u64 {
+        line.split_whitespace()
+            .find_map(|w| w.strip_prefix(key))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no {key} in {line:?}"))
+    };
+    (field("changed="), field("failed="))
+}
+
+fn mtu(h: &FakeHost) -> String {
+    std::fs::read_to_string(h.fake("sys/class/net/ens1f0np0/mtu"))
+        .unwrap()
+        .trim()
+        .to_string()
+}
+
+#[test]
+fn the_playbook_predicts_in_check_mode_applies_once_and_then_changes_nothing() {
+    let a = FakeHost::new("ofed", "node-a", &[], "bash");
+    let b = FakeHost::new("ofed", "node-b", &[], "bash");
+    let dist = a.dist();
+    simulated_inventory(&a, &b);
+    let apply = [
+        "-e",
+        "phase=apply",
+        "-e",
+        r#"{"roce_args": ["--no-persist"]}"#,
+    ];
+
+    let (ok, log) = play(&a, &b, &["-e", "phase=precheck"]);
+    assert!(ok, "precheck: {log}");
+
+    // --check: apply's dry run ran and printed what it would change; the hosts are unchanged.
+    let before = mtu(&a);
+    let (ok, log) = play(&a, &b, &[&apply[..], &["--check"]].concat());
+    assert!(ok, "check: {log}");
+    assert_eq!(mtu(&a), before, "the dry run changed the MTU");
+    assert_ne!(before, "4200");
+    assert!(log.contains("4200"), "no predicted MTU change:\n{log}");
+    assert!(dist.join("results/node-a.apply.dry-run.json").is_file());
+    assert!(!dist.join("results/node-a.apply.json").exists());
+    let dry: Value = serde_json::from_str(
+        &std::fs::read_to_string(dist.join("results/node-a.apply.dry-run.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(dry["dry_run"], true);
+
+    // The first apply changes both hosts, the second nothing.
+    let (ok, log) = play(&a, &b, &apply);
+    assert!(ok, "apply: {log}");
+    for host in ["node-a", "node-b"] {
+        assert!(recap(&log, host).0 > 0, "first apply, {host}:\n{log}");
     }
+    assert_eq!(mtu(&a), "4200");
+    assert_eq!(mtu(&b), "4200");
+    let (ok, log) = play(&a, &b, &apply);
+    assert!(ok, "apply again: {log}");
+    for host in ["node-a", "node-b"] {
+        assert_eq!(recap(&log, host), (0, 0), "second apply, {host}:\n{log}");
+    }
+
     for host in ["node-a", "node-b"] {
         assert!(
             dist.join(format!("results/{host}.apply.json")).is_file(),
@@ -293,4 +371,67 @@ fn the_playbook_runs_on_two_simulated_hosts_and_the_fetched_results_ingest_clean
         "{}",
         run.stdout
     );
+}
+
+#[test]
+fn the_playbook_names_the_failed_checks_of_a_failing_host_and_goes_on_with_the_others() {
+    let a = FakeHost::new("ofed", "node-a", &[], "bash");
+    let b = FakeHost::new("ofed", "node-b", &["mlx5_1"], "bash");
+    simulated_inventory(&a, &b);
+    let (ok, log) = play(&a, &b, &["-e", "phase=precheck"]);
+    assert!(!ok, "{log}");
+    assert_eq!(recap(&log, "node-a").1, 0, "{log}");
+    assert_eq!(recap(&log, "node-b").1, 1, "{log}");
+    assert!(
+        log.contains("failed: ib_dev:mlx5_1 (mlx5_1 is not in /sys/class/infiniband/"),
+        "{log}"
+    );
+    assert!(a.dist().join("results/node-a.precheck.json").is_file());
+    assert!(a.dist().join("results/node-b.precheck.json").is_file());
+}
+
+#[test]
+fn the_playbook_passes_ansible_lint_with_the_production_profile() {
+    let h = FakeHost::new("ofed", "node-a", &[], "bash");
+    let base = std::env::var_os("ROCE_GEN_ANSIBLE").map_or_else(
+        || PathBuf::from("/var/cache/roce-gen/ansible"),
+        PathBuf::from,
+    );
+    let lint = base.join("bin/ansible-lint");
+    if !lint.is_file() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "{} is missing: `bash .ci/run` installs it",
+            lint.display()
+        );
+        eprintln!(
+            "NOT RUN: {} is missing (`bash .ci/run` installs it); the playbook was not linted",
+            lint.display()
+        );
+        return;
+    }
+    let path = format!(
+        "{}:{}",
+        base.join("bin").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = Command::new(&lint)
+        .args([
+            "--offline",
+            "--nocolor",
+            "--profile",
+            "production",
+            "ansible/roce.yml",
+        ])
+        .current_dir(h.dist())
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    let log = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{log}");
+    assert!(log.contains("0 failure(s), 0 warning(s)"), "{log}");
 }
