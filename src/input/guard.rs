@@ -523,8 +523,8 @@ impl<'a> Part<'a> {
                 let far = cell.pos;
                 let cells = sheet.area.add(far, far, false);
                 let area = sheet.area;
-                add_cell_text(self.tally, cell.text + shared, &label, far)?;
                 check_area(&label, &area, cells, far)?;
+                add_cell_text(self.tally, cell.text + shared, &label, far)?;
             }
             (None, "row") => {
                 sheet.row += 1;
@@ -678,8 +678,8 @@ fn ods_end(table: &mut OdsTable, qname: &str, part: &str, tally: &mut Tally) -> 
             // calamine keeps each row from column A until it knows the used columns.
             let cells = table.area.add(first, last, true);
             let copies = repeats.saturating_mul(table.row_repeats);
-            add_cell_text(tally, text.saturating_mul(copies), &label(), last)?;
             check_area(&label(), &table.area, cells, last)?;
+            add_cell_text(tally, text.saturating_mul(copies), &label(), last)?;
         }
         _ => {}
     }
