@@ -241,6 +241,8 @@ struct OdsTable {
 #[derive(Default, Clone, Copy)]
 struct Area {
     bounds: Option<(u64, u64, u64, u64)>,
+    /// The cell that last moved the bottom or right edge out: a stray value is usually there.
+    far: (u64, u64),
 }
 
 impl Area {
@@ -256,6 +258,12 @@ impl Area {
             ),
         };
         let c0 = if from_col_a { 0 } else { c0 };
+        if self
+            .bounds
+            .is_none_or(|(_, _, old_r1, old_c1)| r1 > old_r1 || c1 > old_c1)
+        {
+            self.far = last;
+        }
         self.bounds = Some((r0, c0, r1, c1));
         self.cells()
     }
@@ -523,7 +531,7 @@ impl<'a> Part<'a> {
                 let far = cell.pos;
                 let cells = sheet.area.add(far, far, false);
                 let area = sheet.area;
-                check_area(&label, &area, cells, far)?;
+                check_area(&label, &area, cells)?;
                 add_cell_text(self.tally, cell.text + shared, &label, far)?;
             }
             (None, "row") => {
@@ -678,7 +686,7 @@ fn ods_end(table: &mut OdsTable, qname: &str, part: &str, tally: &mut Tally) -> 
             // calamine keeps each row from column A until it knows the used columns.
             let cells = table.area.add(first, last, true);
             let copies = repeats.saturating_mul(table.row_repeats);
-            check_area(&label(), &table.area, cells, last)?;
+            check_area(&label(), &table.area, cells)?;
             add_cell_text(tally, text.saturating_mul(copies), &label(), last)?;
         }
         _ => {}
@@ -699,14 +707,14 @@ fn add_cell_text(tally: &mut Tally, bytes: u64, label: &str, at: (u64, u64)) -> 
     Ok(())
 }
 
-fn check_area(label: &str, area: &Area, cells: u64, far: (u64, u64)) -> Result<()> {
+fn check_area(label: &str, area: &Area, cells: u64) -> Result<()> {
     if cells > MAX_SHEET_CELLS {
         bail!(
             "{label}: the cells in use span {} (limit: {} cells per sheet); the far one is {}: \
              delete it if it is a stray value",
             area.describe(),
             thousands(MAX_SHEET_CELLS),
-            cell_name(far.0, far.1)
+            cell_name(area.far.0, area.far.1)
         );
     }
     Ok(())

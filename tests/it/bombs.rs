@@ -641,3 +641,66 @@ fn json_plans_with_a_byte_order_mark() {
         );
     }
 }
+
+/// The LibreOffice-saved sample `.xls`, with `patch` applied to its bytes.
+fn xls(patch: impl Fn(&mut Vec<u8>)) -> Vec<u8> {
+    let mut bytes =
+        std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/fixtures/sample.xls"))
+            .unwrap();
+    patch(&mut bytes);
+    bytes
+}
+
+/// Where the first record that starts with `head` (type and length) is.
+fn record(bytes: &[u8], head: &[u8]) -> usize {
+    bytes
+        .windows(head.len())
+        .position(|w| w == head)
+        .expect("record in the sample")
+}
+
+/// The first DIMENSION record of the sample (BIFF8: 14 bytes).
+const DIMENSION: [u8; 4] = [0x00, 0x02, 0x0E, 0x00];
+
+#[test]
+fn an_xls_dimension_record_of_four_billion_rows() {
+    let bytes = xls(|b| {
+        let at = record(b, &DIMENSION) + 4;
+        b[at + 4..at + 8].copy_from_slice(&u32::MAX.to_le_bytes());
+    });
+    expect_refused(
+        "plan.xls",
+        &bytes,
+        "its DIMENSION record declares A1:B4294967295, 4,294,967,295 rows × 2 columns",
+    );
+}
+
+#[test]
+fn an_xls_dimension_record_that_ends_before_it_starts() {
+    let bytes = xls(|b| {
+        let at = record(b, &DIMENSION) + 4;
+        b[at..at + 4].copy_from_slice(&100u32.to_le_bytes());
+        b[at + 4..at + 8].copy_from_slice(&5u32.to_le_bytes());
+    });
+    expect_refused(
+        "plan.xls",
+        &bytes,
+        "its DIMENSION record is malformed (rows 100 to 5, columns 0 to 2)",
+    );
+}
+
+#[test]
+fn an_xls_cell_in_the_last_row_and_column() {
+    let bytes = xls(|b| {
+        // A LabelSst record (a shared string in a cell): its row and column.
+        let at = record(b, &[0xFD, 0x00, 0x0A, 0x00]) + 4;
+        b[at..at + 2].copy_from_slice(&u16::MAX.to_le_bytes());
+        b[at + 2..at + 4].copy_from_slice(&255u16.to_le_bytes());
+    });
+    expect_refused(
+        "plan.xls",
+        &bytes,
+        "sheet `Cluster`: the cells in use span B1:IV65536, 65,536 rows × 255 columns = \
+         16,711,680 cells (limit: 4,000,000 cells per sheet); the far one is IV65536",
+    );
+}
