@@ -135,6 +135,17 @@ fn check_zip(mut archive: zip::ZipArchive<Cursor<&[u8]>>) -> Result<()> {
             Some((rank, i, name))
         })
         .collect();
+    // calamine would read an Excel binary workbook too, whose binary parts this walk cannot
+    // bound; it is not a plan format.
+    if let Some((_, _, name)) = order
+        .iter()
+        .find(|(_, _, n)| n.to_ascii_lowercase().ends_with("workbook.bin"))
+    {
+        bail!(
+            "part {name} makes this an Excel binary workbook (.xlsb), which is not a plan format; \
+             save it as .xlsx"
+        );
+    }
     order.sort();
     let meter = Meter::default();
     let mut tally = Tally::default();

@@ -704,3 +704,20 @@ fn an_xls_cell_in_the_last_row_and_column() {
          16,711,680 cells (limit: 4,000,000 cells per sheet); the far one is IV65536",
     );
 }
+
+#[test]
+fn an_excel_binary_workbook_named_xlsx() {
+    let bytes = zip(&[
+        entry(
+            "_rels/.rels",
+            r#"<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="xl/workbook.bin"/></Relationships>"#,
+        ),
+        entry("xl/workbook.bin", vec![0x83, 0x01, 0x00]),
+    ]);
+    expect_refused(
+        "plan.xlsx",
+        &bytes,
+        "part xl/workbook.bin makes this an Excel binary workbook (.xlsb), which is not a plan \
+         format; save it as .xlsx",
+    );
+}
