@@ -10,6 +10,7 @@
 
 mod xls;
 
+use std::borrow::Cow;
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::io::{BufReader, Cursor, Read};
@@ -202,6 +203,8 @@ impl Links {
 /// The state of one part's scan.
 struct Part<'a> {
     name: &'a str,
+    /// The part as messages name it: the sheet's name where it is known.
+    label: String,
     tally: &'a mut Tally,
     links: &'a mut Links,
     /// Folder of the part a `.rels` part describes (`xl/` for `xl/_rels/workbook.xml.rels`).
@@ -310,8 +313,13 @@ impl<'a> Part<'a> {
                 None => String::new(),
             }
         });
+        let label = match tally.sheet_names.get(name) {
+            Some(sheet) => format!("sheet `{sheet}` (part {name})"),
+            None => format!("part {name}"),
+        };
         Self {
             name,
+            label,
             tally,
             links,
             rels_folder,
@@ -319,14 +327,6 @@ impl<'a> Part<'a> {
             si: None,
             sheet: None,
             table: None,
-        }
-    }
-
-    /// The part as messages name it: the sheet's name where it is known.
-    fn label(&self) -> String {
-        match self.tally.sheet_names.get(self.name) {
-            Some(sheet) => format!("sheet `{sheet}` (part {})", self.name),
-            None => format!("part {}", self.name),
         }
     }
 
@@ -348,7 +348,7 @@ impl<'a> Part<'a> {
                 {
                     bail!(
                         "{} declares {} shared strings (limit: {})",
-                        self.label(),
+                        self.label,
                         thousands(n),
                         thousands(MAX_SHARED_STRINGS)
                     );
@@ -360,7 +360,7 @@ impl<'a> Part<'a> {
                 if self.tally.shared_strings > MAX_SHARED_STRINGS {
                     bail!(
                         "{} has more than {} shared strings (limit)",
-                        self.label(),
+                        self.label,
                         thousands(MAX_SHARED_STRINGS)
                     );
                 }
@@ -371,7 +371,7 @@ impl<'a> Part<'a> {
                 if let Some(r) = attr(e, "ref")
                     && parse_range(&r).is_none()
                 {
-                    bail!(malformed(&self.label(), &r, local));
+                    bail!(malformed(&self.label, &r, local));
                 }
             }
             "sheet" => {
@@ -386,7 +386,9 @@ impl<'a> Part<'a> {
                 if let (Some(folder), Some(id), Some(target)) =
                     (&self.rels_folder, attr(e, "Id"), attr(e, "Target"))
                 {
-                    self.links.targets.push((folder.clone(), id, target));
+                    self.links
+                        .targets
+                        .push((folder.clone(), id.into_owned(), target.into_owned()));
                 }
             }
             _ => {}
@@ -403,7 +405,7 @@ impl<'a> Part<'a> {
     }
 
     fn sheet_start(&mut self, e: &BytesStart<'_>, local: &str) -> Result<()> {
-        let label = self.label();
+        let label = &self.label;
         let Some(sheet) = &mut self.sheet else {
             return Ok(());
         };
@@ -429,7 +431,7 @@ impl<'a> Part<'a> {
                     }
                     let master = match attr(e, "ref") {
                         Some(r) if parse_range(&r).is_none() => {
-                            bail!(malformed(&label, &r, "f"))
+                            bail!(malformed(label, &r, "f"))
                         }
                         Some(_) => true,
                         None => false,
@@ -444,7 +446,7 @@ impl<'a> Part<'a> {
             "row" => {
                 if let Some(r) = attr(e, "r") {
                     let Some(row) = parse_row(&r) else {
-                        bail!(malformed(&label, &r, "row"));
+                        bail!(malformed(label, &r, "row"));
                     };
                     sheet.row = row;
                 }
@@ -453,7 +455,7 @@ impl<'a> Part<'a> {
                 let pos = match attr(e, "r") {
                     Some(r) => {
                         let Some(pos) = parse_cell(&r) else {
-                            bail!(malformed(&label, &r, "c"));
+                            bail!(malformed(label, &r, "c"));
                         };
                         sheet.col = pos.1;
                         pos
@@ -502,7 +504,7 @@ impl<'a> Part<'a> {
     }
 
     fn sheet_end(&mut self, local: &str) -> Result<()> {
-        let label = self.label();
+        let label = &self.label;
         let Some(sheet) = &mut self.sheet else {
             return Ok(());
         };
@@ -542,8 +544,8 @@ impl<'a> Part<'a> {
                 let far = cell.pos;
                 let cells = sheet.area.add(far, far, false);
                 let area = sheet.area;
-                check_area(&label, &area, cells)?;
-                add_cell_text(self.tally, cell.text + shared, &label, far)?;
+                check_area(label, &area, cells)?;
+                add_cell_text(self.tally, cell.text + shared, label, far)?;
             }
             (None, "row") => {
                 sheet.row += 1;
@@ -565,7 +567,7 @@ impl<'a> Part<'a> {
             bail!(
                 "the sheets' used areas together come to more than {} cells (limit), reached at {}",
                 thousands(MAX_WORKBOOK_CELLS),
-                self.label()
+                self.label
             );
         }
         Ok(())
@@ -598,12 +600,12 @@ impl<'a> Part<'a> {
             self.tally.shared_string_bytes += len;
             let index = self.sst.unwrap_or(0);
             if *c > MAX_STRING_CHARS {
-                bail!(long_string(&self.label(), index));
+                bail!(long_string(&self.label, index));
             }
             if self.tally.shared_string_bytes > MAX_SHARED_STRING_BYTES {
                 bail!(
                     "{}: the shared strings hold more than {} MiB of text (limit)",
-                    self.label(),
+                    self.label,
                     MAX_SHARED_STRING_BYTES >> 20
                 );
             }
@@ -764,13 +766,13 @@ fn scan_xml<R: Read>(
                         "the workbook's parts decompress to more than {} MiB (limit), reached in \
                          {}",
                         MAX_UNZIPPED_BYTES >> 20,
-                        part.label()
+                        part.label
                     ),
                     Some(Trip::Event) => match (part.si, part.sst) {
-                        (Some(_), Some(index)) => bail!(long_string(&part.label(), index)),
+                        (Some(_), Some(index)) => bail!(long_string(&part.label, index)),
                         _ => bail!(
                             "{} has an XML tag or text longer than {} MiB (limit)",
-                            part.label(),
+                            part.label,
                             MAX_XML_EVENT_BYTES >> 20
                         ),
                     },
@@ -783,7 +785,7 @@ fn scan_xml<R: Read>(
             Event::DocType(_) => bail!(
                 "{} has a document type declaration (<!DOCTYPE …>), which can define entities \
                  that expand without bound; Excel and LibreOffice never write one",
-                part.label()
+                part.label
             ),
             Event::Start(e) => part.start(&e)?,
             Event::End(e) => part.end(e.local_name().as_ref(), e.name().as_ref())?,
@@ -802,11 +804,12 @@ fn chars(text: &str) -> u64 {
 }
 
 /// An attribute's raw value, as text.
-fn attr(e: &BytesStart<'_>, key: &str) -> Option<String> {
+fn attr<'e>(e: &'e BytesStart<'_>, key: &str) -> Option<Cow<'e, str>> {
     e.attributes()
+        .with_checks(false)
         .flatten()
         .find(|a| a.key.as_ref() == key)
-        .map(|a| a.value.into_owned())
+        .map(|a| a.value)
 }
 
 /// An attribute value with the five XML entities replaced (names in messages).
