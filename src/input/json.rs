@@ -15,6 +15,11 @@ use crate::model::PLAN_SCHEMA;
 
 /// Reads a JSON plan. Fails only when the bytes are not JSON; a wrong shape is a diagnostic.
 pub(crate) fn read(bytes: &[u8]) -> Result<RawPlan> {
+    // Windows editors save with a byte order mark: UTF-8's is skipped, UTF-16 is not JSON.
+    if bytes.starts_with(&[0xFF, 0xFE]) || bytes.starts_with(&[0xFE, 0xFF]) {
+        anyhow::bail!("the file is saved as UTF-16; save it as UTF-8");
+    }
+    let bytes = bytes.strip_prefix(&[0xEF, 0xBB, 0xBF]).unwrap_or(bytes);
     let doc: Json = serde_json::from_slice(bytes).context("not valid JSON")?;
     let mut plan = RawPlan::default();
     let report = &mut plan.report;

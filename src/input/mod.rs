@@ -1,6 +1,7 @@
 //! Reading a plan file: the I/O edge of the pipeline. It loads the bytes once (they are also
 //! hashed for `plan_sha256`), picks the reader by extension and returns a [`RawPlan`].
 
+mod guard;
 mod json;
 pub mod raw;
 mod unwind;

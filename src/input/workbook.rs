@@ -3,13 +3,14 @@
 //! aliases of [`crate::layout`], maps columns, skips empty rows and fills merged cells; it judges
 //! no value.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::Cursor;
 
 use anyhow::{Context, Result};
-use calamine::{Data, Dimensions, Range, Reader, Sheets, open_workbook_auto_from_rs};
+use calamine::{Data, Dimensions, Range, Reader, SheetVisible, Sheets, open_workbook_auto_from_rs};
 
 use crate::diagnostic::{Diagnostic, Report, quoted};
+use crate::input::guard::MAX_SHEET_CELLS;
 use crate::input::raw::{Cell, RawPlan, Row, Table, Value};
 use crate::layout::{self, Column, SHEETS, Sheet};
 use crate::location::{Location, a1};
@@ -21,13 +22,42 @@ const HEADER_SEARCH_ROWS: u32 = 20;
 /// Reads the plan's three sheets from workbook bytes. Fails only when the bytes are not a
 /// workbook calamine can open; everything else is a diagnostic in the returned plan.
 pub(crate) fn read(bytes: &[u8]) -> Result<RawPlan> {
+    crate::input::guard::check(bytes)?;
     let mut book = open_workbook_auto_from_rs(Cursor::new(bytes)).map_err(|e| {
         anyhow::anyhow!("not a readable workbook (.xlsx, .xlsm, .xls or .ods): {e}")
     })?;
+    let visibility: BTreeMap<String, SheetVisible> = book
+        .sheets_metadata()
+        .iter()
+        .map(|m| (m.name.clone(), m.visible))
+        .collect();
     let names = book.sheet_names();
     let mut plan = RawPlan::default();
     for spec in SHEETS {
-        let found: Vec<&String> = names.iter().filter(|n| spec.is_named(n)).collect();
+        let mut found: Vec<&String> = names.iter().filter(|n| spec.is_named(n)).collect();
+        let hidden = |n: &String| {
+            visibility
+                .get(n)
+                .is_some_and(|v| *v != SheetVisible::Visible)
+        };
+        // A visible sheet is the one the user sees and edits: a hidden one beside it (an old copy
+        // put away) is ignored, said once.
+        if found.len() > 1 && found.iter().filter(|n| !hidden(n)).count() == 1 {
+            let visible = found.iter().find(|n| !hidden(n)).map(|n| quoted(n));
+            for n in found.iter().filter(|n| hidden(n)) {
+                plan.report.push(Diagnostic::warning(
+                    Location::File,
+                    format!(
+                        "sheet {} is hidden in the workbook and is ignored; the visible sheet {} \
+                         is read as the plan's `{}` sheet",
+                        quoted(n),
+                        visible.clone().unwrap_or_default(),
+                        spec.name
+                    ),
+                ));
+            }
+            found.retain(|n| !hidden(n));
+        }
         let table = match found.as_slice() {
             [] => {
                 plan.report
@@ -35,10 +65,24 @@ pub(crate) fn read(bytes: &[u8]) -> Result<RawPlan> {
                 None
             }
             [name] => {
+                if let Some(how) = visibility.get(*name).and_then(|v| hidden_how(*v)) {
+                    plan.report.push(Diagnostic::warning(
+                        Location::Sheet {
+                            sheet: (*name).clone(),
+                        },
+                        format!(
+                            "sheet {} is hidden in the workbook ({how}); it is read as the \
+                             plan's `{}` sheet",
+                            quoted(name),
+                            spec.name
+                        ),
+                    ));
+                }
                 let range = book
                     .worksheet_range(name)
                     .with_context(|| format!("could not read sheet {}", quoted(name)))?;
-                let merges = merged_regions(&mut book, name);
+                let merges = merged_cells(&merged_regions(&mut book, name), &range)
+                    .with_context(|| format!("sheet {}", quoted(name)))?;
                 // Formulas are read only to explain empty cells: a formula whose result was never
                 // saved (workbooks written by scripts) reads as empty.
                 let formulas = book.worksheet_formula(name).ok();
@@ -72,6 +116,53 @@ pub(crate) fn read(bytes: &[u8]) -> Result<RawPlan> {
     Ok(plan)
 }
 
+/// How a sheet is hidden, in words; `None` when it is visible.
+fn hidden_how(visible: SheetVisible) -> Option<&'static str> {
+    match visible {
+        SheetVisible::Visible => None,
+        SheetVisible::Hidden => Some("hidden: Unhide in Excel or LibreOffice shows it"),
+        SheetVisible::VeryHidden => Some("very hidden: only a macro or the VBA editor shows it"),
+    }
+}
+
+/// The cells of merged regions within `range`, each mapped to its region's top-left cell. The
+/// regions may cover at most [`MAX_SHEET_CELLS`] cells of the range, so that a workbook cannot
+/// make this map larger than calamine's own range.
+fn merged_cells(
+    regions: &[Dimensions],
+    range: &Range<Data>,
+) -> Result<HashMap<(u32, u32), (u32, u32)>> {
+    let mut cells = HashMap::new();
+    let (Some((top, left)), Some((bottom, right))) = (range.start(), range.end()) else {
+        return Ok(cells);
+    };
+    let mut covered = 0u64;
+    for m in regions {
+        let (rows, cols) = (
+            m.start.0.max(top)..=m.end.0.min(bottom),
+            m.start.1.max(left)..=m.end.1.min(right),
+        );
+        if rows.is_empty() || cols.is_empty() {
+            continue;
+        }
+        covered +=
+            u64::from(rows.end() - rows.start() + 1) * u64::from(cols.end() - cols.start() + 1);
+        if covered > MAX_SHEET_CELLS {
+            anyhow::bail!(
+                "the merged regions cover more than {MAX_SHEET_CELLS} cells in use (limit)"
+            );
+        }
+        for row in rows {
+            for col in cols.clone() {
+                if (row, col) != m.start {
+                    cells.insert((row, col), m.start);
+                }
+            }
+        }
+    }
+    Ok(cells)
+}
+
 fn missing_sheet(spec: &Sheet) -> String {
     format!(
         "no sheet `{}` (also accepted: {})",
@@ -92,18 +183,14 @@ fn merged_regions(book: &mut Sheets<Cursor<&[u8]>>, name: &str) -> Vec<Dimension
 /// A sheet's cells as calamine read them, with its merged regions and formulas.
 struct SheetCells<'a> {
     range: &'a Range<Data>,
-    merges: &'a [Dimensions],
+    merges: &'a HashMap<(u32, u32), (u32, u32)>,
     formulas: Option<&'a Range<String>>,
 }
 
 impl SheetCells<'_> {
     /// The value at an absolute position; a cell inside a merged region reads as its top-left.
     fn data(&self, row: u32, col: u32) -> &Data {
-        let (row, col) = self
-            .merges
-            .iter()
-            .find(|m| m.contains(row, col))
-            .map_or((row, col), |m| m.start);
+        let (row, col) = self.merges.get(&(row, col)).copied().unwrap_or((row, col));
         self.range.get_value((row, col)).unwrap_or(&Data::Empty)
     }
 

@@ -184,6 +184,16 @@ impl Book {
 
     /// Writes the book; `.xlsm` gets a real VBA project.
     pub(crate) fn write(&self, dir: &Path, file: &str) -> PathBuf {
+        self.write_with(dir, file, |_, _| {})
+    }
+
+    /// Writes the book, letting `edit` change each worksheet (by sheet name) once it is filled.
+    pub(crate) fn write_with(
+        &self,
+        dir: &Path,
+        file: &str,
+        edit: impl Fn(&str, &mut rust_xlsxwriter::Worksheet),
+    ) -> PathBuf {
         let mut wb = Workbook::new();
         // A fixed creation time makes the workbook, and so plan_sha256, the same every run.
         let created = rust_xlsxwriter::ExcelDateTime::from_ymd(2026, 1, 1).unwrap();
@@ -221,6 +231,7 @@ impl Book {
                         .unwrap();
                 }
             }
+            edit(&sheet.name, ws);
         }
         let path = dir.join(file);
         wb.save(&path).expect("write workbook");
