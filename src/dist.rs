@@ -35,7 +35,7 @@ pub struct Index {
 }
 
 /// One bundle in the index.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct IndexHost {
     /// The host.
     pub host: String,

@@ -379,18 +379,10 @@ fn merge(
 
 /// A previous entry, marked with its plan when that is not the new index's.
 fn clone_entry(e: &IndexHost, index_plan: &str, plan_sha256: &str) -> IndexHost {
-    let made_from = e
-        .plan_sha256
-        .clone()
-        .unwrap_or_else(|| index_plan.to_string());
+    let made_from = e.plan_sha256.as_deref().unwrap_or(index_plan);
     IndexHost {
-        host: e.host.clone(),
-        bundle: e.bundle.clone(),
-        sha256: e.sha256.clone(),
-        tar_sha256: e.tar_sha256.clone(),
-        mgmt_ip: e.mgmt_ip.clone(),
-        macs: e.macs.clone(),
-        plan_sha256: (made_from != plan_sha256).then_some(made_from),
+        plan_sha256: (made_from != plan_sha256).then(|| made_from.to_string()),
+        ..e.clone()
     }
 }
 

@@ -163,6 +163,15 @@ pub fn change_line(c: &Change, ports: usize) -> String {
     format!("{}: {}", c.id, moves.join("; "))
 }
 
+/// A host's changes as text, one line per setting (what every format shows).
+pub fn change_lines(checks: &[Check]) -> Vec<String> {
+    let ports = ports_of(checks);
+    changes(checks)
+        .iter()
+        .map(|c| change_line(c, ports))
+        .collect()
+}
+
 /// How many ports a host's changes touch.
 pub fn ports_of(checks: &[Check]) -> usize {
     checks

@@ -19,6 +19,12 @@ pub(crate) fn read_cluster(table: Option<&Table>, report: &mut Report) -> Option
     let table = table?;
     let values = collect_keys(table, report);
     let before = report.count(crate::diagnostic::Severity::Error);
+    // Where a key's value is, else the sheet: for rules about a key that may be absent.
+    let key_at = |key: &str| {
+        values
+            .get(key)
+            .map_or_else(|| table.location.clone(), |(_, loc)| loc.clone())
+    };
     let lookup = |key: &str| {
         values
             .get(key)
@@ -157,27 +163,21 @@ pub(crate) fn read_cluster(table: Option<&Table>, report: &mut Report) -> Option
         ));
     }
     if !pfc_priorities.is_empty() && !pfc_priorities.contains(roce_priority) {
-        let loc = values
-            .get("pfc_priorities")
-            .map_or_else(|| table.location.clone(), |(_, loc)| loc.clone());
+        let loc = key_at("pfc_priorities");
         report.push(Diagnostic::warning(
             loc,
             format!("pfc_priorities do not include roce_priority {roce_priority}: RoCE traffic will not be lossless"),
         ));
     }
     if !ecn_priorities.is_empty() && !ecn_priorities.contains(roce_priority) {
-        let loc = values
-            .get("ecn_priorities")
-            .map_or_else(|| table.location.clone(), |(_, loc)| loc.clone());
+        let loc = key_at("ecn_priorities");
         report.push(Diagnostic::warning(
             loc,
             format!("ecn_priorities do not include roce_priority {roce_priority}: RoCE traffic gets no congestion control (DCQCN)"),
         ));
     }
     if roce_mode == RoceMode::V1 && trust == Trust::Dscp {
-        let loc = values
-            .get("roce_mode")
-            .map_or_else(|| table.location.clone(), |(_, loc)| loc.clone());
+        let loc = key_at("roce_mode");
         report.push(Diagnostic::warning(
             loc,
             "roce_mode v1 with trust dscp: RoCE v1 frames carry no IP header, so no DSCP; the switch will classify them by PCP",

@@ -9,17 +9,41 @@ use rust_xlsxwriter::Workbook;
 /// Fails the test unless `tool` is on the PATH: the tools the tests run are required, never
 /// skipped (a skipped check would read as a passing one); `.ci/run` installs them.
 pub(crate) fn require(tool: &str) {
-    let found = Command::new("sh")
-        .arg("-c")
-        .arg(format!("command -v {tool}"))
-        .output()
-        .unwrap()
-        .status
-        .success();
     assert!(
-        found,
+        on_path(tool),
         "{tool} is not installed: run `bash .ci/run`, which installs it"
     );
+}
+
+/// Whether a prerequisite of a test is there. When it is not, the test fails in CI (`CI` set, as
+/// `.ci/run` runs it, which installs everything) and elsewhere says loudly what was not checked:
+/// `None` then, so the test returns without reporting a pass it did not earn.
+pub(crate) fn prerequisite(found: bool, missing: &str, not_checked: &str) -> Option<()> {
+    if found {
+        return Some(());
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "{missing} (`bash .ci/run` installs it)"
+    );
+    eprintln!("NOT RUN: {missing}; {not_checked} was not checked");
+    None
+}
+
+/// Whether `program` is on the PATH.
+pub(crate) fn on_path(program: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {program}")])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// Whether the system Python (the one `.ci/run` installs Debian modules for) imports `module`.
+pub(crate) fn python_has(module: &str) -> bool {
+    Command::new("/usr/bin/python3")
+        .args(["-c", &format!("import {module}")])
+        .output()
+        .is_ok_and(|o| o.status.success())
 }
 
 /// One cell of a test workbook.

@@ -13,7 +13,7 @@ use std::process::Command;
 use roce_gen::ingest::render::prometheus::{SERIES_PER_HOST, SERIES_PER_NIC};
 use serde_json::Value;
 
-use crate::common::{Run, require, roce_gen, tmp};
+use crate::common::{Run, on_path, prerequisite, require, roce_gen, tmp};
 use crate::hosts::FakeHost;
 
 const FORMATS: [&str; 6] = ["text", "json", "markdown", "junit", "prometheus", "html"];
@@ -836,22 +836,13 @@ fn junit_output_is_valid_under_the_ant_schema_with_times_and_hosts() {
     );
 }
 
-/// A program the page tests need, or why not: without it the test fails in CI (`CI` set, as
-/// `.ci/run` runs) and elsewhere says loudly that it did not run.
+/// A program the page tests need, or why not (see [`prerequisite`]).
 fn needs(program: &str, package: &str, what: &str) -> Option<()> {
-    let found = Command::new("sh")
-        .args(["-c", &format!("command -v {program}")])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if found {
-        return Some(());
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "{program} is needed (apt-get install {package}; `bash .ci/run` installs it)"
-    );
-    eprintln!("NOT RUN: {program} is missing (apt-get install {package}); {what} was not checked");
-    None
+    prerequisite(
+        on_path(program),
+        &format!("{program} is missing (apt-get install {package})"),
+        what,
+    )
 }
 
 /// Headless Chromium on the page `page` with `args`, a profile of its own under `dir`.

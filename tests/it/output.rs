@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{Book, C, roce_gen, tmp};
+use crate::common::{Book, C, prerequisite, python_has, roce_gen, tmp};
 
 /// Every file under `dir` (relative path → bytes).
 fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
@@ -275,21 +275,11 @@ struct Passthrough {
 impl Passthrough {
     fn new(dir: &Path) -> Option<Self> {
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/host/driverfs/driverfs.py");
-        let usable = Path::new("/dev/fuse").exists()
-            && Command::new("/usr/bin/python3")
-                .args(["-c", "import fusepy"])
-                .status()
-                .is_ok_and(|s| s.success());
-        if !usable {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "FUSE and python3-fusepy are needed"
-            );
-            eprintln!(
-                "NOT RUN: no FUSE or python3-fusepy; the swap without exchange was not tried"
-            );
-            return None;
-        }
+        prerequisite(
+            Path::new("/dev/fuse").exists() && python_has("fusepy"),
+            "FUSE or python3-fusepy is missing",
+            "the swap without exchange",
+        )?;
         let mount = dir.join("sys");
         std::fs::create_dir_all(&mount).unwrap();
         let daemon = Command::new("/usr/bin/python3")

@@ -8,7 +8,7 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use crate::common::{Book, Run, roce_gen, tmp};
+use crate::common::{Book, Run, prerequisite, python_has, roce_gen, tmp};
 
 /// The plan's identity: the sha256 of what `roce-gen plan` prints.
 fn identity(dir: &Path, plan: &str) -> String {
@@ -516,22 +516,13 @@ fn a_clean_precheck_is_enough_only_when_required_so() {
     assert!(pending.stdout.contains("⏳ h3: pending:"));
 }
 
-/// The system Python with openpyxl (Debian's python3-openpyxl, which `.ci/run` installs), or
-/// why not.
+/// The system Python with openpyxl (Debian's python3-openpyxl, which `.ci/run` installs).
 fn openpyxl() -> Option<()> {
-    let ok = Command::new("/usr/bin/python3")
-        .args(["-c", "import openpyxl"])
-        .status()
-        .is_ok_and(|s| s.success());
-    if ok {
-        return Some(());
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "python3 with openpyxl is needed (apt-get install python3-openpyxl)"
-    );
-    eprintln!("NOT RUN: python3 with openpyxl is missing; a re-saved workbook was not tried");
-    None
+    prerequisite(
+        python_has("openpyxl"),
+        "python3 with openpyxl is missing (apt-get install python3-openpyxl)",
+        "a re-saved workbook",
+    )
 }
 
 #[test]

@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 use anyhow::Result;
 use serde::Serialize;
 
-use crate::ingest::attention::{Group, Kind, change_line, changes, ports_of};
+use crate::ingest::attention::{Group, Kind, change_lines};
 use crate::ingest::render::{
     all_hosts, files_line, host_count, hosts_line, hosts_of, reason_detail, render_template,
     run_name, short_sha, standing,
@@ -491,10 +491,7 @@ pub fn render(report: &ClusterReport) -> Result<String> {
             reason: reason_detail(h, plan_sha),
             // A failed precheck lists settings too, but the failures come first there.
             changes: if matches!(h.state, State::Pending | State::Drifted) {
-                changes(&h.changes)
-                    .iter()
-                    .map(|c| change_line(c, ports_of(&h.changes)))
-                    .collect()
+                change_lines(&h.changes)
             } else {
                 Vec::new()
             },

@@ -17,7 +17,7 @@ use anyhow::Result;
 use jiff::Timestamp;
 use serde::Serialize;
 
-use crate::ingest::attention::{change_line, changes, ports_of};
+use crate::ingest::attention::change_lines;
 use crate::ingest::render::{reason, render_template, short_sha};
 use crate::ingest::report::{ClusterReport, HostReport, Run, State};
 use crate::ingest::result::Status;
@@ -173,10 +173,7 @@ fn host_suite(h: &HostReport, plan_sha: Option<&str>, as_of: Timing) -> Suite {
                 && !h.ok
                 && !matches!(h.state, State::Failed | State::Missing)
             {
-                let lines: Vec<String> = changes(&h.changes)
-                    .iter()
-                    .map(|c| change_line(c, ports_of(&h.changes)))
-                    .collect();
+                let lines = change_lines(&h.changes);
                 cases.push(case(
                     "state",
                     "failure",

@@ -5,7 +5,7 @@
 
 use std::fmt::Write;
 
-use crate::ingest::attention::{Kind, change_line, changes, ports_of};
+use crate::ingest::attention::{Kind, change_lines};
 use crate::ingest::render::{
     all_hosts, clean, files_line, host_count, hosts_line, hosts_of, reason, run_name, short_sha,
     standing,
@@ -157,8 +157,8 @@ pub fn render(report: &ClusterReport) -> String {
         for h in failing {
             let _ = writeln!(out, "### {} {}\n", mark(h), md(&h.host));
             let _ = writeln!(out, "{}\n", md(&reason(h, plan_sha)));
-            for c in changes(&h.changes) {
-                let _ = writeln!(out, "- {}", md(&change_line(&c, ports_of(&h.changes))));
+            for line in change_lines(&h.changes) {
+                let _ = writeln!(out, "- {}", md(&line));
             }
             if !h.changes.is_empty() {
                 out.push('\n');

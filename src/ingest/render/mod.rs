@@ -42,11 +42,7 @@ pub fn standing(h: &HostReport) -> &'static str {
 
 /// `precheck`, `apply (dry run)`.
 pub fn run_name(run: &Run) -> String {
-    if run.dry_run {
-        format!("{} (dry run)", run.phase.as_str())
-    } else {
-        run.phase.as_str().to_string()
-    }
+    crate::ingest::intake::run_kind_name((run.phase, run.dry_run))
 }
 
 /// Where a host stands and which result says so, in a sentence: `failed: precheck at …

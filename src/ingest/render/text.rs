@@ -7,7 +7,7 @@ use std::fmt::Write;
 
 use anstyle::{AnsiColor, Style};
 
-use crate::ingest::attention::{Group, Kind, change_line, changes, ports_of};
+use crate::ingest::attention::{Group, Kind, change_lines};
 use crate::ingest::render::{
     all_hosts, clean, files_line, host_count, hosts_line, hosts_of, reason, short_sha,
 };
@@ -293,9 +293,9 @@ fn attention_group(out: &mut String, p: &Paint, g: &Group) {
 }
 
 /// A host's changes, one line per setting, indented under it.
-fn change_lines(out: &mut String, h: &HostReport) {
-    for c in changes(&h.changes) {
-        let _ = writeln!(out, "    {}", clean(&change_line(&c, ports_of(&h.changes))));
+fn write_change_lines(out: &mut String, h: &HostReport) {
+    for line in change_lines(&h.changes) {
+        let _ = writeln!(out, "    {}", clean(&line));
     }
 }
 
@@ -322,7 +322,7 @@ fn host_block(out: &mut String, p: &Paint, h: &HostReport, plan_sha: Option<&str
             "{}",
             paint(p, &format!("{sign} {host}: {}", reason(h, plan_sha)))
         );
-        change_lines(out, h);
+        write_change_lines(out, h);
         return;
     }
     let _ = writeln!(out, "{}", p.red(&format!("❌ {host}: failed items:")));
