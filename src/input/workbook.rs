@@ -10,7 +10,7 @@ use anyhow::{Context, Result};
 use calamine::{Data, Dimensions, Range, Reader, SheetVisible, Sheets, open_workbook_auto_from_rs};
 
 use crate::diagnostic::{Diagnostic, Report, quoted};
-use crate::input::guard::MAX_SHEET_CELLS;
+use crate::input::guard::{MAX_SHEET_CELLS, thousands};
 use crate::input::raw::{Cell, RawPlan, Row, Table, Value};
 use crate::layout::{self, Column, SHEETS, Sheet};
 use crate::location::{Location, a1};
@@ -149,7 +149,8 @@ fn merged_cells(
             u64::from(rows.end() - rows.start() + 1) * u64::from(cols.end() - cols.start() + 1);
         if covered > MAX_SHEET_CELLS {
             anyhow::bail!(
-                "the merged regions cover more than {MAX_SHEET_CELLS} cells in use (limit)"
+                "its merged regions cover more than {} cells in use (limit)",
+                thousands(MAX_SHEET_CELLS)
             );
         }
         for row in rows {

@@ -721,3 +721,23 @@ fn an_excel_binary_workbook_named_xlsx() {
          format; save it as .xlsx",
     );
 }
+
+#[test]
+fn merged_regions_laid_over_each_other() {
+    // Two million cells in use, each merged region covers them all: three of them make six
+    // million cells to fill.
+    let far = r#"<row r="2000"><c r="ALL2000"><v>1</v></c></row>"#;
+    let merges = r#"<mergeCells count="3"><mergeCell ref="A1:ALL2000"/><mergeCell ref="A1:ALL2000"/><mergeCell ref="A1:ALL2000"/></mergeCells>"#;
+    let part = entry(
+        "xl/worksheets/sheet1.xml",
+        format!(
+            "{SHEET_HEAD}{}</sheetData>{merges}</worksheet>",
+            plan_rows(far)
+        ),
+    );
+    expect_refused(
+        "plan.xlsx",
+        &xlsx(part, None),
+        "sheet \"Servers\": its merged regions cover more than 4,000,000 cells in use (limit)",
+    );
+}
