@@ -23,4 +23,5 @@ for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do
   rg_nic_settings apply "$i"
 done
 rg_persist
+rg_nccl_env apply
 rg_finish

@@ -1861,6 +1861,7 @@ fn results_of_simulated_hosts_become_a_report() {
     expected.extend([
         "persistence:".to_string(),
         "persistence_reload:".to_string(),
+        "nccl_env:".to_string(),
     ]);
     assert_eq!(changed, expected, "{}", apply.stdout);
     save("round-2/node-a.apply.json", &apply.result);
