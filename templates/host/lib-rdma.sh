@@ -408,15 +408,19 @@ rg_nccl_env_restore() {
     return 0
   elif [ -z "$sum" ] || [ "$(rg_sha256 "$path")" != "$sum" ]; then
     kept="$RG_STATE_DIR/nccl.env.edited"
-    if [ "$persisted" = yes ] && [ "$RG_DRY_RUN" = no ] && cp -p "$path" "$kept" 2>/dev/null; then
+    if [ "$persisted" = no ]; then
+      rg_check nccl_env "" warn warning absent edited "$file was edited after apply wrote it: left as it is"
+    elif [ "$RG_DRY_RUN" = yes ]; then
+      rg_check nccl_env "" warn warning absent edited "$file was edited after apply wrote it: rollback would keep it as $kept before the install folder goes"
+    elif cp -p "$path" "$kept" 2>/dev/null; then
       rg_check nccl_env "" warn warning absent edited "$file was edited after apply wrote it: kept as $kept before the install folder goes"
     else
-      rg_check nccl_env "" warn warning absent edited "$file was edited after apply wrote it: left as it is"
+      rg_check nccl_env "" fail error absent edited "$file was edited after apply wrote it, and could not be kept as $kept: it goes with the install folder"
     fi
     return 0
   fi
   if [ "$RG_DRY_RUN" = yes ]; then
-    if [ "$saved" = present ]; then
+    if [ "$saved" = present ] && [ "$persisted" = no ]; then
       printf 'would write %s\n' "$file"
       rg_check_action nccl_env "" warn info present written "dry run: would put back the $file that was there before apply" "written → the earlier file ($file)"
     else
@@ -424,7 +428,7 @@ rg_nccl_env_restore() {
     fi
     return 0
   fi
-  if [ "$saved" = present ] && [ -f "$RG_NCCL_ORIG" ]; then
+  if [ "$saved" = present ] && [ -f "$RG_NCCL_ORIG" ] && [ "$persisted" = no ]; then
     rg_log "write: $file"
     if cp -p "$RG_NCCL_ORIG" "$path.tmp.$$" && mv -f "$path.tmp.$$" "$path"; then
       rm -f "$RG_NCCL_ORIG" "$RG_NCCL_SUM"
@@ -440,7 +444,13 @@ rg_nccl_env_restore() {
     rm -f "$RG_NCCL_SUM"
     # The folder apply made for it alone goes too (rmdir: only when empty).
     [ "$saved" != "absent folder" ] || rmdir "$RG_ROOT$RG_INSTALL_DIR" 2>/dev/null || true
-    rg_check_action nccl_env "" changed info absent absent "removed $file" "written → absent ($file)"
+    if [ "$saved" = present ]; then
+      # The install folder goes with the unit: the earlier file stays where apply kept it.
+      rg_check_action nccl_env "" changed info absent absent "removed $file; the one that was there before apply is kept as $RG_NCCL_ORIG, as the install folder goes" \
+        "written → absent ($file; the earlier one kept in the state folder)"
+    else
+      rg_check_action nccl_env "" changed info absent absent "removed $file" "written → absent ($file)"
+    fi
   else
     rg_check nccl_env "" fail error absent written "could not remove $file"
   fi
