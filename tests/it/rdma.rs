@@ -161,7 +161,10 @@ fn an_ofed_host_from_precheck_through_a_second_apply_and_rollback() {
         assert_eq!(read(&h, NCCL_ENV), NCCL_TEXT, "{ctx}");
         for ifc in ["ens1f0np0", "ens2f0np0"] {
             assert_eq!(read(&h, &format!(".fake/dcb/{ifc}/cable_len")), "30\n");
-            assert_eq!(read(&h, &format!(".fake/dcb/{ifc}/pfc")), "0,0,0,1,0,0,0,0\n");
+            assert_eq!(
+                read(&h, &format!(".fake/dcb/{ifc}/pfc")),
+                "0,0,0,1,0,0,0,0\n"
+            );
             assert_eq!(
                 read(&h, &format!("sys/class/net/{ifc}/ecn/roce_rp/rpg_hai_rate")),
                 "100\n"
@@ -196,7 +199,11 @@ fn an_ofed_host_from_precheck_through_a_second_apply_and_rollback() {
         assert_eq!(back.status("nccl_env", ""), "changed", "{ctx}");
         same_state(&h, &pristine, &ctx);
         assert_eq!(read(&h, np), "-1\n", "{ctx}: written back as it read");
-        for gone in [NCCL_ENV, "opt/roce-gen/lab", "var/lib/roce-gen/lab/nccl.env.sha256"] {
+        for gone in [
+            NCCL_ENV,
+            "opt/roce-gen/lab",
+            "var/lib/roce-gen/lab/nccl.env.sha256",
+        ] {
             assert!(!h.fake(gone).exists(), "{ctx}: {gone} is still there");
         }
     }
@@ -235,8 +242,9 @@ fn the_cable_length_goes_with_pfc_so_the_earlier_mlnx_qos_cannot_turn_pfc_off() 
 
         let (dry, apply) = dry_run_matches_apply(&h, &ctx);
         assert!(
-            dry.stdout
-                .contains("would run: mlnx_qos -i ens1f0np0 --pfc 0,0,0,1,0,0,0,0 --cable_len 30\n"),
+            dry.stdout.contains(
+                "would run: mlnx_qos -i ens1f0np0 --pfc 0,0,0,1,0,0,0,0 --cable_len 30\n"
+            ),
             "{ctx}: {}",
             dry.stdout
         );
@@ -248,7 +256,10 @@ fn the_cable_length_goes_with_pfc_so_the_earlier_mlnx_qos_cannot_turn_pfc_off() 
             "cable_length changed from 20 to 30"
         );
         for ifc in ["ens1f0np0", "ens2f0np0"] {
-            assert_eq!(read(&h, &format!(".fake/dcb/{ifc}/pfc")), "0,0,0,1,0,0,0,0\n");
+            assert_eq!(
+                read(&h, &format!(".fake/dcb/{ifc}/pfc")),
+                "0,0,0,1,0,0,0,0\n"
+            );
             assert_eq!(read(&h, &format!(".fake/dcb/{ifc}/cable_len")), "30\n");
         }
         assert_eq!(
@@ -287,7 +298,8 @@ fn an_inbox_host_skips_dcqcn_with_the_reason_and_sets_the_cable_length_through_d
             pre.expect(&["gid"], nic, "pass", &ctx);
             pre.expect(&["pfc_buffer"], nic, "skip", &ctx);
             assert!(
-                pre.message("pfc_buffer", nic).contains("(MLNX_OFED/DOCA sysfs)"),
+                pre.message("pfc_buffer", nic)
+                    .contains("(MLNX_OFED/DOCA sysfs)"),
                 "{ctx}: {}",
                 pre.message("pfc_buffer", nic)
             );
@@ -332,12 +344,14 @@ fn a_port_without_its_address_has_no_rocev2_gid_and_nccl_env_names_an_index_only
             "no RoCE v2 GID of mlx5_1 port 1 carries 10.10.1.10: the address is not configured on ens2f0np0 (roce-gen does not assign addresses), so RDMA-CM and NCCL cannot use it"
         );
         assert_eq!(pre.result["facts"]["nics"]["mlx5_0"]["gid_index"], 3);
-        assert_eq!(pre.result["facts"]["nics"]["mlx5_1"]["gid_index"], Value::Null);
+        assert_eq!(
+            pre.result["facts"]["nics"]["mlx5_1"]["gid_index"],
+            Value::Null
+        );
         assert_eq!(pre.status("gid", ""), "warn", "{ctx}");
         assert!(
-            pre.stdout.contains(
-                "⚠ gid:mlx5_1: no RoCE v2 GID of mlx5_1 port 1 carries 10.10.1.10"
-            ),
+            pre.stdout
+                .contains("⚠ gid:mlx5_1: no RoCE v2 GID of mlx5_1 port 1 carries 10.10.1.10"),
             "{ctx}: {}",
             pre.stdout
         );
@@ -447,7 +461,12 @@ fn rollback_puts_back_an_earlier_nccl_env_and_keeps_one_edited_since_apply() {
     );
     assert_eq!(read(&h, NCCL_ENV), NCCL_TEXT);
     let back = h.run("rollback.sh", &[]);
-    assert_eq!(back.status("nccl_env", ""), "changed", "{:?}", back.statuses());
+    assert_eq!(
+        back.status("nccl_env", ""),
+        "changed",
+        "{:?}",
+        back.statuses()
+    );
     assert_eq!(read(&h, NCCL_ENV), "NCCL_IB_HCA=mlx5\n");
 
     // With the unit installed, rollback removes the install folder: an edited nccl.env is
