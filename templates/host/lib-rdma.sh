@@ -120,7 +120,12 @@ rg_rdma_set() {
   case $1 in
     dcqcn_*) rg_write "/sys/class/net/$ifc/ecn/$(rg_dcqcn_file "$1")" "$3" ;;
     cable_length)
-      if [ "$(rg_qos_backend)" = dcb ]; then
+      if [ "$3" -ge 1000 ]; then
+        # mlx5e_dcbnl_ieee_setpfc takes a delay below MLX5E_MAX_CABLE_LENGTH and drops others
+        # without an error: nothing to run.
+        rg_log "the mlx5 driver ignores a cable length of 1000 m or more; $3 cannot be set on $ifc"
+        return 1
+      elif [ "$(rg_qos_backend)" = dcb ]; then
         # `dcb pfc set` reads the port's PFC settings and writes them back with the new delay.
         rg_do dcb pfc set dev "$ifc" delay "$3"
         return
@@ -148,7 +153,7 @@ rg_rdma_set() {
 # should change the cable length in the same call (one mlnx_qos start, and the request carries
 # both); nothing otherwise. Reads the caller's `sim` with --dry-run (rg_current).
 rg_cable_args() {
-  [ "$(rg_qos_backend)" = mlnx_qos ] && [[ " $2 " == *" cable_length "* ]] || return 0
+  [ "$(rg_qos_backend)" = mlnx_qos ] && [[ " $2 " == *" cable_length "* ]] && [ "$RG_CABLE_LEN" -lt 1000 ] || return 0
   if rg_current cable_length "$1" && [ "$RG_V" != "$RG_CABLE_LEN" ]; then
     printf -- '--cable_len %s' "$RG_CABLE_LEN"
   fi

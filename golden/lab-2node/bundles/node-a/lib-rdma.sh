@@ -120,7 +120,12 @@ rg_rdma_set() {
   case $1 in
     dcqcn_*) rg_write "/sys/class/net/$ifc/ecn/$(rg_dcqcn_file "$1")" "$3" ;;
     cable_length)
-      if [ "$(rg_qos_backend)" = dcb ]; then
+      if [ "$3" -ge 1000 ]; then
+        # mlx5e_dcbnl_ieee_setpfc takes a delay below MLX5E_MAX_CABLE_LENGTH and drops others
+        # without an error: nothing to run.
+        rg_log "the mlx5 driver ignores a cable length of 1000 m or more; $3 cannot be set on $ifc"
+        return 1
+      elif [ "$(rg_qos_backend)" = dcb ]; then
         # `dcb pfc set` reads the port's PFC settings and writes them back with the new delay.
         rg_do dcb pfc set dev "$ifc" delay "$3"
         return
@@ -148,7 +153,7 @@ rg_rdma_set() {
 # should change the cable length in the same call (one mlnx_qos start, and the request carries
 # both); nothing otherwise. Reads the caller's `sim` with --dry-run (rg_current).
 rg_cable_args() {
-  [ "$(rg_qos_backend)" = mlnx_qos ] && [[ " $2 " == *" cable_length "* ]] || return 0
+  [ "$(rg_qos_backend)" = mlnx_qos ] && [[ " $2 " == *" cable_length "* ]] && [ "$RG_CABLE_LEN" -lt 1000 ] || return 0
   if rg_current cable_length "$1" && [ "$RG_V" != "$RG_CABLE_LEN" ]; then
     printf -- '--cable_len %s' "$RG_CABLE_LEN"
   fi
@@ -408,15 +413,19 @@ rg_nccl_env_restore() {
     return 0
   elif [ -z "$sum" ] || [ "$(rg_sha256 "$path")" != "$sum" ]; then
     kept="$RG_STATE_DIR/nccl.env.edited"
-    if [ "$persisted" = yes ] && [ "$RG_DRY_RUN" = no ] && cp -p "$path" "$kept" 2>/dev/null; then
+    if [ "$persisted" = no ]; then
+      rg_check nccl_env "" warn warning absent edited "$file was edited after apply wrote it: left as it is"
+    elif [ "$RG_DRY_RUN" = yes ]; then
+      rg_check nccl_env "" warn warning absent edited "$file was edited after apply wrote it: rollback would keep it as $kept before the install folder goes"
+    elif cp -p "$path" "$kept" 2>/dev/null; then
       rg_check nccl_env "" warn warning absent edited "$file was edited after apply wrote it: kept as $kept before the install folder goes"
     else
-      rg_check nccl_env "" warn warning absent edited "$file was edited after apply wrote it: left as it is"
+      rg_check nccl_env "" fail error absent edited "$file was edited after apply wrote it, and could not be kept as $kept: it goes with the install folder"
     fi
     return 0
   fi
   if [ "$RG_DRY_RUN" = yes ]; then
-    if [ "$saved" = present ]; then
+    if [ "$saved" = present ] && [ "$persisted" = no ]; then
       printf 'would write %s\n' "$file"
       rg_check_action nccl_env "" warn info present written "dry run: would put back the $file that was there before apply" "written → the earlier file ($file)"
     else
@@ -424,7 +433,7 @@ rg_nccl_env_restore() {
     fi
     return 0
   fi
-  if [ "$saved" = present ] && [ -f "$RG_NCCL_ORIG" ]; then
+  if [ "$saved" = present ] && [ -f "$RG_NCCL_ORIG" ] && [ "$persisted" = no ]; then
     rg_log "write: $file"
     if cp -p "$RG_NCCL_ORIG" "$path.tmp.$$" && mv -f "$path.tmp.$$" "$path"; then
       rm -f "$RG_NCCL_ORIG" "$RG_NCCL_SUM"
@@ -440,7 +449,13 @@ rg_nccl_env_restore() {
     rm -f "$RG_NCCL_SUM"
     # The folder apply made for it alone goes too (rmdir: only when empty).
     [ "$saved" != "absent folder" ] || rmdir "$RG_ROOT$RG_INSTALL_DIR" 2>/dev/null || true
-    rg_check_action nccl_env "" changed info absent absent "removed $file" "written → absent ($file)"
+    if [ "$saved" = present ]; then
+      # The install folder goes with the unit: the earlier file stays where apply kept it.
+      rg_check_action nccl_env "" changed info absent absent "removed $file; the one that was there before apply is kept as $RG_NCCL_ORIG, as the install folder goes" \
+        "written → absent ($file; the earlier one kept in the state folder)"
+    else
+      rg_check_action nccl_env "" changed info absent absent "removed $file" "written → absent ($file)"
+    fi
   else
     rg_check nccl_env "" fail error absent written "could not remove $file"
   fi
