@@ -1907,7 +1907,7 @@ fn results_of_simulated_hosts_become_a_report() {
     assert_eq!(node_a["state"], "configured");
     assert_eq!(node_a["latest"]["phase"], "apply");
     assert_eq!(
-        node_a["latest"]["counts"]["changed"], 18,
+        node_a["latest"]["counts"]["changed"], 19,
         "the changes listed above"
     );
     assert_eq!(
