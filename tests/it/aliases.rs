@@ -39,7 +39,11 @@ fn every_column_alias_reads_the_same_plan() {
             with_column(&mut plain);
             let expected = plan_json(&plain);
             if missing {
-                assert_eq!(expected, baseline, "{sheet}: an empty {} column", column.name);
+                assert_eq!(
+                    expected, baseline,
+                    "{sheet}: an empty {} column",
+                    column.name
+                );
             }
             for alias in column.aliases {
                 let mut book = Book::base();
@@ -56,7 +60,12 @@ fn every_key_alias_reads_the_same_plan() {
     for key in KEYS.iter().filter(|k| !k.aliases.is_empty()) {
         // Keys of plan format 1.1 are not in the base plan: they get a value of their own.
         let mut plain = Book::base();
-        if !plain.sheet("Cluster").rows.iter().any(|r| r[0] == s(key.name)) {
+        if !plain
+            .sheet("Cluster")
+            .rows
+            .iter()
+            .any(|r| r[0] == s(key.name))
+        {
             let value = match key.name {
                 "cable_length" => C::N(30.0),
                 "firmware_config" => s("off"),
