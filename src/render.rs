@@ -85,6 +85,9 @@ pub const LIB_CHECKS_SH: FileTemplate = plain("host/lib-checks.sh", 0o644);
 pub const LIB_PROBE_SH: FileTemplate = plain("host/lib-probe.sh", 0o644);
 /// `lib-settings.sh`: each setting's read and write per backend, saving and restoring.
 pub const LIB_SETTINGS_SH: FileTemplate = plain("host/lib-settings.sh", 0o644);
+/// `lib-rdma.sh`: DCQCN parameters and the cable length as settings, the receive-buffer and GID
+/// checks, `nccl.env`.
+pub const LIB_RDMA_SH: FileTemplate = plain("host/lib-rdma.sh", 0o644);
 /// `lib-persist.sh`: the boot unit, the driver-reload hooks, the boot wait.
 pub const LIB_PERSIST_SH: FileTemplate = plain("host/lib-persist.sh", 0o644);
 /// `lib-firmware.sh`: the NICs' firmware (NV) configuration, read, checked and set.
@@ -111,7 +114,7 @@ pub const DIST_FILES: [FileTemplate; 3] = [RUN_HERE_SH, ANSIBLE_INVENTORY, ANSIB
 pub const HOST_FILES: [FileTemplate; 1] = [PLAN_SH];
 
 /// The files that do not depend on the host: made once per run, shared by every bundle.
-pub const SHARED_FILES: [FileTemplate; 12] = [
+pub const SHARED_FILES: [FileTemplate; 13] = [
     PRECHECK_SH,
     APPLY_SH,
     ROLLBACK_SH,
@@ -120,6 +123,7 @@ pub const SHARED_FILES: [FileTemplate; 12] = [
     LIB_CHECKS_SH,
     LIB_PROBE_SH,
     LIB_SETTINGS_SH,
+    LIB_RDMA_SH,
     LIB_PERSIST_SH,
     LIB_FIRMWARE_SH,
     SERVICE,
@@ -154,6 +158,7 @@ const EMBEDDED: &[(&str, &str)] = embedded![
     "host/lib-checks.sh",
     "host/lib-probe.sh",
     "host/lib-settings.sh",
+    "host/lib-rdma.sh",
     "host/lib-persist.sh",
     "host/lib-firmware.sh",
     "host/plan.sh.j2",

@@ -626,3 +626,19 @@ fn common_cluster(count: &BTreeMap<String, usize>) -> Option<String> {
         .find(|(_, n)| **n == best)
         .map(|(c, _)| c.clone())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::is_setting;
+
+    #[test]
+    fn the_settings_of_plan_format_1_1_are_changes_and_its_read_only_checks_are_not() {
+        for id in ["cable_length", "dcqcn_rpg_ai_rate", "nccl_env"] {
+            assert!(is_setting(id), "{id}");
+        }
+        // Read-only: apply never changes what they look at.
+        for id in ["gid", "pfc_buffer"] {
+            assert!(!is_setting(id), "{id}");
+        }
+    }
+}

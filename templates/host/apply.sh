@@ -26,4 +26,5 @@ for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do
 done
 rg_firmware apply
 rg_persist
+rg_nccl_env apply
 rg_finish

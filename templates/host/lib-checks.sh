@@ -209,9 +209,12 @@ rg_precheck() {
   for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do
     rg_check_identity "$i"
     rg_check_nic_env "$i"
+    rg_check_gid "$i"
     rg_check_monitor "$i"
     [ "$2" = compare ] || continue
     rg_nic_settings compare "$i"
   done
+  # apply writes nccl.env once it has configured the ports (apply.sh).
+  [ "$2" != compare ] || rg_nccl_env compare
 }
 

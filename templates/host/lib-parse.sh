@@ -78,6 +78,16 @@ rg_parse_qos_pfc() {
   done
 }
 
+# rg_parse_qos_cable: `Cable len: 7` of `mlnx_qos -i IF` (the PFC delay the driver keeps, in
+# metres) → 7.
+rg_parse_qos_cable() {
+  local line
+  while IFS= read -r line; do
+    [[ $line =~ ^Cable\ len:\ ([0-9]+)$ ]] && printf '%s' "${BASH_REMATCH[1]}"
+  done
+  return 0
+}
+
 # rg_parse_dcb_map: `dcb [-N] app show dev IF dscp-prio` (`dscp-prio 0:0 1:0 ... 26:3 ...`, or
 # with DSCP names from rt_dsfield without -N: `default:0 CS1:1 AF11:1 ...`) → as
 # rg_parse_qos_map.
@@ -131,6 +141,45 @@ rg_parse_dcb_pfc() {
   done
   [ "$seen" = yes ] || return 0
   printf '%s,%s,%s,%s,%s,%s,%s,%s' "${en[0]}" "${en[1]}" "${en[2]}" "${en[3]}" "${en[4]}" "${en[5]}" "${en[6]}" "${en[7]}"
+}
+
+# rg_parse_dcb_delay: `dcb pfc show dev IF delay` (`delay 7 `), or the first line of a whole
+# `dcb pfc show` (`pfc-cap 8 macsec-bypass off delay 7 `) → 7.
+rg_parse_dcb_delay() {
+  local line
+  while IFS= read -r line; do
+    [[ $line =~ (^|[[:space:]])delay[[:space:]]+([0-9]+)([[:space:]]|$) ]] && printf '%s' "${BASH_REMATCH[2]}"
+  done
+  return 0
+}
+
+# rg_parse_prio2buffer: OFED's qos/prio2buffer (`Priority\tBuffer`, then `P\t\tB` for priorities
+# 0-7, en_sysfs.c) → the buffer of each priority, `0,0,0,1,0,0,0,0`; nothing unless all eight.
+rg_parse_prio2buffer() {
+  local line n=0
+  local -a buf=()
+  while IFS= read -r line; do
+    [[ $line =~ ^([0-7])[[:space:]]+([0-9]+)[[:space:]]*$ ]] || continue
+    [ -n "${buf[BASH_REMATCH[1]]+set}" ] || n=$((n + 1))
+    buf[BASH_REMATCH[1]]=${BASH_REMATCH[2]}
+  done
+  [ "$n" -eq 8 ] || return 0
+  printf '%s,%s,%s,%s,%s,%s,%s,%s' "${buf[0]}" "${buf[1]}" "${buf[2]}" "${buf[3]}" "${buf[4]}" "${buf[5]}" "${buf[6]}" "${buf[7]}"
+}
+
+# rg_parse_buffer_size: OFED's qos/buffer_size (`Port buffer size = N`, `Spare buffer size = N`,
+# a header, then `B\tSIZE\tXOFF\t\tXON` for buffers 0-7, en_sysfs.c) → the size of each buffer
+# in bytes, `130944,130944,0,0,0,0,0,0`; nothing unless all eight.
+rg_parse_buffer_size() {
+  local line n=0
+  local -a size=()
+  while IFS= read -r line; do
+    [[ $line =~ ^([0-7])[[:space:]]+([0-9]+)[[:space:]]+[0-9]+[[:space:]]+[0-9]+[[:space:]]*$ ]] || continue
+    [ -n "${size[BASH_REMATCH[1]]+set}" ] || n=$((n + 1))
+    size[BASH_REMATCH[1]]=${BASH_REMATCH[2]}
+  done
+  [ "$n" -eq 8 ] || return 0
+  printf '%s,%s,%s,%s,%s,%s,%s,%s' "${size[0]}" "${size[1]}" "${size[2]}" "${size[3]}" "${size[4]}" "${size[5]}" "${size[6]}" "${size[7]}"
 }
 
 # rg_parse_dcb_dcbx: `dcb dcbx show dev IF` (the DCBX capability flags: `host ieee`) → os when
@@ -192,6 +241,15 @@ rg_parse_roce_tos() {
   local v=${1%$'\n'}
   [[ $v =~ ^[0-9]{1,3}$ ]] && ((10#$v <= 255)) || return 1
   printf '%s' "$((10#$v))"
+}
+
+# rg_gid_of_ip A.B.C.D[/N]: the GID the kernel gives an IPv4 address (IPv4-mapped), as
+# /sys/class/infiniband/DEV/ports/N/gids/M prints it (`%pI6`): 10.10.1.2 →
+# 0000:0000:0000:0000:0000:ffff:0a0a:0102.
+rg_gid_of_ip() {
+  local a b c d
+  IFS=. read -r a b c d <<<"${1%%/*}"
+  printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' "$((10#$a))" "$((10#$b))" "$((10#$c))" "$((10#$d))"
 }
 
 # rg_parse_ibdev2netdev DEV: `mlx5_0 port 1 ==> ens1f0np0 (Up)` lines → `ens1f0np0 Up` for DEV.

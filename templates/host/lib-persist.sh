@@ -61,8 +61,9 @@ rg_persist() {
   [ ! -e "$dest" ] && [ ! -e "$RG_UNIT_FILE" ] || change="another bundle → this bundle"
   change+=" ($RG_UNIT, $RG_INSTALL_DIR)"
   # The bundle is copied beside the install folder and renamed over it, so a boot never finds
-  # half a bundle there.
+  # half a bundle there. The nccl.env apply wrote there goes along (rg_nccl_env updates it).
   if ! { rg_do mkdir -p "$dest.new.$$" && rg_copy_bundle "$dest.new.$$" &&
+    { [ ! -f "$dest/nccl.env" ] || rg_do cp -p "$dest/nccl.env" "$dest.new.$$/nccl.env"; } &&
     rg_do rm -rf "$dest.old.$$" &&
     { [ ! -e "$dest" ] || rg_do mv "$dest" "$dest.old.$$"; } &&
     rg_do mv "$dest.new.$$" "$dest" && rg_do rm -rf "$dest.old.$$"; }; then

@@ -394,6 +394,7 @@ rg_facts() {
     fi
     extra=${RG_M_FACTS[i]-}
     [ -z "${RG_FW_FACTS[i]-}" ] || extra+="${extra:+,}${RG_FW_FACTS[i]}"
+    extra+="${extra:+,}$(rg_gid_fact "$i")"
     # board_id (the PSID) names the card as its firmware is built for; hca_type the chip.
     printf '%s%s:{"fw_ver":%s,"board_id":%s,"hca_type":%s,"netdev":%s,"dcbx":%s%s}' "$sep" "$(rg_json_str "$dev")" \
       "$(rg_json_str "$(rg_read "/sys/class/infiniband/$dev/fw_ver" || true)")" \

@@ -8,11 +8,13 @@
 
 # The settings of a port, in the order apply changes them: DCBX ownership before PFC (a willing
 # firmware would override it), trust before the DSCP map (trust dscp programs the default map),
-# PFC before pause (setting PFC clears pause).
-RG_SETTINGS="dcbx trust dscp2prio pfc pause ecn_np ecn_rp cnp_dscp cnp_priority roce_mode roce_tos traffic_class mtu"
+# PFC before pause (setting PFC clears pause), the cable length with PFC (one DCB request carries
+# both). lib-rdma.sh adds the DCQCN parameters the plan sets.
+RG_SETTINGS="dcbx trust dscp2prio pfc cable_length pause ecn_np ecn_rp cnp_dscp cnp_priority roce_mode roce_tos traffic_class mtu"
 # The order rollback restores them: the DSCP map before trust (adding a DSCP entry turns trust
-# back to dscp), pause after PFC, DCBX ownership last.
-RG_RESTORE_ORDER="mtu traffic_class roce_tos roce_mode cnp_priority cnp_dscp ecn_rp ecn_np dscp_map trust pfc pause dcbx"
+# back to dscp), the cable length while PFC is still as apply left it, pause after PFC, DCBX
+# ownership last. Saved DCQCN parameters come first (rg_restore).
+RG_RESTORE_ORDER="mtu traffic_class roce_tos roce_mode cnp_priority cnp_dscp ecn_rp ecn_np dscp_map trust cable_length pfc pause dcbx"
 
 RG_WHY=""
 RG_V=""
@@ -123,6 +125,7 @@ rg_applies() {
   case $1 in
     dscp2prio) [ "$RG_TRUST" = dscp ] ;;
     dcbx) [ "$RG_DCBX" = os ] ;;
+    cable_length | dcqcn_*) rg_rdma_applies "$1" ;;
     *) return 0 ;;
   esac
 }
@@ -154,6 +157,7 @@ rg_supported() {
     mtu)
       rg_has ip || RG_WHY="ip (iproute2) is not installed"
       ;;
+    cable_length | dcqcn_*) rg_rdma_supported "$1" "$2" || true ;;
   esac
   [ -z "$RG_WHY" ]
 }
@@ -176,6 +180,7 @@ rg_planned() {
       printf 'rx %s tx %s' "$on" "$on"
       ;;
     mtu) printf '%s' "${RG_NIC_MTU[$2]}" ;;
+    cable_length | dcqcn_*) rg_rdma_planned "$1" ;;
   esac
 }
 
@@ -279,6 +284,7 @@ rg_get() {
       }
       ;;
     mtu) rg_get_sysfs "/sys/class/net/$ifc/mtu" ;;
+    cable_length | dcqcn_*) rg_rdma_get "$id" "$i" ;;
   esac
 }
 
@@ -350,6 +356,7 @@ rg_set() {
     # The driver takes 0-255, or -1 to clear the global class; an empty write is refused.
     traffic_class) rg_write "/sys/class/infiniband/$dev/tc/1/traffic_class" "${v:--1}" ;;
     mtu) rg_do ip link set dev "$ifc" mtu "$v" ;;
+    cable_length | dcqcn_*) rg_rdma_set "$id" "$i" "$v" ;;
   esac
 }
 
@@ -475,11 +482,14 @@ rg_nic_settings() {
       ids+=" $id"
     fi
   done
-  [ -n "$ids" ] || return 0
-  case $mode in
-    compare) rg_compare_all "$i" "$ids" ;;
-    apply) rg_apply_all "$i" "$ids" ;;
-  esac
+  if [ -n "$ids" ]; then
+    case $mode in
+      compare) rg_compare_all "$i" "$ids" ;;
+      apply) rg_apply_all "$i" "$ids" ;;
+    esac
+  fi
+  # Read-only, on the buffers as apply's changes left them.
+  rg_check_pfc_buffer "$i"
 }
 
 # rg_compare_all I IDS: precheck: pass where the host matches the plan, warn where apply will
@@ -558,7 +568,7 @@ rg_save() {
 # --dry-run takes the same steps on a simulation of the port (`sim`, see rg_current), so that it
 # prints the very commands apply runs and predicts exactly what apply changes.
 rg_apply_all() {
-  local i=$1 dev=${RG_NIC_IBDEV[$1]} ids=$2 id want now after note
+  local i=$1 dev=${RG_NIC_IBDEV[$1]} ids=$2 id want now after note cable
   local -A failed=() written=() sim=()
   if [ "$RG_DRY_RUN" = yes ]; then
     for id in $ids; do sim[$id]=${before[$id]}; done
@@ -574,14 +584,33 @@ rg_apply_all() {
     [ "$now" != "$want" ] || continue
     if [ "$id" = dscp2prio ] && [ "$(rg_qos_backend)" = mlnx_qos ] && [[ " $ids " == *" pfc "* ]] &&
       rg_current pfc "$i" && [ "$RG_V" != "$RG_PFC" ]; then
-      # One mlnx_qos start for both (trust cannot be combined, PFC and the map can).
-      # shellcheck disable=SC2046 # see rg_dscp_args
-      rg_qos_set "$i" --pfc "$RG_PFC" $(rg_dscp_args "$want") || failed[pfc]=1
+      # One mlnx_qos start for both (trust cannot be combined, PFC and the map can), and the
+      # cable length when it changes too.
+      cable=$(rg_cable_args "$i" "$ids")
+      # shellcheck disable=SC2046,SC2086 # see rg_dscp_args; $cable is digits and an option
+      rg_qos_set "$i" --pfc "$RG_PFC" $cable $(rg_dscp_args "$want") || failed[pfc]=1
       [ -z "${failed[pfc]+set}" ] || failed[dscp2prio]=1
       written[pfc]=1
       written[dscp2prio]=1
       rg_simulate dscp2prio "$want"
       rg_simulate pfc "$RG_PFC"
+      if [ -n "$cable" ]; then
+        written[cable_length]=1
+        [ -z "${failed[pfc]+set}" ] || failed[cable_length]=1
+        rg_simulate cable_length "$RG_CABLE_LEN"
+      fi
+      rg_add_flap "$i"
+      continue
+    fi
+    if [ "$id" = pfc ] && cable=$(rg_cable_args "$i" "$ids") && [ -n "$cable" ]; then
+      # PFC and the cable length in one mlnx_qos call: its request carries both.
+      # shellcheck disable=SC2086 # $cable is digits and an option
+      rg_qos_set "$i" --pfc "$want" $cable || failed[pfc]=1
+      [ -z "${failed[pfc]+set}" ] || failed[cable_length]=1
+      written[pfc]=1
+      written[cable_length]=1
+      rg_simulate pfc "$want"
+      rg_simulate cable_length "$RG_CABLE_LEN"
       rg_add_flap "$i"
       continue
     fi
@@ -687,6 +716,7 @@ rg_predict() {
 # caller's `saved` (id → value).
 rg_restore() {
   local dev=$1 i id want now after note order=$RG_RESTORE_ORDER map_before=""
+  order="$(rg_dcqcn_saved_ids) $order"
   i=$(rg_index_of "$dev") || {
     for id in ${saved[@]+"${!saved[@]}"}; do
       rg_check "$id" "$dev" fail error "${saved[$id]}" "" "$dev is not in this bundle's plan; restore $id by hand to ${saved[$id]}"

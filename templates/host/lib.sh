@@ -1,8 +1,8 @@
 # shellcheck shell=bash
 # lib.sh: the shell library of a roce-gen bundle, the same in every bundle. precheck.sh, apply.sh
 # and rollback.sh source it; it sets strict mode, sources plan.sh (this host's values, RG_*)
-# and its parts: lib-parse.sh, lib-checks.sh, lib-probe.sh, lib-settings.sh, lib-persist.sh,
-# lib-firmware.sh.
+# and its parts: lib-parse.sh, lib-checks.sh, lib-probe.sh, lib-settings.sh, lib-rdma.sh,
+# lib-persist.sh, lib-firmware.sh.
 # Here: the command line, logging, the run lock, time limits on tools, the checks of a run, the
 # JSON result and the summary. Bash 4.2 (RHEL 7) or newer, coreutils, and the host's own tools;
 # nothing else.
@@ -719,6 +719,8 @@ rg_parse() {
 . "$RG_DIR/lib-probe.sh"
 # shellcheck source=lib-settings.sh
 . "$RG_DIR/lib-settings.sh"
+# shellcheck source=lib-rdma.sh
+. "$RG_DIR/lib-rdma.sh"
 # shellcheck source=lib-persist.sh
 . "$RG_DIR/lib-persist.sh"
 # shellcheck source=lib-firmware.sh

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # rollback.sh: restores every value that apply.sh saved on this host (the values from before
 # roce-gen first changed them; firmware values for the next boot), in the reverse of the order
-# the driver needs, removes the boot unit and the driver-reload hook apply installed, then
-# forgets the saved state.
+# the driver needs, removes the nccl.env, the boot unit and the driver-reload hook apply
+# installed, then forgets the saved state.
 # Writes results/<host>.rollback.json beside this script (or --out FILE, --results-dir DIR).
 # Exit status: 0 restored, 1 something could not be restored, 2 the script could not run.
 # Part of a roce-gen bundle: the same in every bundle; this host's values are in plan.sh.
@@ -25,11 +25,13 @@ fi
 # The saved values, host-wide ones first, then per port in the plan's order.
 devs=()
 reload=""
+nccl=""
 persisted=no
 while IFS=$'\t' read -r id dev value; do
   case $id in
     persistence) persisted=yes ;;
     persistence_reload) reload=$value ;;
+    nccl_env) nccl=$value ;;
     *) [[ " ${devs[*]-} " == *" $dev "* ]] || devs+=("$dev") ;;
   esac
 done <"$RG_SAVED"
@@ -43,6 +45,7 @@ for dev in ${devs[@]+"${devs[@]}"}; do
 done
 rg_fw_rollback
 [ -z "$reload" ] || rg_unpersist_reload "$reload"
+[ -z "$nccl" ] || rg_nccl_env_restore "$nccl" "$persisted"
 if [ "$persisted" = yes ]; then
   rg_unpersist
   if [ "$RG_DRY_RUN" = yes ]; then

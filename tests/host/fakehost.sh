@@ -18,6 +18,15 @@
 #       RDMA health counters. --lldp installs lldpd (lldpcli) or
 #       lldpad (lldptool), running, with NIC N (from 0) cabled to leaf-N+1 port Eth1/1 in
 #       .fake/lldp/IF; the default is none. ROOT must be absent or empty.
+#       The GID table of each port (ports/1/gids, gid_attrs/types, gid_attrs/ndevs, 16 entries;
+#       a ConnectX has a few hundred) holds what the kernel puts there for the netdev's
+#       addresses: the IPv6 link-local GID from the MAC at 0 (RoCE v1) and 1 (RoCE v2), then
+#       each address, as an IPv4-mapped GID for IPv4, at the next two free indexes (v1, v2);
+#       an unused entry reads as the zero GID with empty type and netdev files (driverfs
+#       refuses to read those, EINVAL, as the kernel does).
+#   fakehost.sh addr ROOT IF [CIDR ...]
+#       IF's addresses become the CIDRs (none: no address), in .fake/net/IF/addrs, and its
+#       port's GID table follows, as when they are configured on a real host.
 #   fakehost.sh snapshot ROOT [DIR ...]
 #       "path=value" for every regular file under the DIRs (relative to ROOT; default
 #       sys .fake), sorted; trailing newlines dropped, \ newline tab CR escaped as
@@ -39,8 +48,8 @@
 #       values (.fake/nvconfig/*, stubs/nvconfig.sh), then everything reload does (the OFED
 #       stack starts at boot). The boot unit is not run: a test runs apply.sh --boot itself.
 #
-# Or `source` this file and call fakehost_create / fakehost_snapshot / fakehost_run /
-# fakehost_reload / fakehost_reboot.
+# Or `source` this file and call fakehost_create / fakehost_addr / fakehost_snapshot /
+# fakehost_run / fakehost_reload / fakehost_reboot.
 # Bash 4.2 compatible; the functions run in subshells so they never change the caller's
 # shell options.
 
@@ -57,9 +66,19 @@ FAKEHOST_FIXTURES=$FAKEHOST_DIR/fixtures
 FAKEHOST_COMMON_TOOLS='dcb ethtool ip systemctl hostname modprobe'
 # (lldpcli / lldptool come with --lldp.)
 FAKEHOST_OFED_TOOLS='ofed_info mlnx_qos cma_roce_mode cma_roce_tos ibdev2netdev'
+# The DCQCN files of an OFED port and their firmware defaults (driver reload restores them).
+FAKEHOST_DCQCN_DEFAULTS='roce_rp/clamp_tgt_rate=0 roce_rp/clamp_tgt_rate_after_time_inc=1
+  roce_rp/rpg_time_reset=300 roce_rp/rpg_byte_reset=32767 roce_rp/rpg_threshold=1
+  roce_rp/rpg_max_rate=0 roce_rp/rpg_ai_rate=5 roce_rp/rpg_hai_rate=50 roce_rp/rpg_gd=11
+  roce_rp/rpg_min_dec_fac=50 roce_rp/rpg_min_rate=1 roce_rp/rate_to_set_on_first_cnp=0
+  roce_rp/dce_tcp_g=1019 roce_rp/dce_tcp_rtt=1 roce_rp/rate_reduce_monitor_period=4
+  roce_rp/initial_alpha_value=1023 roce_np/min_time_between_cnps=4'
+# Entries of each port's GID table.
+FAKEHOST_GIDS=16
 
 fakehost_usage() {
   printf '%s\n' 'usage: fakehost.sh create ROOT --kind ofed|inbox --host NAME --nic DEV:IF:BDF:MAC [--nic ...] [--missing DEV ...]' \
+    '       fakehost.sh addr ROOT IF [CIDR ...]' \
     '       fakehost.sh snapshot ROOT [DIR ...]' \
     '       fakehost.sh run ROOT -- CMD [ARG ...]' \
     '       fakehost.sh reload ROOT' \
@@ -203,15 +222,6 @@ configfs /sys/kernel/config configfs rw,nosuid,nodev,noexec,relatime 0 0'
     put "$ib/ports/1/hw_counters/np_cnp_sent" $((1200 + i))
     put "$ib/ports/1/hw_counters/rp_cnp_handled" $((900 + i))
     put "$ib/ports/1/hw_counters/duplicate_request" 0
-    # GIDs 0/1: the IPv6 link-local address from the MAC, as RoCE v1 and v2 entries.
-    IFS=: read -r -a mb <<<"$mac"
-    d=$(printf 'fe80:0000:0000:0000:%02x%s:%sff:fe%s:%s%s' "$((0x${mb[0]} ^ 2))" "${mb[1]}" "${mb[2]}" "${mb[3]}" "${mb[4]}" "${mb[5]}")
-    put "$ib/ports/1/gids/0" "$d"
-    put "$ib/ports/1/gids/1" "$d"
-    put "$ib/ports/1/gid_attrs/ndevs/0" "$ifc"
-    put "$ib/ports/1/gid_attrs/ndevs/1" "$ifc"
-    put "$ib/ports/1/gid_attrs/types/0" 'IB/RoCE v1'
-    put "$ib/ports/1/gid_attrs/types/1" 'RoCE v2'
     link "$ib/device" "../../../devices/pci0000:00/$bdf"
 
     put ".fake/net/$ifc/pause" 'on on off' # rx tx autoneg: mlx5's default global pause
@@ -270,6 +280,7 @@ port_type=ifname
 descr=$host:$ifc"
     fi
     : >"$root/.fake/net/$ifc/addrs"       # no IP address
+    fakehost_gid_table "$root" "$ifc"    # so only the link-local GIDs
     # DCB netlink state of the driver (stubs/mlx5-dcb.sh): PCP trust (empty APP table),
     # no PFC, cable length 7 m, OS-controlled DCBX.
     mkdir -p -- "$root/.fake/dcb/$ifc"
@@ -294,6 +305,9 @@ descr=$host:$ifc"
       done
       put "$net/ecn/roce_np/cnp_dscp" 48     # firmware default CNP_DSCP_P1
       put "$net/ecn/roce_np/cnp_802p_prio" 6 # firmware default CNP_802P_PRIO_P1
+      # DCQCN parameters (en_sysfs.c's roce_rp and roce_np files) at the firmware defaults
+      # mlxconfig lists for a ConnectX-7 (RPG_AI_RATE_P1 5, ... MIN_TIME_BETWEEN_CNPS_P1 4).
+      for d in $FAKEHOST_DCQCN_DEFAULTS; do put "$net/ecn/${d%%=*}" "${d#*=}"; done
       mkdir -p -- "$root/$ib/tc/1"
       : >"$root/$ib/tc/1/traffic_class" # empty: no global tclass set
     fi
@@ -317,6 +331,91 @@ descr=$host:$ifc"
     ln -s "../lib/fakehost/$d" "$root/bin/$d"
     : >"$root/.fake/systemd/active/$lldp.service"
   fi
+)
+
+# fakehost_v6_full ADDR: an IPv6 address as the kernel prints a GID (%pI6: eight groups of
+# four hex digits). REPLY = the text; status 1 when ADDR is not one.
+fakehost_v6_full() {
+  local a=${1,,} head tail g i n out=''
+  local -a h=() t=()
+  [[ $a =~ ^[0-9a-f:]+$ ]] || return 1
+  if [[ $a == *::* ]]; then head=${a%%::*} tail=${a#*::}; else head=$a tail=''; fi
+  [[ -n $head ]] && IFS=: read -r -a h <<<"$head"
+  [[ -n $tail ]] && IFS=: read -r -a t <<<"$tail"
+  n=$((8 - ${#h[@]} - ${#t[@]}))
+  ((n >= 0)) || return 1
+  [[ $a == *::* ]] || ((n == 0)) || return 1
+  for g in ${h[@]+"${h[@]}"}; do out+=$(printf '%04x:' "$((16#$g))"); done
+  for ((i = 0; i < n; i++)); do out+='0000:'; done
+  for g in ${t[@]+"${t[@]}"}; do out+=$(printf '%04x:' "$((16#$g))"); done
+  REPLY=${out%:}
+}
+
+# fakehost_gid_table ROOT IF: rebuilds port 1's GID table of IF's RDMA device from IF's MAC and
+# .fake/net/IF/addrs, as the kernel's roce_gid_mgmt keeps it (see the usage above).
+fakehost_gid_table() (
+  set -eu
+  local root=$1 ifc=$2 dev='' base mac line ip k n=2 zero
+  local -a mb=() gid=() type=()
+  for dev in "$root/sys/class/net/$ifc/device/infiniband"/*; do [[ -e $dev ]] && break; done
+  [[ -n $dev && -e $dev ]] || exit 0 # no RDMA device on this netdev: no GID table
+  base=$root/sys/class/infiniband/${dev##*/}/ports/1
+  mkdir -p -- "$base/gids" "$base/gid_attrs/types" "$base/gid_attrs/ndevs"
+  IFS= read -r mac <"$root/sys/class/net/$ifc/address"
+  IFS=: read -r -a mb <<<"$mac"
+  gid[0]=$(printf 'fe80:0000:0000:0000:%02x%s:%sff:fe%s:%s%s' "$((0x${mb[0]} ^ 2))" "${mb[1]}" "${mb[2]}" "${mb[3]}" "${mb[4]}" "${mb[5]}")
+  gid[1]=${gid[0]} type[0]='IB/RoCE v1' type[1]='RoCE v2'
+  if [[ -f $root/.fake/net/$ifc/addrs ]]; then
+    while IFS= read -r line || [[ -n $line ]]; do
+      ip=${line%%/*}
+      if [[ $ip =~ ^([0-9]+)\.([0-9]+)\.([0-9]+)\.([0-9]+)$ ]]; then
+        ip=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}" "${BASH_REMATCH[3]}" "${BASH_REMATCH[4]}")
+      elif [[ $ip == *:* && ${ip,,} != fe80:* ]] && fakehost_v6_full "$ip"; then
+        ip=$REPLY # the link-local address is the default GID already
+      else
+        continue
+      fi
+      ((n + 1 < FAKEHOST_GIDS)) || break
+      gid[n]=$ip type[n]='IB/RoCE v1'
+      gid[n + 1]=$ip type[n + 1]='RoCE v2'
+      n=$((n + 2))
+    done <"$root/.fake/net/$ifc/addrs"
+  fi
+  zero=0000:0000:0000:0000:0000:0000:0000:0000
+  for ((k = 0; k < FAKEHOST_GIDS; k++)); do
+    printf '%s\n' "${gid[k]:-$zero}" >"$base/gids/$k"
+    if [[ -n ${type[k]-} ]]; then
+      printf '%s\n' "${type[k]}" >"$base/gid_attrs/types/$k"
+      printf '%s\n' "$ifc" >"$base/gid_attrs/ndevs/$k"
+    else
+      : >"$base/gid_attrs/types/$k"
+      : >"$base/gid_attrs/ndevs/$k"
+    fi
+  done
+)
+
+# fakehost_addr ROOT IF [CIDR ...]: sets IF's addresses and its port's GID table.
+fakehost_addr() (
+  set -eu
+  local root=${1-} ifc=${2-} a
+  if [[ -z $root || ! -d $root/.fake ]]; then
+    printf 'fakehost addr: %s is not a fake host root\n' "$root" >&2
+    exit 2
+  fi
+  if [[ -z $ifc || $ifc == */* || ! -d $root/sys/class/net/$ifc ]]; then
+    printf 'fakehost addr: no interface %s\n' "$ifc" >&2
+    exit 2
+  fi
+  shift 2
+  for a in "$@"; do
+    [[ $a =~ ^[0-9A-Fa-f.:]+/[0-9]{1,3}$ ]] || {
+      printf 'fakehost addr: %s is not an address with a prefix length\n' "$a" >&2
+      exit 2
+    }
+  done
+  mkdir -p -- "$root/.fake/net/$ifc"
+  if (($#)); then printf '%s\n' "$@" >"$root/.fake/net/$ifc/addrs"; else : >"$root/.fake/net/$ifc/addrs"; fi
+  fakehost_gid_table "$root" "$ifc"
 )
 
 fakehost_snapshot() (
@@ -430,9 +529,10 @@ fakehost_run_inner() {
 # every priority, CNP DSCP 48 and priority 6, the RDMA-CM defaults of every device (RoCE v2,
 # ToS 0: .fake/cma cleared, the files of an existing rdma_cm/DEV folder rewritten), MTU 1500,
 # the driver's DCB netlink state as the stand-ins keep it (stubs/mlx5-dcb.sh: .fake/dcb/IF/app,
-# pfc and cable_len removed, so they report the defaults: PCP trust, no PFC, 7 m) and global
-# pause on (.fake/net/IF/pause). Kept: the DCBX mode (.fake/dcb/IF/dcbx, a firmware register
-# the driver only queries at load), the link-flap log and DCQCN parameters a test added.
+# pfc and cable_len removed, so they report the defaults: PCP trust, no PFC, 7 m), global pause
+# on (.fake/net/IF/pause) and the DCQCN parameters at their firmware defaults. Kept: the DCBX mode
+# (.fake/dcb/IF/dcbx, a firmware register the driver only queries at load) and the link-flap
+# log.
 # Then, as OFED's openibd does after (re)starting the stack, it runs
 # ROOT/etc/infiniband/post-start-hook.sh when that is executable, through fakehost_run
 # (isolated, ROCE_GEN_ROOT=ROOT, working folder ROOT), and returns its status (0 without a
@@ -453,6 +553,9 @@ fakehost_reload() (
   for f in sys/class/net/*/ecn/roce_[nr]p/enable/[0-7]; do echo 1 >"$f"; done
   for f in sys/class/net/*/ecn/roce_np/cnp_dscp; do echo 48 >"$f"; done
   for f in sys/class/net/*/ecn/roce_np/cnp_802p_prio; do echo 6 >"$f"; done
+  for d in sys/class/net/*/ecn; do
+    for f in $FAKEHOST_DCQCN_DEFAULTS; do [[ ! -f $d/${f%%=*} ]] || echo "${f#*=}" >"$d/${f%%=*}"; done
+  done
   for f in sys/class/net/*/mtu; do echo 1500 >"$f"; done
   rm -rf -- .fake/cma
   for f in sys/kernel/config/rdma_cm/*/ports/*/default_roce_mode; do echo 'RoCE v2' >"$f"; done
@@ -503,6 +606,7 @@ fakehost_main() {
   (($#)) && shift
   case $cmd in
     create) fakehost_create "$@" ;;
+    addr) fakehost_addr "$@" ;;
     snapshot) fakehost_snapshot "$@" ;;
     run) fakehost_run "$@" ;;
     reload) fakehost_reload "$@" ;;

@@ -51,6 +51,12 @@ eq "qos wrapped map rows" "0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0,8:0,9:0,26:3" \
   "$(printf '\tprio:0 dscp:09,08,07,06,05,04,03,02,\n\tprio:0 dscp:01,00,\n\tprio:3 dscp:26,\ndefault priority:\n' | rg_parse_qos_map)"
 eq "qos pfc on 3" 0,0,0,1,0,0,0,0 "$(fx mlnx_qos/dscp-trust.txt | rg_parse_qos_pfc)"
 eq "qos pfc off" 0,0,0,0,0,0,0,0 "$(fx mlnx_qos/pcp-trust.txt | rg_parse_qos_pfc)"
+eq "qos cable length" 30 "$(fx mlnx_qos/cable-30.txt | rg_parse_qos_cable)"
+eq "qos cable length, default" 7 "$(fx mlnx_qos/dscp-trust.txt | rg_parse_qos_cable)"
+eq "qos pfc kept with --pfc --cable_len" 0,0,0,1,0,0,0,0 "$(fx mlnx_qos/cable-30.txt | rg_parse_qos_pfc)"
+eq "older mlnx_qos: --cable_len alone turned PFC off" 0,0,0,0,0,0,0,0 "$(fx mlnx_qos/older-cable-only.txt | rg_parse_qos_pfc)"
+eq "older mlnx_qos: cable length" 30 "$(fx mlnx_qos/older-cable-only.txt | rg_parse_qos_cable)"
+eq "qos: no cable length in an error" "" "$(printf 'Cable len: \nETS features are not supported on your system\n' | rg_parse_qos_cable)"
 eq "qos: an error is no value" "" "$(printf 'Priority trust state is not supported on your system\n' | rg_parse_qos_trust)$(printf 'Netlink error\n' | rg_parse_qos_pfc)"
 
 # dcb (iproute2)
@@ -58,9 +64,24 @@ eq "dcb pfc" 0,0,0,1,0,0,0,0 "$(fx dcb/pfc-show.txt | rg_parse_dcb_pfc)"
 eq "dcb pfc: an error is no value" "" "$(printf 'Attribute read: Operation not supported\n' | rg_parse_dcb_pfc)"
 eq "dcb dcbx host" os "$(fx dcb/dcbx-show.txt | rg_parse_dcb_dcbx)"
 eq "dcb dcbx firmware" fw "$(printf 'lld-managed ieee\n' | rg_parse_dcb_dcbx)"
+eq "dcb pfc delay" 30 "$(fx dcb/pfc-delay.txt | rg_parse_dcb_delay)"
+eq "dcb pfc delay from the whole show" 7 "$(printf 'pfc-cap 8 macsec-bypass off delay 7 \nprio-pfc 0:off 1:off 2:off 3:on 4:off 5:off 6:off 7:off \n' | rg_parse_dcb_delay)"
+eq "dcb pfc delay: an error is no value" "" "$(printf 'Attribute read: Operation not supported\n' | rg_parse_dcb_delay)"
 eq "dcb app map with DSCP names (26 = AF31 -> 5)" "$custom_map" "$(fx dcb/app-show.txt | rg_parse_dcb_map)"
 eq "dcb app map numeric" "26:3,48:6" "$(printf 'dscp-prio 26:3 48:6 \n' | rg_parse_dcb_map)"
 eq "dcb app: empty table" none "$(printf '' | rg_parse_dcb_map)"
+
+# OFED qos sysfs (en_sysfs.c)
+eq "prio2buffer" 0,0,0,1,0,0,0,0 "$(fx qos/prio2buffer-pfc3.txt | rg_parse_prio2buffer)"
+eq "buffer_size" 130944,130944,0,0,0,0,0,0 "$(fx qos/buffer_size-pfc3.txt | rg_parse_buffer_size)"
+eq "prio2buffer: a short file is no value" "" "$(head -n 5 "$FIX/qos/prio2buffer-pfc3.txt" | rg_parse_prio2buffer)"
+eq "buffer_size: the buffer table, not the header" "" "$(head -n 4 "$FIX/qos/buffer_size-pfc3.txt" | rg_parse_buffer_size)"
+eq "prio2buffer is not a buffer_size" "" "$(fx qos/prio2buffer-pfc3.txt | rg_parse_buffer_size)"
+
+# GIDs (class/infiniband/DEV/ports/1/gids/N, %pI6)
+eq "IPv4-mapped GID" "$(fx gids/ipv4-10.10.0.10.txt)" "$(rg_gid_of_ip 10.10.0.10/24)"
+eq "IPv4-mapped GID, high octets" 0000:0000:0000:0000:0000:ffff:c0a8:ff01 "$(rg_gid_of_ip 192.168.255.1)"
+eq "the types a GID entry prints" "IB/RoCE v1|RoCE v2" "$(fx gids/type-v1.txt)|$(fx gids/type-v2.txt)"
 
 # ethtool -a
 eq "pause on" "rx on tx on" "$(fx ethtool/pause-on.txt | rg_parse_pause)"

@@ -64,6 +64,13 @@ expect() { # NAME RC STDOUT [STDERR]
   eq "$1: stdout" "$3" "$OUT"
   if (($# > 3)); then eq "$1: stderr" "$4" "$ERR"; fi
 }
+same() { # NAME FIXTURE FILE: FILE holds FIXTURE byte for byte
+  local want
+  exact "$FX/$2"
+  want=$REPLY
+  exact "$3"
+  eq "$1 = $2" "$want" "$REPLY"
+}
 fixture() { # NAME RC FIXTURE [STDERR]: the last call printed FIXTURE byte for byte
   exact "$FX/$3"
   if (($# > 3)); then expect "$1 = $3" "$2" "$REPLY" "$4"; else expect "$1 = $3" "$2" "$REPLY"; fi
@@ -152,6 +159,8 @@ eq 'create: qos/prio2buffer (en_sysfs.c format)' "$(printf 'Priority\tBuffer\n';
   "$(cat "$NETD/qos/prio2buffer")"
 eq 'create: qos/buffer_size (en_sysfs.c format)' "$(printf 'Port buffer size = 262016\nSpare buffer size = 0\nBuffer\tSize\txoff_threshold\txon_threshold\n0\t262016\t0\t\t0\n'
   for b in 1 2 3 4 5 6 7; do printf '%d\t0\t0\t\t0\n' "$b"; done)" "$(cat "$NETD/qos/buffer_size")"
+eq 'create: DCQCN parameters at the firmware defaults (OFED)' '5 50 11 1023 4' \
+  "$(val "$NETD/ecn/roce_rp/rpg_ai_rate") $(val "$NETD/ecn/roce_rp/rpg_hai_rate") $(val "$NETD/ecn/roce_rp/rpg_gd") $(val "$NETD/ecn/roce_rp/initial_alpha_value") $(val "$NETD/ecn/roce_np/min_time_between_cnps")"
 eq 'create: every NIC has the CMIS module dump' '' "$(cmp "$FX/ethtool-m/cmis-400g-4lane.txt" "$O/.fake/net/ens1f1np1/module.txt" 2>&1)"
 eq 'create: configfs in proc/mounts' 1 "$(grep -c ' /sys/kernel/config configfs ' "$O/proc/mounts")"
 eq 'create: rdma_cm configfs folder, no device folder (mkdir makes those)' '' "$(ls -A "$O/sys/kernel/config/rdma_cm")"
@@ -229,6 +238,58 @@ call "$H" dcb dcbx set dev ens1f0np0 host ieee
 expect 'dcb dcbx set host ieee' 0 '' ''
 call "$H" dcb dcbx show dev ens1f0np0
 fixture 'dcb dcbx show' 0 dcb/dcbx-show.txt ''
+
+# mlnx_qos, dcb and sysfs: the cable length, the receive buffers, the GID table
+fresh q2
+H=$REPLY
+call "$H" mlnx_qos -i ens1f0np0 --pfc 0,0,0,1,0,0,0,0 --cable_len 30
+fixture 'mlnx_qos --pfc --cable_len 30' 0 mlnx_qos/cable-30.txt ''
+same 'qos/prio2buffer after PFC on 3' qos/prio2buffer-pfc3.txt "$H/sys/class/net/ens1f0np0/qos/prio2buffer"
+same 'qos/buffer_size after PFC on 3' qos/buffer_size-pfc3.txt "$H/sys/class/net/ens1f0np0/qos/buffer_size"
+call "$H" dcb pfc set dev ens1f1np1 delay 30
+expect 'dcb pfc set delay 30' 0 '' ''
+call "$H" dcb pfc show dev ens1f1np1 delay
+fixture 'dcb pfc show delay' 0 dcb/pfc-delay.txt ''
+eq 'dcb pfc set delay keeps the PFC mask (read, change, write back)' '0,0,0,0,0,0,0,0 absent' \
+  "$(val "$H/.fake/dcb/ens1f1np1/pfc") $([[ -e $H/.fake/dcb/ens1f1np1/flaps ]] && echo present || echo absent)"
+# The earlier mlnx_qos 1.2 builds its PFC request from its arguments alone.
+touch "$H/.fake/mlnx_qos-older"
+call "$H" mlnx_qos -i ens1f0np0 --cable_len 30
+fixture 'older mlnx_qos --cable_len alone turns PFC off' 0 mlnx_qos/older-cable-only.txt ''
+eq '... flapping the link and clearing pause as any PFC change' '2 off off off' \
+  "$(wc -l <"$H/.fake/dcb/ens1f0np0/flaps") $(val "$H/.fake/net/ens1f0np0/pause")"
+call "$H" mlnx_qos -i ens1f0np0 --pfc 0,0,0,1,0,0,0,0 --cable_len 40
+eq 'older mlnx_qos --pfc --cable_len: both in one request' '0,0,0,1,0,0,0,0 40' \
+  "$(val "$H/.fake/dcb/ens1f0np0/pfc") $(val "$H/.fake/dcb/ens1f0np0/cable_len")"
+call "$H" mlnx_qos -i ens1f0np0 --pfc 0,0,0,1,0,0,0,1
+eq 'older mlnx_qos --pfc alone sends delay 0, which the driver ignores' '0,0,0,1,0,0,0,1 40' \
+  "$(val "$H/.fake/dcb/ens1f0np0/pfc") $(val "$H/.fake/dcb/ens1f0np0/cable_len")"
+call "$H" mlnx_qos -i ens1f0np0 -F x,x,x,1,x,x,x,0
+expect 'older mlnx_qos has no -F' 2 '' $'Usage: mlnx_qos -i <interface> [options]\n\nmlnx_qos: error: no such option: -F\n'
+rm "$H/.fake/mlnx_qos-older"
+
+# GIDs: fakehost.sh addr configures an address, the kernel adds its GIDs
+"$FH" addr "$H" ens1f0np0 10.10.0.10/24
+eq 'fakehost.sh addr' '0 10.10.0.10/24' "$? $(val "$H/.fake/net/ens1f0np0/addrs")"
+G=$H/sys/class/infiniband/mlx5_0/ports/1
+for kv in gids/0=link-local gids/1=link-local gids/2=ipv4-10.10.0.10 gids/3=ipv4-10.10.0.10 \
+  gid_attrs/types/2=type-v1 gid_attrs/types/3=type-v2 gids/4=unused gids/15=unused; do
+  same "GID table: ${kv%%=*}" "gids/${kv#*=}.txt" "$G/${kv%%=*}"
+done
+eq 'GID table: the netdev of the address entries' 'ens1f0np0 ens1f0np0' "$(val "$G/gid_attrs/ndevs/2") $(val "$G/gid_attrs/ndevs/3")"
+eq 'GID table: an unused entry has no type or netdev (the kernel: EINVAL)' '|' "$(val "$G/gid_attrs/types/4")|$(val "$G/gid_attrs/ndevs/4")"
+eq 'GID table: 16 entries' 16 "$(find "$G/gids" -type f | wc -l)"
+"$FH" addr "$H" ens1f0np0 10.10.0.10/24 fd00::5/64 10.20.0.10/16
+eq 'fakehost.sh addr: each address two entries (v1, v2), in order' \
+  '0000:0000:0000:0000:0000:ffff:0a0a:000a fd00:0000:0000:0000:0000:0000:0000:0005 0000:0000:0000:0000:0000:ffff:0a14:000a RoCE v2' \
+  "$(val "$G/gids/3") $(val "$G/gids/5") $(val "$G/gids/7") $(val "$G/gid_attrs/types/7")"
+"$FH" addr "$H" ens1f0np0
+eq 'fakehost.sh addr without addresses: the link-local GIDs only' '|unused' \
+  "$(val "$H/.fake/net/ens1f0np0/addrs")|$([[ $(val "$G/gids/2") == 0000:0000:0000:0000:0000:0000:0000:0000 ]] && echo unused)"
+"$FH" addr "$H" nosuch0 10.0.0.1/24 2>/dev/null
+eq 'fakehost.sh addr refuses an unknown interface' 2 $?
+"$FH" addr "$H" ens1f0np0 10.0.0.1 2>/dev/null
+eq 'fakehost.sh addr refuses an address without a prefix length' 2 $?
 
 # ethtool
 fresh e1
@@ -715,7 +776,7 @@ expect 'cma_roce_tos without rdma_cm configfs' 1 $'Module rdma_cm is not loaded 
 
 "$FH" snapshot "$I" >"$T/before"
 eq 'snapshot exit status' 0 $?
-eq 'snapshot is sorted' '' "$(LC_ALL=C sort -c "$T/before" 2>&1)"
+eq 'snapshot is sorted by path' '' "$(cut -d= -f1 "$T/before" | LC_ALL=C sort -c 2>&1)"
 eq 'snapshot line' 'sys/class/net/ens1f0np0/mtu=1500' "$(grep '^sys/class/net/ens1f0np0/mtu=' "$T/before")"
 eq 'snapshot covers .fake/ and sys/ only' '.fake sys' "$(cut -d/ -f1 "$T/before" | uniq | tr '\n' ' ' | sed 's/ $//')"
 call "$I" ip link set dev ens1f0np0 mtu 4200

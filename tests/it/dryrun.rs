@@ -119,7 +119,7 @@ fn flaps(stdout: &str) -> Option<String> {
 
 /// Runs `apply.sh --dry-run`, then `apply.sh`, and holds the dry run to what apply did. Returns
 /// both runs for the scenario's own assertions.
-fn dry_run_matches_apply(h: &FakeHost, ctx: &str) -> (ScriptRun, ScriptRun) {
+pub(crate) fn dry_run_matches_apply(h: &FakeHost, ctx: &str) -> (ScriptRun, ScriptRun) {
     let _ = h.take_commands();
     let before = h.snapshot();
     let dry = h.run("apply.sh", &["--dry-run"]);

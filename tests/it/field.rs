@@ -12,7 +12,7 @@ use crate::hosts::{FakeHost, bashes};
 /// The fake host's state, less the traces that apply and rollback leave by design: systemd's
 /// daemon-reload counter and the driver's log of link flaps.
 /// The DSCP APP table's entries are sorted: its order (head insertion) carries no meaning.
-fn state(h: &FakeHost) -> String {
+pub(crate) fn state(h: &FakeHost) -> String {
     h.snapshot()
         .lines()
         .filter(|l| !l.starts_with(".fake/systemd/daemon-reload="))

@@ -197,9 +197,20 @@ impl FakeHost {
         std::fs::create_dir(&bundles).unwrap();
         for (ifc, rail) in [("ens1f0np0", 0), ("ens2f0np0", 1)] {
             let addr = format!("10.10.{rail}.{last_octet}/24");
-            let dir = root.join(".fake/net").join(ifc);
-            if dir.is_dir() {
-                std::fs::write(dir.join("addrs"), format!("{addr}\n")).unwrap();
+            if root.join("sys/class/net").join(ifc).is_dir() {
+                // As configured on the host: the kernel adds the address's GIDs.
+                let out = Command::new("bash")
+                    .arg(repo().join("tests/host/fakehost.sh"))
+                    .arg("addr")
+                    .arg(&root)
+                    .args([ifc, &addr])
+                    .output()
+                    .unwrap();
+                assert!(
+                    out.status.success(),
+                    "fakehost addr: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
             }
         }
         let mut plan_doc: Value = serde_json::from_str(
@@ -913,8 +924,9 @@ fn the_unit_boots_under_real_systemd_and_configures_the_host() {
             .filter(|c| c["status"] == "changed")
             .count(),
         // Per NIC: trust, the DSCP map it programs, PFC, the pause PFC clears, RoCE mode and
-        // ToS, traffic class and MTU (ECN and CNP are at the firmware defaults, as planned).
-        16
+        // ToS, traffic class and MTU (ECN and CNP are at the firmware defaults, as planned);
+        // and nccl.env, which the boot run writes beside the installed bundle.
+        17
     );
     assert_eq!(
         std::fs::read_to_string(h.fake("sys/class/net/ens2f0np0/mtu"))

@@ -1852,6 +1852,7 @@ fn results_of_simulated_hosts_become_a_report() {
     expected.extend([
         "persistence:".to_string(),
         "persistence_reload:".to_string(),
+        "nccl_env:".to_string(),
     ]);
     assert_eq!(changed, expected, "{}", apply.stdout);
     save("round-2/node-a.apply.json", &apply.result);
@@ -1897,7 +1898,7 @@ fn results_of_simulated_hosts_become_a_report() {
     assert_eq!(node_a["state"], "configured");
     assert_eq!(node_a["latest"]["phase"], "apply");
     assert_eq!(
-        node_a["latest"]["counts"]["changed"], 18,
+        node_a["latest"]["counts"]["changed"], 19,
         "the changes listed above"
     );
     assert_eq!(

@@ -70,6 +70,7 @@ fn the_shell_sources_parse_and_pass_shellcheck_without_findings() {
             "lib-parse.sh",
             "lib-persist.sh",
             "lib-probe.sh",
+            "lib-rdma.sh",
             "lib-settings.sh",
             "lib.sh",
             "plan.sh",

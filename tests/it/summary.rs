@@ -103,10 +103,11 @@ fn real_warnings_come_first_and_a_configured_host_has_nothing_to_change() {
                 "{bash} {script}:\n{text}"
             );
             let last = lines.last().unwrap();
+            // nccl.env in both; the unit and the reload hook are apply's own.
             let want = if script == "precheck.sh" {
-                "Plan: 8 settings to change on 2 ports."
+                "Plan: 8 settings to change on 2 ports, 1 host-wide change."
             } else {
-                "Plan: 8 settings to change on 2 ports, 2 host-wide changes."
+                "Plan: 8 settings to change on 2 ports, 3 host-wide changes."
             };
             assert_eq!(*last, want, "{bash} {script}:\n{text}");
         }
@@ -119,7 +120,7 @@ fn real_warnings_come_first_and_a_configured_host_has_nothing_to_change() {
             "{bash}:\n{text}"
         );
         assert!(
-            text.ends_with("\nChanged 8 settings on 2 ports, 2 host-wide changes.\n"),
+            text.ends_with("\nChanged 8 settings on 2 ports, 3 host-wide changes.\n"),
             "{bash}:\n{text}"
         );
         let again = h.run("apply.sh", &[]);

@@ -13,6 +13,9 @@ through unchanged except the attributes below, which behave as the mlx5 / mlnx-o
 drivers make them behave (sources named at each handler):
 
   class/infiniband/DEV/tc/N/traffic_class    verbs global traffic class (OFED main_ext.c)
+  class/infiniband/DEV/ports/N/gids/M,        the GID table: an unused entry (blank backing)
+    gid_attrs/types/M, gid_attrs/ndevs/M      reads as the zero GID, its type and netdev as
+                                              EINVAL; read-only (core/sysfs.c)
   class/net/IF/ecn/roce_{np,rp}/...           ECN enable per priority, CNP and DCQCN
                                               parameters (OFED en_ecn.c, mlx5_ifc.h)
   class/net/IF/mtu                            netdev MTU (net/core/net-sysfs.c, mlx5e limits)
@@ -329,6 +332,36 @@ class CmRoceTos:
         return b"%d\n" % kstrtou8(s), len(s)
 
 
+class GidEntry:
+    """class/infiniband/DEV/ports/N/gids/M, drivers/infiniband/core/sysfs.c show_port_gid: the
+    GID as "%pI6\\n" (eight groups of four hex digits); an entry that rdma_get_gid_attr() does
+    not find valid (unused, or reserved) prints the zero GID, "to avoid user space throwing
+    such error". No store: the attribute is 0444 and kernfs refuses to open it for writing
+    (EACCES)."""
+
+    zero = b"0000:0000:0000:0000:0000:0000:0000:0000\n"
+    store = None
+
+    @classmethod
+    def show(cls, raw):
+        return raw if raw.strip(SPACE) else cls.zero
+
+
+class GidAttr:
+    """ports/N/gid_attrs/types/M and ndevs/M, core/sysfs.c _show_port_gid_attr: an entry that is
+    not valid returns -EINVAL ("for user space compatibility reasons"); print_gid_type prints
+    ib_cache_gid_type_str() ("IB/RoCE v1", "RoCE v2") and print_ndev the netdev's name, each
+    with a newline. A blank backing file is an unused entry. Read-only, as GidEntry."""
+
+    store = None
+
+    @staticmethod
+    def show(raw):
+        if not raw.strip(SPACE):
+            raise _err(errno.EINVAL)
+        return raw
+
+
 CM_ATTRS = {"default_roce_mode": (CmRoceMode, "mode"), "default_roce_tos": (CmRoceTos, "tos")}
 CM_ROOT = "kernel/config/rdma_cm"
 
@@ -336,6 +369,8 @@ TCLASS_RE = re.compile(r"(?:^|/)infiniband/[^/]+/tc/[0-9]+/traffic_class$")
 ECN_ENABLE_RE = re.compile(r"(?:^|/)net/[^/]+/ecn/roce_(?:np|rp)/enable/[0-7]$")
 ECN_PARAM_RE = re.compile(r"(?:^|/)net/[^/]+/ecn/roce_(?:np|rp)/(?!enable$)([^/]+)$")
 MTU_RE = re.compile(r"(?:^|/)net/[^/]+/mtu$")
+GID_RE = re.compile(r"(?:^|/)infiniband/[^/]+/ports/[0-9]+/gids/[0-9]+$")
+GID_ATTR_RE = re.compile(r"(?:^|/)infiniband/[^/]+/ports/[0-9]+/gid_attrs/(?:types|ndevs)/[0-9]+$")
 
 
 def attribute(rel):
@@ -354,6 +389,10 @@ def attribute(rel):
         return EcnParam(m.group(1))
     if MTU_RE.search(rel):
         return Mtu
+    if GID_RE.search(rel):
+        return GidEntry
+    if GID_ATTR_RE.search(rel):
+        return GidAttr
     return None
 
 
@@ -626,7 +665,10 @@ class DriverFS:
     def open(self, path, fi):
         rel = self.rel(path)
         flags = fi.flags
-        if attribute(rel) is not None:
+        attr = attribute(rel)
+        if attr is not None:
+            if getattr(attr, "store", None) is None and flags & os.O_ACCMODE != os.O_RDONLY:
+                raise _err(errno.EACCES)  # kernfs_fop_open: no write op
             flags &= ~(os.O_TRUNC | os.O_APPEND)
         fi.fh = os.open(rel, flags, dir_fd=self.fd)
         fi.direct_io = 1

@@ -2,7 +2,8 @@
 # Self-test of driverfs (the FUSE filesystem `fakehost.sh run` mounts over ROOT/sys) and of
 # `fakehost.sh reload`. Builds OFED fake hosts in a temporary folder and, through
 # `fakehost.sh run`, checks the kernel attribute semantics driverfs gives: the verbs
-# traffic class (empty writes refused, -1 clears, "Global tclass=N"), ECN/CNP, MTU limits,
+# traffic class (empty writes refused, -1 clears, "Global tclass=N"), ECN/CNP, DCQCN
+# parameters, MTU limits, the GID table (unused entries: zero GID, EINVAL type; read-only),
 # the rdma_cm configfs folder (mkdir/rmdir, values kept by the kernel), plain passthrough,
 # CMD's status and output, two runs in parallel, no daemon or mount left afterwards, a loud
 # failure without FUSE, and the driver reload. Everything runs once under this machine's
@@ -146,6 +147,22 @@ case ${1-} in
     w rp.negative "$RP/rpg_ai_rate" -1
     r rp.negative-read "$RP/rpg_ai_rate"
     w rp.text "$RP/rpg_ai_rate" x
+    w rp.np "$NP/min_time_between_cnps" $'8\n'
+    r rp.np-read "$NP/min_time_between_cnps"
+    w rp.wide "$RP/rpg_byte_reset" 4294967295
+    r rp.wide-read "$RP/rpg_byte_reset"
+    w rp.flag "$RP/clamp_tgt_rate" 3
+    r rp.flag-read "$RP/clamp_tgt_rate"
+
+    G=$S/class/infiniband/mlx5_0/ports/1
+    r gid.default "$G/gids/1"
+    r gid.type-default "$G/gid_attrs/types/1"
+    r gid.ndev-default "$G/gid_attrs/ndevs/0"
+    r gid.unused "$G/gids/5"
+    r gid.type-unused "$G/gid_attrs/types/5"
+    r gid.ndev-unused "$G/gid_attrs/ndevs/5"
+    w gid.write "$G/gids/0" x
+    w gid.type-write "$G/gid_attrs/types/1" x
 
     r mtu.default "$N/mtu"
     w mtu.set "$N/mtu" $'4200\n'
@@ -219,12 +236,14 @@ case ${1-} in
     r reload.mtu "$N/mtu"
     r reload.ecn "$NP/enable/3"
     r reload.cnp "$NP/cnp_dscp"
+    r reload.rp "$RP/rpg_ai_rate"
     ;;
   dirty)
     w dirty.mtu "$N/mtu" 4200
     w dirty.tc "$TC" 106
     w dirty.ecn "$NP/enable/3" 0
     w dirty.cnp "$NP/cnp_dscp" 26
+    w dirty.rp "$RP/rpg_ai_rate" 9
     ;;
   parallel)
     w par.set "$TC" "$2"
@@ -273,6 +292,20 @@ rp.read: 50\n
 rp.negative: ok
 rp.negative-read: -1\n
 rp.text: Invalid argument
+rp.np: ok
+rp.np-read: 8\n
+rp.wide: ok
+rp.wide-read: -1\n
+rp.flag: ok
+rp.flag-read: 1\n
+gid.default: fe80:0000:0000:0000:ba3f:d2ff:fe01:0000\n
+gid.type-default: RoCE v2\n
+gid.ndev-default: ens1f0np0\n
+gid.unused: 0000:0000:0000:0000:0000:0000:0000:0000\n
+gid.type-unused: Invalid argument
+gid.ndev-unused: Invalid argument
+gid.write: Permission denied
+gid.type-write: Permission denied
 mtu.default: 1500\n
 mtu.set: ok
 mtu.read: 4200\n
@@ -337,7 +370,6 @@ for SH in "${SHELLS[@]}"; do
   "$SH" "$FH" create "$A" --kind ofed --host a --nic "$NIC" &&
     "$SH" "$FH" create "$Z" --kind ofed --host z --nic "$NIC"
   eq "$B: fakehost create" 0 $?
-  echo 5 >"$A/sys/class/net/ens1f0np0/ecn/roce_rp/rpg_ai_rate" # a DCQCN parameter
   mkdir -p "$A/sys/class/net/ens1f0np0/qos"
   echo 8 >"$A/sys/class/net/ens1f0np0/qos/tc_num"
 
@@ -392,7 +424,7 @@ for SH in "${SHELLS[@]}"; do
 
   # -- fakehost.sh reload: driver defaults, then the post-start hook through a run
   "$SH" "$FH" run "$A" -- "$SH" "$T/inside.sh" dirty >"$T/got" 2>/dev/null
-  printf '%s\n' 'dirty.mtu: ok' 'dirty.tc: ok' 'dirty.ecn: ok' 'dirty.cnp: ok' >"$T/want"
+  printf '%s\n' 'dirty.mtu: ok' 'dirty.tc: ok' 'dirty.ecn: ok' 'dirty.cnp: ok' 'dirty.rp: ok' >"$T/want"
   expect_lines "$B:" "$T/want" "$T/got"
   echo 'off off off' >"$A/.fake/net/ens1f0np0/pause"
   D=$A/.fake/dcb/ens1f0np0
@@ -432,7 +464,7 @@ EOF
   eq "$B: reload: rdma_cm values cleared" no "$(exists "$A/.fake/cma")"
   "$SH" "$FH" run "$A" -- "$SH" "$T/inside.sh" reloaded >"$T/got" 2>/dev/null
   printf '%s\n' 'cm.mkdir-reloaded: ok' 'cm.mode-reloaded: RoCE v2\n' 'cm.tos-reloaded: 0\n' 'cm.rmdir-reloaded: ok' \
-    'reload.tc: Global tclass=64\n' 'reload.mtu: 1500\n' 'reload.ecn: 1\n' 'reload.cnp: 48\n' >"$T/want"
+    'reload.tc: Global tclass=64\n' 'reload.mtu: 1500\n' 'reload.ecn: 1\n' 'reload.cnp: 48\n' 'reload.rp: 5\n' >"$T/want"
   expect_lines "$B:" "$T/want" "$T/got"
   eq "$B: mkdir/rmdir without a change leaves no kernel state" no "$(exists "$A/.fake/cma")"
   chmod 644 "$A/etc/infiniband/post-start-hook.sh"

@@ -1,0 +1,462 @@
+# shellcheck shell=bash
+# lib-rdma.sh, part of lib.sh: what plan format 1.1 adds on the RDMA side. Two settings of each
+# port that apply changes like the others (lib-settings.sh asks here for them): the DCQCN
+# parameters (`dcqcn_NAME`, the files of OFED's ecn/ sysfs tree) and the cable length the driver
+# keeps for sizing lossless buffers (`cable_length`, the DCB PFC delay). Read-only checks: that
+# the lossless priorities sit in a receive buffer that has room (`pfc_buffer`), and the index of
+# the RoCE v2 GID that carries each port's planned address (`gid`). And the NCCL environment
+# file apply writes beside the installed bundle (`nccl_env`), which rollback removes.
+
+# The DCQCN parameters the plan sets, as check ids: dcqcn_NAME for ecn/roce_rp/NAME or
+# ecn/roce_np/NAME. They depend on no other setting and none on them, so they come last.
+RG_DCQCN_IDS=""
+for rg_file in ${RG_DCQCN_FILE[@]+"${RG_DCQCN_FILE[@]}"}; do
+  RG_DCQCN_IDS+="${RG_DCQCN_IDS:+ }dcqcn_${rg_file##*/}"
+done
+unset rg_file
+RG_SETTINGS+="${RG_DCQCN_IDS:+ $RG_DCQCN_IDS}"
+
+# The index of each port's RoCE v2 GID for its planned address, as the gid check found it
+# (empty: none); the facts and nccl.env use it.
+RG_GID_INDEX=()
+
+# Where apply keeps the sha256 of the nccl.env it wrote last, so that rollback removes that file
+# and not one someone has edited since; and the file as it was before apply first wrote it.
+RG_NCCL_SUM="$RG_STATE_DIR/nccl.env.sha256"
+RG_NCCL_ORIG="$RG_STATE_DIR/nccl.env.orig"
+
+# --- DCQCN parameters and the cable length as settings -------------------------------------------
+
+# rg_dcqcn_file ID: the file of a DCQCN parameter under ecn/ (roce_rp/NAME or roce_np/NAME). An id
+# from an earlier plan (rollback) is not in RG_DCQCN_FILE: only min_time_between_cnps is the
+# notification point's.
+rg_dcqcn_file() {
+  local name=${1#dcqcn_} k
+  for ((k = 0; k < ${#RG_DCQCN_FILE[@]}; k++)); do
+    if [ "${RG_DCQCN_FILE[k]##*/}" = "$name" ]; then
+      printf '%s' "${RG_DCQCN_FILE[k]}"
+      return 0
+    fi
+  done
+  if [ "$name" = min_time_between_cnps ]; then printf 'roce_np/%s' "$name"; else printf 'roce_rp/%s' "$name"; fi
+}
+
+# rg_rdma_applies ID: the cable length only when the plan gives one.
+rg_rdma_applies() {
+  case $1 in
+    cable_length) [ -n "$RG_CABLE_LEN" ] ;;
+    *) return 0 ;;
+  esac
+}
+
+# rg_rdma_planned ID: the planned value.
+rg_rdma_planned() {
+  local k
+  case $1 in
+    cable_length) printf '%s' "$RG_CABLE_LEN" ;;
+    dcqcn_*)
+      for ((k = 0; k < ${#RG_DCQCN_FILE[@]}; k++)); do
+        [ "dcqcn_${RG_DCQCN_FILE[k]##*/}" != "$1" ] || printf '%s' "${RG_DCQCN_VALUE[k]}"
+      done
+      ;;
+  esac
+}
+
+# rg_rdma_supported ID I: true when this host can read and set ID for NIC I; otherwise RG_WHY.
+# Runs in the caller's shell (the cable length is read here, and mlnx_qos's output kept).
+rg_rdma_supported() {
+  local ifc=${RG_NIC_NETDEV[$2]} file
+  case $1 in
+    dcqcn_*)
+      file="/sys/class/net/$ifc/ecn/$(rg_dcqcn_file "$1")"
+      if [ ! -d "$RG_ROOT/sys/class/net/$ifc/ecn" ]; then
+        RG_WHY="no /sys/class/net/$ifc/ecn: DCQCN parameters are set in MLNX_OFED/DOCA's ecn/ sysfs tree, which the inbox driver does not have (its debugfs cc_params are not used)"
+      elif [ ! -e "$RG_ROOT$file" ]; then
+        RG_WHY="no $file: this driver has no such DCQCN parameter"
+      fi
+      ;;
+    cable_length)
+      if ! rg_has mlnx_qos && ! rg_has dcb; then
+        RG_WHY="neither mlnx_qos nor dcb (iproute2) is installed"
+      elif rg_rdma_get cable_length "$2" && [ "$RG_V" = 0 ]; then
+        # getpfc reports the cable length only where the port's buffers can be configured.
+        RG_WHY="the driver reports no cable length for $ifc (PFC delay 0): its receive buffers cannot be configured"
+      fi
+      ;;
+  esac
+  [ -z "$RG_WHY" ]
+}
+
+# rg_rdma_get ID I: RG_V = the current value; fails with the reason in RG_V.
+rg_rdma_get() {
+  local ifc=${RG_NIC_NETDEV[$2]}
+  RG_V=""
+  case $1 in
+    dcqcn_*)
+      # `%d\n`: a value above 2^31 - 1 reads negative, and is written back the same way.
+      rg_get_sysfs "/sys/class/net/$ifc/ecn/$(rg_dcqcn_file "$1")"
+      ;;
+    cable_length)
+      if [ "$(rg_qos_backend)" = mlnx_qos ]; then
+        rg_qos "$2" || {
+          RG_V=$(rg_qos_error)
+          return 1
+        }
+        RG_V=$(rg_parse_qos_cable <<<"$RG_QOS_OUT")
+      else
+        RG_V=$(rg_dcb pfc show dev "$ifc" delay | rg_parse_dcb_delay)
+      fi
+      [ -n "$RG_V" ] || {
+        RG_V="$(rg_qos_backend) shows no cable length for $ifc"
+        return 1
+      }
+      ;;
+  esac
+}
+
+# rg_rdma_set ID I VALUE: changes ID of NIC I (or prints how, with --dry-run).
+rg_rdma_set() {
+  local ifc=${RG_NIC_NETDEV[$2]} pfc
+  case $1 in
+    dcqcn_*) rg_write "/sys/class/net/$ifc/ecn/$(rg_dcqcn_file "$1")" "$3" ;;
+    cable_length)
+      if [ "$3" -ge 1000 ]; then
+        # mlx5e_dcbnl_ieee_setpfc takes a delay below MLX5E_MAX_CABLE_LENGTH and drops others
+        # without an error: nothing to run.
+        rg_log "the mlx5 driver ignores a cable length of 1000 m or more; $3 cannot be set on $ifc"
+        return 1
+      elif [ "$(rg_qos_backend)" = dcb ]; then
+        # `dcb pfc set` reads the port's PFC settings and writes them back with the new delay.
+        rg_do dcb pfc set dev "$ifc" delay "$3"
+        return
+      fi
+      # mlnx_qos sends PFC mask and delay in one request. Older mlnx-tools build that request
+      # from the arguments alone, so `--cable_len` without `--pfc` turns PFC off on every
+      # priority: the port's PFC goes with it, as it is now (no change, no link flap).
+      # With --dry-run inside apply, the PFC the changes so far would have left (rg_current
+      # reads rg_apply_all's `sim`; rollback has none).
+      # shellcheck disable=SC2154
+      if [ "$RG_DRY_RUN" = yes ] && declare -p sim >/dev/null 2>&1 && rg_current pfc "$2"; then
+        :
+      elif ! rg_get pfc "$2"; then
+        RG_V="cannot read the PFC of $ifc to keep it: $RG_V"
+        rg_log "$RG_V"
+        return 1
+      fi
+      pfc=$RG_V
+      rg_qos_set "$2" --pfc "$pfc" --cable_len "$3"
+      ;;
+  esac
+}
+
+# rg_cable_args I IDS: `--cable_len N` when apply, about to change NIC I's PFC through mlnx_qos,
+# should change the cable length in the same call (one mlnx_qos start, and the request carries
+# both); nothing otherwise. Reads the caller's `sim` with --dry-run (rg_current).
+rg_cable_args() {
+  [ "$(rg_qos_backend)" = mlnx_qos ] && [[ " $2 " == *" cable_length "* ]] && [ "$RG_CABLE_LEN" -lt 1000 ] || return 0
+  if rg_current cable_length "$1" && [ "$RG_V" != "$RG_CABLE_LEN" ]; then
+    printf -- '--cable_len %s' "$RG_CABLE_LEN"
+  fi
+}
+
+# rg_dcqcn_saved_ids: the DCQCN ids among the caller's `saved` (rollback), for restoring them
+# first: they may be from an earlier plan than this bundle's.
+rg_dcqcn_saved_ids() {
+  local id out=""
+  for id in ${saved[@]+"${!saved[@]}"}; do
+    case $id in dcqcn_*) out+="${out:+ }$id" ;; esac
+  done
+  printf '%s' "$out"
+}
+
+# --- receive buffers of the lossless priorities ----------------------------------------------------
+
+# rg_check_pfc_buffer I: each priority the plan makes lossless must map (qos/prio2buffer) to a
+# receive buffer with room (qos/buffer_size): PFC pauses the sender when that buffer fills, so a
+# priority in a buffer of 0 bytes drops. Read-only, after apply's changes.
+rg_check_pfc_buffer() {
+  local i=$1 dev=${RG_NIC_IBDEV[$1]} ifc=${RG_NIC_NETDEV[$1]} q p=0 b s want on map sizes seen="" bad=""
+  local -a p2b=() size=()
+  q="/sys/class/net/$ifc/qos"
+  want="every lossless priority in a receive buffer of non-zero size"
+  if ! rg_identity_ok "$i"; then
+    rg_check pfc_buffer "$dev" skip warning "$want" "" "skipped: the identity of $dev did not check out"
+    return 0
+  elif [[ $RG_PFC != *1* ]]; then
+    rg_check pfc_buffer "$dev" skip info "" "" "skipped: the plan makes no priority lossless (PFC off)"
+    return 0
+  elif [ ! -r "$RG_ROOT$q/prio2buffer" ] || [ ! -r "$RG_ROOT$q/buffer_size" ]; then
+    rg_check pfc_buffer "$dev" skip warning "$want" "" \
+      "skipped: no $q/prio2buffer and buffer_size (MLNX_OFED/DOCA sysfs): the receive buffers of $ifc are not read"
+    return 0
+  fi
+  map=$(rg_parse_prio2buffer <"$RG_ROOT$q/prio2buffer" 2>/dev/null) || map=""
+  sizes=$(rg_parse_buffer_size <"$RG_ROOT$q/buffer_size" 2>/dev/null) || sizes=""
+  if [ -z "$map" ] || [ -z "$sizes" ]; then
+    rg_check pfc_buffer "$dev" warn warning "$want" "" "cannot read the receive buffers of $ifc from $q/prio2buffer and buffer_size"
+    return 0
+  fi
+  IFS=, read -r -a p2b <<<"$map"
+  IFS=, read -r -a size <<<"$sizes"
+  for on in ${RG_PFC//,/ }; do
+    if [ "$on" = 1 ]; then
+      b=${p2b[p]}
+      s=${size[b]:-0}
+      seen+="${seen:+, }priority $p: buffer $b ($s bytes)"
+      [ "$s" != 0 ] || bad+="${bad:+, }$p (buffer $b)"
+    fi
+    p=$((p + 1))
+  done
+  if [ -n "$bad" ]; then
+    rg_check pfc_buffer "$dev" warn warning "$want" "$seen" \
+      "lossless priority $bad of $ifc has a receive buffer of 0 bytes: PFC cannot hold its traffic, it drops (fix qos/prio2buffer and buffer_size, or let the firmware size the buffers)"
+  else
+    rg_check pfc_buffer "$dev" pass warning "$want" "$seen" "the lossless priorities of $ifc have receive buffers: $seen"
+  fi
+}
+
+# --- the RoCE v2 GID of the planned address --------------------------------------------------------
+
+# rg_find_gid I: RG_V = the lowest index of port 1's GID table whose entry is the planned
+# address as a RoCE v2 GID on the planned netdev; fails when there is none (RG_V then says
+# whether a RoCE v1 entry was there). An unused entry reads as the zero GID, and its type and
+# netdev refuse to be read (EINVAL).
+rg_find_gid() {
+  local i=$1 base f n g type ndev want best="" v1=""
+  base="$RG_ROOT/sys/class/infiniband/${RG_NIC_IBDEV[$1]}/ports/1"
+  want=$(rg_gid_of_ip "${RG_NIC_IP[i]}")
+  for f in "$base"/gids/*; do
+    n=${f##*/}
+    [[ $n =~ ^[0-9]+$ ]] || continue
+    g=""
+    { IFS= read -r g <"$f"; } 2>/dev/null || [ -n "$g" ] || continue
+    [ "$g" = "$want" ] || continue
+    type="" ndev=""
+    { IFS= read -r type <"$base/gid_attrs/types/$n"; } 2>/dev/null || true
+    { IFS= read -r ndev <"$base/gid_attrs/ndevs/$n"; } 2>/dev/null || true
+    [ "$ndev" = "${RG_NIC_NETDEV[i]}" ] || continue
+    if [ "$type" = "RoCE v2" ]; then
+      if [ -z "$best" ] || [ "$n" -lt "$best" ]; then best=$n; fi
+    elif [ "$type" = "IB/RoCE v1" ]; then
+      v1=$n
+    fi
+  done
+  RG_V=$best
+  [ -n "$best" ] && return 0
+  RG_V=${v1:+v1}
+  return 1
+}
+
+# rg_check_gid I: the RoCE v2 GID of NIC I's planned address, and its index (RG_GID_INDEX[I]).
+rg_check_gid() {
+  local i=$1 dev=${RG_NIC_IBDEV[$1]} ifc=${RG_NIC_NETDEV[$1]} ip=${RG_NIC_IP[$1]%%/*} want
+  want="RoCE v2 GID of $ip"
+  RG_GID_INDEX[i]=""
+  if ! rg_identity_ok "$i"; then
+    rg_check gid "$dev" skip warning "$want" "" "skipped: the identity of $dev did not check out"
+  elif [ ! -d "$RG_ROOT/sys/class/infiniband/$dev/ports/1/gids" ]; then
+    rg_check gid "$dev" skip warning "$want" "" "skipped: $dev has no GID table in /sys/class/infiniband/$dev/ports/1/gids"
+  elif rg_find_gid "$i"; then
+    RG_GID_INDEX[i]=$RG_V
+    rg_check gid "$dev" pass warning "$want" "index $RG_V" "$ip of $ifc is RoCE v2 GID index $RG_V of $dev port 1"
+  elif [ "$RG_V" = v1 ]; then
+    rg_check gid "$dev" warn warning "$want" "RoCE v1 only" \
+      "$ip of $ifc has only a RoCE v1 GID on $dev port 1 (RoCE v2 disabled?): RoCE v2 traffic cannot use it"
+  else
+    rg_check gid "$dev" warn warning "$want" "none" \
+      "no RoCE v2 GID of $dev port 1 carries $ip: the address is not configured on $ifc (roce-gen does not assign addresses), so RDMA-CM and NCCL cannot use it"
+  fi
+}
+
+# rg_gid_fact I: the facts member `"gid_index":N` (null when none was found or looked for).
+rg_gid_fact() {
+  local i=$1
+  if [ -z "${RG_GID_INDEX[i]+set}" ] && [ -d "$RG_ROOT/sys/class/net/${RG_NIC_NETDEV[i]}" ]; then
+    # A run without the check (rollback) looks it up here.
+    RG_GID_INDEX[i]=""
+    ! rg_find_gid "$i" || RG_GID_INDEX[i]=$RG_V
+  fi
+  printf '"gid_index":%s' "$(rg_json_num "${RG_GID_INDEX[i]-}")"
+}
+
+# --- nccl.env --------------------------------------------------------------------------------------
+
+# rg_nccl_index: RG_V = the GID index every planned port agrees on; fails, with RG_V saying
+# why, when a port has none or they differ (NCCL then picks each device's GID itself).
+rg_nccl_index() {
+  local i idx="" missing="" list="" differ=no
+  for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do
+    if [ -z "${RG_GID_INDEX[i]-}" ]; then
+      missing+="${missing:+, }${RG_NIC_IBDEV[i]}"
+      continue
+    fi
+    list+="${list:+, }${RG_NIC_IBDEV[i]}: ${RG_GID_INDEX[i]}"
+    if [ -z "$idx" ]; then
+      idx=${RG_GID_INDEX[i]}
+    elif [ "$idx" != "${RG_GID_INDEX[i]}" ]; then
+      differ=yes
+    fi
+  done
+  if [ -n "$missing" ]; then
+    RG_V="no RoCE v2 GID for the planned address of $missing"
+    return 1
+  elif [ "$differ" = yes ]; then
+    RG_V="the ports' RoCE v2 GIDs are at different indexes ($list)"
+    return 1
+  fi
+  RG_V=$idx
+}
+
+# rg_nccl_text: the nccl.env this host gets: exact device names (NCCL's `=` prefix, so mlx5_1
+# never also selects mlx5_10), the plan's ToS and, when every port agrees on it, the GID index.
+rg_nccl_text() {
+  local i hca=""
+  for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do hca+="${hca:+,}${RG_NIC_IBDEV[i]}:1"; done
+  printf '# NCCL settings for the RoCE ports of %s (cluster %s), written by roce-gen apply.sh;\n' "$RG_HOST" "$RG_CLUSTER"
+  printf '# rollback.sh removes it. Load it before mpirun or torchrun:\n'
+  printf '#   set -a; . %s/nccl.env; set +a\n' "$RG_INSTALL_DIR"
+  printf 'NCCL_IB_HCA==%s\n' "$hca"
+  printf 'NCCL_IB_TC=%s\n' "$RG_ROCE_TOS"
+  if rg_nccl_index; then
+    printf 'NCCL_IB_GID_INDEX=%s\n' "$RG_V"
+  else
+    printf '# NCCL_IB_GID_INDEX is left out: %s; NCCL finds each device'"'"'s RoCE v2 GID itself.\n' "$RG_V"
+  fi
+}
+
+# rg_sha256 FILE: its sha256, or nothing.
+rg_sha256() {
+  local sum
+  sum=$(sha256sum "$1" 2>/dev/null) || return 0
+  printf '%s' "${sum%% *}"
+}
+
+# rg_nccl_env compare|apply: the nccl.env of the plan (`nccl_env = yes`) against the one in the
+# install folder; apply writes it (a temporary file renamed over it) when it differs, and
+# remembers what it wrote for rollback. Also the host-wide `gid` check: whether the ports agree
+# on the GID index nccl.env can name.
+rg_nccl_env() {
+  local mode=$1 file="$RG_INSTALL_DIR/nccl.env" path text state change why="" err
+  path="$RG_ROOT$file"
+  if [ "$RG_NCCL_ENV" != yes ]; then
+    rg_check nccl_env "" skip info no "" "the plan says nccl_env = no: no nccl.env is written"
+    return 0
+  fi
+  if rg_nccl_index; then
+    rg_check gid "" pass warning "one GID index on every port" "$RG_V" \
+      "every port's RoCE v2 GID is at index $RG_V: nccl.env sets NCCL_IB_GID_INDEX=$RG_V"
+  else
+    why=$RG_V
+    rg_check gid "" warn warning "one GID index on every port" "$why" \
+      "$why: nccl.env leaves NCCL_IB_GID_INDEX out and NCCL finds each device's RoCE v2 GID itself"
+  fi
+  text=$(rg_nccl_text)
+  state=absent
+  if [ -f "$path" ]; then
+    state="other content"
+    if [ "$(cat "$path" 2>/dev/null)" = "$text" ]; then
+      rg_check nccl_env "" pass info written written "$file is as planned${why:+ (without NCCL_IB_GID_INDEX)}"
+      return 0
+    fi
+  fi
+  change="$state → written ($file)"
+  if [ "$mode" = compare ]; then
+    if [ "$state" = absent ]; then
+      rg_check_action nccl_env "" warn info written "$state" "$file is absent, the plan says written (apply will change it)" "$change"
+    else
+      rg_check_action nccl_env "" warn info written "$state" "$file holds other settings than planned (apply will change it)" "$change"
+    fi
+    return 0
+  elif [ "$(rg_run_status)" = fail ]; then
+    rg_check nccl_env "" skip warning written "$state" "not written: apply did not succeed"
+    return 0
+  elif [ "$RG_DRY_RUN" = yes ]; then
+    printf 'would write %s\n' "$file"
+    rg_check_action nccl_env "" warn info written "$state" "dry run: would write $file" "$change"
+    return 0
+  fi
+  # What was there before roce-gen first wrote it comes back at rollback: a file (kept in the
+  # state folder), or nothing (and then the folder too, when apply made it for this file).
+  if ! rg_saved nccl_env "" >/dev/null; then
+    if [ -f "$path" ]; then
+      if ! err=$({ mkdir -p "$RG_STATE_DIR" && cp -p "$path" "$RG_NCCL_ORIG"; } 2>&1); then
+        rg_check nccl_env "" fail error written "$state" "cannot keep the existing $file for rollback (${err##*: }): not written"
+        return 0
+      fi
+      rg_save nccl_env "" present
+    elif [ -d "$RG_ROOT$RG_INSTALL_DIR" ]; then
+      rg_save nccl_env "" absent
+    else
+      rg_save nccl_env "" "absent folder"
+    fi
+  fi
+  rg_log "write: $file"
+  if ! err=$({ mkdir -p "$RG_ROOT$RG_INSTALL_DIR" "$RG_STATE_DIR" && printf '%s\n' "$text" >"$path.tmp.$$" &&
+    chmod 644 "$path.tmp.$$" && mv -f "$path.tmp.$$" "$path" &&
+    rg_sha256 "$path" >"$RG_NCCL_SUM.tmp.$$" && mv -f "$RG_NCCL_SUM.tmp.$$" "$RG_NCCL_SUM"; } 2>&1); then
+    rm -f "$path.tmp.$$" "$RG_NCCL_SUM.tmp.$$"
+    rg_check nccl_env "" fail error written "$state" "could not write $file (${err##*: })"
+    return 0
+  fi
+  rg_check_action nccl_env "" changed info written written "wrote $file${why:+ without NCCL_IB_GID_INDEX}" "$change"
+}
+
+# rg_nccl_env_restore SAVED PERSISTED: rollback of nccl.env. The file apply wrote (its sha256 as
+# apply recorded it) is removed, or the one that was there before put back; a file edited since
+# is left, or, when the install folder goes (PERSISTED = yes), kept in the state folder.
+rg_nccl_env_restore() {
+  local saved=$1 persisted=$2 file="$RG_INSTALL_DIR/nccl.env" path sum="" kept
+  path="$RG_ROOT$file"
+  [ ! -r "$RG_NCCL_SUM" ] || IFS= read -r sum <"$RG_NCCL_SUM" || true
+  if [ ! -e "$path" ]; then
+    rg_check nccl_env "" pass info absent absent "$file is already gone"
+    return 0
+  elif [ -z "$sum" ] || [ "$(rg_sha256 "$path")" != "$sum" ]; then
+    kept="$RG_STATE_DIR/nccl.env.edited"
+    if [ "$persisted" = no ]; then
+      rg_check nccl_env "" warn warning absent edited "$file was edited after apply wrote it: left as it is"
+    elif [ "$RG_DRY_RUN" = yes ]; then
+      rg_check nccl_env "" warn warning absent edited "$file was edited after apply wrote it: rollback would keep it as $kept before the install folder goes"
+    elif cp -p "$path" "$kept" 2>/dev/null; then
+      rg_check nccl_env "" warn warning absent edited "$file was edited after apply wrote it: kept as $kept before the install folder goes"
+    else
+      rg_check nccl_env "" fail error absent edited "$file was edited after apply wrote it, and could not be kept as $kept: it goes with the install folder"
+    fi
+    return 0
+  fi
+  if [ "$RG_DRY_RUN" = yes ]; then
+    if [ "$saved" = present ] && [ "$persisted" = no ]; then
+      printf 'would write %s\n' "$file"
+      rg_check_action nccl_env "" warn info present written "dry run: would put back the $file that was there before apply" "written → the earlier file ($file)"
+    else
+      rg_check_action nccl_env "" warn info absent written "dry run: would remove $file" "written → absent ($file)"
+    fi
+    return 0
+  fi
+  if [ "$saved" = present ] && [ -f "$RG_NCCL_ORIG" ] && [ "$persisted" = no ]; then
+    rg_log "write: $file"
+    if cp -p "$RG_NCCL_ORIG" "$path.tmp.$$" && mv -f "$path.tmp.$$" "$path"; then
+      rm -f "$RG_NCCL_ORIG" "$RG_NCCL_SUM"
+      rg_check_action nccl_env "" changed info present present "put back the $file that was there before apply" "written → the earlier file ($file)"
+    else
+      rm -f "$path.tmp.$$"
+      rg_check nccl_env "" fail error present written "could not put back the earlier $file from $RG_NCCL_ORIG"
+    fi
+    return 0
+  fi
+  rg_log "remove: $file"
+  if rm -f "$path"; then
+    rm -f "$RG_NCCL_SUM"
+    # The folder apply made for it alone goes too (rmdir: only when empty).
+    [ "$saved" != "absent folder" ] || rmdir "$RG_ROOT$RG_INSTALL_DIR" 2>/dev/null || true
+    if [ "$saved" = present ]; then
+      # The install folder goes with the unit: the earlier file stays where apply kept it.
+      rg_check_action nccl_env "" changed info absent absent "removed $file; the one that was there before apply is kept as $RG_NCCL_ORIG, as the install folder goes" \
+        "written → absent ($file; the earlier one kept in the state folder)"
+    else
+      rg_check_action nccl_env "" changed info absent absent "removed $file" "written → absent ($file)"
+    fi
+  else
+    rg_check nccl_env "" fail error absent written "could not remove $file"
+  fi
+}
