@@ -1,5 +1,5 @@
 //! The Grafana dashboard of `roce-gen dashboard`: panels over the metrics `ingest --format
-//! prometheus` exports ([`crate::ingest::render::prometheus`] names them), per cluster, host and
+//! prometheus` exports ([`crate::ingest::metrics`] names them), per cluster, host and
 //! NIC, chosen with dashboard variables. Pure: the JSON model is built here; `cmd::dashboard`
 //! writes or uploads it.
 //!
@@ -10,7 +10,7 @@
 
 use serde_json::{Value, json};
 
-use crate::ingest::render::prometheus as m;
+use crate::ingest::metrics as m;
 
 /// The dashboard's uid: stable, so a push replaces the dashboard instead of adding another.
 pub const UID: &str = "roce-gen-nics";

@@ -1,37 +1,34 @@
-//! roce-gen turns a cluster's RoCE plan into per-host configuration bundles.
+//! roce-gen turns a GPU cluster's network plan into per-host RoCE configuration bundles, and the
+//! results those bundles write into a cluster report. Three pipelines, each a folder, pure
+//! between its two ends:
 //!
-//! The pipeline, each stage its own module:
+//! - [`plan`]: a workbook or JSON plan is read into located cells ([`plan::input`], the only
+//!   place calamine is used, behind a guard that bounds what a workbook may claim), checked
+//!   against every rule of the plan format ([`plan::validate`]) and becomes a [`plan::model::Plan`]
+//!   or a report of every problem with its sheet and cell ([`plan::diagnostic`]).
+//! - [`generate`]: each host's files are rendered from the templates ([`generate::render`]),
+//!   gathered into a bundle with its manifest ([`generate::bundle`]), packed into a reproducible
+//!   tarball ([`generate::archive`]), indexed with the folder's delivery files
+//!   ([`generate::dist`]) and written as a whole into the output folder
+//!   ([`generate::output`]); [`generate::verify`] checks such a folder later.
+//! - [`ingest`]: result files are collected, parsed, given a verdict per host and rendered in
+//!   the report formats; [`ingest::metrics`] names the Prometheus series that [`dashboard`]
+//!   charts.
 //!
-//! 1. [`input`] reads a workbook or JSON plan into raw tables of located cells (the only I/O
-//!    before output, and the only place calamine is used);
-//! 2. [`validate`] applies every rule of the plan format and yields a [`model::Plan`] or a
-//!    [`diagnostic::Report`] of every problem with its sheet and cell;
-//! 3. the commands in [`cmd`] print, write or (later) render and pack the plan.
-//!
-//! [`layout`] holds the sheet, column and key tables with their aliases; [`location`] the A1
-//! references; [`sample`] the embedded sample plan.
+//! [`cmd`] holds one thin module per subcommand: it reads the command line's files and the
+//! environment, runs a pipeline and prints. [`files`] reads and writes whole files safely,
+//! [`digest`] and [`text`] are shared helpers, [`config`] reads `roce-gen.toml`.
 
-pub mod archive;
-pub mod bundle;
 pub mod cli;
 pub mod cmd;
 pub mod config;
 pub mod dashboard;
-pub mod diagnostic;
 pub mod digest;
-pub mod dist;
-pub mod escape;
+pub mod files;
+pub mod generate;
 pub mod ingest;
-pub mod input;
-pub mod layout;
-pub mod location;
-pub mod model;
-pub mod output;
-pub mod render;
-pub mod sample;
+pub mod plan;
 pub mod text;
-pub mod validate;
-pub mod verify;
 
 use std::process::ExitCode;
 

@@ -86,7 +86,7 @@ pub fn run(opts: &Options<'_>) -> Result<ExitCode> {
     text.push('\n');
     match opts.output {
         Some(path) => {
-            crate::output::write_file_atomic(path, text.as_bytes(), true)
+            crate::files::write_file_atomic(path, text.as_bytes(), true)
                 .with_context(|| format!("{}: could not write the dashboard", path.display()))?;
             eprintln!("wrote {}", path.display());
         }

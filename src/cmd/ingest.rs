@@ -81,7 +81,7 @@ pub fn run(opts: &Options<'_>) -> Result<ExitCode> {
 
     match opts.output {
         Some(path) => {
-            crate::output::write_file_atomic(path, text.as_bytes(), true)
+            crate::files::write_file_atomic(path, text.as_bytes(), true)
                 .with_context(|| format!("{}: could not write the report", path.display()))?;
             tell_stderr(&report, opts.format);
             if !crate::cmd::ui().quiet {

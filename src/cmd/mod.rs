@@ -20,9 +20,9 @@ use anyhow::{Result, bail};
 
 use crate::cli::PlanArg;
 use crate::config::{self, Config};
-use crate::diagnostic::Report;
-use crate::input::{self, Format};
-use crate::model::Plan;
+use crate::plan::diagnostic::Report;
+use crate::plan::input::{self, Format};
+use crate::plan::model::Plan;
 
 /// A plan read and validated, with the name and hash of its source.
 #[derive(Debug)]
@@ -43,9 +43,13 @@ pub struct Loaded {
 pub fn load(arg: &PlanArg) -> Result<Loaded> {
     let source = match &arg.path {
         Some(path) if !arg.sample => input::read_plan_file(path)?,
-        _ => input::read_plan_bytes(SAMPLE_NAME, Format::Workbook, &crate::sample::workbook()?)?,
+        _ => input::read_plan_bytes(
+            SAMPLE_NAME,
+            Format::Workbook,
+            &crate::plan::sample::workbook()?,
+        )?,
     };
-    let outcome = crate::validate::validate(source.raw);
+    let outcome = crate::plan::validate::validate(source.raw);
     let sha256 = match &outcome {
         Ok((plan, _)) => crate::digest::sha256_hex(&plan.normalized_json()?),
         Err(_) => source.sha256.clone(),
@@ -137,7 +141,7 @@ pub fn read_config(explicit: Option<&Path>) -> Result<Option<Config>> {
         },
     };
     let name = path.display().to_string();
-    let bytes = input::read_regular_file(&path, MAX_CONFIG_BYTES, "config file")?;
+    let bytes = crate::files::read_regular_file(&path, MAX_CONFIG_BYTES, "config file")?;
     // The mode, for the warning about a key others can read.
     let mode = std::fs::metadata(&path).map_or(0, |m| m.permissions().mode());
     let Ok(text) = String::from_utf8(bytes) else {

@@ -17,8 +17,8 @@ pub fn run(output: &Path, force: bool) -> Result<ExitCode> {
             output.display()
         );
     }
-    let bytes = crate::sample::workbook()?;
-    crate::output::write_file_atomic(output, &bytes, force)?;
+    let bytes = crate::plan::sample::workbook()?;
+    crate::files::write_file_atomic(output, &bytes, force)?;
     eprintln!(
         "wrote {} ({} bytes); fill it in, then run: roce-gen validate {}",
         output.display(),

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::cli::{Format, PlanArg};
 use crate::cmd::{load, print_diagnostics};
-use crate::diagnostic::{Report, Severity};
+use crate::plan::diagnostic::{Report, Severity};
 
 /// Schema tag of `validate --format json`.
 pub const VALIDATE_SCHEMA: &str = "roce-gen/validate/v1";

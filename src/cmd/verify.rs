@@ -2,15 +2,14 @@
 //! against their SHA256SUMS and manifests, naming every file that does not match.
 
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 
-use crate::dist::{INDEX, Index};
-use crate::verify::{Files, check};
+use crate::generate::dist::{INDEX, Index};
+use crate::generate::verify::{Files, check, read_tarball};
 
 /// Schema of `verify --format json`.
 pub const VERIFY_SCHEMA: &str = "roce-gen/verify/v1";
@@ -155,43 +154,6 @@ fn verify_output_dir(dir: &Path) -> Result<Vec<String>> {
         }
     }
     Ok(problems)
-}
-
-/// The files of a bundle tarball, by name inside its one top folder.
-pub fn read_tarball(bytes: &[u8]) -> Result<Files> {
-    let mut tar = Vec::new();
-    flate2::read::GzDecoder::new(bytes)
-        .read_to_end(&mut tar)
-        .context("not gzip")?;
-    let mut archive = tar::Archive::new(tar.as_slice());
-    let mut files = Files::new();
-    let mut top: Option<String> = None;
-    for entry in archive.entries().context("not a tar archive")? {
-        let mut entry = entry.context("not a tar archive")?;
-        let path = entry
-            .path()
-            .context("bad entry name")?
-            .display()
-            .to_string();
-        let (first, rest) = path.split_once('/').unwrap_or((path.as_str(), ""));
-        match &top {
-            None => top = Some(first.to_string()),
-            Some(t) if t != first => bail!("more than one top folder: {t}/ and {first}/"),
-            Some(_) => {}
-        }
-        let rest = rest.trim_end_matches('/').to_string();
-        match entry.header().entry_type() {
-            tar::EntryType::Directory if rest.is_empty() => {}
-            tar::EntryType::Regular => {
-                let mode = entry.header().mode().ok();
-                let mut bytes = Vec::new();
-                entry.read_to_end(&mut bytes).context("truncated entry")?;
-                files.insert(rest, (bytes, mode));
-            }
-            other => bail!("{path}: unexpected entry of type {other:?}"),
-        }
-    }
-    Ok(files)
 }
 
 /// The files of an unpacked bundle folder; `results/`, where the scripts write, is not part of it.

@@ -8,7 +8,8 @@
 //! 3. [`report`] gives each host its state and verdict, and
 //!    compares hosts with and without a plan; [`consistency`] groups the facts that should agree
 //!    across hosts;
-//! 4. [`render`] prints the report as text, JSON, Markdown, JUnit XML, Prometheus text or HTML.
+//! 4. [`render`] prints the report as text, JSON, Markdown, JUnit XML, Prometheus text or HTML;
+//!    [`metrics`] names the Prometheus series (the dashboard queries them).
 //!
 //! `cmd/ingest.rs` loads the plan, runs the stages and writes the output.
 
@@ -16,6 +17,7 @@ pub mod attention;
 pub mod collect;
 pub mod consistency;
 pub mod intake;
+pub mod metrics;
 pub mod render;
 pub mod report;
 pub mod result;

@@ -346,7 +346,7 @@ fn a_customised_template_folder_overrides_only_what_it_has() {
         &["generate", "plan.xlsx", "-o", "out", "--templates", "tpl"],
     );
     assert_eq!(run.code, 0, "{}", run.transcript());
-    let files = roce_gen::cmd::verify::read_tarball(
+    let files = roce_gen::generate::verify::read_tarball(
         &std::fs::read(dir.path().join("out/h1.tar.gz")).unwrap(),
     )
     .unwrap();

@@ -10,7 +10,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use roce_gen::ingest::render::prometheus::{SERIES_PER_HOST, SERIES_PER_NIC};
+use roce_gen::ingest::metrics::{SERIES_PER_HOST, SERIES_PER_NIC};
 use serde_json::Value;
 
 use crate::common::{Run, on_path, prerequisite, require, roce_gen, tmp};

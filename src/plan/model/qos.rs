@@ -93,7 +93,7 @@ impl Priorities {
             .split([',', '，', ';', ' '])
             .filter(|p| !p.trim().is_empty())
         {
-            let n: i64 = crate::model::parse_integer(part.trim()).ok_or(WHY)?;
+            let n: i64 = crate::plan::model::parse_integer(part.trim()).ok_or(WHY)?;
             set.insert(Priority::new(n).map_err(|_| WHY.to_string())?);
         }
         if set.is_empty() {

@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::diagnostic::Report;
-use crate::location::Location;
+use crate::plan::diagnostic::Report;
+use crate::plan::location::Location;
 
 /// What a cell holds, with the reader's types already left behind.
 #[derive(Debug, Clone, PartialEq)]

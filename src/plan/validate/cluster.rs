@@ -3,22 +3,22 @@
 
 use std::collections::BTreeMap;
 
-use crate::diagnostic::{Diagnostic, Report, quoted};
-use crate::input::raw::Table;
-use crate::layout::cluster_key;
-use crate::location::Location;
-use crate::model::{
+use crate::plan::diagnostic::{Diagnostic, Report, quoted};
+use crate::plan::input::raw::Table;
+use crate::plan::layout::cluster_key;
+use crate::plan::location::Location;
+use crate::plan::model::{
     Cluster, ClusterName, DCQCN_PARAMS, Dcbx, Dcqcn, Dscp, EcnBits, FirmwareConfig, Mtu, OnOff,
     Priorities, Priority, RoceMode, Tos, Trust, Version, parse_bool,
 };
-use crate::validate::cells::{int_then, text_of};
+use crate::plan::validate::cells::{int_then, text_of};
 
 /// The profile, or `None` when a value is wrong or `cluster_name` is missing (reported). When
 /// the sheet itself is missing, `table` is `None` and so is the result.
 pub(crate) fn read_cluster(table: Option<&Table>, report: &mut Report) -> Option<Cluster> {
     let table = table?;
     let values = collect_keys(table, report);
-    let before = report.count(crate::diagnostic::Severity::Error);
+    let before = report.count(crate::plan::diagnostic::Severity::Error);
     // Where a key's value is, else the sheet: for rules about a key that may be absent.
     let key_at = |key: &str| {
         values
@@ -188,7 +188,7 @@ pub(crate) fn read_cluster(table: Option<&Table>, report: &mut Report) -> Option
     {
         report.push(Diagnostic::warning(loc.clone(), mtu_warning(mtu.get())));
     }
-    if report.count(crate::diagnostic::Severity::Error) > before {
+    if report.count(crate::plan::diagnostic::Severity::Error) > before {
         return None;
     }
     Some(Cluster {
@@ -254,7 +254,7 @@ fn collect_keys(
             continue;
         };
         let Some(key) = cluster_key(&key_text) else {
-            let folded = crate::layout::fold(&key_text);
+            let folded = crate::plan::layout::fold(&key_text);
             if folded.starts_with("dcqcn_") || folded.starts_with("dcqcn.") {
                 // A misspelt DCQCN parameter would silently leave the host's value.
                 let known: Vec<&str> = DCQCN_PARAMS.iter().map(|p| p.name).collect();

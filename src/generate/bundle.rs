@@ -7,8 +7,8 @@ use anyhow::{Context, Result};
 use serde::Serialize;
 
 use crate::digest::sha256_hex;
-use crate::model::{Cluster, Host, Plan};
-use crate::render::{Meta, Rendered, Renderer};
+use crate::generate::render::{Meta, Rendered};
+use crate::plan::model::{Cluster, Host, Plan};
 
 /// Schema tag of `manifest.json`.
 pub const MANIFEST_SCHEMA: &str = "roce-gen/manifest/v1";
@@ -91,14 +91,14 @@ pub struct ManifestFile {
 
 /// Builds `host`'s bundle from its own rendered files and the `shared` ones.
 pub fn build(
-    renderer: &Renderer,
+    rendered: Vec<Rendered>,
     shared: &[(String, Entry)],
     plan: &Plan,
     host: &Host,
     meta: &Meta<'_>,
 ) -> Result<Bundle> {
     let mut files: BTreeMap<String, Entry> = shared.iter().cloned().collect();
-    for r in renderer.render_host(plan, host, meta)? {
+    for r in rendered {
         files.insert(r.name.to_string(), Entry::new(r.text.into_bytes(), r.mode));
     }
     let host_json = HostJson {

@@ -7,11 +7,11 @@ use std::collections::BTreeMap;
 use anyhow::{Context, Result};
 use serde_json::{Map, Value as Json};
 
-use crate::diagnostic::{Diagnostic, Report};
-use crate::input::raw::{Cell, RawPlan, Row, Table, Value};
-use crate::layout::{NICS, SERVERS, Sheet};
-use crate::location::Location;
-use crate::model::PLAN_SCHEMA;
+use crate::plan::diagnostic::{Diagnostic, Report};
+use crate::plan::input::raw::{Cell, RawPlan, Row, Table, Value};
+use crate::plan::layout::{NICS, SERVERS, Sheet};
+use crate::plan::location::Location;
+use crate::plan::model::PLAN_SCHEMA;
 
 /// Reads a JSON plan. Fails only when the bytes are not JSON; a wrong shape is a diagnostic.
 pub(crate) fn read(bytes: &[u8]) -> Result<RawPlan> {

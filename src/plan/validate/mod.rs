@@ -6,9 +6,9 @@ mod cluster;
 mod cross;
 mod hosts;
 
-use crate::diagnostic::Report;
-use crate::input::RawPlan;
-use crate::model::{Host, Nic, PLAN_SCHEMA, Plan};
+use crate::plan::diagnostic::Report;
+use crate::plan::input::RawPlan;
+use crate::plan::model::{Host, Nic, PLAN_SCHEMA, Plan};
 use hosts::{NicRow, ServerRow};
 
 /// The plan with its warnings and notes, or every problem when there is an error.
@@ -29,7 +29,7 @@ pub fn validate(raw: RawPlan) -> Result<(Plan, Report), Report> {
         && servers.is_empty()
     {
         // An empty plan would write an empty output folder over a full one.
-        report.push(crate::diagnostic::Diagnostic::error(
+        report.push(crate::plan::diagnostic::Diagnostic::error(
             table.location.clone(),
             "no hosts: a plan needs at least one host",
         ));
@@ -51,8 +51,8 @@ pub fn validate(raw: RawPlan) -> Result<(Plan, Report), Report> {
     match assemble(cluster, servers.unwrap_or_default(), nics) {
         Some(plan) => Ok((plan, report)),
         None => {
-            report.push(crate::diagnostic::Diagnostic::error(
-                crate::location::Location::File,
+            report.push(crate::plan::diagnostic::Diagnostic::error(
+                crate::plan::location::Location::File,
                 "the plan is incomplete (this is a bug in roce-gen: no rule said why)",
             ));
             Err(report)
@@ -61,7 +61,7 @@ pub fn validate(raw: RawPlan) -> Result<(Plan, Report), Report> {
 }
 
 fn assemble(
-    cluster: Option<crate::model::Cluster>,
+    cluster: Option<crate::plan::model::Cluster>,
     servers: Vec<ServerRow>,
     nics: Vec<NicRow>,
 ) -> Option<Plan> {

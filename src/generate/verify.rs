@@ -1,11 +1,14 @@
 //! Checking a bundle's files against its own `SHA256SUMS` and `manifest.json`: every listed file
 //! present with the recorded hash (and size and mode), and no file that neither lists. Pure: the
-//! caller reads the files from a tarball or a folder.
+//! caller reads the bytes of a tarball (unpacked here by [`read_tarball`]) or a folder's files.
 
 use std::collections::BTreeMap;
+use std::io::Read;
 
-use crate::bundle::{MANIFEST_SCHEMA, ManifestFile};
+use anyhow::{Context, Result, bail};
+
 use crate::digest::sha256_hex;
+use crate::generate::bundle::{MANIFEST_SCHEMA, ManifestFile};
 
 /// A bundle's files as found: name inside the bundle folder → (bytes, mode if known).
 pub type Files = BTreeMap<String, (Vec<u8>, Option<u32>)>;
@@ -112,4 +115,41 @@ fn check_manifest(files: &Files, problems: &mut Vec<String>) {
             problems.push(format!("{name}: not listed in manifest.json"));
         }
     }
+}
+
+/// The files of a bundle tarball, by name inside its one top folder.
+pub fn read_tarball(bytes: &[u8]) -> Result<Files> {
+    let mut tar = Vec::new();
+    flate2::read::GzDecoder::new(bytes)
+        .read_to_end(&mut tar)
+        .context("not gzip")?;
+    let mut archive = tar::Archive::new(tar.as_slice());
+    let mut files = Files::new();
+    let mut top: Option<String> = None;
+    for entry in archive.entries().context("not a tar archive")? {
+        let mut entry = entry.context("not a tar archive")?;
+        let path = entry
+            .path()
+            .context("bad entry name")?
+            .display()
+            .to_string();
+        let (first, rest) = path.split_once('/').unwrap_or((path.as_str(), ""));
+        match &top {
+            None => top = Some(first.to_string()),
+            Some(t) if t != first => bail!("more than one top folder: {t}/ and {first}/"),
+            Some(_) => {}
+        }
+        let rest = rest.trim_end_matches('/').to_string();
+        match entry.header().entry_type() {
+            tar::EntryType::Directory if rest.is_empty() => {}
+            tar::EntryType::Regular => {
+                let mode = entry.header().mode().ok();
+                let mut bytes = Vec::new();
+                entry.read_to_end(&mut bytes).context("truncated entry")?;
+                files.insert(rest, (bytes, mode));
+            }
+            other => bail!("{path}: unexpected entry of type {other:?}"),
+        }
+    }
+    Ok(files)
 }

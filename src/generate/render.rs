@@ -1,6 +1,6 @@
 //! Rendering a host's files from the templates in `templates/` (compiled in, or a customised copy
 //! given with `--templates`). One environment for all hosts: strict undefined values, custom
-//! auto-escaping per file kind ([`crate::escape`]), `error()` for impossible branches, LF line
+//! auto-escaping per file kind ([`crate::generate::escape`]), `error()` for impossible branches, LF line
 //! endings and exactly one trailing newline. Pure: no I/O except reading a template folder.
 
 use std::path::{Path, PathBuf};
@@ -10,8 +10,8 @@ use minijinja::syntax::SyntaxConfig;
 use minijinja::{Environment, Error, ErrorKind, UndefinedBehavior};
 use serde::Serialize;
 
-use crate::escape;
-use crate::model::{Host, Plan};
+use crate::generate::escape;
+use crate::plan::model::{Host, Plan};
 
 /// A template id: its path under `templates/` without `.j2`; the output file is its base name.
 pub type TemplateId = &'static str;
@@ -144,7 +144,7 @@ pub struct Rendered {
 /// `(path under templates/, source)` of every file compiled into the binary.
 macro_rules! embedded {
     ($($file:literal),* $(,)?) => {
-        &[$(($file, include_str!(concat!("../templates/", $file)))),*]
+        &[$(($file, include_str!(concat!("../../templates/", $file)))),*]
     };
 }
 
@@ -230,7 +230,7 @@ impl Renderer {
             .collect()
     }
 
-    /// Renders the output folder's own files from `ctx` (see [`crate::dist::DistContext`]).
+    /// Renders the output folder's own files from `ctx` (see [`crate::generate::dist::DistContext`]).
     pub fn render_dist<C: Serialize>(&self, ctx: &C) -> Result<Vec<Rendered>> {
         let ctx = minijinja::Value::from(minijinja::value::Serde(ctx));
         DIST_FILES
@@ -379,7 +379,7 @@ struct ClusterContext {
 impl<'a> SharedContext<'a> {
     fn new(plan: &'a Plan, meta: &Meta<'a>) -> Self {
         let c = &plan.cluster;
-        let vector = |set: &crate::model::Priorities| {
+        let vector = |set: &crate::plan::model::Priorities| {
             (0..8u8)
                 .map(|p| {
                     if set.iter().any(|q| q.get() == p) {
@@ -406,8 +406,8 @@ impl<'a> SharedContext<'a> {
                 pfc_vector: vector(&c.pfc_priorities),
                 ecn_vector: vector(&c.ecn_priorities),
                 roce_mode: match c.roce_mode {
-                    crate::model::RoceMode::V2 => "RoCE v2".into(),
-                    crate::model::RoceMode::V1 => "IB/RoCE v1".into(),
+                    crate::plan::model::RoceMode::V2 => "RoCE v2".into(),
+                    crate::plan::model::RoceMode::V1 => "IB/RoCE v1".into(),
                 },
                 global_pause: c.global_pause.as_str().to_string(),
                 persistence: c.persistence,
@@ -418,7 +418,7 @@ impl<'a> SharedContext<'a> {
                     .0
                     .iter()
                     .filter_map(|(name, value)| {
-                        let p = crate::model::dcqcn_param(name)?;
+                        let p = crate::plan::model::dcqcn_param(name)?;
                         Some(DcqcnContext {
                             name: p.name,
                             dir: p.point.dir(),

@@ -1,10 +1,10 @@
 //! Typed reading of one row's cells: each accessor turns a cell into a checked value or reports
 //! why not (with the cell's location, the column and the value), so that rule code stays short.
 
-use crate::diagnostic::{Diagnostic, Report, quoted};
-use crate::input::raw::{Cell, Row, Value};
-use crate::location::Location;
-use crate::model::parse_integer;
+use crate::plan::diagnostic::{Diagnostic, Report, quoted};
+use crate::plan::input::raw::{Cell, Row, Value};
+use crate::plan::location::Location;
+use crate::plan::model::parse_integer;
 
 /// The text of a cell as the rules see it: trimmed, numbers without a needless `.0`, `None`
 /// when blank. An error cell is reported and reads as `None`.
@@ -12,7 +12,7 @@ pub(crate) fn text_of(cell: &Cell, column: &str, report: &mut Report) -> Option<
     match &cell.value {
         Value::Empty => None,
         Value::Text(t) => Some(t.trim().to_string()).filter(|t| !t.is_empty()),
-        Value::Number(f) => Some(match crate::model::integer_from_float(*f) {
+        Value::Number(f) => Some(match crate::plan::model::integer_from_float(*f) {
             Some(i) => i.to_string(),
             None => f.to_string(),
         }),
@@ -41,7 +41,7 @@ impl<'a> RowReader<'a> {
     }
 
     /// Reports a problem of this row that no single parse found.
-    pub(crate) fn push(&mut self, diagnostic: crate::diagnostic::Diagnostic) {
+    pub(crate) fn push(&mut self, diagnostic: crate::plan::diagnostic::Diagnostic) {
         self.report.push(diagnostic);
     }
 
@@ -143,7 +143,7 @@ pub(crate) fn int_then<T>(s: &str, make: impl Fn(i64) -> Result<T, String>) -> R
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Mtu;
+    use crate::plan::model::Mtu;
 
     #[test]
     fn int_then_words_both_failures() {

@@ -6,7 +6,7 @@
 use anyhow::{Context, Result};
 use flate2::{Compress, Compression, FlushCompress, Status};
 
-use crate::bundle::{Bundle, Entry};
+use crate::generate::bundle::{Bundle, Entry};
 
 /// The mtime when `SOURCE_DATE_EPOCH` is not set: tar's own deterministic timestamp, not 0,
 /// because a zero mtime confuses some tools.
@@ -169,7 +169,7 @@ mod tests {
     use std::io::Read;
 
     use super::*;
-    use crate::bundle::Entry;
+    use crate::generate::bundle::Entry;
 
     fn two_files() -> Bundle {
         let mut files = BTreeMap::new();

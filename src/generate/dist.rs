@@ -1,15 +1,15 @@
 //! What `generate` writes into the output folder besides the tarballs: `index.json` (every
-//! bundle with its checksums) and `SHA256SUMS`. Pure: [`crate::output`] writes it.
+//! bundle with its checksums) and `SHA256SUMS`. Pure: [`crate::generate::output`] writes it.
 
 use std::collections::BTreeMap;
 
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
-use crate::archive::Packed;
-use crate::bundle::pretty_json;
 use crate::digest::sha256_hex;
-use crate::model::{Host, Plan};
+use crate::generate::archive::Packed;
+use crate::generate::bundle::pretty_json;
+use crate::plan::model::{Host, Plan};
 
 /// Schema tag of `index.json`.
 pub const INDEX_SCHEMA: &str = "roce-gen/index/v1";

@@ -6,9 +6,9 @@ use std::net::IpAddr;
 
 use ipnet::IpNet;
 
-use crate::diagnostic::{Diagnostic, Report, quoted};
-use crate::location::Location;
-use crate::validate::hosts::{NicRow, ServerRow};
+use crate::plan::diagnostic::{Diagnostic, Report, quoted};
+use crate::plan::location::Location;
+use crate::plan::validate::hosts::{NicRow, ServerRow};
 
 /// Every host has at least one NIC; reported at the host's name. A repeated host row (already
 /// an error) is not reported again: its NICs are counted for the first row of that name.
@@ -178,7 +178,7 @@ pub(crate) fn device_prefixes(servers: &[ServerRow], nics: &[NicRow], report: &m
                 .iter()
                 .filter_map(|n| n.ib_dev.as_ref())
                 .filter(|l| l.as_str() != s.as_str() && l.as_str().starts_with(s.as_str()))
-                .map(crate::model::IbDev::as_str)
+                .map(crate::plan::model::IbDev::as_str)
                 .collect();
             if !longer.is_empty() {
                 report.push(Diagnostic::warning(

@@ -1,6 +1,6 @@
 //! Reads a workbook (`.xlsx`, `.xlsm`, `.xls`, `.ods`) with calamine into a [`RawPlan`]. This is
 //! the only module that sees calamine types. It finds the sheets and header rows through the
-//! aliases of [`crate::layout`], maps columns, skips empty rows and fills merged cells; it judges
+//! aliases of [`crate::plan::layout`], maps columns, skips empty rows and fills merged cells; it judges
 //! no value.
 
 use std::collections::{BTreeMap, HashMap};
@@ -9,11 +9,11 @@ use std::io::Cursor;
 use anyhow::{Context, Result};
 use calamine::{Data, Dimensions, Range, Reader, SheetVisible, Sheets, open_workbook_auto_from_rs};
 
-use crate::diagnostic::{Diagnostic, Report, quoted};
-use crate::input::guard::{MAX_SHEET_CELLS, thousands};
-use crate::input::raw::{Cell, RawPlan, Row, Table, Value};
-use crate::layout::{self, Column, SHEETS, Sheet};
-use crate::location::{Location, a1};
+use crate::plan::diagnostic::{Diagnostic, Report, quoted};
+use crate::plan::input::guard::{MAX_SHEET_CELLS, thousands};
+use crate::plan::input::raw::{Cell, RawPlan, Row, Table, Value};
+use crate::plan::layout::{self, Column, SHEETS, Sheet};
+use crate::plan::location::{Location, a1};
 
 /// How many rows from the top of a sheet are searched for its header row (title rows above the
 /// header are common in planning workbooks).
@@ -22,7 +22,7 @@ const HEADER_SEARCH_ROWS: u32 = 20;
 /// Reads the plan's three sheets from workbook bytes. Fails only when the bytes are not a
 /// workbook calamine can open; everything else is a diagnostic in the returned plan.
 pub(crate) fn read(bytes: &[u8]) -> Result<RawPlan> {
-    crate::input::guard::check(bytes)?;
+    crate::plan::input::guard::check(bytes)?;
     let mut book = open_workbook_auto_from_rs(Cursor::new(bytes)).map_err(|e| {
         anyhow::anyhow!("not a readable workbook (.xlsx, .xlsm, .xls or .ods): {e}")
     })?;

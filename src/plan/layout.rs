@@ -162,7 +162,7 @@ pub const KEYS: &[Key] = &[
     key("cable_length", &["线缆长度"]),
     key("firmware_config", &["固件配置"]),
     key("nccl_env", &[]),
-    // One key per DCQCN parameter (crate::model::DCQCN_PARAMS), also spelled `dcqcn.<name>`.
+    // One key per DCQCN parameter (crate::plan::model::DCQCN_PARAMS), also spelled `dcqcn.<name>`.
     key("dcqcn_clamp_tgt_rate", &["dcqcn.clamp_tgt_rate"]),
     key(
         "dcqcn_clamp_tgt_rate_after_time_inc",
@@ -229,12 +229,12 @@ mod tests {
 
     #[test]
     fn every_dcqcn_parameter_has_its_key() {
-        for p in crate::model::DCQCN_PARAMS {
+        for p in crate::plan::model::DCQCN_PARAMS {
             let key = cluster_key(&format!("dcqcn.{}", p.name)).expect(p.name);
             assert_eq!(key.name, format!("dcqcn_{}", p.name));
         }
         let keys = KEYS.iter().filter(|k| k.name.starts_with("dcqcn_")).count();
-        assert_eq!(keys, crate::model::DCQCN_PARAMS.len());
+        assert_eq!(keys, crate::plan::model::DCQCN_PARAMS.len());
     }
 
     #[test]

@@ -57,59 +57,8 @@ pub const MAX_PLAN_BYTES: u64 = 64 << 20;
 /// Reads and parses a plan file. Errors mean the file could not be read at all (exit 2).
 pub fn read_plan_file(path: &Path) -> Result<Source> {
     let format = Format::of(path)?;
-    let bytes = read_regular_file(path, MAX_PLAN_BYTES, "plan")?;
+    let bytes = crate::files::read_regular_file(path, MAX_PLAN_BYTES, "plan")?;
     read_plan_bytes(&path.display().to_string(), format, &bytes)
-}
-
-/// Reads a regular file of at most `max` bytes. A FIFO, a device or a folder is refused before
-/// it is read (a FIFO would block, `/dev/zero` would never end), and a larger file after `max`
-/// bytes, whatever its size claims. `what` names the file in messages.
-pub fn read_regular_file(path: &Path, max: u64, what: &str) -> Result<Vec<u8>> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-
-    let name = path.display();
-    // O_NONBLOCK: opening a FIFO without a writer returns at once instead of waiting for one;
-    // the type is then checked on what was opened, so a swap after the check changes nothing.
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits().cast_signed())
-        .open(path)
-        .with_context(|| format!("{name}: could not read the {what}"))?;
-    let meta = file
-        .metadata()
-        .with_context(|| format!("{name}: could not read the {what}"))?;
-    if !meta.is_file() {
-        let kind = kind_of(&meta.file_type());
-        bail!("{name}: is {kind}, not a file: a {what} must be a regular file");
-    }
-    let mut bytes = Vec::new();
-    file.take(max + 1)
-        .read_to_end(&mut bytes)
-        .with_context(|| format!("{name}: could not read the {what}"))?;
-    if bytes.len() as u64 > max {
-        bail!(
-            "{name}: is larger than {} MiB, the most a {what} may be",
-            max >> 20
-        );
-    }
-    Ok(bytes)
-}
-
-/// What a file that is not a regular file is, in words.
-fn kind_of(t: &std::fs::FileType) -> &'static str {
-    use std::os::unix::fs::FileTypeExt;
-    if t.is_dir() {
-        "a folder"
-    } else if t.is_fifo() {
-        "a FIFO (named pipe)"
-    } else if t.is_char_device() || t.is_block_device() {
-        "a device"
-    } else if t.is_socket() {
-        "a socket"
-    } else {
-        "not a regular file"
-    }
 }
 
 /// Parses plan bytes already in memory (a file, or the embedded sample).

@@ -7,11 +7,11 @@ use std::net::IpAddr;
 
 use ipnet::IpNet;
 
-use crate::diagnostic::{Diagnostic, Report, quoted};
-use crate::input::raw::Table;
-use crate::location::Location;
-use crate::model::{HostName, IbDev, IfName, Label, MacAddr, Mtu, PciAddr, parse_prefix};
-use crate::validate::cells::RowReader;
+use crate::plan::diagnostic::{Diagnostic, Report, quoted};
+use crate::plan::input::raw::Table;
+use crate::plan::location::Location;
+use crate::plan::model::{HostName, IbDev, IfName, Label, MacAddr, Mtu, PciAddr, parse_prefix};
+use crate::plan::validate::cells::RowReader;
 
 /// A `Servers` row as far as it parsed.
 #[derive(Debug)]
@@ -117,11 +117,11 @@ pub(crate) fn read_nics(
         }
         let mtu_override = r.optional_int("mtu", Mtu::new);
         if let (Some(m), Some(loc)) = (mtu_override, r.location("mtu"))
-            && m.get() < crate::validate::cluster::MIN_ROCE_MTU
+            && m.get() < crate::plan::validate::cluster::MIN_ROCE_MTU
         {
             r.push(Diagnostic::warning(
                 loc,
-                crate::validate::cluster::mtu_warning(m.get()),
+                crate::plan::validate::cluster::mtu_warning(m.get()),
             ));
         }
         let nic = NicRow {

@@ -1,40 +1,11 @@
-//! Writing files: always to a temporary file beside the target, then renamed into place, so a
-//! failed or interrupted run never leaves a half-written file.
+//! The output folder, replaced as a whole: a staging folder beside it is filled, then takes its
+//! place in one step (or two renames where the file system cannot exchange folders), so a failed
+//! or interrupted run leaves the old output or the new one, never a mix.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-
-/// Writes `bytes` to `path` atomically. Without `overwrite`, an existing file is an error.
-pub fn write_file_atomic(path: &Path, bytes: &[u8], overwrite: bool) -> Result<()> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".roce-gen-")
-        .tempfile_in(dir)
-        .with_context(|| format!("{}: could not create a temporary file", dir.display()))?;
-    // A temporary file is private (0600); what roce-gen writes is for others to read.
-    let readable = <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o644);
-    tmp.write_all(bytes)
-        .and_then(|()| tmp.as_file().set_permissions(readable))
-        .and_then(|()| tmp.as_file().sync_all())
-        .with_context(|| format!("{}: could not write", path.display()))?;
-    if overwrite {
-        tmp.persist(path)
-            .map(drop)
-            .with_context(|| format!("{}: could not write", path.display()))
-    } else {
-        tmp.persist_noclobber(path).map(drop).with_context(|| {
-            format!(
-                "{}: could not write (it exists? use --force to replace it)",
-                path.display()
-            )
-        })
-    }
-}
 
 /// The prefix of a staging folder: `<prefix><target>-<random>` beside the target.
 const STAGING: &str = ".roce-gen-staging-";

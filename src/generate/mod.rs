@@ -1,0 +1,175 @@
+//! Generation: a checked plan becomes the output folder. Each selected host's files are rendered
+//! ([`render`], with [`escape`] for every value that reaches a script), gathered with their
+//! manifest ([`bundle`]) and packed into a reproducible tarball ([`archive`]) on every core; the
+//! folder's index, checksums and delivery files ([`dist`]) follow, and the whole folder replaces
+//! the previous one at once ([`output`]). [`hosts`] decides which earlier bundles stay;
+//! [`verify`] checks a folder or tarball later. Nothing here reads the environment or prints:
+//! `cmd/generate.rs` does.
+
+pub mod archive;
+pub mod bundle;
+pub mod dist;
+pub mod escape;
+mod hosts;
+pub mod output;
+pub mod render;
+pub mod verify;
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use anyhow::Result;
+use rayon::prelude::*;
+
+use crate::plan::model::Plan;
+use dist::IndexHost;
+use output::Staging;
+use render::{Meta, Renderer};
+
+/// The version written into every bundle and result.
+pub const TOOL_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// What to generate, and where.
+#[derive(Debug)]
+pub struct Options<'a> {
+    /// The output folder.
+    pub out: &'a Path,
+    /// Only these hosts (case-insensitive), or all.
+    pub hosts: Option<&'a [String]>,
+    /// A customised template folder.
+    pub templates: Option<&'a Path>,
+    /// Remove the bundles of hosts the plan no longer has.
+    pub prune: bool,
+    /// The mtime of every archive entry.
+    pub mtime: u64,
+}
+
+/// What a run wrote: its report, the bytes written and the notes for the user.
+#[derive(Debug)]
+pub struct Outcome {
+    /// What `generate --format json` prints.
+    pub written: Written,
+    /// The number of bundles built.
+    pub built: usize,
+    /// Bytes written into the folder.
+    pub bytes: usize,
+    /// Warnings and notes about the bundles kept or removed, one line each.
+    pub said: Vec<String>,
+}
+
+/// Writes the output folder for `plan` (whose identity is `plan_sha256`). `each_host` is called
+/// once per bundle written, from any thread (a progress bar).
+pub fn generate(
+    plan: &Plan,
+    plan_sha256: &str,
+    opts: &Options<'_>,
+    each_host: &(dyn Fn() + Sync),
+) -> Result<Outcome> {
+    let hosts = hosts::select(&plan.hosts, opts.hosts)?;
+    let renderer = Renderer::new(opts.templates)?;
+    let meta = Meta {
+        tool_version: TOOL_VERSION,
+        plan_sha256,
+    };
+    let shared = bundle::shared_entries(renderer.render_shared(plan, &meta)?);
+    let compressed = archive::Shared::new(&shared)?;
+    output::on_signals()?;
+    let staging = Staging::new(opts.out)?;
+    // Hosts are built, packed and written on every core; each worker holds one bundle at a
+    // time. `collect` keeps plan order, so the index does not depend on the scheduling.
+    let written: Vec<(IndexHost, usize)> = hosts
+        .par_iter()
+        .map(|host| {
+            let rendered = renderer.render_host(plan, host, &meta)?;
+            let bundle = bundle::build(rendered, &shared, plan, host, &meta)?;
+            let packed = archive::pack(&bundle, opts.mtime, &compressed)?;
+            let entry = IndexHost::new(host, &packed);
+            staging.write(&entry.bundle, &packed.tar_gz)?;
+            each_host();
+            Ok((entry, packed.tar_gz.len()))
+        })
+        .collect::<Vec<Result<_>>>()
+        .into_iter()
+        // The first failure in plan order, whichever thread met it first.
+        .collect::<Result<_>>()?;
+    let mut bytes: usize = written.iter().map(|(_, n)| n).sum();
+    let built: Vec<IndexHost> = written.into_iter().map(|(e, _)| e).collect();
+    let previous = hosts::Previous::read(opts.out);
+    let merged = hosts::merge(plan, built, &previous, plan_sha256, opts);
+    let entries = merged.entries;
+    let built_hosts: BTreeSet<String> = hosts.iter().map(|h| h.hostname.to_string()).collect();
+    let report = Written {
+        schema: GENERATE_SCHEMA,
+        cluster: plan.cluster.cluster_name.to_string(),
+        plan_sha256: plan_sha256.to_string(),
+        output: opts.out.display().to_string(),
+        written: entries
+            .iter()
+            .filter(|e| built_hosts.contains(&e.host))
+            .map(|e| WrittenBundle {
+                host: e.host.clone(),
+                bundle: e.bundle.clone(),
+                sha256: e.sha256.clone(),
+            })
+            .collect(),
+        kept: entries
+            .iter()
+            .filter(|e| !built_hosts.contains(&e.host))
+            .map(|e| e.host.clone())
+            .collect(),
+        removed: merged.removed,
+    };
+    // What the previous output owned is replaced, except the bundles kept in the new index.
+    let kept: BTreeSet<String> = entries.iter().map(|e| e.bundle.clone()).collect();
+    // The stick's run-here.sh and the Ansible files: they carry the tarballs' checksums.
+    let others: Vec<(String, Vec<u8>)> = renderer
+        .render_dist(&dist::DistContext::new(plan, &entries))?
+        .into_iter()
+        .map(|r| (r.name.to_string(), r.text.into_bytes()))
+        .collect();
+    let index = dist::index_files(plan, entries, &others, TOOL_VERSION, plan_sha256)?;
+    for (name, content) in others.into_iter().chain(index) {
+        staging.write(&name, &content)?;
+        bytes += content.len();
+    }
+    staging.commit(&|name| previous.owned.contains(name) && !kept.contains(name))?;
+    Ok(Outcome {
+        written: report,
+        built: hosts.len(),
+        bytes,
+        said: merged.said,
+    })
+}
+
+/// Schema of `generate --format json`.
+pub const GENERATE_SCHEMA: &str = "roce-gen/generate/v1";
+
+/// What `generate --format json` prints.
+#[derive(Debug, serde::Serialize)]
+pub struct Written {
+    /// `roce-gen/generate/v1`.
+    pub schema: &'static str,
+    /// The plan's cluster name.
+    pub cluster: String,
+    /// The plan's identity.
+    pub plan_sha256: String,
+    /// The output folder.
+    pub output: String,
+    /// The bundles this run wrote, in plan order.
+    pub written: Vec<WrittenBundle>,
+    /// Hosts whose earlier bundle stays in the folder.
+    pub kept: Vec<String>,
+    /// Hosts whose bundle `--prune` removed.
+    pub removed: Vec<String>,
+}
+
+#[derive(Debug, serde::Serialize)]
+/// One bundle written.
+pub struct WrittenBundle {
+    /// Its host.
+    pub host: String,
+    /// The tarball's file name.
+    pub bundle: String,
+    /// The tarball's sha256.
+    pub sha256: String,
+}

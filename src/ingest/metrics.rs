@@ -1,0 +1,112 @@
+//! The Prometheus series `ingest --format prometheus` exports, by name, and how many one host
+//! may have. The names live here because `roce-gen dashboard` queries them too: renaming one
+//! breaks dashboards in the field. They follow Prometheus naming (base units, `_info` for a value
+//! of 1 with the facts in labels, no type in the name). A host has at most [`SERIES_PER_HOST`] +
+//! [`SERIES_PER_NIC`] × its NICs + one per check that warned or failed series, whatever its
+//! result says: results are untrusted, and a collector scraping thousands of hosts must not be
+//! flooded by one odd file.
+
+use crate::ingest::consistency;
+use crate::ingest::report::State;
+use crate::ingest::result::Status;
+
+/// `roce_gen_ok`: 1 when every planned host passed and every file was readable.
+pub const OK: &str = "roce_gen_ok";
+/// `roce_gen_hosts{status}`: hosts by status.
+pub const HOSTS: &str = "roce_gen_hosts";
+/// `roce_gen_ingest_files{outcome}`: files ingest read, by what became of them.
+pub const INGEST_FILES: &str = "roce_gen_ingest_files";
+/// `roce_gen_host_ok`: 1 when the host passed.
+pub const HOST_OK: &str = "roce_gen_host_ok";
+/// `roce_gen_host_planned`: 1 when the plan has the host (only with a plan).
+pub const HOST_PLANNED: &str = "roce_gen_host_planned";
+/// `roce_gen_host_stale`: 1 when the host's results are all from another plan (only with a plan).
+pub const HOST_STALE: &str = "roce_gen_host_stale";
+/// `roce_gen_host_state{state}`: 1 for the host's state, 0 for the others.
+pub const HOST_STATE: &str = "roce_gen_host_state";
+/// `roce_gen_host_checks{status}`: the checks of the host's latest result, by status.
+pub const HOST_CHECKS: &str = "roce_gen_host_checks";
+/// `roce_gen_host_result_timestamp_seconds{phase}`: when the latest result was written.
+pub const HOST_RESULT_TIMESTAMP: &str = "roce_gen_host_result_timestamp_seconds";
+/// `roce_gen_check_status{check,nic,netdev}`: 3 warn, 4 fail, for the checks that warned or
+/// failed; the others have no series (`roce_gen_host_checks` counts them).
+pub const CHECK_STATUS: &str = "roce_gen_check_status";
+/// `roce_gen_fact_hosts{fact,scope,value}`: hosts with each value of a compared fact.
+pub const FACT_HOSTS: &str = "roce_gen_fact_hosts";
+/// `roce_gen_fact_outlier{host,fact,scope,value}`: 1 for a host that differs from most.
+pub const FACT_OUTLIER: &str = "roce_gen_fact_outlier";
+/// `roce_gen_nic_module_temperature_celsius`.
+pub const MODULE_TEMPERATURE: &str = "roce_gen_nic_module_temperature_celsius";
+/// `roce_gen_nic_module_tx_power_dbm{lane}`: dBm, as optics are specified and their alarm
+/// thresholds given; a logarithmic unit with no base-unit form that reads the same.
+pub const MODULE_TX_POWER: &str = "roce_gen_nic_module_tx_power_dbm";
+/// `roce_gen_nic_module_rx_power_dbm{lane}`.
+pub const MODULE_RX_POWER: &str = "roce_gen_nic_module_rx_power_dbm";
+/// `roce_gen_nic_module_info{vendor,part_number}`: always 1.
+pub const MODULE_INFO: &str = "roce_gen_nic_module_info";
+/// `roce_gen_nic_link_speed_bytes_per_second`.
+pub const LINK_SPEED: &str = "roce_gen_nic_link_speed_bytes_per_second";
+/// `roce_gen_nic_link_max_speed_bytes_per_second`.
+pub const LINK_MAX_SPEED: &str = "roce_gen_nic_link_max_speed_bytes_per_second";
+/// `roce_gen_nic_link_width`: lanes.
+pub const LINK_WIDTH: &str = "roce_gen_nic_link_width";
+/// `roce_gen_nic_pcie_speed_transfers_per_second`.
+pub const PCIE_SPEED: &str = "roce_gen_nic_pcie_speed_transfers_per_second";
+/// `roce_gen_nic_pcie_max_speed_transfers_per_second`.
+pub const PCIE_MAX_SPEED: &str = "roce_gen_nic_pcie_max_speed_transfers_per_second";
+/// `roce_gen_nic_pcie_width`: lanes.
+pub const PCIE_WIDTH: &str = "roce_gen_nic_pcie_width";
+/// `roce_gen_nic_pcie_max_width`: lanes.
+pub const PCIE_MAX_WIDTH: &str = "roce_gen_nic_pcie_max_width";
+/// `roce_gen_nic_events{counter}`: a NIC counter's value when the run read it.
+pub const NIC_EVENTS: &str = "roce_gen_nic_events";
+/// `roce_gen_nic_neighbor_info{switch,port,source}`: always 1.
+pub const NEIGHBOR_INFO: &str = "roce_gen_nic_neighbor_info";
+
+/// Check statuses, as `roce_gen_host_checks` labels them.
+pub(crate) const STATUSES: [Status; 5] = [
+    Status::Pass,
+    Status::Warn,
+    Status::Fail,
+    Status::Skip,
+    Status::Changed,
+];
+
+/// Lanes exported per direction: QSFP-DD and OSFP modules have 8; a result listing more is odd.
+pub const MAX_LANES: usize = 8;
+
+/// The NIC counters the bundles record (`RG_HW_COUNTERS` of `lib-probe.sh`, and the global pause
+/// counters of `ethtool -S`); with `{rx,tx}_prio<0-7>_pause` the only ones exported, so a result
+/// cannot add label values at will.
+pub(crate) const COUNTERS: [&str; 9] = [
+    "out_of_sequence",
+    "packet_seq_err",
+    "local_ack_timeout_err",
+    "roce_adp_retrans",
+    "np_cnp_sent",
+    "np_ecn_marked_roce_packets",
+    "rp_cnp_handled",
+    "rx_pause_ctrl_phy",
+    "tx_pause_ctrl_phy",
+];
+
+/// Priorities of the per-priority pause counters.
+pub(crate) const PRIORITIES: usize = 8;
+
+/// The most counters one NIC exports.
+pub const MAX_COUNTERS: usize = COUNTERS.len() + 2 * PRIORITIES;
+
+/// Host-wide facts the consistency section compares (OFED, kernel, tool version, plan); each
+/// gives a host at most one outlier series.
+pub(crate) const HOST_FACTS: usize = 4;
+
+/// The most series one host has, NIC facts and check series aside: `host_ok`, `host_planned`,
+/// `host_stale`, one `host_state` per state, one `host_checks` per check status, the result
+/// time, and a `fact_outlier` per host-wide fact and per NIC setting compared.
+pub const SERIES_PER_HOST: usize =
+    3 + State::ALL.len() + STATUSES.len() + 1 + HOST_FACTS + consistency::SETTINGS.len();
+
+/// The most series one NIC adds: temperature, TX and RX power per lane, module info, link speed,
+/// maximum speed and width, PCIe speed, maximum speed, width and maximum width, the counters,
+/// the neighbour, and a firmware `fact_outlier` (a NIC model is one firmware group).
+pub const SERIES_PER_NIC: usize = 1 + 2 * MAX_LANES + 1 + 3 + 4 + MAX_COUNTERS + 1 + 1;
