@@ -6,9 +6,7 @@ use crate::common::{roce_gen, tmp};
 fn help_lists_the_commands() {
     let run = roce_gen(std::path::Path::new("."), &["--help"]);
     assert_eq!(run.code, 0);
-    insta::with_settings!({ snapshot_path => "snapshots", prepend_module_to_snapshot => false }, {
-        insta::assert_snapshot!("help", run.stdout);
-    });
+    crate::common::snapshot("help", run.stdout);
 }
 
 #[test]

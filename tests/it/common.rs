@@ -349,3 +349,11 @@ pub(crate) fn plan_json(book: &Book) -> String {
     assert_eq!(run.code, 0, "{}", run.transcript());
     run.stdout
 }
+
+/// Asserts that `text` is the snapshot `tests/it/snapshots/NAME.snap` (`INSTA_UPDATE=always
+/// cargo test` writes it after an intended change; review the diff).
+pub(crate) fn snapshot(name: &str, text: impl std::fmt::Display) {
+    insta::with_settings!({ snapshot_path => "snapshots", prepend_module_to_snapshot => false, snapshot_suffix => "" }, {
+        insta::assert_snapshot!(name, text.to_string());
+    });
+}

@@ -10,7 +10,7 @@ use std::process::Command;
 use serde_json::Value;
 
 use crate::common::prerequisite;
-use crate::hosts::{FakeHost, bashes};
+use crate::fakehost::{FakeHost, for_each_bash};
 
 fn result_on_stick(h: &FakeHost, host: &str, phase: &str) -> Value {
     let path = h.dist().join(format!("results/{host}.{phase}.json"));
@@ -29,8 +29,8 @@ fn status_of(result: &Value, id: &str) -> String {
 
 #[test]
 fn run_here_finds_the_bundle_by_host_name_and_writes_the_result_to_the_stick() {
-    for bash in bashes() {
-        let h = FakeHost::new("ofed", "node-a", &[], &bash);
+    for_each_bash(|bash| {
+        let h = FakeHost::ofed().bash(&bash).build();
         let script = h.dist().join("run-here.sh").display().to_string();
         let (code, stdout, stderr) = h.run_cmd(&[&bash, &script, "precheck"]);
         assert_eq!(code, 0, "{bash}: {stdout}\n{stderr}");
@@ -53,13 +53,13 @@ fn run_here_finds_the_bundle_by_host_name_and_writes_the_result_to_the_stick() {
                 .trim(),
             "4200"
         );
-    }
+    });
 }
 
 #[test]
 fn run_here_identifies_an_unnamed_host_by_mac_and_refuses_unknown_or_ambiguous_ones() {
-    for bash in bashes() {
-        let h = FakeHost::new("ofed", "localhost", &[], &bash);
+    for_each_bash(|bash| {
+        let h = FakeHost::ofed().host("localhost").bash(&bash).build();
         let script = h.dist().join("run-here.sh").display().to_string();
         let (code, stdout, stderr) = h.run_cmd(&[&bash, &script, "precheck"]);
         assert_eq!(code, 0, "{bash}: {stdout}\n{stderr}");
@@ -110,12 +110,12 @@ fn run_here_identifies_an_unnamed_host_by_mac_and_refuses_unknown_or_ambiguous_o
             stderr.contains("run-here: no bundle here for this host (name localhost;"),
             "{stderr}"
         );
-    }
+    });
 }
 
 #[test]
 fn run_here_refuses_a_tampered_tarball_and_keeps_results_on_a_read_only_stick() {
-    let h = FakeHost::new("ofed", "node-a", &[], "bash");
+    let h = FakeHost::ofed().build();
     let script = h.dist().join("run-here.sh").display().to_string();
 
     // A read-only stick: the mount namespace of the run gets a read-only bind of the folder.
@@ -195,7 +195,7 @@ fn ansible_cmd_on(tool: &str, dir: &Path, hosts: &[&FakeHost]) -> Command {
 
 #[test]
 fn the_ansible_inventory_lists_every_host_with_its_address_and_group() {
-    let h = FakeHost::new("ofed", "node-a", &[], "bash");
+    let h = FakeHost::ofed().build();
     let out = ansible_cmd("ansible-inventory", &h.dist())
         .args(["-i", "ansible/inventory.yml", "--list"])
         .output()
@@ -306,8 +306,8 @@ fn mtu(h: &FakeHost) -> String {
 
 #[test]
 fn the_playbook_predicts_in_check_mode_applies_once_and_then_changes_nothing() {
-    let a = FakeHost::new("ofed", "node-a", &[], "bash");
-    let b = FakeHost::new("ofed", "node-b", &[], "bash");
+    let a = FakeHost::ofed().build();
+    let b = FakeHost::ofed().plan_host("node-b").build();
     let dist = a.dist();
     simulated_inventory(&a, &b);
     let apply = [
@@ -376,8 +376,11 @@ fn the_playbook_predicts_in_check_mode_applies_once_and_then_changes_nothing() {
 
 #[test]
 fn the_playbook_names_the_failed_checks_of_a_failing_host_and_goes_on_with_the_others() {
-    let a = FakeHost::new("ofed", "node-a", &[], "bash");
-    let b = FakeHost::new("ofed", "node-b", &["mlx5_1"], "bash");
+    let a = FakeHost::ofed().build();
+    let b = FakeHost::ofed()
+        .plan_host("node-b")
+        .without("mlx5_1")
+        .build();
     simulated_inventory(&a, &b);
     let (ok, log) = play(&a, &b, &["-e", "phase=precheck"]);
     assert!(!ok, "{log}");
@@ -393,7 +396,7 @@ fn the_playbook_names_the_failed_checks_of_a_failing_host_and_goes_on_with_the_o
 
 #[test]
 fn the_playbook_passes_ansible_lint_with_the_production_profile() {
-    let h = FakeHost::new("ofed", "node-a", &[], "bash");
+    let h = FakeHost::ofed().build();
     let base = std::env::var_os("ROCE_GEN_ANSIBLE").map_or_else(
         || PathBuf::from("/var/cache/roce-gen/ansible"),
         PathBuf::from,

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::hosts::{FakeHost, ScriptRun, bashes, changes};
+use crate::fakehost::{FakeHost, ScriptRun, changes, for_each_bash};
 
 /// Runs a command on the host and insists that it worked.
 fn on_host(h: &FakeHost, cmd: &[&str]) {
@@ -232,9 +232,9 @@ pub(crate) fn dry_run_matches_apply(h: &FakeHost, ctx: &str) -> (ScriptRun, Scri
 
 #[test]
 fn a_fresh_host() {
-    for bash in bashes() {
+    for_each_bash(|bash| {
         for kind in ["ofed", "inbox"] {
-            let h = FakeHost::new(kind, "node-a", &[], &bash);
+            let h = FakeHost::of(kind).bash(&bash).build();
             if kind == "ofed" {
                 // A site's own post-start hook, which apply keeps and chains.
                 let hook = h.fake("etc/infiniband/post-start-hook.sh");
@@ -252,14 +252,14 @@ fn a_fresh_host() {
                 );
             }
         }
-    }
+    });
 }
 
 #[test]
 fn a_host_that_drifted_after_an_apply() {
-    for bash in bashes() {
+    for_each_bash(|bash| {
         for kind in ["ofed", "inbox"] {
-            let h = FakeHost::new(kind, "node-a", &[], &bash);
+            let h = FakeHost::of(kind).bash(&bash).build();
             let first = h.run("apply.sh", &[]);
             assert_eq!(first.code, 0, "{}", first.stdout);
             on_host(
@@ -301,12 +301,12 @@ fn a_host_that_drifted_after_an_apply() {
             apply.expect(&["pfc", "dscp2prio", "pause"], "mlx5_1", "changed", &ctx);
             assert_eq!(apply.status("persistence", ""), "pass", "{ctx}");
         }
-    }
+    });
 }
 
 #[test]
 fn a_host_far_from_the_defaults() {
-    for bash in bashes() {
+    for_each_bash(|bash| {
         for kind in ["ofed", "inbox"] {
             let h = crate::field::unusual_host(kind, &bash);
             let ctx = format!("unusual {kind} {bash}");
@@ -323,22 +323,25 @@ fn a_host_far_from_the_defaults() {
                 );
             }
         }
-    }
+    });
 }
 
 /// RoCE on priority 4: `trust dscp` maps DSCP 26 to 3 (26 >> 3), so the map changes after it,
 /// together with PFC; and apply takes DCBX over from the firmware on port 0.
 #[test]
 fn a_plan_whose_dscp_map_trust_does_not_program() {
-    for bash in bashes() {
+    for_each_bash(|bash| {
         for kind in ["ofed", "inbox"] {
-            let h = FakeHost::with_plan(kind, "node-a", &[], &bash, |plan| {
-                let c = &mut plan["cluster"];
-                c["roce_priority"] = Value::from(4);
-                c["pfc_priorities"] = serde_json::json!([4]);
-                c["ecn_priorities"] = serde_json::json!([4]);
-                c["dcbx"] = Value::from("os");
-            });
+            let h = FakeHost::of(kind)
+                .bash(&bash)
+                .plan(|plan| {
+                    let c = &mut plan["cluster"];
+                    c["roce_priority"] = Value::from(4);
+                    c["pfc_priorities"] = serde_json::json!([4]);
+                    c["ecn_priorities"] = serde_json::json!([4]);
+                    c["dcbx"] = Value::from("os");
+                })
+                .build();
             std::fs::write(h.fake(".fake/dcb/ens1f0np0/dcbx"), "cee ieee\n").unwrap();
             let ctx = format!("priority 4 {kind} {bash}");
             let (dry, apply) = dry_run_matches_apply(&h, &ctx);
@@ -359,19 +362,22 @@ fn a_plan_whose_dscp_map_trust_does_not_program() {
             );
             apply.expect(&["dcbx"], "mlx5_1", "pass", &ctx);
         }
-    }
+    });
 }
 
 /// PFC off and 802.3x pause on: turning off the PFC a host had clears pause, which apply then
 /// sets again; the dry run prints that command too, and neither calls pause changed.
 #[test]
 fn a_plan_with_pause_on_and_pfc_off() {
-    for bash in bashes() {
+    for_each_bash(|bash| {
         for kind in ["ofed", "inbox"] {
-            let h = FakeHost::with_plan(kind, "node-a", &[], &bash, |plan| {
-                plan["cluster"]["pfc_priorities"] = serde_json::json!([]);
-                plan["cluster"]["global_pause"] = Value::from("on");
-            });
+            let h = FakeHost::of(kind)
+                .bash(&bash)
+                .plan(|plan| {
+                    plan["cluster"]["pfc_priorities"] = serde_json::json!([]);
+                    plan["cluster"]["global_pause"] = Value::from("on");
+                })
+                .build();
             if kind == "ofed" {
                 on_host(
                     &h,
@@ -404,5 +410,5 @@ fn a_plan_with_pause_on_and_pfc_off() {
             );
             apply.expect(&["pfc", "pause"], "mlx5_1", "pass", &ctx);
         }
-    }
+    });
 }

@@ -7,7 +7,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::hosts::{FakeHost, bashes};
+use crate::fakehost::{FakeHost, for_each_bash};
 
 /// The fake host's state, less the traces that apply and rollback leave by design: systemd's
 /// daemon-reload counter and the driver's log of link flaps.
@@ -42,7 +42,7 @@ fn on_host(h: &FakeHost, cmd: &[&str]) {
 /// A host that starts far from the defaults: port 0 in PCP trust, port 1 in DSCP trust with
 /// 26→5, pause on (mlx5's default), no traffic class, RoCE v1 with ToS 32, MTU 9000 and 1500.
 pub(crate) fn unusual_host(kind: &str, bash: &str) -> FakeHost {
-    let h = FakeHost::new(kind, "node-a", &[], bash);
+    let h = FakeHost::of(kind).bash(bash).build();
     if kind == "ofed" {
         on_host(&h, &["mlnx_qos", "-i", "ens2f0np0", "--trust", "dscp"]);
         on_host(
@@ -75,7 +75,7 @@ pub(crate) fn unusual_host(kind: &str, bash: &str) -> FakeHost {
 
 #[test]
 fn apply_then_rollback_returns_an_unusual_host_exactly_as_it_was() {
-    for bash in bashes() {
+    for_each_bash(|bash| {
         for kind in ["ofed", "inbox"] {
             let h = unusual_host(kind, &bash);
             let pristine = state(&h);
@@ -160,13 +160,13 @@ fn apply_then_rollback_returns_an_unusual_host_exactly_as_it_was() {
             // Each PFC change (apply, rollback) flapped each link once.
             assert_eq!(read(&h, ".fake/dcb/ens1f0np0/flaps").lines().count(), 2);
         }
-    }
+    });
 }
 
 #[test]
 fn the_cma_tools_errors_on_stdout_are_never_taken_for_values() {
-    for bash in bashes() {
-        let h = FakeHost::new("ofed", "node-a", &[], &bash);
+    for_each_bash(|bash| {
+        let h = FakeHost::ofed().bash(&bash).build();
         std::fs::write(h.fake(".fake/not-root"), "").unwrap();
         let pre = h.run("precheck.sh", &[]);
         for id in ["roce_mode", "roce_tos"] {
@@ -185,13 +185,13 @@ fn the_cma_tools_errors_on_stdout_are_never_taken_for_values() {
                 .unwrap();
             assert_eq!(check["actual"], "", "{check}");
         }
-    }
+    });
 }
 
 #[test]
 fn a_cmis_module_is_read_by_its_channel_labels_and_the_link_lanes() {
-    for bash in bashes() {
-        let h = FakeHost::new("ofed", "node-a", &[], &bash);
+    for_each_bash(|bash| {
+        let h = FakeHost::ofed().bash(&bash).build();
         let pre = h.run("precheck.sh", &[]);
         // 8 channels printed, 4 used: the dark lanes 5-8 are no alarm.
         assert_eq!(
@@ -212,13 +212,13 @@ fn a_cmis_module_is_read_by_its_channel_labels_and_the_link_lanes() {
             "{}",
             pre.message("optics", "mlx5_0")
         );
-    }
+    });
 }
 
 #[test]
 fn firmware_owned_dcbx_and_lldpad_are_reported_and_dcbx_os_takes_and_gives_back_ownership() {
-    for bash in bashes() {
-        let h = FakeHost::new("ofed", "node-a", &[], &bash);
+    for_each_bash(|bash| {
+        let h = FakeHost::ofed().bash(&bash).build();
         std::fs::write(h.fake(".fake/dcb/ens1f0np0/dcbx"), "cee ieee\n").unwrap();
         let pre = h.run("precheck.sh", &[]);
         assert_eq!(pre.status("dcbx", "mlx5_0"), "warn", "{bash}");
@@ -236,9 +236,12 @@ fn firmware_owned_dcbx_and_lldpad_are_reported_and_dcbx_os_takes_and_gives_back_
             pre.message("dcbx", "mlx5_1")
         );
 
-        let h = FakeHost::with_plan("ofed", "node-a", &[], &bash, |plan| {
-            plan["cluster"]["dcbx"] = Value::from("os");
-        });
+        let h = FakeHost::ofed()
+            .bash(&bash)
+            .plan(|plan| {
+                plan["cluster"]["dcbx"] = Value::from("os");
+            })
+            .build();
         std::fs::write(h.fake(".fake/dcb/ens1f0np0/dcbx"), "cee ieee\n").unwrap();
         let apply = h.run("apply.sh", &[]);
         assert_eq!(apply.code, 0, "{}", apply.stdout);
@@ -256,13 +259,13 @@ fn firmware_owned_dcbx_and_lldpad_are_reported_and_dcbx_os_takes_and_gives_back_
             back.statuses()
         );
         assert_eq!(read(&h, ".fake/dcb/ens1f0np0/dcbx").trim(), "cee ieee");
-    }
+    });
 }
 
 #[test]
 fn a_driver_reload_re_applies_through_the_ofed_hook_chained_to_the_one_there() {
-    for bash in bashes() {
-        let h = FakeHost::new("ofed", "node-a", &[], &bash);
+    for_each_bash(|bash| {
+        let h = FakeHost::ofed().bash(&bash).build();
         let hook = h.fake("etc/infiniband/post-start-hook.sh");
         std::fs::create_dir_all(hook.parent().unwrap()).unwrap();
         let theirs = "#!/bin/bash\necho site hook >> \"${ROCE_GEN_ROOT:-}/site-hook-ran\"\n";
@@ -313,12 +316,12 @@ fn a_driver_reload_re_applies_through_the_ofed_hook_chained_to_the_one_there() {
             !h.fake("etc/infiniband/post-start-hook.sh.roce-gen-chained")
                 .exists()
         );
-    }
+    });
 }
 
 #[test]
 fn inbox_hosts_get_a_udev_trigger_that_rollback_removes() {
-    let h = FakeHost::new("inbox", "node-a", &[], "bash");
+    let h = FakeHost::inbox().build();
     let apply = h.run("apply.sh", &[]);
     assert_eq!(
         apply.status("persistence_reload", ""),
@@ -338,7 +341,7 @@ fn inbox_hosts_get_a_udev_trigger_that_rollback_removes() {
 
 #[test]
 fn one_run_at_a_time_and_a_stale_lock_is_taken_over() {
-    let h = FakeHost::new("ofed", "node-a", &[], "bash");
+    let h = FakeHost::ofed().build();
     std::fs::create_dir_all(h.fake("run")).unwrap();
     let mut holder = Command::new("sleep").arg("60").spawn().unwrap();
     std::os::unix::fs::symlink(format!("pid:{}", holder.id()), h.fake("run/roce-gen.lock"))
@@ -364,8 +367,8 @@ fn changes_none(h: &FakeHost) -> bool {
 
 #[test]
 fn a_hung_tool_is_a_failed_check_naming_it_not_a_hung_run() {
-    for bash in bashes() {
-        let h = FakeHost::new("ofed", "node-a", &[], &bash);
+    for_each_bash(|bash| {
+        let h = FakeHost::ofed().bash(&bash).build();
         let ethtool = h.fake("bin/ethtool");
         std::fs::remove_file(&ethtool).unwrap();
         std::fs::write(
@@ -393,12 +396,12 @@ fn a_hung_tool_is_a_failed_check_naming_it_not_a_hung_run() {
             "{}",
             pre.message("tool_timeout", "")
         );
-    }
+    });
 }
 
 #[test]
 fn a_full_state_folder_stops_apply_before_any_change_with_a_result_and_exit_2() {
-    let h = FakeHost::new("ofed", "node-a", &[], "bash");
+    let h = FakeHost::ofed().build();
     let out = h.root.parent().unwrap().join("full.json");
     let script = format!(
         "set -e; d=$ROCE_GEN_ROOT/var/lib/roce-gen; mkdir -p $d; mount -t tmpfs -o size=8k full $d; \
@@ -429,8 +432,8 @@ fn a_full_state_folder_stops_apply_before_any_change_with_a_result_and_exit_2() 
 
 #[test]
 fn random_bytes_from_hostname_still_give_a_valid_utf8_result() {
-    for bash in bashes() {
-        let h = FakeHost::new("ofed", "node-a", &[], &bash);
+    for_each_bash(|bash| {
+        let h = FakeHost::ofed().bash(&bash).build();
         std::fs::write(h.fake(".fake/hostname"), b"node-\xff\xfe\xc3(\xe2\x82\n").unwrap();
         // run() reads the result as UTF-8 and parses it: both fail on a bad byte.
         let pre = h.run("precheck.sh", &[]);
@@ -440,12 +443,12 @@ fn random_bytes_from_hostname_still_give_a_valid_utf8_result() {
             seen.starts_with("node-\u{fffd}\u{fffd}\u{fffd}("),
             "{seen:?}"
         );
-    }
+    });
 }
 
 #[test]
 fn mlnx_qos_starts_once_per_port_to_read_and_at_most_twice_more_to_change() {
-    let h = FakeHost::new("ofed", "node-a", &[], "bash");
+    let h = FakeHost::ofed().build();
     let _ = h.take_commands();
     for (script, most) in [("precheck.sh", 1), ("apply.sh", 3), ("apply.sh", 1)] {
         let run = h.run(script, &[]);
@@ -465,7 +468,7 @@ fn mlnx_qos_starts_once_per_port_to_read_and_at_most_twice_more_to_change() {
 #[test]
 fn without_a_device_net_link_ofed_hosts_map_the_port_through_ibdev2netdev() {
     for kind in ["ofed", "inbox"] {
-        let h = FakeHost::new(kind, "node-a", &[], "bash");
+        let h = FakeHost::of(kind).build();
         std::fs::remove_file(h.fake("sys/devices/pci0000:00/0000:1a:00.0/net/ens1f0np0")).unwrap();
         let pre = h.run("precheck.sh", &[]);
         let want = if kind == "ofed" { "pass" } else { "fail" };
@@ -480,8 +483,8 @@ fn without_a_device_net_link_ofed_hosts_map_the_port_through_ibdev2netdev() {
 
 #[test]
 fn a_run_that_strict_mode_stops_still_leaves_a_result_saying_where() {
-    for bash in bashes() {
-        let h = FakeHost::new("ofed", "node-a", &[], &bash);
+    for_each_bash(|bash| {
+        let h = FakeHost::ofed().bash(&bash).build();
         // Nothing expects `id` to fail; strict mode then stops the script mid-run.
         let id = h.fake("bin/id");
         std::fs::write(&id, "#!/bin/sh\nexit 3\n").unwrap();
@@ -503,5 +506,5 @@ fn a_run_that_strict_mode_stops_still_leaves_a_result_saying_where() {
             !h.fake("run/roce-gen.lock").exists(),
             "the lock is released"
         );
-    }
+    });
 }

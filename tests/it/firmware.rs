@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use crate::hosts::{FakeHost, ScriptRun, bashes, changes};
+use crate::fakehost::{FakeHost, ScriptRun, changes, for_each_bash};
 use crate::monitor::run_without;
 
 /// node-a's first NIC: the card at 0000:1a:00 (function 0, port 1).
@@ -25,11 +25,14 @@ LINK_TYPE_P1 2 2 2
 /// An OFED host with `tool` (mlxconfig or mstconfig) installed, its first card as above, and a
 /// bundle whose plan says `firmware_config = mode` (absent: the default, report).
 fn host(bash: &str, tool: Option<&str>, mode: Option<&str>) -> FakeHost {
-    let h = FakeHost::with_plan("ofed", "node-a", &[], bash, |plan| {
-        if let Some(mode) = mode {
-            plan["cluster"]["firmware_config"] = Value::from(mode);
-        }
-    });
+    let h = FakeHost::ofed()
+        .bash(bash)
+        .plan(|plan| {
+            if let Some(mode) = mode {
+                plan["cluster"]["firmware_config"] = Value::from(mode);
+            }
+        })
+        .build();
     if let Some(tool) = tool {
         std::os::unix::fs::symlink("stub", h.fake(&format!("bin/{tool}"))).unwrap();
     }
@@ -74,7 +77,7 @@ const QUERY: &str = "-e q ROCE_CC_PRIO_MASK_P1 CNP_DSCP_P1 CNP_802P_PRIO_P1 LLDP
 
 #[test]
 fn report_warns_where_the_firmware_contradicts_the_plan_and_records_it() {
-    for bash in bashes() {
+    for_each_bash(|bash| {
         let h = host(&bash, Some("mlxconfig"), None);
         let pre = h.run("precheck.sh", &[]);
         assert_eq!(pre.code, 0, "{bash}: {}\n{}", pre.stdout, pre.stderr);
@@ -152,7 +155,7 @@ fn report_warns_where_the_firmware_contradicts_the_plan_and_records_it() {
         );
         assert_eq!(nv(&h, "CNP_DSCP_P1"), "40 40", "{bash}");
         assert_eq!(apply.result["reboot_required"], false, "{bash}");
-    }
+    });
 }
 
 /// apply sets what contradicts the plan (one call per device), for the next boot; a second
@@ -308,21 +311,21 @@ fn apply_then_rollback(bash: &str, tool: &str) {
 
 #[test]
 fn apply_sets_the_firmware_for_the_next_boot_and_rollback_restores_it_with_mlxconfig() {
-    for bash in bashes() {
+    for_each_bash(|bash| {
         apply_then_rollback(&bash, "mlxconfig");
-    }
+    });
 }
 
 #[test]
 fn mstconfig_alone_does_the_same() {
-    for bash in bashes() {
+    for_each_bash(|bash| {
         apply_then_rollback(&bash, "mstconfig");
-    }
+    });
 }
 
 #[test]
 fn after_a_reboot_the_values_are_in_force_and_rollback_needs_another() {
-    for bash in bashes() {
+    for_each_bash(|bash| {
         let h = host(&bash, Some("mlxconfig"), Some("apply"));
         let apply = h.run("apply.sh", &[]);
         assert_eq!(apply.code, 0, "{bash}: {}", apply.stdout);
@@ -357,12 +360,12 @@ fn after_a_reboot_the_values_are_in_force_and_rollback_needs_another() {
             "{bash}: {}",
             rollback.stdout
         );
-    }
+    });
 }
 
 #[test]
 fn the_dry_run_prints_the_set_and_changes_nothing() {
-    for bash in bashes() {
+    for_each_bash(|bash| {
         let h = host(&bash, Some("mlxconfig"), Some("apply"));
         let before = h.snapshot();
         let dry = h.run("apply.sh", &["--dry-run"]);
@@ -398,12 +401,12 @@ fn the_dry_run_prints_the_set_and_changes_nothing() {
             "{bash}: {}",
             dry.stdout
         );
-    }
+    });
 }
 
 #[test]
 fn the_boot_unit_never_touches_the_firmware() {
-    for bash in bashes() {
+    for_each_bash(|bash| {
         let h = host(&bash, Some("mlxconfig"), Some("apply"));
         let boot = h.run("apply.sh", &["--boot"]);
         assert_eq!(boot.code, 0, "{bash}: {}\n{}", boot.stdout, boot.stderr);
@@ -415,12 +418,12 @@ fn the_boot_unit_never_touches_the_firmware() {
             "{bash}"
         );
         assert_eq!(nv(&h, "CNP_DSCP_P1"), "40 40", "{bash}");
-    }
+    });
 }
 
 #[test]
 fn without_a_tool_one_skip_says_what_to_install() {
-    for bash in bashes() {
+    for_each_bash(|bash| {
         let h = host(&bash, None, None);
         for script in ["precheck.sh", "apply.sh"] {
             let run = run_without(&h, script, &["mlxconfig", "mstconfig"]);
@@ -441,12 +444,12 @@ fn without_a_tool_one_skip_says_what_to_install() {
                 Value::Null
             );
         }
-    }
+    });
 }
 
 #[test]
 fn off_means_no_firmware_access_at_all() {
-    for bash in bashes() {
+    for_each_bash(|bash| {
         let h = host(&bash, Some("mlxconfig"), Some("off"));
         for (script, args) in [
             ("precheck.sh", &[][..]),
@@ -468,12 +471,12 @@ fn off_means_no_firmware_access_at_all() {
             }
         }
         assert!(fw_commands(&h).is_empty(), "{bash}");
-    }
+    });
 }
 
 #[test]
 fn a_value_waiting_for_the_next_boot_is_a_pending_reboot() {
-    for bash in bashes() {
+    for_each_bash(|bash| {
         let h = host(&bash, Some("mlxconfig"), None);
         // Someone set the mask for the next boot (priority 3 still in it) and did not reboot.
         let text = CONTRADICTING
@@ -523,12 +526,12 @@ fn a_value_waiting_for_the_next_boot_is_a_pending_reboot() {
             pre.message("fw_ROCE_CC_PRIO_MASK_P1", "mlx5_0")
         );
         assert_eq!(pre.result["reboot_required"], false, "{bash}");
-    }
+    });
 }
 
 #[test]
 fn an_ethernet_only_card_without_a_link_type_is_read_by_a_full_query() {
-    for bash in bashes() {
+    for_each_bash(|bash| {
         let h = host(&bash, Some("mlxconfig"), Some("apply"));
         let text: String = CONTRADICTING
             .lines()
@@ -550,12 +553,12 @@ fn an_ethernet_only_card_without_a_link_type_is_read_by_a_full_query() {
             commands.contains(&"mlxconfig -d 0000:1a:00.0 -e q".to_string()),
             "{bash}: {commands:?}"
         );
-    }
+    });
 }
 
 #[test]
 fn a_firmware_that_cannot_be_read_warns_in_report_mode_and_fails_apply() {
-    for bash in bashes() {
+    for_each_bash(|bash| {
         for (mode, status) in [("report", "warn"), ("apply", "fail")] {
             let h = host(&bash, Some("mlxconfig"), Some(mode));
             std::fs::write(
@@ -577,7 +580,7 @@ fn a_firmware_that_cannot_be_read_warns_in_report_mode_and_fails_apply() {
                 apply.message("firmware_config", "mlx5_0")
             );
         }
-    }
+    });
 }
 
 /// `ingest` says which hosts wait for a reboot, from their latest result; a result without the

@@ -73,9 +73,7 @@ fn json_plans_get_the_same_rules_with_json_paths() {
     )
     .unwrap();
     let run = roce_gen(dir.path(), &["validate", "plan.json"]);
-    insta::with_settings!({ snapshot_path => "snapshots", prepend_module_to_snapshot => false }, {
-        insta::assert_snapshot!("json_plan_rules", run.transcript());
-    });
+    crate::common::snapshot("json_plan_rules", run.transcript());
 }
 
 #[test]
@@ -109,9 +107,7 @@ fn formulas_without_saved_results_are_errors_until_recalculated() {
         Path::new(&fixture("")),
         &["validate", "formulas-no-cache.xlsx"],
     );
-    insta::with_settings!({ snapshot_path => "snapshots", prepend_module_to_snapshot => false }, {
-        insta::assert_snapshot!("formulas_no_cache", run.transcript());
-    });
+    crate::common::snapshot("formulas_no_cache", run.transcript());
     // The same workbook after LibreOffice recalculated and saved it.
     let run = roce_gen(
         Path::new(&fixture("")),

@@ -52,9 +52,7 @@ fn the_bundle_of_a_small_plan() {
             shot.push_str(&text);
         }
     }
-    insta::with_settings!({ snapshot_path => "snapshots", prepend_module_to_snapshot => false }, {
-        insta::assert_snapshot!("bundle_of_small_plan", shot);
-    });
+    crate::common::snapshot("bundle_of_small_plan", shot);
 }
 
 fn generate_in(dir: &Path, env: &[(&str, &str)], umask: &str) -> std::process::Output {

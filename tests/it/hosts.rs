@@ -4,48 +4,12 @@
 //! bash 5.1 from the Debian bullseye root that `.ci/run` builds, and asserts on the result JSON,
 //! on the host's state and on the exact commands run.
 
-use std::path::PathBuf;
 use std::process::Command;
 
 use serde_json::Value;
 
 use crate::common::tmp;
-
-/// node-a of golden/lab-2node: mlx5_0/ens1f0np0 (PCI and MAC planned) and mlx5_1/ens2f0np0.
-const NODE_A: [&str; 2] = [
-    "mlx5_0:ens1f0np0:0000:1a:00.0:b8:3f:d2:0a:00:00",
-    "mlx5_1:ens2f0np0:0000:3c:00.0:b8:3f:d2:0a:01:00",
-];
-/// node-b of golden/lab-2node, for runs that need two real hosts of the plan.
-const NODE_B: [&str; 2] = [
-    "mlx5_0:ens1f0np0:0000:1a:00.0:b8:3f:d2:0b:00:00",
-    "mlx5_1:ens2f0np0:0000:3c:00.0:b8:3f:d2:0b:01:00",
-];
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// The bash binaries every scenario runs under: this machine's, and bullseye's 5.1 when built.
-pub(crate) fn bashes() -> Vec<String> {
-    let mut list = vec!["bash".to_string()];
-    if let Some(b) = bullseye_bash() {
-        list.push(b);
-    }
-    list
-}
-
-fn bullseye_root() -> PathBuf {
-    std::env::var_os("ROCE_GEN_BULLSEYE").map_or_else(
-        || PathBuf::from("/var/cache/roce-gen/bullseye"),
-        PathBuf::from,
-    )
-}
-
-fn bullseye_bash() -> Option<String> {
-    let bash = bullseye_root().join("bin/bash");
-    bash.is_file().then(|| bash.display().to_string())
-}
+use crate::fakehost::{FakeHost, bullseye_bash, bullseye_root, changes, for_each_bash, repo};
 
 #[test]
 fn bash_51_from_the_bullseye_root_is_available() {
@@ -65,325 +29,8 @@ fn bash_51_from_the_bullseye_root_is_available() {
     );
 }
 
-/// A simulated host with node-a's bundle unpacked beside it.
-pub(crate) struct FakeHost {
-    _dir: tempfile::TempDir,
-    pub(crate) root: PathBuf,
-    pub(crate) bundle: PathBuf,
-    pub(crate) bash: String,
-}
-
-/// What one script run did.
-#[derive(Debug)]
-pub(crate) struct ScriptRun {
-    pub(crate) code: i32,
-    pub(crate) stdout: String,
-    pub(crate) stderr: String,
-    pub(crate) result: Value,
-}
-
-impl ScriptRun {
-    /// The status of check `id` (of `nic`, or host-wide when `nic` is empty).
-    pub(crate) fn status(&self, id: &str, nic: &str) -> String {
-        let checks = self.result["checks"]
-            .as_array()
-            .unwrap_or_else(|| panic!("no checks: {self:#?}"));
-        let found: Vec<&Value> = checks
-            .iter()
-            .filter(|c| c["id"] == id && c["nic"].as_str().unwrap_or("") == nic)
-            .collect();
-        assert_eq!(
-            found.len(),
-            1,
-            "check {id} {nic}: {found:?}\n{}",
-            self.stdout
-        );
-        found[0]["status"].as_str().unwrap().to_string()
-    }
-
-    pub(crate) fn message(&self, id: &str, nic: &str) -> String {
-        let checks = self.result["checks"].as_array().unwrap();
-        let c = checks
-            .iter()
-            .find(|c| c["id"] == id && c["nic"].as_str().unwrap_or("") == nic)
-            .unwrap();
-        c["message"].as_str().unwrap().to_string()
-    }
-
-    /// Asserts that each of `ids` of `nic` has `status`, naming the check and its message if not.
-    pub(crate) fn expect(&self, ids: &[&str], nic: &str, status: &str, ctx: &str) {
-        for id in ids {
-            assert_eq!(
-                self.status(id, nic),
-                status,
-                "{ctx}: {id} {nic}: {}",
-                self.message(id, nic)
-            );
-        }
-    }
-
-    pub(crate) fn count(&self, status: &str) -> u64 {
-        self.result["counts"][status].as_u64().unwrap()
-    }
-
-    /// Every check's status, as `id:nic=status` lines, for whole-result assertions.
-    pub(crate) fn statuses(&self) -> Vec<String> {
-        self.result["checks"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|c| {
-                format!(
-                    "{}:{}={}",
-                    c["id"].as_str().unwrap(),
-                    c["nic"].as_str().unwrap_or(""),
-                    c["status"].as_str().unwrap()
-                )
-            })
-            .collect()
-    }
-}
-
-impl FakeHost {
-    /// A fake host of `kind` named `host` with node-a's NICs (less `missing`) and their planned
-    /// addresses, and its bundle (generated from golden/lab-2node, for an inbox host without
-    /// the plan's minimum OFED version).
-    pub(crate) fn new(kind: &str, host: &str, missing: &[&str], bash: &str) -> Self {
-        Self::with_plan(kind, host, missing, bash, |_| {})
-    }
-
-    /// Like [`FakeHost::new`], with the plan (JSON) edited by `edit` before generating.
-    pub(crate) fn with_plan(
-        kind: &str,
-        host: &str,
-        missing: &[&str],
-        bash: &str,
-        edit: impl FnOnce(&mut Value),
-    ) -> Self {
-        let dir = tmp();
-        let root = dir.path().join("root");
-        let mut cmd = Command::new("bash");
-        cmd.arg(repo().join("tests/host/fakehost.sh"))
-            .arg("create")
-            .arg(&root)
-            .args(["--kind", kind, "--host", host]);
-        let (nics, last_octet) = if host == "node-b" {
-            (NODE_B, 11)
-        } else {
-            (NODE_A, 10)
-        };
-        for nic in nics {
-            cmd.args(["--nic", nic]);
-        }
-        for m in missing {
-            cmd.args(["--missing", m]);
-        }
-        let out = cmd.output().unwrap();
-        assert!(
-            out.status.success(),
-            "fakehost create: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        // RDMA-CM as an older stack leaves it (RoCE v1, ToS 0), so that apply has it to change;
-        // driverfs keeps the kernel's values here while no configfs folder exists.
-        for dev in ["mlx5_0", "mlx5_1"] {
-            let cma = root.join(".fake/cma").join(dev).join("1");
-            if root.join("sys/class/infiniband").join(dev).is_dir() {
-                std::fs::create_dir_all(&cma).unwrap();
-                std::fs::write(cma.join("mode"), "IB/RoCE v1\n").unwrap();
-            }
-        }
-        let bundles = dir.path().join("bundles");
-        std::fs::create_dir(&bundles).unwrap();
-        for (ifc, rail) in [("ens1f0np0", 0), ("ens2f0np0", 1)] {
-            let addr = format!("10.10.{rail}.{last_octet}/24");
-            if root.join("sys/class/net").join(ifc).is_dir() {
-                // As configured on the host: the kernel adds the address's GIDs.
-                let out = Command::new("bash")
-                    .arg(repo().join("tests/host/fakehost.sh"))
-                    .arg("addr")
-                    .arg(&root)
-                    .args([ifc, &addr])
-                    .output()
-                    .unwrap();
-                assert!(
-                    out.status.success(),
-                    "fakehost addr: {}",
-                    String::from_utf8_lossy(&out.stderr)
-                );
-            }
-        }
-        let mut plan_doc: Value = serde_json::from_str(
-            &std::fs::read_to_string(repo().join("golden/lab-2node/plan.json")).unwrap(),
-        )
-        .unwrap();
-        if kind == "inbox" {
-            plan_doc["cluster"]
-                .as_object_mut()
-                .unwrap()
-                .remove("min_ofed_version");
-        }
-        edit(&mut plan_doc);
-        let plan = dir.path().join("plan.json");
-        std::fs::write(&plan, serde_json::to_string_pretty(&plan_doc).unwrap()).unwrap();
-        let generated = crate::common::roce_gen(
-            &bundles,
-            &["generate", &plan.display().to_string(), "-o", "dist"],
-        );
-        assert_eq!(generated.code, 0, "{}", generated.transcript());
-        let untar = Command::new("tar")
-            .args(["-xzf", "dist/node-a.tar.gz"])
-            .current_dir(&bundles)
-            .status()
-            .unwrap();
-        assert!(untar.success());
-        FakeHost {
-            root,
-            bundle: bundles.join("node-a"),
-            bash: bash.to_string(),
-            _dir: dir,
-        }
-    }
-
-    /// Runs a bundle script on the host; the result JSON is read from where the script says.
-    pub(crate) fn run(&self, script: &str, args: &[&str]) -> ScriptRun {
-        self.run_env(script, args, &[])
-    }
-
-    pub(crate) fn run_env(&self, script: &str, args: &[&str], env: &[(&str, &str)]) -> ScriptRun {
-        let out_file = self
-            .root
-            .parent()
-            .unwrap()
-            .join(format!("{script}.{}.json", std::process::id()));
-        let _ = std::fs::remove_file(&out_file);
-        let out = Command::new("bash")
-            .arg(repo().join("tests/host/fakehost.sh"))
-            .arg("run")
-            .arg(&self.root)
-            .arg("--")
-            .arg(&self.bash)
-            .arg(self.bundle.join(script))
-            .args(args)
-            .arg("--out")
-            .arg(&out_file)
-            .envs(env.iter().copied())
-            .output()
-            .unwrap();
-        let text = std::fs::read_to_string(&out_file).unwrap_or_default();
-        let result = serde_json::from_str(&text).unwrap_or_else(|e| {
-            panic!(
-                "{script}: result is not JSON ({e}):\n{text}\nstdout:\n{}\nstderr:\n{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            )
-        });
-        let _ = std::fs::remove_file(&out_file);
-        ScriptRun {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).to_string(),
-            stderr: String::from_utf8_lossy(&out.stderr).to_string(),
-            result,
-        }
-    }
-
-    /// `path=value` of every file of the fake sysfs and tool state.
-    pub(crate) fn snapshot(&self) -> String {
-        let out = Command::new("bash")
-            .arg(repo().join("tests/host/fakehost.sh"))
-            .arg("snapshot")
-            .arg(&self.root)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).to_string()
-    }
-
-    /// The commands the stand-ins received, as `tool arg arg…` lines; the log is then emptied.
-    pub(crate) fn take_commands(&self) -> Vec<String> {
-        let log = self.root.join("stub.log");
-        let text = std::fs::read_to_string(&log).unwrap_or_default();
-        let _ = std::fs::remove_file(&log);
-        text.lines()
-            .map(|l| {
-                let v: Value =
-                    serde_json::from_str(l).unwrap_or_else(|e| panic!("stub log line {l:?}: {e}"));
-                let argv: Vec<&str> = v["argv"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|a| a.as_str().unwrap())
-                    .collect();
-                format!("{} {}", v["tool"].as_str().unwrap(), argv.join(" "))
-                    .trim_end()
-                    .to_string()
-            })
-            .collect()
-    }
-
-    pub(crate) fn fake(&self, rel: &str) -> PathBuf {
-        self.root.join(rel)
-    }
-
-    /// The whole output folder the bundle came from (as on a USB stick).
-    pub(crate) fn dist(&self) -> PathBuf {
-        self.bundle.parent().unwrap().join("dist")
-    }
-
-    /// Runs any command on the host (isolated like the scripts): exit code, stdout, stderr.
-    pub(crate) fn run_cmd(&self, cmd: &[&str]) -> (i32, String, String) {
-        let out = Command::new("bash")
-            .arg(repo().join("tests/host/fakehost.sh"))
-            .arg("run")
-            .arg(&self.root)
-            .arg("--")
-            .args(cmd)
-            .output()
-            .unwrap();
-        (
-            out.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&out.stdout).to_string(),
-            String::from_utf8_lossy(&out.stderr).to_string(),
-        )
-    }
-}
-
-/// Commands that change a host, as opposed to the reads every run makes.
-pub(crate) fn changes(commands: &[String]) -> Vec<String> {
-    commands
-        .iter()
-        .filter(|c| {
-            let read_only = c.starts_with("hostname")
-                || c.starts_with("ofed_info")
-                || c.starts_with("ibdev2netdev")
-                || (c.starts_with("mlnx_qos") && c.split(' ').count() == 3)
-                || c.starts_with("ethtool -i")
-                || c.starts_with("ethtool -a")
-                || c.starts_with("ethtool -m")
-                || c.starts_with("ethtool -S")
-                || (c.starts_with("ethtool") && c.split(' ').count() == 2)
-                || c.starts_with("lldpcli -f keyvalue show neighbors")
-                || c.starts_with("lldptool -t -n")
-                || c.starts_with("ip -o addr")
-                || c.starts_with("dcb -N app show")
-                || c.starts_with("dcb pfc show")
-                || c.starts_with("dcb dcbx show")
-                || c.starts_with("systemctl is-enabled")
-                || ((c.starts_with("mlxconfig") || c.starts_with("mstconfig")) && c.contains(" q"))
-                || ((c.starts_with("cma_roce_mode") || c.starts_with("cma_roce_tos"))
-                    && c.split(' ').count() == 5);
-            !read_only
-        })
-        .cloned()
-        .collect()
-}
-
 fn ofed_lifecycle(bash: &str) {
-    let h = FakeHost::new("ofed", "node-a", &[], bash);
+    let h = FakeHost::ofed().bash(bash).build();
     // Firmware defaults already match the ECN and CNP plan; make this host differ in them too.
     std::fs::write(
         h.fake("sys/class/net/ens1f0np0/ecn/roce_np/enable/3"),
@@ -429,9 +76,7 @@ fn ofed_lifecycle(bash: &str) {
     let apply = h.run("apply.sh", &[]);
     assert_eq!(apply.code, 0, "{bash}: {}\n{}", apply.stdout, apply.stderr);
     let commands = changes(&h.take_commands());
-    insta::with_settings!({ snapshot_path => "snapshots", prepend_module_to_snapshot => false, snapshot_suffix => "" }, {
-        insta::assert_snapshot!("ofed_apply_commands", commands.join("\n"));
-    });
+    crate::common::snapshot("ofed_apply_commands", commands.join("\n"));
     for nic in ["mlx5_0", "mlx5_1"] {
         let set = [
             "trust",
@@ -544,15 +189,15 @@ fn ofed_lifecycle(bash: &str) {
 
 #[test]
 fn healthy_ofed_host_precheck_apply_again_rollback() {
-    for bash in bashes() {
+    for_each_bash(|bash| {
         ofed_lifecycle(&bash);
-    }
+    });
 }
 
 #[test]
 fn inbox_host_uses_dcb_and_configfs_and_skips_what_inbox_cannot_set() {
-    for bash in bashes() {
-        let h = FakeHost::new("inbox", "node-a", &[], &bash);
+    for_each_bash(|bash| {
+        let h = FakeHost::inbox().bash(&bash).build();
         let apply = h.run("apply.sh", &[]);
         assert_eq!(apply.code, 0, "{bash}: {}\n{}", apply.stdout, apply.stderr);
         for id in ["trust", "pfc", "pause", "roce_mode", "roce_tos", "mtu"] {
@@ -598,13 +243,13 @@ fn inbox_host_uses_dcb_and_configfs_and_skips_what_inbox_cannot_set() {
         );
         let again = h.run("apply.sh", &[]);
         assert_eq!(again.count("changed"), 0, "{bash}: {:?}", again.statuses());
-    }
+    });
 }
 
 #[test]
 fn a_missing_nic_fails_its_identity_and_skips_what_depends_on_it() {
-    for bash in bashes() {
-        let h = FakeHost::new("ofed", "node-a", &["mlx5_1"], &bash);
+    for_each_bash(|bash| {
+        let h = FakeHost::ofed().without("mlx5_1").bash(&bash).build();
         let pre = h.run("precheck.sh", &[]);
         assert_eq!(pre.code, 1, "{bash}");
         assert_eq!(pre.status("ib_dev", "mlx5_1"), "fail");
@@ -643,13 +288,13 @@ fn a_missing_nic_fails_its_identity_and_skips_what_depends_on_it() {
         assert_eq!(forced.status("trust", "mlx5_0"), "changed");
         assert_eq!(forced.status("trust", "mlx5_1"), "skip");
         assert_eq!(forced.status("persistence", ""), "skip");
-    }
+    });
 }
 
 #[test]
 fn a_wrong_host_name_or_a_tampered_bundle_is_refused() {
-    for bash in bashes() {
-        let h = FakeHost::new("ofed", "node-b", &[], &bash);
+    for_each_bash(|bash| {
+        let h = FakeHost::ofed().host("node-b").bash(&bash).build();
         let run = h.run("apply.sh", &[]);
         assert_eq!(run.code, 1);
         assert_eq!(run.status("hostname", ""), "fail");
@@ -659,7 +304,7 @@ fn a_wrong_host_name_or_a_tampered_bundle_is_refused() {
         );
         assert!(changes(&h.take_commands()).is_empty(), "{bash}");
 
-        let h = FakeHost::new("ofed", "node-a", &[], &bash);
+        let h = FakeHost::ofed().bash(&bash).build();
         let script = h.bundle.join("rollback.sh");
         let mut text = std::fs::read_to_string(&script).unwrap();
         text.push_str("\n# tampered\n");
@@ -674,13 +319,13 @@ fn a_wrong_host_name_or_a_tampered_bundle_is_refused() {
             run.message("bundle_integrity", "")
         );
         assert!(changes(&h.take_commands()).is_empty(), "{bash}");
-    }
+    });
 }
 
 #[test]
 fn dry_run_prints_every_command_and_changes_nothing() {
-    for bash in bashes() {
-        let h = FakeHost::new("ofed", "node-a", &[], &bash);
+    for_each_bash(|bash| {
+        let h = FakeHost::ofed().bash(&bash).build();
         let before = h.snapshot();
         let run = h.run("apply.sh", &["--dry-run"]);
         assert_eq!(run.code, 0, "{bash}: {}", run.stderr);
@@ -705,13 +350,13 @@ fn dry_run_prints_every_command_and_changes_nothing() {
             run.stdout
         );
         assert_eq!(run.status("trust", "mlx5_0"), "warn");
-    }
+    });
 }
 
 #[test]
 fn hostile_tool_output_still_gives_valid_json() {
-    for bash in bashes() {
-        let h = FakeHost::new("ofed", "node-a", &[], &bash);
+    for_each_bash(|bash| {
+        let h = FakeHost::ofed().bash(&bash).build();
         // ofed_info and the firmware file feed strings into the result verbatim.
         std::fs::create_dir_all(h.fake(".fake/output")).unwrap();
         std::fs::write(
@@ -738,13 +383,13 @@ fn hostile_tool_output_still_gives_valid_json() {
                 .unwrap()
                 .starts_with("28.39.1002\t\"x\"\\\u{7f}")
         );
-    }
+    });
 }
 
 #[test]
 fn boot_waits_for_missing_devices_then_configures_what_is_there() {
-    for bash in bashes() {
-        let h = FakeHost::new("ofed", "node-a", &["mlx5_1"], &bash);
+    for_each_bash(|bash| {
+        let h = FakeHost::ofed().without("mlx5_1").bash(&bash).build();
         let started = std::time::Instant::now();
         let run = h.run_env("apply.sh", &["--boot"], &[("ROCE_GEN_BOOT_WAIT", "2")]);
         let waited = started.elapsed().as_secs_f64();
@@ -774,13 +419,13 @@ fn boot_waits_for_missing_devices_then_configures_what_is_there() {
                 .any(|c| c.contains("ens2f0np0") || c.contains("mlx5_1")),
             "{commands:#?}"
         );
-    }
+    });
 }
 
 #[test]
 fn a_wrong_command_line_is_exit_2_with_usage() {
-    let h = FakeHost::new("ofed", "node-a", &[], "bash");
-    for bash in bashes() {
+    let h = FakeHost::ofed().build();
+    for_each_bash(|bash| {
         let out = Command::new(&bash)
             .arg(h.bundle.join("apply.sh"))
             .arg("--frobnicate")
@@ -798,7 +443,7 @@ fn a_wrong_command_line_is_exit_2_with_usage() {
             .output()
             .unwrap();
         assert_eq!(out.status.code(), Some(2), "precheck takes no --dry-run");
-    }
+    });
 }
 
 /// The harness's own self-tests under every bash: the stand-ins against the fixtures and the
@@ -806,7 +451,7 @@ fn a_wrong_command_line_is_exit_2_with_usage() {
 #[test]
 fn the_simulated_host_harness_passes_its_own_selftests() {
     for script in ["tests/host/selftest.sh", "tests/host/driverfs/selftest.sh"] {
-        for bash in bashes() {
+        for_each_bash(|bash| {
             let out = Command::new(&bash)
                 .arg(repo().join(script))
                 .output()
@@ -823,7 +468,7 @@ fn the_simulated_host_harness_passes_its_own_selftests() {
             );
             let last = stdout.lines().last().unwrap_or_default();
             assert!(last.ends_with(" passed, 0 failed"), "{script}: {last}");
-        }
+        });
     }
 }
 
@@ -846,7 +491,7 @@ fn the_unit_boots_under_real_systemd_and_configures_the_host() {
         "systemd-nspawn is not installed: run `bash .ci/run`"
     );
 
-    let h = FakeHost::new("ofed", "node-a", &[], "bash");
+    let h = FakeHost::ofed().build();
     let dir = tmp();
     let units = dir.path().join("units");
     let dropin = dir.path().join("dropin");
@@ -948,13 +593,16 @@ fn hostile_plan_text_stays_text_on_the_host() {
     let m = marker.display().to_string();
     let switch = format!("$(touch {m}.1)`touch {m}.2`");
     let port = format!("'; touch {m}.3; echo '\\\"%s$HOME");
-    for bash in bashes() {
-        let h = FakeHost::with_plan("ofed", "node-a", &[], &bash, |plan| {
-            let nic = &mut plan["hosts"][0]["nics"][0];
-            nic["switch"] = Value::from(switch.clone());
-            nic["switch_port"] = Value::from(port.clone());
-            plan["hosts"][0]["group"] = Value::from(format!("rack $(touch {m}.4)"));
-        });
+    for_each_bash(|bash| {
+        let h = FakeHost::ofed()
+            .bash(&bash)
+            .plan(|plan| {
+                let nic = &mut plan["hosts"][0]["nics"][0];
+                nic["switch"] = Value::from(switch.clone());
+                nic["switch_port"] = Value::from(port.clone());
+                plan["hosts"][0]["group"] = Value::from(format!("rack $(touch {m}.4)"));
+            })
+            .build();
         let run = h.run("precheck.sh", &[]);
         assert!(run.code == 0 || run.code == 1, "{bash}: {}", run.stderr);
         for n in 1..=4 {
@@ -975,5 +623,5 @@ fn hostile_plan_text_stays_text_on_the_host() {
             !inventory.contains("$(touch"),
             "group names are sanitised for Ansible:\n{inventory}"
         );
-    }
+    });
 }

@@ -14,7 +14,7 @@ use roce_gen::ingest::metrics::{SERIES_PER_HOST, SERIES_PER_NIC};
 use serde_json::Value;
 
 use crate::common::{Run, on_path, prerequisite, require, roce_gen, tmp};
-use crate::hosts::FakeHost;
+use crate::fakehost::FakeHost;
 
 const FORMATS: [&str; 6] = ["text", "json", "markdown", "junit", "prometheus", "html"];
 
@@ -89,9 +89,7 @@ fn ingest_results(dir: &Path, extra: &[&str]) -> Run {
 }
 
 fn snapshot(name: &str, text: &str) {
-    insta::with_settings!({ snapshot_path => "snapshots", prepend_module_to_snapshot => false }, {
-        insta::assert_snapshot!(name, text);
-    });
+    crate::common::snapshot(name, text);
 }
 
 #[test]
@@ -1787,7 +1785,7 @@ fn results_of_simulated_hosts_become_a_report() {
     };
 
     // Round 1: node-a's second card is missing; its precheck fails.
-    let broken = FakeHost::new("ofed", "node-a", &["mlx5_1"], "bash");
+    let broken = FakeHost::ofed().without("mlx5_1").build();
     let pre = broken.run("precheck.sh", &[]);
     assert_eq!(pre.code, 1, "{}", pre.stdout);
     save("round-1/node-a.precheck.json", &pre.result);
@@ -1816,7 +1814,7 @@ fn results_of_simulated_hosts_become_a_report() {
 
     // Round 2: the card is back and apply configures the host; an old run made from the inbox
     // variant of the plan turns up too.
-    let healthy = FakeHost::new("ofed", "node-a", &[], "bash");
+    let healthy = FakeHost::ofed().build();
     assert_eq!(
         std::fs::read(plan_of(&healthy)).unwrap(),
         std::fs::read(dir.path().join("plan.json")).unwrap(),
@@ -1856,7 +1854,7 @@ fn results_of_simulated_hosts_become_a_report() {
     ]);
     assert_eq!(changed, expected, "{}", apply.stdout);
     save("round-2/node-a.apply.json", &apply.result);
-    let inbox = FakeHost::new("inbox", "node-a", &[], "bash");
+    let inbox = FakeHost::inbox().build();
     let old = inbox.run("apply.sh", &[]);
     assert_eq!(old.code, 0, "{}", old.stdout);
     save("old/node-a.apply.json", &old.result);

@@ -9,6 +9,7 @@ mod config;
 mod dashboard;
 mod delivery;
 mod dryrun;
+mod fakehost;
 mod field;
 mod firmware;
 mod formats;

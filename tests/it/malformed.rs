@@ -128,9 +128,7 @@ fn empty_workbook_is_a_plan_with_no_sheets() {
     book.write(dir.path(), "plan.xlsx");
     let run = roce_gen(dir.path(), &["validate", "plan.xlsx"]);
     assert_eq!(run.code, 1, "{}", run.transcript());
-    insta::with_settings!({ snapshot_path => "snapshots", prepend_module_to_snapshot => false }, {
-        insta::assert_snapshot!("empty_workbook", run.transcript());
-    });
+    crate::common::snapshot("empty_workbook", run.transcript());
 }
 
 #[test]

@@ -2,12 +2,12 @@
 //! and SFF-8636 layouts), link and PCIe, the RoCE counters and the LLDP neighbour (lldpd's
 //! `lldpcli`, lldpad's `lldptool`) in the result's `facts`, and the `optics`, `pcie`,
 //! `link_speed` and `cabling` checks they drive; then those results through `ingest --format
-//! prometheus`. Each scenario runs under every bash of `hosts::bashes`.
+//! prometheus`. Each scenario runs under every bash of `fakehost::bashes`.
 
 use serde_json::Value;
 
 use crate::common::{roce_gen, tmp};
-use crate::hosts::{FakeHost, ScriptRun, bashes};
+use crate::fakehost::{FakeHost, ScriptRun, for_each_bash};
 
 /// Gives the host lldpd (`lldpcli`, running) and a neighbour per netdev.
 fn with_lldpd(h: &FakeHost, neighbours: &[(&str, &str)]) {
@@ -152,8 +152,8 @@ fn check<'a>(run: &'a ScriptRun, id: &str, nic: &str) -> &'a Value {
 
 #[test]
 fn a_healthy_host_records_optics_link_pcie_counters_and_its_neighbours() {
-    for bash in bashes() {
-        let h = FakeHost::new("ofed", "node-a", &[], &bash);
+    for_each_bash(|bash| {
+        let h = FakeHost::ofed().bash(&bash).build();
         with_lldpd(
             &h,
             &[
@@ -230,13 +230,13 @@ fn a_healthy_host_records_optics_link_pcie_counters_and_its_neighbours() {
             back.result["facts"]["nics"]["mlx5_1"]["link"]["speed_mbps"],
             400000
         );
-    }
+    });
 }
 
 #[test]
 fn a_miscabled_port_is_a_warning_naming_both_ends() {
-    for bash in bashes() {
-        let h = FakeHost::new("ofed", "node-a", &[], &bash);
+    for_each_bash(|bash| {
+        let h = FakeHost::ofed().bash(&bash).build();
         with_lldpd(&h, &[("ens1f0np0", "switch=leaf-1\nport=Eth1/7\n")]);
         let pre = h.run("precheck.sh", &[]);
         assert_eq!(pre.code, 0, "a warning does not fail: {}", pre.stdout);
@@ -257,7 +257,7 @@ fn a_miscabled_port_is_a_warning_naming_both_ends() {
         );
 
         // Another switch altogether, seen through lldpad's lldptool instead.
-        let h = FakeHost::new("inbox", "node-a", &[], &bash);
+        let h = FakeHost::inbox().bash(&bash).build();
         std::os::unix::fs::symlink("stub", h.fake("bin/lldptool")).unwrap();
         std::fs::write(h.fake(".fake/systemd/active/lldpad.service"), "").unwrap();
         write_neighbours(
@@ -281,14 +281,14 @@ fn a_miscabled_port_is_a_warning_naming_both_ends() {
             pre.result["facts"]["nics"]["mlx5_0"]["neighbor"]["port_descr"],
             "Eth1/14"
         );
-    }
+    });
 }
 
 #[test]
 fn without_an_lldp_source_cabling_is_skipped_never_guessed() {
-    for bash in bashes() {
+    for_each_bash(|bash| {
         // No lldpcli or lldptool at all.
-        let h = FakeHost::new("ofed", "node-a", &[], &bash);
+        let h = FakeHost::ofed().bash(&bash).build();
         let pre = run_without(&h, "precheck.sh", &["lldpcli", "lldptool"]);
         assert_eq!(pre.status("cabling", "mlx5_0"), "skip", "{bash}");
         assert_eq!(
@@ -337,13 +337,13 @@ fn without_an_lldp_source_cabling_is_skipped_never_guessed() {
             pre.message("cabling", "mlx5_0"),
             "skipped: lldpd has heard no LLDP neighbour on ens1f0np0; cannot compare with leaf-1 Eth1/1"
         );
-    }
+    });
 }
 
 #[test]
 fn a_nic_without_module_access_has_no_transceiver_and_a_reason() {
-    for bash in bashes() {
-        let h = FakeHost::new("ofed", "node-a", &[], &bash);
+    for_each_bash(|bash| {
+        let h = FakeHost::ofed().bash(&bash).build();
         std::fs::remove_file(h.fake(".fake/net/ens2f0np0/module.txt")).unwrap();
         let pre = h.run("precheck.sh", &[]);
         assert_eq!(pre.code, 0, "{bash}: {}", pre.stderr);
@@ -400,13 +400,13 @@ fn a_nic_without_module_access_has_no_transceiver_and_a_reason() {
         let t = &pre.result["facts"]["nics"]["mlx5_1"]["transceiver"];
         assert_eq!(t["temperature_c"], Value::Null);
         assert_eq!(t["rx_power_dbm"], serde_json::json!([]));
-    }
+    });
 }
 
 #[test]
 fn out_of_range_optics_and_downgraded_links_are_warnings_with_the_numbers() {
-    for bash in bashes() {
-        let h = FakeHost::new("ofed", "node-a", &[], &bash);
+    for_each_bash(|bash| {
+        let h = FakeHost::ofed().bash(&bash).build();
         // A hot SFF-8636 module with a weak and a dark RX lane, no thresholds of its own: without
         // page 03h ethtool says no alarm flags and prints neither flags nor thresholds.
         Module::from_fixture("sff8636-100g.txt")
@@ -527,13 +527,13 @@ fn out_of_range_optics_and_downgraded_links_are_warnings_with_the_numbers() {
             "{bash}: {}",
             pre.message("optics", "mlx5_0")
         );
-    }
+    });
 }
 
 #[test]
 fn simulated_host_facts_become_prometheus_gauges() {
     use openmetrics_parser::PrometheusValue;
-    let h = FakeHost::new("ofed", "node-a", &[], "bash");
+    let h = FakeHost::ofed().build();
     with_lldpd(&h, &[("ens1f0np0", "switch=leaf-1\nport=Eth1/7\n")]);
     std::fs::remove_file(h.fake(".fake/net/ens2f0np0/module.txt")).unwrap();
     let pre = h.run("precheck.sh", &[]);

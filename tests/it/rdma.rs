@@ -9,8 +9,8 @@ use std::process::Command;
 use serde_json::{Value, json};
 
 use crate::dryrun::dry_run_matches_apply;
+use crate::fakehost::{FakeHost, for_each_bash};
 use crate::field::state;
-use crate::hosts::{FakeHost, bashes};
 
 const NCCL_ENV: &str = "opt/roce-gen/lab/nccl.env";
 const DCQCN: [&str; 3] = [
@@ -78,9 +78,9 @@ fn same_state(h: &FakeHost, before: &str, ctx: &str) {
 
 #[test]
 fn an_ofed_host_from_precheck_through_a_second_apply_and_rollback() {
-    for bash in bashes() {
+    for_each_bash(|bash| {
         let ctx = format!("ofed {bash}");
-        let h = FakeHost::with_plan("ofed", "node-a", &[], &bash, v1_1);
+        let h = FakeHost::ofed().bash(&bash).plan(v1_1).build();
         // Port 1 in DSCP trust with 26→5, so PFC, the cable length and the DSCP map change in
         // one mlnx_qos call; and a DCQCN value above 2^31 - 1, which reads negative (`%d`).
         on_host(&h, &["mlnx_qos", "-i", "ens2f0np0", "--trust", "dscp"]);
@@ -185,7 +185,7 @@ fn an_ofed_host_from_precheck_through_a_second_apply_and_rollback() {
         );
         assert_eq!(again.status("nccl_env", ""), "pass", "{ctx}");
         assert!(
-            crate::hosts::changes(&h.take_commands()).is_empty(),
+            crate::fakehost::changes(&h.take_commands()).is_empty(),
             "{ctx}: a second apply ran a changing command"
         );
 
@@ -206,7 +206,7 @@ fn an_ofed_host_from_precheck_through_a_second_apply_and_rollback() {
         ] {
             assert!(!h.fake(gone).exists(), "{ctx}: {gone} is still there");
         }
-    }
+    });
 }
 
 /// mlnx_qos sends PFC mask and delay in one DCB request; the earlier 1.2 builds it from its
@@ -214,11 +214,14 @@ fn an_ofed_host_from_precheck_through_a_second_apply_and_rollback() {
 /// without the other.
 #[test]
 fn the_cable_length_goes_with_pfc_so_the_earlier_mlnx_qos_cannot_turn_pfc_off() {
-    for bash in bashes() {
+    for_each_bash(|bash| {
         let ctx = format!("older mlnx_qos {bash}");
-        let h = FakeHost::with_plan("ofed", "node-a", &[], &bash, |p| {
-            p["cluster"]["cable_length"] = json!(30);
-        });
+        let h = FakeHost::ofed()
+            .bash(&bash)
+            .plan(|p| {
+                p["cluster"]["cable_length"] = json!(30);
+            })
+            .build();
         std::fs::write(h.fake(".fake/mlnx_qos-older"), "").unwrap();
         // What the stand-in does, as that mlnx_qos does.
         on_host(
@@ -272,14 +275,14 @@ fn the_cable_length_goes_with_pfc_so_the_earlier_mlnx_qos_cannot_turn_pfc_off() 
         assert_eq!(back.count("fail"), 0, "{ctx}: {:?}", back.statuses());
         same_state(&h, &pristine, &ctx);
         assert_eq!(read(&h, ".fake/dcb/ens1f0np0/pfc"), "0,0,0,1,0,0,0,0\n");
-    }
+    });
 }
 
 #[test]
 fn an_inbox_host_skips_dcqcn_with_the_reason_and_sets_the_cable_length_through_dcb() {
-    for bash in bashes() {
+    for_each_bash(|bash| {
         let ctx = format!("inbox {bash}");
-        let h = FakeHost::with_plan("inbox", "node-a", &[], &bash, v1_1);
+        let h = FakeHost::inbox().bash(&bash).plan(v1_1).build();
         let pristine = state(&h);
 
         let pre = h.run("precheck.sh", &[]);
@@ -326,14 +329,14 @@ fn an_inbox_host_skips_dcqcn_with_the_reason_and_sets_the_cable_length_through_d
         back.expect(&["cable_length"], "mlx5_1", "changed", &ctx);
         same_state(&h, &pristine, &ctx);
         assert!(!h.fake(NCCL_ENV).exists(), "{ctx}");
-    }
+    });
 }
 
 #[test]
 fn a_port_without_its_address_has_no_rocev2_gid_and_nccl_env_names_an_index_only_when_all_agree() {
-    for bash in bashes() {
+    for_each_bash(|bash| {
         let ctx = format!("gid {bash}");
-        let h = FakeHost::new("ofed", "node-a", &[], &bash);
+        let h = FakeHost::ofed().bash(&bash).build();
         addresses(&h, "ens2f0np0", &[]);
 
         let pre = h.run("precheck.sh", &[]);
@@ -392,13 +395,13 @@ fn a_port_without_its_address_has_no_rocev2_gid_and_nccl_env_names_an_index_only
         let back = h.run("rollback.sh", &[]);
         assert_eq!(back.status("nccl_env", ""), "changed", "{ctx}");
         assert!(!h.fake(NCCL_ENV).exists(), "{ctx}");
-    }
+    });
 }
 
 #[test]
 fn a_lossless_priority_in_a_receive_buffer_of_zero_bytes_is_a_warning() {
-    for bash in bashes() {
-        let h = FakeHost::new("ofed", "node-a", &[], &bash);
+    for_each_bash(|bash| {
+        let h = FakeHost::ofed().bash(&bash).build();
         // Buffers configured by hand: priority 3 in buffer 2, which has no room.
         let q = "sys/class/net/ens1f0np0/qos";
         let mut map = String::from("Priority\tBuffer\n");
@@ -436,7 +439,7 @@ fn a_lossless_priority_in_a_receive_buffer_of_zero_bytes_is_a_warning() {
             "{bash}: {}",
             pre.stdout
         );
-    }
+    });
 }
 
 /// nccl.env in the install folder belongs to apply: rollback removes the file apply wrote, puts
@@ -445,9 +448,12 @@ fn a_lossless_priority_in_a_receive_buffer_of_zero_bytes_is_a_warning() {
 fn rollback_puts_back_an_earlier_nccl_env_and_keeps_one_edited_since_apply() {
     let bash = "bash";
     // Without persistence the install folder stays: the earlier file comes back as it was.
-    let h = FakeHost::with_plan("ofed", "node-a", &[], bash, |p| {
-        p["cluster"]["persistence"] = json!(false);
-    });
+    let h = FakeHost::ofed()
+        .bash(bash)
+        .plan(|p| {
+            p["cluster"]["persistence"] = json!(false);
+        })
+        .build();
     std::fs::create_dir_all(h.fake("opt/roce-gen/lab")).unwrap();
     std::fs::write(h.fake(NCCL_ENV), "NCCL_IB_HCA=mlx5\n").unwrap();
     let apply = h.run("apply.sh", &[]);
@@ -471,7 +477,7 @@ fn rollback_puts_back_an_earlier_nccl_env_and_keeps_one_edited_since_apply() {
 
     // With the unit installed, rollback removes the install folder: an edited nccl.env is
     // kept in the state folder first.
-    let h = FakeHost::new("ofed", "node-a", &[], bash);
+    let h = FakeHost::ofed().bash(bash).build();
     let apply = h.run("apply.sh", &[]);
     assert_eq!(apply.code, 0, "{}", apply.stdout);
     let edited = format!("{NCCL_TEXT}NCCL_DEBUG=INFO\n");

@@ -9,9 +9,7 @@ fn check(name: &str, book: &Book) {
     let dir = tmp();
     book.write(dir.path(), "plan.xlsx");
     let run = roce_gen(dir.path(), &["validate", "plan.xlsx"]);
-    insta::with_settings!({ snapshot_path => "snapshots", prepend_module_to_snapshot => false }, {
-        insta::assert_snapshot!(name, run.transcript());
-    });
+    crate::common::snapshot(name, run.transcript());
 }
 
 fn edit(f: impl FnOnce(&mut Book)) -> Book {

@@ -6,6 +6,7 @@ use std::path::Path;
 use std::process::Command;
 
 use crate::common::{require, tmp};
+use crate::fakehost::for_each_bash;
 use crate::golden::generate_unpacked;
 
 fn golden_files() -> Vec<(String, Vec<u8>)> {
@@ -141,7 +142,7 @@ fn the_generated_shell_files_pass_shellcheck_too() {
 #[test]
 fn the_readers_pass_their_tests_on_the_captured_outputs() {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/host/parsers.sh");
-    for bash in crate::hosts::bashes() {
+    for_each_bash(|bash| {
         let out = Command::new("bash")
             .arg(&script)
             .arg(&bash)
@@ -153,7 +154,7 @@ fn the_readers_pass_their_tests_on_the_captured_outputs() {
             "{bash}: {stdout}{}",
             String::from_utf8_lossy(&out.stderr)
         );
-    }
+    });
 }
 
 /// Constructs that bash 4.2 (RHEL 7) lacks or treats differently.

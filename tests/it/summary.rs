@@ -5,7 +5,7 @@
 
 use std::process::Command;
 
-use crate::hosts::{FakeHost, ScriptRun, bashes};
+use crate::fakehost::{FakeHost, ScriptRun, for_each_bash};
 
 /// The summary of a run: its stdout from the ✅/❌ line on (a dry run prints its commands first).
 fn summary(run: &ScriptRun) -> String {
@@ -27,16 +27,14 @@ fn same_under_every_bash(outputs: &[(String, String)]) -> String {
 }
 
 fn snapshot(name: &str, text: &str) {
-    insta::with_settings!({ snapshot_path => "snapshots", prepend_module_to_snapshot => false }, {
-        insta::assert_snapshot!(name, text);
-    });
+    crate::common::snapshot(name, text);
 }
 
 #[test]
 fn an_unconfigured_host_gets_one_entry_per_setting_not_one_warning_per_port() {
     let mut outputs = Vec::new();
-    for bash in bashes() {
-        let h = FakeHost::new("ofed", "node-a", &[], &bash);
+    for_each_bash(|bash| {
+        let h = FakeHost::ofed().bash(&bash).build();
         let pre = h.run("precheck.sh", &[]);
         assert_eq!(pre.code, 0, "{bash}: {}", pre.stderr);
         assert!(
@@ -45,8 +43,8 @@ fn an_unconfigured_host_gets_one_entry_per_setting_not_one_warning_per_port() {
             pre.stdout
         );
         assert!(!pre.stdout.contains('⚠'), "{bash}: {}", pre.stdout);
-        outputs.push((bash, pre.stdout));
-    }
+        outputs.push((bash.to_string(), pre.stdout));
+    });
     snapshot(
         "precheck_summary_unconfigured",
         &same_under_every_bash(&outputs),
@@ -55,8 +53,8 @@ fn an_unconfigured_host_gets_one_entry_per_setting_not_one_warning_per_port() {
 
 #[test]
 fn real_warnings_come_first_and_a_configured_host_has_nothing_to_change() {
-    for bash in bashes() {
-        let h = FakeHost::new("ofed", "node-a", &[], &bash);
+    for_each_bash(|bash| {
+        let h = FakeHost::ofed().bash(&bash).build();
         // A link below its fastest mode and firmware-owned DCBX: warnings for a person.
         std::fs::write(h.fake("sys/class/net/ens1f0np0/speed"), "200000\n").unwrap();
         std::fs::write(h.fake(".fake/dcb/ens2f0np0/dcbx"), "cee ieee\n").unwrap();
@@ -140,7 +138,7 @@ fn real_warnings_come_first_and_a_configured_host_has_nothing_to_change() {
             "{bash}:\n{}",
             pre.stdout
         );
-    }
+    });
 }
 
 /// Ports that differ get a line per group of values; precheck, the dry run, apply and rollback
@@ -148,7 +146,7 @@ fn real_warnings_come_first_and_a_configured_host_has_nothing_to_change() {
 #[test]
 fn a_host_far_from_the_defaults_shows_its_ports_grouped_by_value() {
     let mut outputs = Vec::new();
-    for bash in bashes() {
+    for_each_bash(|bash| {
         let h = crate::field::unusual_host("ofed", &bash);
         let mut all = String::new();
         for (title, script, args) in [
@@ -165,8 +163,8 @@ fn a_host_far_from_the_defaults_shows_its_ports_grouped_by_value() {
             );
             all.push_str(&format!("# {title}\n{}\n", summary(&run)));
         }
-        outputs.push((bash, all));
-    }
+        outputs.push((bash.to_string(), all));
+    });
     let all = same_under_every_bash(&outputs);
     assert!(
         all.contains("  mtu: 2 ports → 4200\n    from 9000 (mlx5_0)\n    from 1500 (mlx5_1)\n"),
@@ -211,7 +209,7 @@ rg_summary
         lib = lib.display()
     );
     let mut outputs = Vec::new();
-    for bash in bashes() {
+    for_each_bash(|bash| {
         let out = Command::new(&bash).args(["-c", &script]).output().unwrap();
         let text = String::from_utf8_lossy(&out.stdout).to_string();
         assert!(
@@ -219,8 +217,8 @@ rg_summary
             "{bash}: {text}{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        outputs.push((bash, text));
-    }
+        outputs.push((bash.to_string(), text));
+    });
     let text = same_under_every_bash(&outputs);
     // The entries; a tool's own message or a list of links may be longer.
     for line in text.lines().filter(|l| l.starts_with("  ")) {

@@ -1,0 +1,461 @@
+//! The simulated host the bundle scripts run on (`tests/host/fakehost.sh`: a fake sysfs/configfs
+//! tree on driverfs and stand-ins for the vendor tools that print the real tools' formats and keep
+//! state, run in private mount/UTS/net namespaces), and the bashes they run under.
+//!
+//! ```ignore
+//! for_each_bash(|bash| {
+//!     let h = FakeHost::ofed().plan_host("node-b").without("mlx5_1").bash(bash).build();
+//!     let pre = h.run("precheck.sh", &[]);
+//! });
+//! ```
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::common::tmp;
+
+/// node-a of golden/lab-2node: mlx5_0/ens1f0np0 (PCI and MAC planned) and mlx5_1/ens2f0np0.
+const NODE_A: [&str; 2] = [
+    "mlx5_0:ens1f0np0:0000:1a:00.0:b8:3f:d2:0a:00:00",
+    "mlx5_1:ens2f0np0:0000:3c:00.0:b8:3f:d2:0a:01:00",
+];
+/// node-b of golden/lab-2node, for runs that need two real hosts of the plan.
+const NODE_B: [&str; 2] = [
+    "mlx5_0:ens1f0np0:0000:1a:00.0:b8:3f:d2:0b:00:00",
+    "mlx5_1:ens2f0np0:0000:3c:00.0:b8:3f:d2:0b:01:00",
+];
+
+pub(crate) fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The bash binaries every scenario runs under: this machine's, and bullseye's 5.1 when built.
+pub(crate) fn bashes() -> Vec<String> {
+    let mut list = vec!["bash".to_string()];
+    if let Some(b) = bullseye_bash() {
+        list.push(b);
+    }
+    list
+}
+
+/// Runs `scenario` under every bash of [`bashes`]; a failure names the bash it failed under.
+pub(crate) fn for_each_bash(mut scenario: impl FnMut(&str)) {
+    for bash in bashes() {
+        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| scenario(&bash)));
+        if let Err(panic) = run {
+            eprintln!("the scenario failed under {bash}");
+            std::panic::resume_unwind(panic);
+        }
+    }
+}
+
+pub(crate) fn bullseye_root() -> PathBuf {
+    std::env::var_os("ROCE_GEN_BULLSEYE").map_or_else(
+        || PathBuf::from("/var/cache/roce-gen/bullseye"),
+        PathBuf::from,
+    )
+}
+
+pub(crate) fn bullseye_bash() -> Option<String> {
+    let bash = bullseye_root().join("bin/bash");
+    bash.is_file().then(|| bash.display().to_string())
+}
+
+/// A simulated host with its bundle unpacked beside it: `FakeHost::ofed()` or
+/// `FakeHost::inbox()`, then the [`Builder`]'s choices.
+pub(crate) struct FakeHost {
+    _dir: tempfile::TempDir,
+    pub(crate) root: PathBuf,
+    pub(crate) bundle: PathBuf,
+    pub(crate) bash: String,
+}
+
+/// What one script run did.
+#[derive(Debug)]
+pub(crate) struct ScriptRun {
+    pub(crate) code: i32,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
+    pub(crate) result: Value,
+}
+
+impl ScriptRun {
+    /// The status of check `id` (of `nic`, or host-wide when `nic` is empty).
+    pub(crate) fn status(&self, id: &str, nic: &str) -> String {
+        let checks = self.result["checks"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no checks: {self:#?}"));
+        let found: Vec<&Value> = checks
+            .iter()
+            .filter(|c| c["id"] == id && c["nic"].as_str().unwrap_or("") == nic)
+            .collect();
+        assert_eq!(
+            found.len(),
+            1,
+            "check {id} {nic}: {found:?}\n{}",
+            self.stdout
+        );
+        found[0]["status"].as_str().unwrap().to_string()
+    }
+
+    pub(crate) fn message(&self, id: &str, nic: &str) -> String {
+        let checks = self.result["checks"].as_array().unwrap();
+        let c = checks
+            .iter()
+            .find(|c| c["id"] == id && c["nic"].as_str().unwrap_or("") == nic)
+            .unwrap();
+        c["message"].as_str().unwrap().to_string()
+    }
+
+    /// Asserts that each of `ids` of `nic` has `status`, naming the check and its message if not.
+    pub(crate) fn expect(&self, ids: &[&str], nic: &str, status: &str, ctx: &str) {
+        for id in ids {
+            assert_eq!(
+                self.status(id, nic),
+                status,
+                "{ctx}: {id} {nic}: {}",
+                self.message(id, nic)
+            );
+        }
+    }
+
+    pub(crate) fn count(&self, status: &str) -> u64 {
+        self.result["counts"][status].as_u64().unwrap()
+    }
+
+    /// Every check's status, as `id:nic=status` lines, for whole-result assertions.
+    pub(crate) fn statuses(&self) -> Vec<String> {
+        self.result["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                format!(
+                    "{}:{}={}",
+                    c["id"].as_str().unwrap(),
+                    c["nic"].as_str().unwrap_or(""),
+                    c["status"].as_str().unwrap()
+                )
+            })
+            .collect()
+    }
+}
+
+impl FakeHost {
+    /// A host with the OFED stack (mlnx_qos, cma_roce_mode, the `ecn/` tree), to be built.
+    pub(crate) fn ofed<'a>() -> Builder<'a> {
+        Builder::new("ofed")
+    }
+
+    /// A host of `kind` (`ofed` or `inbox`), for scenarios run on both.
+    pub(crate) fn of<'a>(kind: &str) -> Builder<'a> {
+        match kind {
+            "ofed" => Builder::new("ofed"),
+            "inbox" => Builder::new("inbox"),
+            other => panic!("no host kind {other}"),
+        }
+    }
+
+    /// A host with the inbox driver (dcb, configfs), to be built. Its plan has no minimum OFED
+    /// version.
+    pub(crate) fn inbox<'a>() -> Builder<'a> {
+        Builder::new("inbox")
+    }
+
+    fn create(b: Builder<'_>) -> Self {
+        let Builder {
+            kind,
+            plan_host,
+            host,
+            missing,
+            bash,
+            edits,
+        } = b;
+        let host = host.unwrap_or_else(|| plan_host.to_string());
+        let dir = tmp();
+        let root = dir.path().join("root");
+        let mut cmd = Command::new("bash");
+        cmd.arg(repo().join("tests/host/fakehost.sh"))
+            .arg("create")
+            .arg(&root)
+            .args(["--kind", kind, "--host", &host]);
+        let (nics, last_octet) = if plan_host == "node-b" {
+            (NODE_B, 11)
+        } else {
+            (NODE_A, 10)
+        };
+        for nic in nics {
+            cmd.args(["--nic", nic]);
+        }
+        for m in &missing {
+            cmd.args(["--missing", m]);
+        }
+        let out = cmd.output().unwrap();
+        assert!(
+            out.status.success(),
+            "fakehost create: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // RDMA-CM as an older stack leaves it (RoCE v1, ToS 0), so that apply has it to change;
+        // driverfs keeps the kernel's values here while no configfs folder exists.
+        for dev in ["mlx5_0", "mlx5_1"] {
+            let cma = root.join(".fake/cma").join(dev).join("1");
+            if root.join("sys/class/infiniband").join(dev).is_dir() {
+                std::fs::create_dir_all(&cma).unwrap();
+                std::fs::write(cma.join("mode"), "IB/RoCE v1\n").unwrap();
+            }
+        }
+        let bundles = dir.path().join("bundles");
+        std::fs::create_dir(&bundles).unwrap();
+        for (ifc, rail) in [("ens1f0np0", 0), ("ens2f0np0", 1)] {
+            let addr = format!("10.10.{rail}.{last_octet}/24");
+            if root.join("sys/class/net").join(ifc).is_dir() {
+                // As configured on the host: the kernel adds the address's GIDs.
+                let out = Command::new("bash")
+                    .arg(repo().join("tests/host/fakehost.sh"))
+                    .arg("addr")
+                    .arg(&root)
+                    .args([ifc, &addr])
+                    .output()
+                    .unwrap();
+                assert!(
+                    out.status.success(),
+                    "fakehost addr: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+            }
+        }
+        let mut plan_doc: Value = serde_json::from_str(
+            &std::fs::read_to_string(repo().join("golden/lab-2node/plan.json")).unwrap(),
+        )
+        .unwrap();
+        if kind == "inbox" {
+            plan_doc["cluster"]
+                .as_object_mut()
+                .unwrap()
+                .remove("min_ofed_version");
+        }
+        for edit in edits {
+            edit(&mut plan_doc);
+        }
+        let plan = dir.path().join("plan.json");
+        std::fs::write(&plan, serde_json::to_string_pretty(&plan_doc).unwrap()).unwrap();
+        let generated = crate::common::roce_gen(
+            &bundles,
+            &["generate", &plan.display().to_string(), "-o", "dist"],
+        );
+        assert_eq!(generated.code, 0, "{}", generated.transcript());
+        let untar = Command::new("tar")
+            .args(["-xzf", &format!("dist/{plan_host}.tar.gz")])
+            .current_dir(&bundles)
+            .status()
+            .unwrap();
+        assert!(untar.success());
+        FakeHost {
+            root,
+            bundle: bundles.join(plan_host),
+            bash,
+            _dir: dir,
+        }
+    }
+
+    /// Runs a bundle script on the host; the result JSON is read from where the script says.
+    pub(crate) fn run(&self, script: &str, args: &[&str]) -> ScriptRun {
+        self.run_env(script, args, &[])
+    }
+
+    pub(crate) fn run_env(&self, script: &str, args: &[&str], env: &[(&str, &str)]) -> ScriptRun {
+        let out_file = self
+            .root
+            .parent()
+            .unwrap()
+            .join(format!("{script}.{}.json", std::process::id()));
+        let _ = std::fs::remove_file(&out_file);
+        let out = Command::new("bash")
+            .arg(repo().join("tests/host/fakehost.sh"))
+            .arg("run")
+            .arg(&self.root)
+            .arg("--")
+            .arg(&self.bash)
+            .arg(self.bundle.join(script))
+            .args(args)
+            .arg("--out")
+            .arg(&out_file)
+            .envs(env.iter().copied())
+            .output()
+            .unwrap();
+        let text = std::fs::read_to_string(&out_file).unwrap_or_default();
+        let result = serde_json::from_str(&text).unwrap_or_else(|e| {
+            panic!(
+                "{script}: result is not JSON ({e}):\n{text}\nstdout:\n{}\nstderr:\n{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
+        let _ = std::fs::remove_file(&out_file);
+        ScriptRun {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).to_string(),
+            stderr: String::from_utf8_lossy(&out.stderr).to_string(),
+            result,
+        }
+    }
+
+    /// `path=value` of every file of the fake sysfs and tool state.
+    pub(crate) fn snapshot(&self) -> String {
+        let out = Command::new("bash")
+            .arg(repo().join("tests/host/fakehost.sh"))
+            .arg("snapshot")
+            .arg(&self.root)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).to_string()
+    }
+
+    /// The commands the stand-ins received, as `tool arg arg…` lines; the log is then emptied.
+    pub(crate) fn take_commands(&self) -> Vec<String> {
+        let log = self.root.join("stub.log");
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        let _ = std::fs::remove_file(&log);
+        text.lines()
+            .map(|l| {
+                let v: Value =
+                    serde_json::from_str(l).unwrap_or_else(|e| panic!("stub log line {l:?}: {e}"));
+                let argv: Vec<&str> = v["argv"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|a| a.as_str().unwrap())
+                    .collect();
+                format!("{} {}", v["tool"].as_str().unwrap(), argv.join(" "))
+                    .trim_end()
+                    .to_string()
+            })
+            .collect()
+    }
+
+    pub(crate) fn fake(&self, rel: &str) -> PathBuf {
+        self.root.join(rel)
+    }
+
+    /// The whole output folder the bundle came from (as on a USB stick).
+    pub(crate) fn dist(&self) -> PathBuf {
+        self.bundle.parent().unwrap().join("dist")
+    }
+
+    /// Runs any command on the host (isolated like the scripts): exit code, stdout, stderr.
+    pub(crate) fn run_cmd(&self, cmd: &[&str]) -> (i32, String, String) {
+        let out = Command::new("bash")
+            .arg(repo().join("tests/host/fakehost.sh"))
+            .arg("run")
+            .arg(&self.root)
+            .arg("--")
+            .args(cmd)
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).to_string(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    }
+}
+
+/// Commands that change a host, as opposed to the reads every run makes.
+pub(crate) fn changes(commands: &[String]) -> Vec<String> {
+    commands
+        .iter()
+        .filter(|c| {
+            let read_only = c.starts_with("hostname")
+                || c.starts_with("ofed_info")
+                || c.starts_with("ibdev2netdev")
+                || (c.starts_with("mlnx_qos") && c.split(' ').count() == 3)
+                || c.starts_with("ethtool -i")
+                || c.starts_with("ethtool -a")
+                || c.starts_with("ethtool -m")
+                || c.starts_with("ethtool -S")
+                || (c.starts_with("ethtool") && c.split(' ').count() == 2)
+                || c.starts_with("lldpcli -f keyvalue show neighbors")
+                || c.starts_with("lldptool -t -n")
+                || c.starts_with("ip -o addr")
+                || c.starts_with("dcb -N app show")
+                || c.starts_with("dcb pfc show")
+                || c.starts_with("dcb dcbx show")
+                || c.starts_with("systemctl is-enabled")
+                || ((c.starts_with("mlxconfig") || c.starts_with("mstconfig")) && c.contains(" q"))
+                || ((c.starts_with("cma_roce_mode") || c.starts_with("cma_roce_tos"))
+                    && c.split(' ').count() == 5);
+            !read_only
+        })
+        .cloned()
+        .collect()
+}
+
+/// How a [`FakeHost`] is made: which of the plan's hosts it is, what it lacks, which bash runs
+/// its scripts, and edits to the plan its bundle is generated from.
+#[must_use]
+pub(crate) struct Builder<'a> {
+    kind: &'static str,
+    plan_host: &'static str,
+    host: Option<String>,
+    missing: Vec<String>,
+    bash: String,
+    edits: Vec<Box<dyn FnOnce(&mut Value) + 'a>>,
+}
+
+impl<'a> Builder<'a> {
+    fn new(kind: &'static str) -> Self {
+        Builder {
+            kind,
+            plan_host: "node-a",
+            host: None,
+            missing: Vec::new(),
+            bash: "bash".into(),
+            edits: Vec::new(),
+        }
+    }
+
+    /// Which host of golden/lab-2node this machine is (`node-a`, the default, or `node-b`): its
+    /// NICs, their addresses and the bundle unpacked beside it.
+    pub(crate) fn plan_host(mut self, plan_host: &'static str) -> Self {
+        assert!(matches!(plan_host, "node-a" | "node-b"), "{plan_host}");
+        self.plan_host = plan_host;
+        self
+    }
+
+    /// The host name the machine reports, when it is not its plan host's (a wrong or unset name).
+    pub(crate) fn host(mut self, name: &str) -> Self {
+        self.host = Some(name.to_string());
+        self
+    }
+
+    /// A NIC of the plan the machine does not have (its device and netdev are absent).
+    pub(crate) fn without(mut self, dev: &str) -> Self {
+        self.missing.push(dev.to_string());
+        self
+    }
+
+    /// The bash that runs the scripts (see [`bashes`]).
+    pub(crate) fn bash(mut self, bash: &str) -> Self {
+        self.bash = bash.to_string();
+        self
+    }
+
+    /// Edits the plan (its JSON form) before the bundles are generated.
+    pub(crate) fn plan(mut self, edit: impl FnOnce(&mut Value) + 'a) -> Self {
+        self.edits.push(Box::new(edit));
+        self
+    }
+
+    /// Creates the host and generates and unpacks its bundle.
+    pub(crate) fn build(self) -> FakeHost {
+        FakeHost::create(self)
+    }
+}
