@@ -305,10 +305,16 @@ impl FakeHost {
 
     /// `path=value` of every file of the fake sysfs and tool state.
     pub(crate) fn snapshot(&self) -> String {
+        self.snapshot_of(&[])
+    }
+
+    /// `path=value` of every file under `dirs` of the host's root (by default `sys` and `.fake`).
+    pub(crate) fn snapshot_of(&self, dirs: &[&str]) -> String {
         let out = Command::new("bash")
             .arg(repo().join("tests/host/fakehost.sh"))
             .arg("snapshot")
             .arg(&self.root)
+            .args(dirs)
             .output()
             .unwrap();
         assert!(

@@ -22,6 +22,7 @@ mod monitor;
 mod output;
 mod rdma;
 mod rules;
+mod scenarios;
 mod scripts;
 mod summary;
 mod verdict;

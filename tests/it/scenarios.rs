@@ -1,0 +1,249 @@
+//! Scenarios as data: each `tests/it/scenarios/NAME.toml` describes a simulated host (its kind,
+//! the plan host it is, the NICs it lacks, plan overrides, files set before the runs) and the
+//! script runs to make on it. Every scenario runs under every bash and gives one snapshot
+//! (`scenario_NAME`): per run its exit code, counts, the checks that did not pass, the commands
+//! that changed the host and the state it changed. The same text under every bash, and the
+//! invariants every scenario keeps, are checked here:
+//!
+//! - precheck and any `--dry-run` change nothing (state and commands);
+//! - an apply after an apply that passed changes nothing;
+//! - a rollback after apply restores the state from before the first apply (link flaps and
+//!   systemd's reload counter aside: they are the traces a change leaves).
+//!
+//! Adding a scenario is adding a file; `INSTA_UPDATE=always cargo test --test it scenarios`
+//! writes its snapshot, to be reviewed.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::fakehost::{FakeHost, ScriptRun, bashes, changes};
+
+/// One scenario file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Scenario {
+    /// What it shows, the snapshot's first line.
+    description: String,
+    /// `ofed` or `inbox`.
+    kind: String,
+    /// Which host of golden/lab-2node the machine is (`node-a` by default).
+    #[serde(default)]
+    plan_host: Option<String>,
+    /// The host name the machine reports, when not its plan host's.
+    #[serde(default)]
+    host: Option<String>,
+    /// NICs of the plan the machine lacks.
+    #[serde(default)]
+    without: Vec<String>,
+    /// Cluster keys set in the plan (its JSON form) before the bundles are generated.
+    #[serde(default)]
+    cluster: BTreeMap<String, toml::Value>,
+    /// Files of the host's root written before the first run: path → content.
+    #[serde(default)]
+    files: BTreeMap<String, String>,
+    /// The runs, in order: a script and its options (`apply.sh --dry-run`).
+    runs: Vec<String>,
+}
+
+/// What the state snapshot covers: the fake sysfs and tool state, and what apply installs.
+const STATE: [&str; 5] = ["sys", ".fake", "etc", "opt", "var/lib/roce-gen"];
+
+/// State lines that record that something happened rather than a setting.
+fn is_trace(line: &str) -> bool {
+    line.starts_with(".fake/systemd/daemon-reload=") || line.contains("/flaps=")
+}
+
+fn state(h: &FakeHost) -> Vec<String> {
+    h.snapshot_of(&STATE).lines().map(str::to_string).collect()
+}
+
+/// `- old` and `+ new` lines between two states; long values elided (`=…`), and
+/// the installed copy of the bundle (the same files as the bundle) counted, not listed, so a
+/// change to the scripts does not rewrite every scenario.
+fn diff(before: &[String], after: &[String]) -> Vec<String> {
+    let short = |l: &String| match l.split_once('=') {
+        Some((path, value)) if value.chars().count() > 72 => format!("{path}=…"),
+        _ => l.clone(),
+    };
+    let installed = |l: &String| l.starts_with("opt/roce-gen/") && !l.contains("/nccl.env=");
+    let mut out = Vec::new();
+    for (sign, from, to) in [("-", before, after), ("+", after, before)] {
+        let lines: Vec<&String> = from.iter().filter(|l| !to.contains(l)).collect();
+        let copies = lines.iter().filter(|l| installed(l)).count();
+        out.extend(
+            lines
+                .iter()
+                .filter(|l| !installed(l))
+                .map(|l| format!("{sign} {}", short(l))),
+        );
+        if copies > 0 {
+            out.push(format!(
+                "{sign} opt/roce-gen/: {copies} files of the installed bundle"
+            ));
+        }
+    }
+    out
+}
+
+fn without_traces(state: &[String]) -> Vec<&String> {
+    state.iter().filter(|l| !is_trace(l)).collect()
+}
+
+/// Runs `scenario` under `bash`; returns the snapshot text and checks the invariants.
+fn play(name: &str, sc: &Scenario, bash: &str) -> String {
+    let mut b = FakeHost::of(&sc.kind).bash(bash);
+    if let Some(p) = &sc.plan_host {
+        b = b.plan_host(if p == "node-b" { "node-b" } else { "node-a" });
+    }
+    if let Some(host) = &sc.host {
+        b = b.host(host);
+    }
+    for dev in &sc.without {
+        b = b.without(dev);
+    }
+    let overrides: Vec<(String, Value)> = sc
+        .cluster
+        .iter()
+        .map(|(k, v)| (k.clone(), serde_json::to_value(v).unwrap()))
+        .collect();
+    let h = b
+        .plan(move |plan| {
+            for (k, v) in overrides {
+                plan["cluster"][k] = v;
+            }
+        })
+        .build();
+    for (path, content) in &sc.files {
+        let file = h.fake(path);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(file, content).unwrap();
+    }
+    let _ = h.take_commands();
+    let pristine = state(&h);
+    let mut text = format!("# {}\n", sc.description);
+    let mut applied = false;
+    let mut last_apply_passed = false;
+    for line in &sc.runs {
+        let mut words = line.split_whitespace();
+        let script = words.next().expect("a run names a script");
+        let args: Vec<&str> = words.collect();
+        let ctx = format!("{name} under {bash}: {line}");
+        let before = state(&h);
+        let run = h.run(script, &args);
+        let changed = changes(&h.take_commands());
+        let after = state(&h);
+        let dry = script == "precheck.sh" || args.contains(&"--dry-run");
+        if dry {
+            assert_eq!(after, before, "{ctx}: changed the host\n{}", run.stdout);
+            assert!(changed.is_empty(), "{ctx}: ran {changed:?}");
+        }
+        if script == "apply.sh" && !dry {
+            if last_apply_passed {
+                assert_eq!(
+                    run.count("changed"),
+                    0,
+                    "{ctx}: a second apply changed {:?}",
+                    run.statuses()
+                );
+                assert!(changed.is_empty(), "{ctx}: a second apply ran {changed:?}");
+                assert_eq!(without_traces(&after), without_traces(&before), "{ctx}");
+            }
+            applied = true;
+            last_apply_passed = run.code == 0;
+        }
+        if script == "rollback.sh" && applied && run.code == 0 {
+            assert_eq!(
+                without_traces(&after),
+                without_traces(&pristine),
+                "{ctx}: rollback did not restore the host"
+            );
+            applied = false;
+            last_apply_passed = false;
+        }
+        text += &describe(line, &run, &changed, &diff(&before, &after));
+    }
+    text
+}
+
+/// One run as the snapshot shows it.
+fn describe(line: &str, run: &ScriptRun, changed: &[String], diff: &[String]) -> String {
+    let mut out = format!(
+        "\n## {line}: exit {}, {} (pass {}, warn {}, fail {}, changed {}, skip {})\n",
+        run.code,
+        run.result["status"].as_str().unwrap_or("?"),
+        run.count("pass"),
+        run.count("warn"),
+        run.count("fail"),
+        run.count("changed"),
+        run.count("skip"),
+    );
+    let not_passed: Vec<String> = run
+        .statuses()
+        .into_iter()
+        .filter(|s| !s.ends_with("=pass"))
+        .collect();
+    let mut section = |title: &str, lines: &[String]| {
+        if lines.is_empty() {
+            out += &format!("{title}: none\n");
+        } else {
+            out += &format!("{title}:\n");
+            for l in lines {
+                out += &format!("  {l}\n");
+            }
+        }
+    };
+    section("checks not passed", &not_passed);
+    section("commands that changed the host", changed);
+    section("state changed", diff);
+    out
+}
+
+#[test]
+fn every_scenario_file_gives_its_snapshot_under_every_bash_and_keeps_the_invariants() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/scenarios");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 5, "{files:?}");
+    let scenarios: Vec<(String, Scenario)> = files
+        .iter()
+        .map(|f| {
+            let name = f.file_stem().unwrap().to_string_lossy().replace('-', "_");
+            let text = std::fs::read_to_string(f).unwrap();
+            let sc = toml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+            (name, sc)
+        })
+        .collect();
+    // Scenarios are independent hosts, run side by side.
+    let texts: Vec<(String, String)> = std::thread::scope(|s| {
+        let handles: Vec<_> = scenarios
+            .iter()
+            .map(|(name, sc)| {
+                s.spawn(move || {
+                    let mut first: Option<String> = None;
+                    for bash in bashes() {
+                        let text = play(name, sc, &bash);
+                        match &first {
+                            None => first = Some(text),
+                            Some(t) => assert_eq!(&text, t, "{name}: {bash} differs from bash"),
+                        }
+                    }
+                    (name.clone(), first.unwrap())
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    });
+    for (name, text) in texts {
+        crate::common::snapshot(&format!("scenario_{name}"), text);
+    }
+}
