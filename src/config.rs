@@ -84,7 +84,7 @@ impl Kind {
 }
 
 /// The file names looked for in the working folder, in order, when `--config` is not given.
-pub const DEFAULT_FILES: [&str; 2] = ["roce-gen.toml", "config.ini"];
+pub(crate) const DEFAULT_FILES: [&str; 2] = ["roce-gen.toml", "config.ini"];
 
 /// Parses a config file's text. `file` names it in messages; relative paths in it are joined to
 /// `dir`, the folder that holds it. `Err` when the text is not the format at all, or a value has

@@ -13,10 +13,10 @@ use serde_json::{Value, json};
 use crate::ingest::metrics as m;
 
 /// The dashboard's uid: stable, so a push replaces the dashboard instead of adding another.
-pub const UID: &str = "roce-gen-nics";
+pub(crate) const UID: &str = "roce-gen-nics";
 
 /// Its title.
-pub const TITLE: &str = "RoCE NICs (roce-gen)";
+pub(crate) const TITLE: &str = "RoCE NICs (roce-gen)";
 
 /// Grafana's dashboard schema version the model follows.
 const SCHEMA_VERSION: u32 = 39;
@@ -27,7 +27,7 @@ const SEL_NIC: &str = r#"cluster=~"$cluster",host=~"$host",nic=~"$nic""#;
 
 /// The dashboard JSON. `datasource_uid` is the Prometheus data source's uid, or `None` for a
 /// data source variable.
-pub fn build(datasource_uid: Option<&str>) -> Value {
+pub(crate) fn build(datasource_uid: Option<&str>) -> Value {
     let ds = match datasource_uid {
         Some(uid) => json!({"type": "prometheus", "uid": uid}),
         None => json!({"type": "prometheus", "uid": "${datasource}"}),

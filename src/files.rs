@@ -10,7 +10,7 @@ use anyhow::{Context, Result, bail};
 /// Reads a regular file of at most `max` bytes. A FIFO, a device or a folder is refused before
 /// it is read (a FIFO would block, `/dev/zero` would never end), and a larger file after `max`
 /// bytes, whatever its size claims. `what` names the file in messages.
-pub fn read_regular_file(path: &Path, max: u64, what: &str) -> Result<Vec<u8>> {
+pub(crate) fn read_regular_file(path: &Path, max: u64, what: &str) -> Result<Vec<u8>> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
 
@@ -59,7 +59,7 @@ fn kind_of(t: &std::fs::FileType) -> &'static str {
 }
 
 /// Writes `bytes` to `path` atomically. Without `overwrite`, an existing file is an error.
-pub fn write_file_atomic(path: &Path, bytes: &[u8], overwrite: bool) -> Result<()> {
+pub(crate) fn write_file_atomic(path: &Path, bytes: &[u8], overwrite: bool) -> Result<()> {
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),

@@ -20,15 +20,29 @@
 //! [`digest`] and [`text`] are shared helpers, [`config`] reads `roce-gen.toml`.
 
 pub mod cli;
-pub mod cmd;
-pub mod config;
-pub mod dashboard;
-pub mod digest;
-pub mod files;
-pub mod generate;
-pub mod ingest;
-pub mod plan;
-pub mod text;
+pub(crate) mod cmd;
+pub(crate) mod config;
+pub(crate) mod dashboard;
+pub(crate) mod digest;
+pub(crate) mod files;
+pub(crate) mod generate;
+pub(crate) mod ingest;
+pub(crate) mod plan;
+pub(crate) mod text;
+
+/// What the integration and property tests reach past the command line: not an API, and not
+/// kept stable.
+#[doc(hidden)]
+pub mod testing {
+    pub use crate::config::{Kind as ConfigKind, parse as parse_config};
+    pub use crate::digest::sha256_hex;
+    pub use crate::generate::verify::read_tarball;
+    pub use crate::ingest::metrics::{SERIES_PER_HOST, SERIES_PER_NIC};
+    pub use crate::ingest::result::parse as parse_result;
+    pub use crate::plan::input::{Format, read_plan_bytes};
+    pub use crate::plan::layout::{CLUSTER, KEYS, NICS, SERVERS, SHEETS};
+    pub use crate::plan::validate::validate;
+}
 
 use std::process::ExitCode;
 

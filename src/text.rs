@@ -6,12 +6,12 @@ use std::fmt::Write as _;
 
 /// A string from outside made safe to print: control characters (escape sequences, NUL,
 /// newlines inside a message) become visible escapes such as `\u{1b}`.
-pub fn clean(s: &str) -> String {
+pub(crate) fn clean(s: &str) -> String {
     clean_but(s, None)
 }
 
 /// [`clean`], keeping one harmless control character (a newline, in markup).
-pub fn clean_but(s: &str, keep: Option<char>) -> String {
+pub(crate) fn clean_but(s: &str, keep: Option<char>) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         if c.is_control() && Some(c) != keep {
@@ -24,7 +24,7 @@ pub fn clean_but(s: &str, keep: Option<char>) -> String {
 }
 
 /// The first `max` characters of `s`, with `…` when some were cut.
-pub fn cap(s: &str, max: usize) -> String {
+pub(crate) fn cap(s: &str, max: usize) -> String {
     match s.char_indices().nth(max) {
         Some((end, _)) => format!("{}…", &s[..end]),
         None => s.to_string(),
@@ -34,7 +34,7 @@ pub fn cap(s: &str, max: usize) -> String {
 /// `s` with the password of every URL in it replaced by `***`: `http://user:pass@host/` becomes
 /// `http://user:***@host/`. A URL ends where prose does (whitespace, a quote, `<`, `>`); its
 /// userinfo is everything before its last `@`, so a password holding `/` or `@` is covered too.
-pub fn redact_passwords(s: &str) -> String {
+pub(crate) fn redact_passwords(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut rest = s;
     while let Some(i) = rest.find("://") {

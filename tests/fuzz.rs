@@ -116,9 +116,9 @@ fn edit_inside_zip(xlsx: &[u8], part: usize, edits: &[Edit]) -> Vec<u8> {
 }
 
 /// Reads plan bytes and validates them, as every command does.
-fn read_plan(format: roce_gen::plan::input::Format, bytes: &[u8]) {
-    if let Ok(source) = roce_gen::plan::input::read_plan_bytes("fuzz", format, bytes) {
-        let _ = roce_gen::plan::validate::validate(source.raw);
+fn read_plan(format: roce_gen::testing::Format, bytes: &[u8]) {
+    if let Ok(source) = roce_gen::testing::read_plan_bytes("fuzz", format, bytes) {
+        let _ = roce_gen::testing::validate(source.raw);
     }
 }
 
@@ -136,7 +136,7 @@ proptest! {
             "tests/it/fixtures/sample.xls",
             "tests/it/fixtures/formulas-no-cache.xlsx",
         ][which];
-        read_plan(roce_gen::plan::input::Format::Workbook, &apply(fixture(file), &edits));
+        read_plan(roce_gen::testing::Format::Workbook, &apply(fixture(file), &edits));
     }
 
     #[test]
@@ -147,7 +147,7 @@ proptest! {
     ) {
         let file = ["tests/it/fixtures/sample-libreoffice.xlsx", "tests/it/fixtures/sample.ods"][which];
         let bytes = edit_inside_zip(&fixture(file), part, &edits);
-        read_plan(roce_gen::plan::input::Format::Workbook, &bytes);
+        read_plan(roce_gen::testing::Format::Workbook, &bytes);
     }
 
     #[test]
@@ -155,12 +155,12 @@ proptest! {
         edits in proptest::collection::vec(edit(), 1..8),
     ) {
         let plan = fixture("tests/it/fixtures/results/plan.json");
-        read_plan(roce_gen::plan::input::Format::Json, &apply(plan, &edits));
+        read_plan(roce_gen::testing::Format::Json, &apply(plan, &edits));
     }
 
     #[test]
     fn the_json_plan_reader_takes_any_text(text in "\\PC{0,400}") {
-        read_plan(roce_gen::plan::input::Format::Json, text.as_bytes());
+        read_plan(roce_gen::testing::Format::Json, text.as_bytes());
     }
 
     #[test]
@@ -168,8 +168,8 @@ proptest! {
         toml in proptest::bool::ANY,
         text in "(\\[[a-zA-Z_]{0,8}\\]\n|[a-zA-Z_]{0,10} ?= ?(\"[^\"\n]{0,20}\"|[0-9]{0,5}|[a-z/._]{0,12})\n|\\PC{0,30}\n){0,12}",
     ) {
-        let kind = if toml { roce_gen::config::Kind::Toml } else { roce_gen::config::Kind::Ini };
-        let _ = roce_gen::config::parse("fuzz.toml", Path::new("."), kind, &text);
+        let kind = if toml { roce_gen::testing::ConfigKind::Toml } else { roce_gen::testing::ConfigKind::Ini };
+        let _ = roce_gen::testing::parse_config("fuzz.toml", Path::new("."), kind, &text);
     }
 
     #[test]
@@ -182,7 +182,7 @@ proptest! {
             "tests/it/fixtures/results/usb-1/gpu-002.precheck.json",
             "tests/it/fixtures/results/usb-2/gpu-003.apply.json",
         ][which];
-        let _ = roce_gen::ingest::result::parse(&apply(fixture(file), &edits));
+        let _ = roce_gen::testing::parse_result(&apply(fixture(file), &edits));
     }
 }
 

@@ -28,7 +28,7 @@ use serde_json::{Value, json};
 use crate::text::{cap, clean, redact_passwords};
 
 /// The environment variable that gives the API key; it wins over the config's key file and key.
-pub const API_KEY_ENV: &str = "ROCE_GEN_GRAFANA_API_KEY";
+pub(crate) const API_KEY_ENV: &str = "ROCE_GEN_GRAFANA_API_KEY";
 
 /// The largest key file read. A token is under 100 bytes: a bigger file is the wrong file.
 const KEY_FILE_MAX: u64 = 4096;
@@ -41,7 +41,7 @@ const SERVER_TEXT_MAX: usize = 300;
 const SCRUB_MIN: usize = 8;
 
 /// What the command line and the config file ask for (the command line already merged in).
-pub struct Options<'a> {
+pub(crate) struct Options<'a> {
     /// Where to write the JSON; stdout when `None` and not pushing.
     pub output: Option<&'a Path>,
     /// Upload the dashboard.
@@ -80,7 +80,7 @@ impl std::fmt::Debug for Options<'_> {
 }
 
 /// Runs `dashboard`.
-pub fn run(opts: &Options<'_>) -> Result<ExitCode> {
+pub(crate) fn run(opts: &Options<'_>) -> Result<ExitCode> {
     let dashboard = crate::dashboard::build(opts.datasource_uid.as_deref());
     let mut text = serde_json::to_string_pretty(&dashboard)?;
     text.push('\n');

@@ -15,7 +15,7 @@ use crate::generate::{self, archive};
 
 /// Options of `generate`.
 #[derive(Debug)]
-pub struct Options<'a> {
+pub(crate) struct Options<'a> {
     /// The output folder.
     pub out: &'a Path,
     /// Only these hosts (case-insensitive), or all.
@@ -31,7 +31,7 @@ pub struct Options<'a> {
 }
 
 /// Runs `generate`: exit 0 with the bundles written, 1 for an invalid plan (nothing written).
-pub fn run(arg: &PlanArg, opts: &Options<'_>) -> Result<ExitCode> {
+pub(crate) fn run(arg: &PlanArg, opts: &Options<'_>) -> Result<ExitCode> {
     let loaded = load(arg)?;
     let (plan, report) = match &loaded.outcome {
         Ok(ok) => ok,
@@ -100,7 +100,7 @@ fn progress_bar(len: usize) -> ProgressBar {
 /// The archive mtime: `SOURCE_DATE_EPOCH` when set (strictly a whole number of seconds, at most
 /// [`archive::MAX_MTIME`]), else a fixed default. `validate` checks it too, so that it accepts
 /// only what `generate` can write. Read once, here, so the rest of the pipeline reads no environment.
-pub fn mtime_from_env() -> Result<u64> {
+pub(crate) fn mtime_from_env() -> Result<u64> {
     match std::env::var("SOURCE_DATE_EPOCH") {
         Err(std::env::VarError::NotPresent) => Ok(archive::DEFAULT_MTIME),
         Err(e) => Err(e).context("SOURCE_DATE_EPOCH"),

@@ -20,7 +20,7 @@ use crate::ingest::{intake, render};
 
 /// What the command line asked for.
 #[derive(Debug)]
-pub struct Options<'a> {
+pub(crate) struct Options<'a> {
     /// Result files, folders and archives.
     pub paths: &'a [PathBuf],
     /// The plan the bundles were made from.
@@ -35,7 +35,7 @@ pub struct Options<'a> {
 
 /// Runs `ingest`: exit 0 when the report passes, 1 when it does not, except that a Prometheus
 /// file written with `-o` is exit 0 (its `roce_gen_ok` carries the verdict).
-pub fn run(opts: &Options<'_>) -> Result<ExitCode> {
+pub(crate) fn run(opts: &Options<'_>) -> Result<ExitCode> {
     let plan = match opts.plan {
         Some(path) => {
             let loaded = load(&PlanArg {

@@ -2,13 +2,13 @@
 //! here: reading the config file, choosing the plan (command line, else config), loading it and
 //! printing its diagnostics.
 
-pub mod dashboard;
-pub mod generate;
-pub mod ingest;
-pub mod plan;
-pub mod sample;
-pub mod validate;
-pub mod verify;
+pub(crate) mod dashboard;
+pub(crate) mod generate;
+pub(crate) mod ingest;
+pub(crate) mod plan;
+pub(crate) mod sample;
+pub(crate) mod validate;
+pub(crate) mod verify;
 
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
@@ -26,7 +26,7 @@ use crate::plan::model::Plan;
 
 /// A plan read and validated, with the name and hash of its source.
 #[derive(Debug)]
-pub struct Loaded {
+pub(crate) struct Loaded {
     /// The file name as given, or `<sample>`.
     pub name: String,
     /// The plan's identity: the sha256 of its normalized JSON (what `roce-gen plan` prints), so
@@ -40,7 +40,7 @@ pub struct Loaded {
 }
 
 /// Reads and validates the plan the arguments name. `Err` only when it cannot be read at all.
-pub fn load(arg: &PlanArg) -> Result<Loaded> {
+pub(crate) fn load(arg: &PlanArg) -> Result<Loaded> {
     let source = match &arg.path {
         Some(path) if !arg.sample => input::read_plan_file(path)?,
         _ => input::read_plan_bytes(
@@ -63,10 +63,10 @@ pub fn load(arg: &PlanArg) -> Result<Loaded> {
 }
 
 /// How the embedded sample plan is named in messages.
-pub const SAMPLE_NAME: &str = "<sample>";
+pub(crate) const SAMPLE_NAME: &str = "<sample>";
 
 /// Prints every diagnostic to stderr as `severity: file: location: message`.
-pub fn print_diagnostics(name: &str, report: &Report) -> Result<()> {
+pub(crate) fn print_diagnostics(name: &str, report: &Report) -> Result<()> {
     let mut err = std::io::stderr().lock();
     for d in report.diagnostics() {
         writeln!(err, "{}: {}", d.severity, d.display_in(name))?;
@@ -76,7 +76,11 @@ pub fn print_diagnostics(name: &str, report: &Report) -> Result<()> {
 
 /// Prints an invalid plan's problems and the closing `error:` line (`consequence` says what
 /// was not done, e.g. "nothing was written"); the exit status of an invalid plan, 1.
-pub fn invalid_plan(name: &str, report: &Report, consequence: Option<&str>) -> Result<ExitCode> {
+pub(crate) fn invalid_plan(
+    name: &str,
+    report: &Report,
+    consequence: Option<&str>,
+) -> Result<ExitCode> {
     print_diagnostics(name, report)?;
     let tail = consequence.map(|c| format!("; {c}")).unwrap_or_default();
     eprintln!("error: {name}: invalid plan: {}{tail}", report.summary());
@@ -85,7 +89,7 @@ pub fn invalid_plan(name: &str, report: &Report, consequence: Option<&str>) -> R
 
 /// How chatty the console is, set once from the global flags before a command runs.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Ui {
+pub(crate) struct Ui {
     /// `-q`: only errors, warnings and what was asked for.
     pub quiet: bool,
     /// `-v`: every bundle written, every path verified.
@@ -97,19 +101,19 @@ pub struct Ui {
 static UI: std::sync::OnceLock<Ui> = std::sync::OnceLock::new();
 
 /// Sets the console settings (the first call wins).
-pub fn set_ui(ui: Ui) {
+pub(crate) fn set_ui(ui: Ui) {
     let _ = UI.set(ui);
 }
 
 /// The console settings.
-pub fn ui() -> Ui {
+pub(crate) fn ui() -> Ui {
     UI.get().copied().unwrap_or_default()
 }
 
 impl Ui {
     /// Whether to colour output going to a stream that is (or is not) a terminal. `NO_COLOR`
     /// set to anything but the empty string turns `auto` off (no-color.org).
-    pub fn colored(self, terminal: bool) -> bool {
+    pub(crate) fn colored(self, terminal: bool) -> bool {
         match self.color {
             crate::cli::ColorChoice::Always => true,
             crate::cli::ColorChoice::Never => false,
@@ -125,7 +129,7 @@ const MAX_CONFIG_BYTES: u64 = 1 << 20;
 
 /// Finds and reads the config file: `explicit` (`--config`), which must exist, else the first of
 /// [`config::DEFAULT_FILES`] in the working folder, else none. Its warnings go to stderr.
-pub fn read_config(explicit: Option<&Path>) -> Result<Option<Config>> {
+pub(crate) fn read_config(explicit: Option<&Path>) -> Result<Option<Config>> {
     let path = match explicit {
         Some(p) if !p.exists() => {
             bail!("{}: no such config file (given with --config)", p.display())
@@ -161,7 +165,7 @@ pub fn read_config(explicit: Option<&Path>) -> Result<Option<Config>> {
 /// Warns (once per file: each file is read once) when a file that holds the Grafana API key is
 /// open to the group or others. A warning, not an error: refusing would break a setup that has
 /// worked, and the key is already exposed by the time roce-gen runs.
-pub fn warn_if_shared(name: &str, mode: u32) {
+pub(crate) fn warn_if_shared(name: &str, mode: u32) {
     if mode & 0o077 != 0 {
         eprintln!(
             "warning: {} holds the Grafana API key and other users have access to it (mode {:04o}); \
@@ -175,7 +179,7 @@ pub fn warn_if_shared(name: &str, mode: u32) {
 
 /// The plan a command works on: PLAN or `--sample` as given, else the config file's plan. None
 /// of them is a usage error (exit 2).
-pub fn resolve_plan(arg: PlanArg, config: Option<&Config>) -> Result<PlanArg> {
+pub(crate) fn resolve_plan(arg: PlanArg, config: Option<&Config>) -> Result<PlanArg> {
     if arg.path.is_some() || arg.sample {
         return Ok(arg);
     }

@@ -9,7 +9,7 @@ use crate::cli::PlanArg;
 use crate::cmd::{invalid_plan, load, print_diagnostics};
 
 /// Runs `plan`: exit 0 with the JSON, or 1 with the problems and nothing on stdout.
-pub fn run(arg: &PlanArg) -> Result<ExitCode> {
+pub(crate) fn run(arg: &PlanArg) -> Result<ExitCode> {
     let loaded = load(arg)?;
     match &loaded.outcome {
         Ok((plan, report)) => {

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::{Result, bail};
 
 /// Runs `sample`. Refuses to replace an existing file unless `force`.
-pub fn run(output: &Path, force: bool) -> Result<ExitCode> {
+pub(crate) fn run(output: &Path, force: bool) -> Result<ExitCode> {
     let ext = output
         .extension()
         .and_then(|e| e.to_str())

@@ -11,7 +11,7 @@ use crate::cmd::{load, print_diagnostics};
 use crate::plan::diagnostic::{Report, Severity};
 
 /// Schema tag of `validate --format json`.
-pub const VALIDATE_SCHEMA: &str = "roce-gen/validate/v1";
+pub(crate) const VALIDATE_SCHEMA: &str = "roce-gen/validate/v1";
 
 /// The JSON document `validate --format json` prints.
 #[derive(Debug, Serialize)]
@@ -49,7 +49,7 @@ struct JsonDiagnostic<'a> {
 
 /// Runs `validate`: exit 0 when the plan is usable, 1 when it has errors (or, with `strict`,
 /// warnings).
-pub fn run(arg: &PlanArg, format: Format, strict: bool) -> Result<ExitCode> {
+pub(crate) fn run(arg: &PlanArg, format: Format, strict: bool) -> Result<ExitCode> {
     let loaded = load(arg)?;
     let (plan, report) = match &loaded.outcome {
         Ok((plan, report)) => (Some(plan), report),

@@ -12,7 +12,7 @@ use crate::generate::dist::{INDEX, Index};
 use crate::generate::verify::{Files, check, read_tarball};
 
 /// Schema of `verify --format json`.
-pub const VERIFY_SCHEMA: &str = "roce-gen/verify/v1";
+pub(crate) const VERIFY_SCHEMA: &str = "roce-gen/verify/v1";
 
 #[derive(serde::Serialize)]
 struct Verified {
@@ -29,7 +29,7 @@ struct VerifiedPath {
 }
 
 /// Runs `verify`: exit 0 when everything verifies, 1 when anything does not.
-pub fn run(paths: &[std::path::PathBuf], format: crate::cli::Format) -> Result<ExitCode> {
+pub(crate) fn run(paths: &[std::path::PathBuf], format: crate::cli::Format) -> Result<ExitCode> {
     let mut failed = false;
     let mut doc = Verified {
         schema: VERIFY_SCHEMA,

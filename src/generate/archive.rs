@@ -10,11 +10,11 @@ use crate::generate::bundle::{Bundle, Entry};
 
 /// The mtime when `SOURCE_DATE_EPOCH` is not set: tar's own deterministic timestamp, not 0,
 /// because a zero mtime confuses some tools.
-pub const DEFAULT_MTIME: u64 = 1_153_704_088;
+pub(crate) const DEFAULT_MTIME: u64 = 1_153_704_088;
 
 /// The latest mtime a ustar header holds in its 11 octal digits; GNU tar's base-256 form for
 /// larger values is not read by every tar (busybox's among them).
-pub const MAX_MTIME: u64 = 0o777_7777_7777;
+pub(crate) const MAX_MTIME: u64 = 0o777_7777_7777;
 
 /// The compression level of the per-host parts, chosen by measurement (benches/scale.sh): at
 /// level 6 a bundle is 5% smaller than at level 3 and the run is still dominated by the file
@@ -23,7 +23,7 @@ const LEVEL: u32 = 6;
 
 /// A bundle packed both ways.
 #[derive(Debug, Clone)]
-pub struct Packed {
+pub(crate) struct Packed {
     /// The uncompressed tar (its hash does not depend on the compressor's version).
     pub tar: Vec<u8>,
     /// The gzip-compressed tar.
@@ -35,14 +35,14 @@ pub struct Packed {
 /// spliced into each bundle's stream between its own compressed parts: one ordinary gzip member,
 /// as `gzip -t` and every reader see it, for a third of the compression work.
 #[derive(Debug, Clone, Default)]
-pub struct Shared {
+pub(crate) struct Shared {
     /// File name, its sha256, and the raw deflate of its tar data (content and padding).
     files: Vec<(String, String, Vec<u8>)>,
 }
 
 impl Shared {
     /// Compresses the shared files once.
-    pub fn new(entries: &[(String, Entry)]) -> Result<Self> {
+    pub(crate) fn new(entries: &[(String, Entry)]) -> Result<Self> {
         let mut best = Compress::new(Compression::best(), false);
         let files = entries
             .iter()
@@ -67,7 +67,7 @@ impl Shared {
 
 /// Packs `bundle` under `<host>/` with every mtime set to `mtime`; files found in `shared` reuse
 /// their compressed form.
-pub fn pack(bundle: &Bundle, mtime: u64, shared: &Shared) -> Result<Packed> {
+pub(crate) fn pack(bundle: &Bundle, mtime: u64, shared: &Shared) -> Result<Packed> {
     let mut builder = tar::Builder::new(Vec::new());
     let top = format!("{}/", bundle.host);
     let mut dir = header(tar::EntryType::Directory, 0, 0o755, mtime);

@@ -11,13 +11,13 @@ use crate::generate::render::{Meta, Rendered};
 use crate::plan::model::{Cluster, Host, Plan};
 
 /// Schema tag of `manifest.json`.
-pub const MANIFEST_SCHEMA: &str = "roce-gen/manifest/v1";
+pub(crate) const MANIFEST_SCHEMA: &str = "roce-gen/manifest/v1";
 /// Schema tag of `host.json`.
-pub const HOST_SCHEMA: &str = "roce-gen/host/v1";
+pub(crate) const HOST_SCHEMA: &str = "roce-gen/host/v1";
 
 /// One file of a bundle.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Entry {
+pub(crate) struct Entry {
     /// Contents.
     pub bytes: Vec<u8>,
     /// Unix mode: 0755 for scripts, 0644 otherwise.
@@ -28,7 +28,7 @@ pub struct Entry {
 
 impl Entry {
     /// A file with its hash.
-    pub fn new(bytes: Vec<u8>, mode: u32) -> Self {
+    pub(crate) fn new(bytes: Vec<u8>, mode: u32) -> Self {
         let sha256 = sha256_hex(&bytes);
         Self {
             bytes,
@@ -39,7 +39,7 @@ impl Entry {
 }
 
 /// The files every bundle shares, hashed once for the whole run.
-pub fn shared_entries(rendered: Vec<Rendered>) -> Vec<(String, Entry)> {
+pub(crate) fn shared_entries(rendered: Vec<Rendered>) -> Vec<(String, Entry)> {
     rendered
         .into_iter()
         .map(|r| (r.name.to_string(), Entry::new(r.text.into_bytes(), r.mode)))
@@ -48,7 +48,7 @@ pub fn shared_entries(rendered: Vec<Rendered>) -> Vec<(String, Entry)> {
 
 /// A host's bundle: file name (inside the `<host>/` folder) → entry, sorted.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Bundle {
+pub(crate) struct Bundle {
     /// The host, which is also the bundle's top folder.
     pub host: String,
     /// Every file, `SHA256SUMS` and `manifest.json` included.
@@ -67,7 +67,7 @@ struct HostJson<'a> {
 
 /// `manifest.json`.
 #[derive(Debug, Serialize)]
-pub struct Manifest<'a> {
+pub(crate) struct Manifest<'a> {
     schema: &'static str,
     tool_version: &'a str,
     plan_sha256: &'a str,
@@ -78,7 +78,7 @@ pub struct Manifest<'a> {
 
 /// One file in the manifest.
 #[derive(Debug, Serialize, serde::Deserialize, PartialEq, Eq)]
-pub struct ManifestFile {
+pub(crate) struct ManifestFile {
     /// File name inside the bundle folder.
     pub path: String,
     /// Size in bytes.
@@ -90,7 +90,7 @@ pub struct ManifestFile {
 }
 
 /// Builds `host`'s bundle from its own rendered files and the `shared` ones.
-pub fn build(
+pub(crate) fn build(
     rendered: Vec<Rendered>,
     shared: &[(String, Entry)],
     plan: &Plan,
@@ -144,7 +144,7 @@ pub fn build(
 }
 
 /// Pretty JSON with a final newline, as every JSON file roce-gen writes.
-pub fn pretty_json<T: Serialize>(value: &T) -> Result<Vec<u8>> {
+pub(crate) fn pretty_json<T: Serialize>(value: &T) -> Result<Vec<u8>> {
     let mut bytes = serde_json::to_vec_pretty(value).context("JSON")?;
     bytes.push(b'\n');
     Ok(bytes)

@@ -12,16 +12,16 @@ use crate::generate::bundle::pretty_json;
 use crate::plan::model::{Host, Plan};
 
 /// Schema tag of `index.json`.
-pub const INDEX_SCHEMA: &str = "roce-gen/index/v1";
+pub(crate) const INDEX_SCHEMA: &str = "roce-gen/index/v1";
 /// The index file's name.
-pub const INDEX: &str = "index.json";
+pub(crate) const INDEX: &str = "index.json";
 
 /// The checksums of every file roce-gen wrote in the output folder.
-pub const SUMS: &str = "SHA256SUMS";
+pub(crate) const SUMS: &str = "SHA256SUMS";
 
 /// `index.json`: the cluster and every bundle with its checksums.
 #[derive(Debug, Serialize, Deserialize)]
-pub struct Index {
+pub(crate) struct Index {
     /// Always [`INDEX_SCHEMA`].
     pub schema: String,
     /// roce-gen's version.
@@ -36,7 +36,7 @@ pub struct Index {
 
 /// One bundle in the index.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct IndexHost {
+pub(crate) struct IndexHost {
     /// The host.
     pub host: String,
     /// The tarball's file name.
@@ -57,7 +57,7 @@ pub struct IndexHost {
 
 impl IndexHost {
     /// The index entry of `host`'s packed bundle.
-    pub fn new(host: &Host, packed: &Packed) -> Self {
+    pub(crate) fn new(host: &Host, packed: &Packed) -> Self {
         IndexHost {
             host: host.hostname.to_string(),
             bundle: bundle_name(host),
@@ -75,13 +75,13 @@ impl IndexHost {
 }
 
 /// The tarball name of a host's bundle.
-pub fn bundle_name(host: &Host) -> String {
+pub(crate) fn bundle_name(host: &Host) -> String {
     format!("{}.tar.gz", host.hostname)
 }
 
 /// `index.json` and `SHA256SUMS` of the output folder, from the bundles' index entries (in plan
 /// order) and the folder's other files (`run-here.sh`, `ansible/…`), which SHA256SUMS covers too.
-pub fn index_files(
+pub(crate) fn index_files(
     plan: &Plan,
     hosts: Vec<IndexHost>,
     others: &[(String, Vec<u8>)],
@@ -118,7 +118,7 @@ pub fn index_files(
 /// What the output folder's own templates see: the cluster, every bundle, and the hosts by
 /// the plan's group (Ansible groups).
 #[derive(Debug, Serialize)]
-pub struct DistContext<'a> {
+pub(crate) struct DistContext<'a> {
     cluster: &'a str,
     hosts: &'a [IndexHost],
     groups: Vec<DistGroup<'a>>,
@@ -134,7 +134,7 @@ struct DistGroup<'a> {
 
 impl<'a> DistContext<'a> {
     /// The context for the bundles `entries` of `plan`.
-    pub fn new(plan: &'a Plan, entries: &'a [IndexHost]) -> Self {
+    pub(crate) fn new(plan: &'a Plan, entries: &'a [IndexHost]) -> Self {
         let mut groups: BTreeMap<String, Vec<&IndexHost>> = BTreeMap::new();
         let mut ungrouped = Vec::new();
         for entry in entries {
@@ -166,7 +166,7 @@ impl<'a> DistContext<'a> {
 /// An Ansible group name for a plan group: letters, digits and `_`, not starting with a digit
 /// (`rack-a` → `rack_a`, `1st floor` → `g_1st_floor`, `机架` → `u673au67b6`, so that distinct
 /// non-ASCII names stay distinct).
-pub fn ansible_group(group: &str) -> String {
+pub(crate) fn ansible_group(group: &str) -> String {
     let name: String = group
         .chars()
         .map(|c| match c {

@@ -9,7 +9,7 @@ use minijinja::value::{Value, ValueKind};
 use minijinja::{AutoEscape, Error, ErrorKind, Output, State};
 
 /// The auto-escape mode of a template, from its file name (`apply.sh.j2` → shell).
-pub fn mode_for(name: &str) -> AutoEscape {
+pub(crate) fn mode_for(name: &str) -> AutoEscape {
     let name = name.trim_end_matches(".j2");
     match name.rsplit_once('.').map(|(_, ext)| ext) {
         Some("sh") => AutoEscape::Custom("sh".into()),
@@ -21,7 +21,7 @@ pub fn mode_for(name: &str) -> AutoEscape {
 }
 
 /// Quotes `s` as one bash word. A NUL cannot be in a shell word and is an error.
-pub fn sh_quote(s: &str) -> Result<Cow<'_, str>, String> {
+pub(crate) fn sh_quote(s: &str) -> Result<Cow<'_, str>, String> {
     if s.is_empty() {
         return Ok(Cow::Borrowed("''"));
     }
@@ -33,7 +33,7 @@ pub fn sh_quote(s: &str) -> Result<Cow<'_, str>, String> {
 /// specifier nor a variable. Whitespace, quotes, backslashes and control characters would change
 /// how systemd splits a command line; values that reach a unit are names and paths, so those are
 /// refused rather than quoted.
-pub fn systemd_escape(s: &str) -> Result<String, String> {
+pub(crate) fn systemd_escape(s: &str) -> Result<String, String> {
     if let Some(c) = s
         .chars()
         .find(|c| c.is_whitespace() || c.is_control() || "\"'\\;".contains(*c))
@@ -48,7 +48,7 @@ pub fn systemd_escape(s: &str) -> Result<String, String> {
 /// The formatter for `Environment::set_formatter`: shell and systemd quoting for the custom
 /// modes, the default behaviour otherwise. Undefined and `none` values are errors in the custom
 /// modes, so that a missing value can never print as an empty string into a script.
-pub fn formatter(
+pub(crate) fn formatter(
     out: &mut Output<'_>,
     state: &mut State<'_, '_>,
     value: &Value,

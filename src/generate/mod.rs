@@ -6,14 +6,14 @@
 //! [`verify`] checks a folder or tarball later. Nothing here reads the environment or prints:
 //! `cmd/generate.rs` does.
 
-pub mod archive;
-pub mod bundle;
-pub mod dist;
-pub mod escape;
+pub(crate) mod archive;
+pub(crate) mod bundle;
+pub(crate) mod dist;
+pub(crate) mod escape;
 mod hosts;
-pub mod output;
-pub mod render;
-pub mod verify;
+pub(crate) mod output;
+pub(crate) mod render;
+pub(crate) mod verify;
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -27,11 +27,11 @@ use output::Staging;
 use render::{Meta, Renderer};
 
 /// The version written into every bundle and result.
-pub const TOOL_VERSION: &str = env!("CARGO_PKG_VERSION");
+pub(crate) const TOOL_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// What to generate, and where.
 #[derive(Debug)]
-pub struct Options<'a> {
+pub(crate) struct Options<'a> {
     /// The output folder.
     pub out: &'a Path,
     /// Only these hosts (case-insensitive), or all.
@@ -46,7 +46,7 @@ pub struct Options<'a> {
 
 /// What a run wrote: its report, the bytes written and the notes for the user.
 #[derive(Debug)]
-pub struct Outcome {
+pub(crate) struct Outcome {
     /// What `generate --format json` prints.
     pub written: Written,
     /// The number of bundles built.
@@ -59,7 +59,7 @@ pub struct Outcome {
 
 /// Writes the output folder for `plan` (whose identity is `plan_sha256`). `each_host` is called
 /// once per bundle written, from any thread (a progress bar).
-pub fn generate(
+pub(crate) fn generate(
     plan: &Plan,
     plan_sha256: &str,
     opts: &Options<'_>,
@@ -142,11 +142,11 @@ pub fn generate(
 }
 
 /// Schema of `generate --format json`.
-pub const GENERATE_SCHEMA: &str = "roce-gen/generate/v1";
+pub(crate) const GENERATE_SCHEMA: &str = "roce-gen/generate/v1";
 
 /// What `generate --format json` prints.
 #[derive(Debug, serde::Serialize)]
-pub struct Written {
+pub(crate) struct Written {
     /// `roce-gen/generate/v1`.
     pub schema: &'static str,
     /// The plan's cluster name.
@@ -165,7 +165,7 @@ pub struct Written {
 
 #[derive(Debug, serde::Serialize)]
 /// One bundle written.
-pub struct WrittenBundle {
+pub(crate) struct WrittenBundle {
     /// Its host.
     pub host: String,
     /// The tarball's file name.

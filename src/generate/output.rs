@@ -21,7 +21,7 @@ static LIVE: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
 /// SIGHUP stops it, then exits with 128 + the signal. The folder swap holds [`LIVE`], so a
 /// signal waits for a swap in progress to finish: the output is then old or new, never torn.
 /// SIGKILL cannot be caught: the next run sweeps what it leaves ([`Staging::new`]).
-pub fn on_signals() -> Result<()> {
+pub(crate) fn on_signals() -> Result<()> {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 
     let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])
@@ -55,7 +55,7 @@ pub fn on_signals() -> Result<()> {
 /// A failure, or a signal, removes the staging folder; after SIGKILL the next run into the same
 /// parent folder sweeps it.
 #[derive(Debug)]
-pub struct Staging {
+pub(crate) struct Staging {
     target: PathBuf,
     dir: PathBuf,
     /// The parent folder, locked for the run (`flock`): two runs into one parent folder take
@@ -66,7 +66,7 @@ pub struct Staging {
 impl Staging {
     /// Starts writing `target`: resolves it, locks its parent folder, sweeps debris of runs
     /// that were killed, and creates the staging folder.
-    pub fn new(target: &Path) -> Result<Self> {
+    pub(crate) fn new(target: &Path) -> Result<Self> {
         let target = resolve(target)?;
         let (parent, name) = split(&target)?;
         std::fs::create_dir_all(&parent)
@@ -90,7 +90,7 @@ impl Staging {
     }
 
     /// Stages one file (mode 0644). Safe to call from several threads for different names.
-    pub fn write(&self, name: &str, bytes: &[u8]) -> Result<()> {
+    pub(crate) fn write(&self, name: &str, bytes: &[u8]) -> Result<()> {
         let path = self.dir.join(name);
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent)
@@ -105,7 +105,7 @@ impl Staging {
 
     /// Makes the staged files the target folder, keeping the files of the previous output that
     /// `owned` does not claim (paths relative to the folder, `/`-separated).
-    pub fn commit(self, owned: &dyn Fn(&str) -> bool) -> Result<()> {
+    pub(crate) fn commit(self, owned: &dyn Fn(&str) -> bool) -> Result<()> {
         let target = self.target.clone();
         if std::fs::symlink_metadata(&target).is_ok() {
             carry_over(&target, &self.dir, owned)?;

@@ -14,11 +14,11 @@ use crate::generate::escape;
 use crate::plan::model::{Host, Plan};
 
 /// A template id: its path under `templates/` without `.j2`; the output file is its base name.
-pub type TemplateId = &'static str;
+pub(crate) type TemplateId = &'static str;
 
 /// A file of the bundle, from `templates/`.
 #[derive(Debug, Clone, Copy)]
-pub struct FileTemplate {
+pub(crate) struct FileTemplate {
     /// Path under `templates/` (without `.j2` for a template); the bundle file is its base name.
     pub id: TemplateId,
     /// Its mode in the bundle: the scripts a user runs are executable, nothing else is.
@@ -29,7 +29,7 @@ pub struct FileTemplate {
 
 /// How a file of `templates/` becomes a bundle file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Source {
+pub(crate) enum Source {
     /// `templates/<id>`, copied as it is: the shell library and the scripts, which hold no plan
     /// value, so that they are the same bytes in every bundle and can be checked as sources.
     Plain,
@@ -39,7 +39,7 @@ pub enum Source {
 
 impl FileTemplate {
     /// The file's name in the bundle.
-    pub fn file_name(&self) -> &'static str {
+    pub(crate) fn file_name(&self) -> &'static str {
         // `host/apply.sh` → `apply.sh`; `dist/ansible/roce.yml` → `ansible/roce.yml`.
         self.id.split_once('/').map_or(self.id, |(_, rest)| rest)
     }
@@ -70,51 +70,51 @@ const fn plain(id: TemplateId, mode: u32) -> FileTemplate {
 }
 
 /// `precheck.sh`: read-only checks.
-pub const PRECHECK_SH: FileTemplate = plain("host/precheck.sh", 0o755);
+pub(crate) const PRECHECK_SH: FileTemplate = plain("host/precheck.sh", 0o755);
 /// `apply.sh`: verify, precheck, save, apply, read back, persist.
-pub const APPLY_SH: FileTemplate = plain("host/apply.sh", 0o755);
+pub(crate) const APPLY_SH: FileTemplate = plain("host/apply.sh", 0o755);
 /// `rollback.sh`: restore what apply saved.
-pub const ROLLBACK_SH: FileTemplate = plain("host/rollback.sh", 0o755);
+pub(crate) const ROLLBACK_SH: FileTemplate = plain("host/rollback.sh", 0o755);
 /// `lib.sh`: the shell library the scripts source (it sources its parts, `lib-*.sh`).
-pub const LIB_SH: FileTemplate = plain("host/lib.sh", 0o644);
+pub(crate) const LIB_SH: FileTemplate = plain("host/lib.sh", 0o644);
 /// `lib-parse.sh`: the readers of every tool output the scripts parse.
-pub const LIB_PARSE_SH: FileTemplate = plain("host/lib-parse.sh", 0o644);
+pub(crate) const LIB_PARSE_SH: FileTemplate = plain("host/lib-parse.sh", 0o644);
 /// `lib-checks.sh`: identity and environment checks, the precheck.
-pub const LIB_CHECKS_SH: FileTemplate = plain("host/lib-checks.sh", 0o644);
+pub(crate) const LIB_CHECKS_SH: FileTemplate = plain("host/lib-checks.sh", 0o644);
 /// `lib-probe.sh`: the monitoring probe (optics, link, PCIe, counters, LLDP) and its checks.
-pub const LIB_PROBE_SH: FileTemplate = plain("host/lib-probe.sh", 0o644);
+pub(crate) const LIB_PROBE_SH: FileTemplate = plain("host/lib-probe.sh", 0o644);
 /// `lib-settings.sh`: each setting's read and write per backend, saving and restoring.
-pub const LIB_SETTINGS_SH: FileTemplate = plain("host/lib-settings.sh", 0o644);
+pub(crate) const LIB_SETTINGS_SH: FileTemplate = plain("host/lib-settings.sh", 0o644);
 /// `lib-rdma.sh`: DCQCN parameters and the cable length as settings, the receive-buffer and GID
 /// checks, `nccl.env`.
-pub const LIB_RDMA_SH: FileTemplate = plain("host/lib-rdma.sh", 0o644);
+pub(crate) const LIB_RDMA_SH: FileTemplate = plain("host/lib-rdma.sh", 0o644);
 /// `lib-persist.sh`: the boot unit, the driver-reload hooks, the boot wait.
-pub const LIB_PERSIST_SH: FileTemplate = plain("host/lib-persist.sh", 0o644);
+pub(crate) const LIB_PERSIST_SH: FileTemplate = plain("host/lib-persist.sh", 0o644);
 /// `lib-firmware.sh`: the NICs' firmware (NV) configuration, read, checked and set.
-pub const LIB_FIRMWARE_SH: FileTemplate = plain("host/lib-firmware.sh", 0o644);
+pub(crate) const LIB_FIRMWARE_SH: FileTemplate = plain("host/lib-firmware.sh", 0o644);
 /// `plan.sh`: this host's plan as bash data, the only file of a bundle's shell that differs
 /// between hosts.
-pub const PLAN_SH: FileTemplate = file("host/plan.sh", 0o644);
+pub(crate) const PLAN_SH: FileTemplate = file("host/plan.sh", 0o644);
 /// `roce-gen.service`: the boot-time oneshot unit.
-pub const SERVICE: FileTemplate = file("host/roce-gen.service", 0o644);
+pub(crate) const SERVICE: FileTemplate = file("host/roce-gen.service", 0o644);
 /// `README.txt`: how to run the bundle.
-pub const README_TXT: FileTemplate = file("host/README.txt", 0o644);
+pub(crate) const README_TXT: FileTemplate = file("host/README.txt", 0o644);
 
 /// `run-here.sh`: finds and runs this host's bundle from a USB stick or a share.
-pub const RUN_HERE_SH: FileTemplate = file("dist/run-here.sh", 0o755);
+pub(crate) const RUN_HERE_SH: FileTemplate = file("dist/run-here.sh", 0o755);
 /// `ansible/inventory.yml`: every host with its management address, by group.
-pub const ANSIBLE_INVENTORY: FileTemplate = file("dist/ansible/inventory.yml", 0o644);
+pub(crate) const ANSIBLE_INVENTORY: FileTemplate = file("dist/ansible/inventory.yml", 0o644);
 /// `ansible/roce.yml`: the playbook that runs a phase on every host and fetches the results.
-pub const ANSIBLE_PLAYBOOK: FileTemplate = file("dist/ansible/roce.yml", 0o644);
+pub(crate) const ANSIBLE_PLAYBOOK: FileTemplate = file("dist/ansible/roce.yml", 0o644);
 
 /// The files of the output folder itself, beside the bundles.
-pub const DIST_FILES: [FileTemplate; 3] = [RUN_HERE_SH, ANSIBLE_INVENTORY, ANSIBLE_PLAYBOOK];
+pub(crate) const DIST_FILES: [FileTemplate; 3] = [RUN_HERE_SH, ANSIBLE_INVENTORY, ANSIBLE_PLAYBOOK];
 
 /// The files rendered for each host.
-pub const HOST_FILES: [FileTemplate; 1] = [PLAN_SH];
+pub(crate) const HOST_FILES: [FileTemplate; 1] = [PLAN_SH];
 
 /// The files that do not depend on the host: made once per run, shared by every bundle.
-pub const SHARED_FILES: [FileTemplate; 13] = [
+pub(crate) const SHARED_FILES: [FileTemplate; 13] = [
     PRECHECK_SH,
     APPLY_SH,
     ROLLBACK_SH,
@@ -132,7 +132,7 @@ pub const SHARED_FILES: [FileTemplate; 13] = [
 
 /// A rendered file.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Rendered {
+pub(crate) struct Rendered {
     /// Its name in the bundle.
     pub name: &'static str,
     /// Its text: LF line endings, one final newline.
@@ -170,7 +170,7 @@ const EMBEDDED: &[(&str, &str)] = embedded![
 ];
 
 /// The template environment and the plain sources, built once and used for every host.
-pub struct Renderer {
+pub(crate) struct Renderer {
     env: Environment<'static>,
     /// The plain files (`Source::Plain`) by path under `templates/`.
     plain: Vec<(&'static str, String)>,
@@ -179,7 +179,7 @@ pub struct Renderer {
 impl Renderer {
     /// The renderer over the embedded templates, or over `dir` where it has a file (a customised
     /// copy may override only some files).
-    pub fn new(dir: Option<&Path>) -> Result<Self> {
+    pub(crate) fn new(dir: Option<&Path>) -> Result<Self> {
         let mut env = Environment::new();
         env.set_undefined_behavior(UndefinedBehavior::Strict);
         env.set_syntax(
@@ -222,7 +222,7 @@ impl Renderer {
 
     /// The files every bundle shares: the plain scripts and library, and the unit and README,
     /// which see the cluster's values but no host's.
-    pub fn render_shared(&self, plan: &Plan, meta: &Meta<'_>) -> Result<Vec<Rendered>> {
+    pub(crate) fn render_shared(&self, plan: &Plan, meta: &Meta<'_>) -> Result<Vec<Rendered>> {
         let ctx = minijinja::Value::from(minijinja::value::Serde(SharedContext::new(plan, meta)));
         SHARED_FILES
             .iter()
@@ -231,7 +231,7 @@ impl Renderer {
     }
 
     /// Renders the output folder's own files from `ctx` (see [`crate::generate::dist::DistContext`]).
-    pub fn render_dist<C: Serialize>(&self, ctx: &C) -> Result<Vec<Rendered>> {
+    pub(crate) fn render_dist<C: Serialize>(&self, ctx: &C) -> Result<Vec<Rendered>> {
         let ctx = minijinja::Value::from(minijinja::value::Serde(ctx));
         DIST_FILES
             .iter()
@@ -240,7 +240,12 @@ impl Renderer {
     }
 
     /// Renders every host file for `host`, in bundle order.
-    pub fn render_host(&self, plan: &Plan, host: &Host, meta: &Meta<'_>) -> Result<Vec<Rendered>> {
+    pub(crate) fn render_host(
+        &self,
+        plan: &Plan,
+        host: &Host,
+        meta: &Meta<'_>,
+    ) -> Result<Vec<Rendered>> {
         let ctx =
             minijinja::Value::from(minijinja::value::Serde(HostContext::new(plan, host, meta)));
         HOST_FILES
@@ -312,7 +317,7 @@ fn normalize(text: &str) -> String {
 
 /// What identifies a generation run: the same for every host.
 #[derive(Debug, Clone, Copy)]
-pub struct Meta<'a> {
+pub(crate) struct Meta<'a> {
     /// roce-gen's version.
     pub tool_version: &'a str,
     /// sha256 of the plan file.

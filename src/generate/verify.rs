@@ -11,10 +11,10 @@ use crate::digest::sha256_hex;
 use crate::generate::bundle::{MANIFEST_SCHEMA, ManifestFile};
 
 /// A bundle's files as found: name inside the bundle folder → (bytes, mode if known).
-pub type Files = BTreeMap<String, (Vec<u8>, Option<u32>)>;
+pub(crate) type Files = BTreeMap<String, (Vec<u8>, Option<u32>)>;
 
 /// Every problem found, each naming the file; empty when the bundle verifies.
-pub fn check(files: &Files) -> Vec<String> {
+pub(crate) fn check(files: &Files) -> Vec<String> {
     let mut problems = Vec::new();
     let listed = match files.get("SHA256SUMS") {
         None => {

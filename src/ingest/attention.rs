@@ -14,7 +14,7 @@ use crate::ingest::result::Check;
 /// Why a group is listed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Kind {
+pub(crate) enum Kind {
     /// A check of the latest result warned (cabling, optics, PCIe, link speed, firmware, …).
     Warning,
     /// A setting differs again after an apply that passed.
@@ -23,7 +23,7 @@ pub enum Kind {
 
 /// One check id across the hosts.
 #[derive(Debug, Clone, Serialize)]
-pub struct Group {
+pub(crate) struct Group {
     /// The check id.
     pub id: String,
     /// Warning or drift.
@@ -38,7 +38,7 @@ pub struct Group {
 
 /// One host's (and NIC's) instance of a group.
 #[derive(Debug, Clone, Serialize)]
-pub struct Item {
+pub(crate) struct Item {
     /// The host.
     pub host: String,
     /// The NIC, absent for host-wide checks.
@@ -49,7 +49,7 @@ pub struct Item {
 
 /// The groups of the counted hosts: warnings first, then drift; within each, the groups that
 /// touch most hosts first.
-pub fn groups(hosts: &[HostReport]) -> Vec<Group> {
+pub(crate) fn groups(hosts: &[HostReport]) -> Vec<Group> {
     let mut by: BTreeMap<(Kind, &str), Vec<(&str, &Check)>> = BTreeMap::new();
     for h in hosts.iter().filter(|h| h.counted() && !h.stale) {
         for c in &h.warnings {
@@ -89,7 +89,7 @@ pub fn groups(hosts: &[HostReport]) -> Vec<Group> {
 
 /// A host's changes of one setting.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Change {
+pub(crate) struct Change {
     /// The setting (check id).
     pub id: String,
     /// The distinct moves, the most common first.
@@ -98,7 +98,7 @@ pub struct Change {
 
 /// Ports that go from one value to another.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Move {
+pub(crate) struct Move {
     /// The value now (`actual`); empty when unset.
     pub from: String,
     /// The planned value (`expected`).
@@ -108,7 +108,7 @@ pub struct Move {
 }
 
 /// One line per setting, in the order the result lists the settings.
-pub fn changes(checks: &[Check]) -> Vec<Change> {
+pub(crate) fn changes(checks: &[Check]) -> Vec<Change> {
     let mut out: Vec<Change> = Vec::new();
     for c in checks {
         let i = match out.iter().position(|g| g.id == c.id) {
@@ -144,7 +144,7 @@ pub fn changes(checks: &[Check]) -> Vec<Change> {
 /// `trust: 8 ports pcp → dscp`, `pfc: 6 ports 0,0,0,0,0,0,0,0 → 0,0,0,1,0,0,0,0; 2 ports
 /// (mlx5_3, mlx5_7) … → …`, `persistence: unset → installed`. Ports are named when a move
 /// covers fewer than all `ports` of the host's changes, and there are few enough to read.
-pub fn change_line(c: &Change, ports: usize) -> String {
+pub(crate) fn change_line(c: &Change, ports: usize) -> String {
     let moves: Vec<String> = c
         .moves
         .iter()
@@ -164,7 +164,7 @@ pub fn change_line(c: &Change, ports: usize) -> String {
 }
 
 /// A host's changes as text, one line per setting (what every format shows).
-pub fn change_lines(checks: &[Check]) -> Vec<String> {
+pub(crate) fn change_lines(checks: &[Check]) -> Vec<String> {
     let ports = ports_of(checks);
     changes(checks)
         .iter()
@@ -173,7 +173,7 @@ pub fn change_lines(checks: &[Check]) -> Vec<String> {
 }
 
 /// How many ports a host's changes touch.
-pub fn ports_of(checks: &[Check]) -> usize {
+pub(crate) fn ports_of(checks: &[Check]) -> usize {
     checks
         .iter()
         .filter_map(|c| c.nic.as_ref())
@@ -182,7 +182,7 @@ pub fn ports_of(checks: &[Check]) -> usize {
 }
 
 /// `5 settings on 8 ports`: the size of a host's changes.
-pub fn changes_size(checks: &[Check]) -> String {
+pub(crate) fn changes_size(checks: &[Check]) -> String {
     let settings = checks.iter().map(|c| &c.id).collect::<BTreeSet<_>>().len();
     let ports = ports_of(checks);
     let s = if settings == 1 { "setting" } else { "settings" };

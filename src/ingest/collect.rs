@@ -25,7 +25,7 @@ use crate::ingest::result::{MAX_RESULT_BYTES, capped};
 const MAX_ARCHIVE_DEPTH: usize = 3;
 
 /// Bytes read ahead of the workers, at most: files waiting in the queue and being parsed.
-pub const IN_FLIGHT_BYTES: usize = 64 << 20;
+pub(crate) const IN_FLIGHT_BYTES: usize = 64 << 20;
 
 /// Batches queued for the workers, at most, whatever their size.
 const QUEUE: usize = 64;
@@ -38,7 +38,7 @@ const BATCH_BYTES: usize = 1 << 20;
 /// One file found. `origin` names it for people: the path as reached from the argument, and
 /// inside an archive `archive.tar.gz:member/path.json`.
 #[derive(Debug)]
-pub enum Found {
+pub(crate) enum Found {
     /// A candidate result and its bytes.
     File {
         /// Where it is.
@@ -98,7 +98,7 @@ const OTHER_ARCHIVE: &str =
 /// Hands every candidate under `paths` to `each`, on worker threads, in no fixed order; returns
 /// once every one was handled. `Err`, before anything is read, when a path given does not exist
 /// or cannot be opened at all.
-pub fn collect(paths: &[PathBuf], each: &(dyn Fn(Found) + Sync)) -> Result<()> {
+pub(crate) fn collect(paths: &[PathBuf], each: &(dyn Fn(Found) + Sync)) -> Result<()> {
     let mut args = Vec::with_capacity(paths.len());
     for path in paths {
         let meta = std::fs::metadata(path)

@@ -12,7 +12,7 @@ use serde::Serialize;
 use crate::ingest::result::{Phase, ResultFile, Status};
 
 /// The per-NIC settings compared, by check id, in report order.
-pub const SETTINGS: [&str; 13] = [
+pub(crate) const SETTINGS: [&str; 13] = [
     "driver",
     "mtu",
     "trust",
@@ -39,7 +39,7 @@ const UNSET: &str = "unset";
 
 /// One fact across hosts.
 #[derive(Debug, Clone, Serialize)]
-pub struct FactGroup {
+pub(crate) struct FactGroup {
     /// `firmware`, `ofed`, `kernel`, a setting's check id, `tool_version` or `plan_sha256`.
     pub fact: String,
     /// For firmware: the NIC model (or `28.x`, the firmware family) the group compares.
@@ -59,7 +59,7 @@ pub struct FactGroup {
 
 /// One value of a fact and the hosts that have it.
 #[derive(Debug, Clone, Serialize)]
-pub struct FactValue {
+pub(crate) struct FactValue {
     /// The value (`unset` for an empty one).
     pub value: String,
     /// How many hosts have it.
@@ -78,8 +78,10 @@ type Table = BTreeMap<
 >;
 
 /// The groups for these hosts' latest results. `with_plan_sha` adds the plan the results were
-/// made from (useful without `--plan`, where stale results are not otherwise told apart).
-pub fn groups(hosts: &[(String, ResultFile)], with_plan_sha: bool) -> Vec<FactGroup> {
+/// made from (useful without `--plan`, where stale results are not otherwise told apart). The
+/// tests' shorthand for a [`Tally`] fed all at once.
+#[cfg(test)]
+pub(crate) fn groups(hosts: &[(String, ResultFile)], with_plan_sha: bool) -> Vec<FactGroup> {
     let mut tally = Tally::new(with_plan_sha);
     for (host, r) in hosts {
         tally.add(host, r);
@@ -90,7 +92,7 @@ pub fn groups(hosts: &[(String, ResultFile)], with_plan_sha: bool) -> Vec<FactGr
 /// The facts of the hosts' latest results, taken one result at a time so that the results
 /// need not be kept: `report` adds each host's as it builds the host, then drops it.
 #[derive(Debug, Default)]
-pub struct Tally {
+pub(crate) struct Tally {
     table: Table,
     /// Per setting, how often each planned value is stated (a rollback's `expected` is the
     /// value it restores, not the plan's).
@@ -100,7 +102,7 @@ pub struct Tally {
 
 impl Tally {
     /// An empty tally; `with_plan_sha` adds the plan each result was made from.
-    pub fn new(with_plan_sha: bool) -> Self {
+    pub(crate) fn new(with_plan_sha: bool) -> Self {
         Tally {
             with_plan_sha,
             ..Tally::default()
@@ -140,7 +142,7 @@ impl Tally {
 
     /// Adds one host's latest result. The order facts are reported in: firmware, host-wide
     /// software, settings, provenance.
-    pub fn add(&mut self, host: &str, r: &ResultFile) {
+    pub(crate) fn add(&mut self, host: &str, r: &ResultFile) {
         for (dev, facts) in &r.facts.nics {
             if let Some(fw) = facts.get("fw_ver") {
                 self.put(0, "firmware", Some(model(facts, fw)), fw, host, Some(dev));
@@ -197,7 +199,7 @@ impl Tally {
     }
 
     /// The groups, each with its values most common first.
-    pub fn finish(self) -> Vec<FactGroup> {
+    pub(crate) fn finish(self) -> Vec<FactGroup> {
         let Tally {
             table, expected, ..
         } = self;

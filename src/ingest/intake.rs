@@ -19,7 +19,7 @@ use crate::ingest::report::{FileNote, PlanView};
 use crate::ingest::result::{self, Parsed, Phase, ResultFile, capped};
 
 /// A result and where it was found.
-pub struct Item {
+pub(crate) struct Item {
     /// The path, and inside an archive `archive.tar.gz:member`.
     pub path: String,
     /// The result.
@@ -27,12 +27,12 @@ pub struct Item {
 }
 
 /// Which run of a host a result is: its script, and whether it was a dry run.
-pub type RunKey = (Phase, bool);
+pub(crate) type RunKey = (Phase, bool);
 
 /// One host's newest results, per run kind: those made from the plan (or any, without a plan)
 /// and those made from another plan.
 #[derive(Default)]
-pub struct HostResults {
+pub(crate) struct HostResults {
     /// From the plan given (every result, without a plan).
     pub current: BTreeMap<RunKey, Item>,
     /// From another plan.
@@ -41,7 +41,7 @@ pub struct HostResults {
 
 /// What the files found amount to.
 #[derive(Default)]
-pub struct Intake {
+pub(crate) struct Intake {
     /// Files that could not be read as results.
     pub problems: Vec<FileNote>,
     /// Files that are not results.
@@ -91,7 +91,7 @@ fn classify(found: Found) -> Classified {
 }
 
 /// The display name of a run kind.
-pub fn run_kind_name((phase, dry_run): RunKey) -> String {
+pub(crate) fn run_kind_name((phase, dry_run): RunKey) -> String {
     if dry_run {
         format!("{} (dry run)", phase.as_str())
     } else {
@@ -100,7 +100,7 @@ pub fn run_kind_name((phase, dry_run): RunKey) -> String {
 }
 
 /// The intake while files arrive: [`Taking::add`] from any thread, then [`Taking::finish`].
-pub struct Taking<'p> {
+pub(crate) struct Taking<'p> {
     plan: Option<&'p PlanView>,
     state: Mutex<State>,
 }
@@ -140,7 +140,7 @@ impl Kept {
 
 impl<'p> Taking<'p> {
     /// With a plan, results are sorted into those made from it and stale.
-    pub fn new(plan: Option<&'p PlanView>) -> Self {
+    pub(crate) fn new(plan: Option<&'p PlanView>) -> Self {
         Taking {
             plan,
             state: Mutex::default(),
@@ -149,7 +149,7 @@ impl<'p> Taking<'p> {
 
     /// Reads one file found and folds it in; its bytes are dropped on return. Parsing and
     /// hashing, the work, are done before the lock is taken.
-    pub fn add(&self, found: Found) {
+    pub(crate) fn add(&self, found: Found) {
         let classified = classify(found);
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         match classified {
@@ -183,7 +183,7 @@ impl<'p> Taking<'p> {
 
     /// Names every file now that all are in: the originals and their copies, the kept results
     /// and those they superseded.
-    pub fn finish(self) -> Intake {
+    pub(crate) fn finish(self) -> Intake {
         let State {
             problems,
             skipped,

@@ -11,57 +11,57 @@ use crate::ingest::report::State;
 use crate::ingest::result::Status;
 
 /// `roce_gen_ok`: 1 when every planned host passed and every file was readable.
-pub const OK: &str = "roce_gen_ok";
+pub(crate) const OK: &str = "roce_gen_ok";
 /// `roce_gen_hosts{status}`: hosts by status.
-pub const HOSTS: &str = "roce_gen_hosts";
+pub(crate) const HOSTS: &str = "roce_gen_hosts";
 /// `roce_gen_ingest_files{outcome}`: files ingest read, by what became of them.
-pub const INGEST_FILES: &str = "roce_gen_ingest_files";
+pub(crate) const INGEST_FILES: &str = "roce_gen_ingest_files";
 /// `roce_gen_host_ok`: 1 when the host passed.
-pub const HOST_OK: &str = "roce_gen_host_ok";
+pub(crate) const HOST_OK: &str = "roce_gen_host_ok";
 /// `roce_gen_host_planned`: 1 when the plan has the host (only with a plan).
-pub const HOST_PLANNED: &str = "roce_gen_host_planned";
+pub(crate) const HOST_PLANNED: &str = "roce_gen_host_planned";
 /// `roce_gen_host_stale`: 1 when the host's results are all from another plan (only with a plan).
-pub const HOST_STALE: &str = "roce_gen_host_stale";
+pub(crate) const HOST_STALE: &str = "roce_gen_host_stale";
 /// `roce_gen_host_state{state}`: 1 for the host's state, 0 for the others.
-pub const HOST_STATE: &str = "roce_gen_host_state";
+pub(crate) const HOST_STATE: &str = "roce_gen_host_state";
 /// `roce_gen_host_checks{status}`: the checks of the host's latest result, by status.
-pub const HOST_CHECKS: &str = "roce_gen_host_checks";
+pub(crate) const HOST_CHECKS: &str = "roce_gen_host_checks";
 /// `roce_gen_host_result_timestamp_seconds{phase}`: when the latest result was written.
-pub const HOST_RESULT_TIMESTAMP: &str = "roce_gen_host_result_timestamp_seconds";
+pub(crate) const HOST_RESULT_TIMESTAMP: &str = "roce_gen_host_result_timestamp_seconds";
 /// `roce_gen_check_status{check,nic,netdev}`: 3 warn, 4 fail, for the checks that warned or
 /// failed; the others have no series (`roce_gen_host_checks` counts them).
-pub const CHECK_STATUS: &str = "roce_gen_check_status";
+pub(crate) const CHECK_STATUS: &str = "roce_gen_check_status";
 /// `roce_gen_fact_hosts{fact,scope,value}`: hosts with each value of a compared fact.
-pub const FACT_HOSTS: &str = "roce_gen_fact_hosts";
+pub(crate) const FACT_HOSTS: &str = "roce_gen_fact_hosts";
 /// `roce_gen_fact_outlier{host,fact,scope,value}`: 1 for a host that differs from most.
-pub const FACT_OUTLIER: &str = "roce_gen_fact_outlier";
+pub(crate) const FACT_OUTLIER: &str = "roce_gen_fact_outlier";
 /// `roce_gen_nic_module_temperature_celsius`.
-pub const MODULE_TEMPERATURE: &str = "roce_gen_nic_module_temperature_celsius";
+pub(crate) const MODULE_TEMPERATURE: &str = "roce_gen_nic_module_temperature_celsius";
 /// `roce_gen_nic_module_tx_power_dbm{lane}`: dBm, as optics are specified and their alarm
 /// thresholds given; a logarithmic unit with no base-unit form that reads the same.
-pub const MODULE_TX_POWER: &str = "roce_gen_nic_module_tx_power_dbm";
+pub(crate) const MODULE_TX_POWER: &str = "roce_gen_nic_module_tx_power_dbm";
 /// `roce_gen_nic_module_rx_power_dbm{lane}`.
-pub const MODULE_RX_POWER: &str = "roce_gen_nic_module_rx_power_dbm";
+pub(crate) const MODULE_RX_POWER: &str = "roce_gen_nic_module_rx_power_dbm";
 /// `roce_gen_nic_module_info{vendor,part_number}`: always 1.
-pub const MODULE_INFO: &str = "roce_gen_nic_module_info";
+pub(crate) const MODULE_INFO: &str = "roce_gen_nic_module_info";
 /// `roce_gen_nic_link_speed_bytes_per_second`.
-pub const LINK_SPEED: &str = "roce_gen_nic_link_speed_bytes_per_second";
+pub(crate) const LINK_SPEED: &str = "roce_gen_nic_link_speed_bytes_per_second";
 /// `roce_gen_nic_link_max_speed_bytes_per_second`.
-pub const LINK_MAX_SPEED: &str = "roce_gen_nic_link_max_speed_bytes_per_second";
+pub(crate) const LINK_MAX_SPEED: &str = "roce_gen_nic_link_max_speed_bytes_per_second";
 /// `roce_gen_nic_link_width`: lanes.
-pub const LINK_WIDTH: &str = "roce_gen_nic_link_width";
+pub(crate) const LINK_WIDTH: &str = "roce_gen_nic_link_width";
 /// `roce_gen_nic_pcie_speed_transfers_per_second`.
-pub const PCIE_SPEED: &str = "roce_gen_nic_pcie_speed_transfers_per_second";
+pub(crate) const PCIE_SPEED: &str = "roce_gen_nic_pcie_speed_transfers_per_second";
 /// `roce_gen_nic_pcie_max_speed_transfers_per_second`.
-pub const PCIE_MAX_SPEED: &str = "roce_gen_nic_pcie_max_speed_transfers_per_second";
+pub(crate) const PCIE_MAX_SPEED: &str = "roce_gen_nic_pcie_max_speed_transfers_per_second";
 /// `roce_gen_nic_pcie_width`: lanes.
-pub const PCIE_WIDTH: &str = "roce_gen_nic_pcie_width";
+pub(crate) const PCIE_WIDTH: &str = "roce_gen_nic_pcie_width";
 /// `roce_gen_nic_pcie_max_width`: lanes.
-pub const PCIE_MAX_WIDTH: &str = "roce_gen_nic_pcie_max_width";
+pub(crate) const PCIE_MAX_WIDTH: &str = "roce_gen_nic_pcie_max_width";
 /// `roce_gen_nic_events{counter}`: a NIC counter's value when the run read it.
-pub const NIC_EVENTS: &str = "roce_gen_nic_events";
+pub(crate) const NIC_EVENTS: &str = "roce_gen_nic_events";
 /// `roce_gen_nic_neighbor_info{switch,port,source}`: always 1.
-pub const NEIGHBOR_INFO: &str = "roce_gen_nic_neighbor_info";
+pub(crate) const NEIGHBOR_INFO: &str = "roce_gen_nic_neighbor_info";
 
 /// Check statuses, as `roce_gen_host_checks` labels them.
 pub(crate) const STATUSES: [Status; 5] = [
@@ -73,7 +73,7 @@ pub(crate) const STATUSES: [Status; 5] = [
 ];
 
 /// Lanes exported per direction: QSFP-DD and OSFP modules have 8; a result listing more is odd.
-pub const MAX_LANES: usize = 8;
+pub(crate) const MAX_LANES: usize = 8;
 
 /// The NIC counters the bundles record (`RG_HW_COUNTERS` of `lib-probe.sh`, and the global pause
 /// counters of `ethtool -S`); with `{rx,tx}_prio<0-7>_pause` the only ones exported, so a result
@@ -94,7 +94,7 @@ pub(crate) const COUNTERS: [&str; 9] = [
 pub(crate) const PRIORITIES: usize = 8;
 
 /// The most counters one NIC exports.
-pub const MAX_COUNTERS: usize = COUNTERS.len() + 2 * PRIORITIES;
+pub(crate) const MAX_COUNTERS: usize = COUNTERS.len() + 2 * PRIORITIES;
 
 /// Host-wide facts the consistency section compares (OFED, kernel, tool version, plan); each
 /// gives a host at most one outlier series.

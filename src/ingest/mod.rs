@@ -13,11 +13,11 @@
 //!
 //! `cmd/ingest.rs` loads the plan, runs the stages and writes the output.
 
-pub mod attention;
-pub mod collect;
-pub mod consistency;
-pub mod intake;
-pub mod metrics;
-pub mod render;
-pub mod report;
-pub mod result;
+pub(crate) mod attention;
+pub(crate) mod collect;
+pub(crate) mod consistency;
+pub(crate) mod intake;
+pub(crate) mod metrics;
+pub(crate) mod render;
+pub(crate) mod report;
+pub(crate) mod result;

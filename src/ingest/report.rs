@@ -22,14 +22,14 @@ use crate::ingest::result::{Check, Counts, NicHealth, Phase, ResultFile, Status}
 
 impl PlanView {
     /// Whether a result's `plan_sha256` names this plan, in either identity.
-    pub fn made_from(&self, plan_sha256: &str) -> bool {
+    pub(crate) fn made_from(&self, plan_sha256: &str) -> bool {
         plan_sha256 == self.sha256 || plan_sha256 == self.file_sha256
     }
 }
 
 /// What `ingest` needs of a plan.
 #[derive(Debug, Clone)]
-pub struct PlanView {
+pub(crate) struct PlanView {
     /// The plan file as named on the command line.
     pub file: String,
     /// sha256 of the normalized plan: what results of its bundles carry as `plan_sha256`.
@@ -45,7 +45,7 @@ pub struct PlanView {
 
 /// A host of the plan.
 #[derive(Debug, Clone)]
-pub struct PlannedHost {
+pub(crate) struct PlannedHost {
     /// Its name.
     pub name: String,
     /// Its management address.
@@ -54,7 +54,7 @@ pub struct PlannedHost {
 
 /// The whole report.
 #[derive(Debug, Serialize)]
-pub struct ClusterReport {
+pub(crate) struct ClusterReport {
     /// The plan's cluster name, or the one most results name.
     pub cluster: Option<String>,
     /// The plan the results were compared with.
@@ -84,7 +84,7 @@ pub struct ClusterReport {
 
 /// The plan, as the report names it.
 #[derive(Debug, Serialize)]
-pub struct PlanSummary {
+pub(crate) struct PlanSummary {
     /// As named on the command line.
     pub file: String,
     /// sha256 of the file.
@@ -95,7 +95,7 @@ pub struct PlanSummary {
 
 /// A file and what became of it.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq, PartialOrd, Ord)]
-pub struct FileNote {
+pub(crate) struct FileNote {
     /// The path, and inside an archive `archive.tar.gz:member`.
     pub path: String,
     /// Why it is listed.
@@ -105,7 +105,7 @@ pub struct FileNote {
 /// Where a host stands, from its latest evidence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum State {
+pub(crate) enum State {
     /// The plan is in force: an apply passed, and no later precheck found anything to change.
     Configured,
     /// A precheck (or dry run) found nothing to change, but no apply made it so: the settings
@@ -126,7 +126,7 @@ pub enum State {
 
 impl State {
     /// The name used in every format.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             State::Configured => "configured",
             State::Prechecked => "prechecked",
@@ -139,7 +139,7 @@ impl State {
     }
 
     /// Whether a host in this state is ready under the requirement.
-    pub fn passes(self, require: Require) -> bool {
+    pub(crate) fn passes(self, require: Require) -> bool {
         match self {
             State::Configured => true,
             State::Prechecked => require == Require::Prechecked,
@@ -148,7 +148,7 @@ impl State {
     }
 
     /// Every state, in report order.
-    pub const ALL: [State; 7] = [
+    pub(crate) const ALL: [State; 7] = [
         State::Configured,
         State::Prechecked,
         State::Pending,
@@ -173,7 +173,7 @@ pub enum Require {
 
 /// One host.
 #[derive(Debug, Serialize)]
-pub struct HostReport {
+pub(crate) struct HostReport {
     /// The host name the results (or the plan) give.
     pub host: String,
     /// Its management address, from the plan.
@@ -212,14 +212,14 @@ pub struct HostReport {
 
 impl HostReport {
     /// Counted in the verdict: planned, or any host without a plan.
-    pub fn counted(&self) -> bool {
+    pub(crate) fn counted(&self) -> bool {
         self.planned != Some(false)
     }
 }
 
 /// One result, summarised.
 #[derive(Debug, Clone, Serialize)]
-pub struct Run {
+pub(crate) struct Run {
     /// The script.
     pub phase: Phase,
     /// `apply.sh --dry-run`.
@@ -250,7 +250,7 @@ pub struct Run {
 
 /// The counts of the report.
 #[derive(Debug, Default, Serialize)]
-pub struct Totals {
+pub(crate) struct Totals {
     /// Hosts in the report (planned and unplanned).
     pub hosts: usize,
     /// Hosts of the plan, when one was given.
@@ -288,7 +288,7 @@ pub struct Totals {
 }
 
 /// Builds the report from the results taken in, compared with the plan when there is one.
-pub fn build(plan: Option<&PlanView>, taken: Intake, require: Require) -> ClusterReport {
+pub(crate) fn build(plan: Option<&PlanView>, taken: Intake, require: Require) -> ClusterReport {
     let Intake {
         mut problems,
         mut skipped,
@@ -518,12 +518,12 @@ fn evidence(winners: &mut BTreeMap<RunKey, Item>) -> Evidence {
 /// A check of a precheck or dry run that says apply would change a setting: a `warn` on a
 /// setting (the ids of `RG_SETTINGS` in the bundle's `lib-settings.sh`, and those of plan format
 /// v1.1) or on persistence (a dry run's "would install").
-pub fn is_change(c: &Check) -> bool {
+pub(crate) fn is_change(c: &Check) -> bool {
     c.status == Status::Warn && is_setting(&c.id)
 }
 
 /// Whether a check id names a setting apply writes.
-pub fn is_setting(id: &str) -> bool {
+pub(crate) fn is_setting(id: &str) -> bool {
     const SETTINGS: [&str; 16] = [
         "dcbx",
         "trust",

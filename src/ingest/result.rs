@@ -12,17 +12,17 @@ use serde::de::{SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
-pub use wire::{MAX_TEXT, capped};
+pub(crate) use wire::capped;
 use wire::{ReadFacts, Sniffed};
 
 /// The schema this reader understands.
-pub const RESULT_SCHEMA: &str = "roce-gen/result/v1";
+pub(crate) const RESULT_SCHEMA: &str = "roce-gen/result/v1";
 
 /// Other versions of the result schema are results this roce-gen cannot read, not strays.
 const RESULT_SCHEMA_FAMILY: &str = "roce-gen/result/";
 
 /// A result is a few kilobytes; anything far larger is not one, and is not read into memory.
-pub const MAX_RESULT_BYTES: u64 = 16 << 20;
+pub(crate) const MAX_RESULT_BYTES: u64 = 16 << 20;
 
 /// The script that wrote a result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize, Serialize)]
@@ -205,7 +205,7 @@ pub struct Neighbor {
 }
 
 /// The PCIe speed in GT/s from sysfs wording (`16.0 GT/s PCIe`, `8 GT/s`).
-pub fn pcie_gts(speed: &str) -> Option<f64> {
+pub(crate) fn pcie_gts(speed: &str) -> Option<f64> {
     speed
         .split_whitespace()
         .next()?
@@ -448,7 +448,7 @@ fn checked(wire: Wire) -> Parsed {
 }
 
 /// The id of the warning a result gets when ingest did not keep all of it.
-pub const LIMIT_CHECK: &str = "ingest_limit";
+pub(crate) const LIMIT_CHECK: &str = "ingest_limit";
 
 /// A warning among a result's checks when some of its checks or NIC facts were not kept: the
 /// report says so rather than look complete.
@@ -490,6 +490,7 @@ fn non_empty<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error
 
 #[cfg(test)]
 mod tests {
+    use super::wire::MAX_TEXT;
     use super::*;
     use serde_json::json;
 

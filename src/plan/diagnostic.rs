@@ -141,7 +141,7 @@ impl Report {
 
 /// Quotes a value from the plan for a message, escaping control characters and shortening it so
 /// that a hostile or huge cell cannot garble the terminal.
-pub fn quoted(value: &str) -> String {
+pub(crate) fn quoted(value: &str) -> String {
     const MAX: usize = 80;
     let shown: String = value.chars().take(MAX).collect();
     let mut out = format!("{shown:?}");

@@ -195,14 +195,14 @@ pub const KEYS: &[Key] = &[
 ];
 
 /// The canonical key that `name` spells, if any.
-pub fn cluster_key(name: &str) -> Option<&'static Key> {
+pub(crate) fn cluster_key(name: &str) -> Option<&'static Key> {
     let folded = fold(name);
     KEYS.iter().find(|k| matches(&folded, k.name, k.aliases))
 }
 
 /// Folds a header, sheet name or key for comparison: trimmed, lowercase, and `_`, `-` and
 /// spaces all read as one `_` (`Mgmt IP` = `mgmt-ip` = `mgmt_ip`).
-pub fn fold(name: &str) -> String {
+pub(crate) fn fold(name: &str) -> String {
     let mut out = String::with_capacity(name.len());
     let mut gap = false;
     for c in name.trim().chars() {

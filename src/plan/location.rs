@@ -71,7 +71,7 @@ fn sheet_ref(sheet: &str) -> String {
 }
 
 /// Converts 0-based row and column to an A1 reference (`0, 0` is `A1`, `9, 26` is `AA10`).
-pub fn a1(row: u32, col: u32) -> String {
+pub(crate) fn a1(row: u32, col: u32) -> String {
     let mut letters = Vec::new();
     let mut n = u64::from(col) + 1;
     while n > 0 {

@@ -5,10 +5,10 @@
 //! rule of the plan format and yields the [`model`] or a [`diagnostic::Report`]. [`sample`] is
 //! the embedded sample plan.
 
-pub mod diagnostic;
-pub mod input;
-pub mod layout;
-pub mod location;
-pub mod model;
-pub mod sample;
-pub mod validate;
+pub(crate) mod diagnostic;
+pub(crate) mod input;
+pub(crate) mod layout;
+pub(crate) mod location;
+pub(crate) mod model;
+pub(crate) mod sample;
+pub(crate) mod validate;

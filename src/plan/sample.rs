@@ -235,7 +235,7 @@ const README: &[&str] = &[
 ];
 
 /// The sample workbook as `.xlsx` bytes. The same bytes every time: the creation date is fixed.
-pub fn workbook() -> Result<Vec<u8>> {
+pub(crate) fn workbook() -> Result<Vec<u8>> {
     let mut book = Workbook::new();
     let created = ExcelDateTime::from_ymd(2026, 1, 1).context("sample creation date")?;
     book.set_properties(

@@ -2,7 +2,7 @@
 //! spelling: sheet names, headers, keys, header folding, column order, unknown columns, empty
 //! rows, numbers as text or floats, CIDR or prefix/netmask columns, title rows, merged cells.
 
-use roce_gen::plan::layout::{CLUSTER, KEYS, NICS, SERVERS, SHEETS};
+use roce_gen::testing::{CLUSTER, KEYS, NICS, SERVERS, SHEETS};
 
 use crate::common::{Book, C, plan_json, roce_gen, s, tmp};
 

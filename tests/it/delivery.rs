@@ -30,9 +30,9 @@ fn status_of(result: &Value, id: &str) -> String {
 #[test]
 fn run_here_finds_the_bundle_by_host_name_and_writes_the_result_to_the_stick() {
     for_each_bash(|bash| {
-        let h = FakeHost::ofed().bash(&bash).build();
+        let h = FakeHost::ofed().bash(bash).build();
         let script = h.dist().join("run-here.sh").display().to_string();
-        let (code, stdout, stderr) = h.run_cmd(&[&bash, &script, "precheck"]);
+        let (code, stdout, stderr) = h.run_cmd(&[bash, &script, "precheck"]);
         assert_eq!(code, 0, "{bash}: {stdout}\n{stderr}");
         assert!(stdout.contains("✅ node-a: precheck"), "{stdout}");
         assert!(stdout.contains("run-here: result copied to"), "{stdout}");
@@ -44,7 +44,7 @@ fn run_here_finds_the_bundle_by_host_name_and_writes_the_result_to_the_stick() {
                 .is_file()
         );
 
-        let (code, stdout, _) = h.run_cmd(&[&bash, &script, "apply", "--no-persist"]);
+        let (code, stdout, _) = h.run_cmd(&[bash, &script, "apply", "--no-persist"]);
         assert_eq!(code, 0, "{stdout}");
         assert_eq!(result_on_stick(&h, "node-a", "apply")["status"], "pass");
         assert_eq!(
@@ -59,9 +59,9 @@ fn run_here_finds_the_bundle_by_host_name_and_writes_the_result_to_the_stick() {
 #[test]
 fn run_here_identifies_an_unnamed_host_by_mac_and_refuses_unknown_or_ambiguous_ones() {
     for_each_bash(|bash| {
-        let h = FakeHost::ofed().host("localhost").bash(&bash).build();
+        let h = FakeHost::ofed().host("localhost").bash(bash).build();
         let script = h.dist().join("run-here.sh").display().to_string();
-        let (code, stdout, stderr) = h.run_cmd(&[&bash, &script, "precheck"]);
+        let (code, stdout, stderr) = h.run_cmd(&[bash, &script, "precheck"]);
         assert_eq!(code, 0, "{bash}: {stdout}\n{stderr}");
         assert!(
             stdout.contains("run-here: host name localhost is not in the plan; identified as node-a by its MAC b8:3f:d2:0a:00:00"),
@@ -76,20 +76,20 @@ fn run_here_identifies_an_unnamed_host_by_mac_and_refuses_unknown_or_ambiguous_o
             "b8:3f:d2:0b:00:00\n",
         )
         .unwrap();
-        let (code, _, stderr) = h.run_cmd(&[&bash, &script, "precheck"]);
+        let (code, _, stderr) = h.run_cmd(&[bash, &script, "precheck"]);
         assert_eq!(code, 2);
         assert!(
             stderr.contains("more than one bundle matches this host (node-a, node-b)"),
             "{stderr}"
         );
         // The operator names it.
-        let (code, stdout, stderr) = h.run_cmd(&[&bash, &script, "--host", "node-a", "precheck"]);
+        let (code, stdout, stderr) = h.run_cmd(&[bash, &script, "--host", "node-a", "precheck"]);
         assert_eq!(code, 0, "{stdout}\n{stderr}");
         assert!(
             stdout.contains("identified as node-a by its name given with --host"),
             "{stdout}"
         );
-        let (code, _, stderr) = h.run_cmd(&[&bash, &script, "--host", "node-z", "precheck"]);
+        let (code, _, stderr) = h.run_cmd(&[bash, &script, "--host", "node-z", "precheck"]);
         assert_eq!(code, 2);
         assert!(
             stderr.contains("--host node-z: no bundle of that name here"),
@@ -104,7 +104,7 @@ fn run_here_identifies_an_unnamed_host_by_mac_and_refuses_unknown_or_ambiguous_o
             )
             .unwrap();
         }
-        let (code, _, stderr) = h.run_cmd(&[&bash, &script, "apply"]);
+        let (code, _, stderr) = h.run_cmd(&[bash, &script, "apply"]);
         assert_eq!(code, 2);
         assert!(
             stderr.contains("run-here: no bundle here for this host (name localhost;"),

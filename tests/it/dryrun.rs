@@ -234,7 +234,7 @@ pub(crate) fn dry_run_matches_apply(h: &FakeHost, ctx: &str) -> (ScriptRun, Scri
 fn a_fresh_host() {
     for_each_bash(|bash| {
         for kind in ["ofed", "inbox"] {
-            let h = FakeHost::of(kind).bash(&bash).build();
+            let h = FakeHost::of(kind).bash(bash).build();
             if kind == "ofed" {
                 // A site's own post-start hook, which apply keeps and chains.
                 let hook = h.fake("etc/infiniband/post-start-hook.sh");
@@ -259,7 +259,7 @@ fn a_fresh_host() {
 fn a_host_that_drifted_after_an_apply() {
     for_each_bash(|bash| {
         for kind in ["ofed", "inbox"] {
-            let h = FakeHost::of(kind).bash(&bash).build();
+            let h = FakeHost::of(kind).bash(bash).build();
             let first = h.run("apply.sh", &[]);
             assert_eq!(first.code, 0, "{}", first.stdout);
             on_host(
@@ -308,7 +308,7 @@ fn a_host_that_drifted_after_an_apply() {
 fn a_host_far_from_the_defaults() {
     for_each_bash(|bash| {
         for kind in ["ofed", "inbox"] {
-            let h = crate::field::unusual_host(kind, &bash);
+            let h = crate::field::unusual_host(kind, bash);
             let ctx = format!("unusual {kind} {bash}");
             let (dry, _) = dry_run_matches_apply(&h, &ctx);
             // Port 1 is in DSCP trust with 26→5: PFC and the map change together, in one
@@ -333,7 +333,7 @@ fn a_plan_whose_dscp_map_trust_does_not_program() {
     for_each_bash(|bash| {
         for kind in ["ofed", "inbox"] {
             let h = FakeHost::of(kind)
-                .bash(&bash)
+                .bash(bash)
                 .plan(|plan| {
                     let c = &mut plan["cluster"];
                     c["roce_priority"] = Value::from(4);
@@ -372,7 +372,7 @@ fn a_plan_with_pause_on_and_pfc_off() {
     for_each_bash(|bash| {
         for kind in ["ofed", "inbox"] {
             let h = FakeHost::of(kind)
-                .bash(&bash)
+                .bash(bash)
                 .plan(|plan| {
                     plan["cluster"]["pfc_priorities"] = serde_json::json!([]);
                     plan["cluster"]["global_pause"] = Value::from("on");

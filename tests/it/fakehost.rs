@@ -404,6 +404,9 @@ pub(crate) fn changes(commands: &[String]) -> Vec<String> {
         .collect()
 }
 
+/// A change to the plan's JSON form before the bundles are generated.
+type PlanEdit<'a> = Box<dyn FnOnce(&mut Value) + 'a>;
+
 /// How a [`FakeHost`] is made: which of the plan's hosts it is, what it lacks, which bash runs
 /// its scripts, and edits to the plan its bundle is generated from.
 #[must_use]
@@ -413,7 +416,7 @@ pub(crate) struct Builder<'a> {
     host: Option<String>,
     missing: Vec<String>,
     bash: String,
-    edits: Vec<Box<dyn FnOnce(&mut Value) + 'a>>,
+    edits: Vec<PlanEdit<'a>>,
 }
 
 impl<'a> Builder<'a> {

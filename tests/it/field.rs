@@ -77,7 +77,7 @@ pub(crate) fn unusual_host(kind: &str, bash: &str) -> FakeHost {
 fn apply_then_rollback_returns_an_unusual_host_exactly_as_it_was() {
     for_each_bash(|bash| {
         for kind in ["ofed", "inbox"] {
-            let h = unusual_host(kind, &bash);
+            let h = unusual_host(kind, bash);
             let pristine = state(&h);
             assert!(
                 pristine.contains(".fake/net/ens1f0np0/pause=on on"),
@@ -94,9 +94,9 @@ fn apply_then_rollback_returns_an_unusual_host_exactly_as_it_was() {
                 &["trust", "pfc", "pause", "mtu"],
                 "mlx5_0",
                 "changed",
-                &bash,
+                bash,
             );
-            apply.expect(&["pfc", "pause", "mtu"], "mlx5_1", "changed", &bash);
+            apply.expect(&["pfc", "pause", "mtu"], "mlx5_1", "changed", bash);
             assert_eq!(
                 apply.status("trust", "mlx5_1"),
                 "pass",
@@ -166,7 +166,7 @@ fn apply_then_rollback_returns_an_unusual_host_exactly_as_it_was() {
 #[test]
 fn the_cma_tools_errors_on_stdout_are_never_taken_for_values() {
     for_each_bash(|bash| {
-        let h = FakeHost::ofed().bash(&bash).build();
+        let h = FakeHost::ofed().bash(bash).build();
         std::fs::write(h.fake(".fake/not-root"), "").unwrap();
         let pre = h.run("precheck.sh", &[]);
         for id in ["roce_mode", "roce_tos"] {
@@ -191,7 +191,7 @@ fn the_cma_tools_errors_on_stdout_are_never_taken_for_values() {
 #[test]
 fn a_cmis_module_is_read_by_its_channel_labels_and_the_link_lanes() {
     for_each_bash(|bash| {
-        let h = FakeHost::ofed().bash(&bash).build();
+        let h = FakeHost::ofed().bash(bash).build();
         let pre = h.run("precheck.sh", &[]);
         // 8 channels printed, 4 used: the dark lanes 5-8 are no alarm.
         assert_eq!(
@@ -218,7 +218,7 @@ fn a_cmis_module_is_read_by_its_channel_labels_and_the_link_lanes() {
 #[test]
 fn firmware_owned_dcbx_and_lldpad_are_reported_and_dcbx_os_takes_and_gives_back_ownership() {
     for_each_bash(|bash| {
-        let h = FakeHost::ofed().bash(&bash).build();
+        let h = FakeHost::ofed().bash(bash).build();
         std::fs::write(h.fake(".fake/dcb/ens1f0np0/dcbx"), "cee ieee\n").unwrap();
         let pre = h.run("precheck.sh", &[]);
         assert_eq!(pre.status("dcbx", "mlx5_0"), "warn", "{bash}");
@@ -237,7 +237,7 @@ fn firmware_owned_dcbx_and_lldpad_are_reported_and_dcbx_os_takes_and_gives_back_
         );
 
         let h = FakeHost::ofed()
-            .bash(&bash)
+            .bash(bash)
             .plan(|plan| {
                 plan["cluster"]["dcbx"] = Value::from("os");
             })
@@ -265,7 +265,7 @@ fn firmware_owned_dcbx_and_lldpad_are_reported_and_dcbx_os_takes_and_gives_back_
 #[test]
 fn a_driver_reload_re_applies_through_the_ofed_hook_chained_to_the_one_there() {
     for_each_bash(|bash| {
-        let h = FakeHost::ofed().bash(&bash).build();
+        let h = FakeHost::ofed().bash(bash).build();
         let hook = h.fake("etc/infiniband/post-start-hook.sh");
         std::fs::create_dir_all(hook.parent().unwrap()).unwrap();
         let theirs = "#!/bin/bash\necho site hook >> \"${ROCE_GEN_ROOT:-}/site-hook-ran\"\n";
@@ -368,7 +368,7 @@ fn changes_none(h: &FakeHost) -> bool {
 #[test]
 fn a_hung_tool_is_a_failed_check_naming_it_not_a_hung_run() {
     for_each_bash(|bash| {
-        let h = FakeHost::ofed().bash(&bash).build();
+        let h = FakeHost::ofed().bash(bash).build();
         let ethtool = h.fake("bin/ethtool");
         std::fs::remove_file(&ethtool).unwrap();
         std::fs::write(
@@ -433,7 +433,7 @@ fn a_full_state_folder_stops_apply_before_any_change_with_a_result_and_exit_2() 
 #[test]
 fn random_bytes_from_hostname_still_give_a_valid_utf8_result() {
     for_each_bash(|bash| {
-        let h = FakeHost::ofed().bash(&bash).build();
+        let h = FakeHost::ofed().bash(bash).build();
         std::fs::write(h.fake(".fake/hostname"), b"node-\xff\xfe\xc3(\xe2\x82\n").unwrap();
         // run() reads the result as UTF-8 and parses it: both fail on a bad byte.
         let pre = h.run("precheck.sh", &[]);
@@ -484,7 +484,7 @@ fn without_a_device_net_link_ofed_hosts_map_the_port_through_ibdev2netdev() {
 #[test]
 fn a_run_that_strict_mode_stops_still_leaves_a_result_saying_where() {
     for_each_bash(|bash| {
-        let h = FakeHost::ofed().bash(&bash).build();
+        let h = FakeHost::ofed().bash(bash).build();
         // Nothing expects `id` to fail; strict mode then stops the script mid-run.
         let id = h.fake("bin/id");
         std::fs::write(&id, "#!/bin/sh\nexit 3\n").unwrap();

@@ -78,7 +78,7 @@ const QUERY: &str = "-e q ROCE_CC_PRIO_MASK_P1 CNP_DSCP_P1 CNP_802P_PRIO_P1 LLDP
 #[test]
 fn report_warns_where_the_firmware_contradicts_the_plan_and_records_it() {
     for_each_bash(|bash| {
-        let h = host(&bash, Some("mlxconfig"), None);
+        let h = host(bash, Some("mlxconfig"), None);
         let pre = h.run("precheck.sh", &[]);
         assert_eq!(pre.code, 0, "{bash}: {}\n{}", pre.stdout, pre.stderr);
         let warned: Vec<String> = fw_checks(&pre)
@@ -125,7 +125,7 @@ fn report_warns_where_the_firmware_contradicts_the_plan_and_records_it() {
             ],
             "mlx5_1",
             "pass",
-            &bash,
+            bash,
         );
         // The facts: each value now and from the next boot, the tool and the device.
         assert_eq!(fact(&pre, "mlx5_0", "fw_CNP_DSCP_P1"), "40", "{bash}");
@@ -312,21 +312,21 @@ fn apply_then_rollback(bash: &str, tool: &str) {
 #[test]
 fn apply_sets_the_firmware_for_the_next_boot_and_rollback_restores_it_with_mlxconfig() {
     for_each_bash(|bash| {
-        apply_then_rollback(&bash, "mlxconfig");
+        apply_then_rollback(bash, "mlxconfig");
     });
 }
 
 #[test]
 fn mstconfig_alone_does_the_same() {
     for_each_bash(|bash| {
-        apply_then_rollback(&bash, "mstconfig");
+        apply_then_rollback(bash, "mstconfig");
     });
 }
 
 #[test]
 fn after_a_reboot_the_values_are_in_force_and_rollback_needs_another() {
     for_each_bash(|bash| {
-        let h = host(&bash, Some("mlxconfig"), Some("apply"));
+        let h = host(bash, Some("mlxconfig"), Some("apply"));
         let apply = h.run("apply.sh", &[]);
         assert_eq!(apply.code, 0, "{bash}: {}", apply.stdout);
         let (code, _, err) = h.run_cmd(&[
@@ -366,7 +366,7 @@ fn after_a_reboot_the_values_are_in_force_and_rollback_needs_another() {
 #[test]
 fn the_dry_run_prints_the_set_and_changes_nothing() {
     for_each_bash(|bash| {
-        let h = host(&bash, Some("mlxconfig"), Some("apply"));
+        let h = host(bash, Some("mlxconfig"), Some("apply"));
         let before = h.snapshot();
         let dry = h.run("apply.sh", &["--dry-run"]);
         assert_eq!(dry.code, 0, "{bash}: {}", dry.stdout);
@@ -386,7 +386,7 @@ fn the_dry_run_prints_the_set_and_changes_nothing() {
             &["fw_CNP_DSCP_P1", "fw_DCBX_WILLING_P1"],
             "mlx5_0",
             "warn",
-            &bash,
+            bash,
         );
         assert!(
             dry.message("fw_CNP_DSCP_P1", "mlx5_0")
@@ -407,7 +407,7 @@ fn the_dry_run_prints_the_set_and_changes_nothing() {
 #[test]
 fn the_boot_unit_never_touches_the_firmware() {
     for_each_bash(|bash| {
-        let h = host(&bash, Some("mlxconfig"), Some("apply"));
+        let h = host(bash, Some("mlxconfig"), Some("apply"));
         let boot = h.run("apply.sh", &["--boot"]);
         assert_eq!(boot.code, 0, "{bash}: {}\n{}", boot.stdout, boot.stderr);
         assert!(fw_commands(&h).is_empty(), "{bash}");
@@ -424,7 +424,7 @@ fn the_boot_unit_never_touches_the_firmware() {
 #[test]
 fn without_a_tool_one_skip_says_what_to_install() {
     for_each_bash(|bash| {
-        let h = host(&bash, None, None);
+        let h = host(bash, None, None);
         for script in ["precheck.sh", "apply.sh"] {
             let run = run_without(&h, script, &["mlxconfig", "mstconfig"]);
             assert_eq!(
@@ -450,7 +450,7 @@ fn without_a_tool_one_skip_says_what_to_install() {
 #[test]
 fn off_means_no_firmware_access_at_all() {
     for_each_bash(|bash| {
-        let h = host(&bash, Some("mlxconfig"), Some("off"));
+        let h = host(bash, Some("mlxconfig"), Some("off"));
         for (script, args) in [
             ("precheck.sh", &[][..]),
             ("apply.sh", &[][..]),
@@ -477,7 +477,7 @@ fn off_means_no_firmware_access_at_all() {
 #[test]
 fn a_value_waiting_for_the_next_boot_is_a_pending_reboot() {
     for_each_bash(|bash| {
-        let h = host(&bash, Some("mlxconfig"), None);
+        let h = host(bash, Some("mlxconfig"), None);
         // Someone set the mask for the next boot (priority 3 still in it) and did not reboot.
         let text = CONTRADICTING
             .replace("CNP_DSCP_P1 48 40 40", "CNP_DSCP_P1 48 48 48")
@@ -532,7 +532,7 @@ fn a_value_waiting_for_the_next_boot_is_a_pending_reboot() {
 #[test]
 fn an_ethernet_only_card_without_a_link_type_is_read_by_a_full_query() {
     for_each_bash(|bash| {
-        let h = host(&bash, Some("mlxconfig"), Some("apply"));
+        let h = host(bash, Some("mlxconfig"), Some("apply"));
         let text: String = CONTRADICTING
             .lines()
             .filter(|l| !l.starts_with("LINK_TYPE"))
@@ -560,7 +560,7 @@ fn an_ethernet_only_card_without_a_link_type_is_read_by_a_full_query() {
 fn a_firmware_that_cannot_be_read_warns_in_report_mode_and_fails_apply() {
     for_each_bash(|bash| {
         for (mode, status) in [("report", "warn"), ("apply", "fail")] {
-            let h = host(&bash, Some("mlxconfig"), Some(mode));
+            let h = host(bash, Some("mlxconfig"), Some(mode));
             std::fs::write(
                 h.fake(".fake/fail/mlxconfig"),
                 "-E- Failed to open device\n",

@@ -344,10 +344,9 @@ fn a_customised_template_folder_overrides_only_what_it_has() {
         &["generate", "plan.xlsx", "-o", "out", "--templates", "tpl"],
     );
     assert_eq!(run.code, 0, "{}", run.transcript());
-    let files = roce_gen::generate::verify::read_tarball(
-        &std::fs::read(dir.path().join("out/h1.tar.gz")).unwrap(),
-    )
-    .unwrap();
+    let files =
+        roce_gen::testing::read_tarball(&std::fs::read(dir.path().join("out/h1.tar.gz")).unwrap())
+            .unwrap();
     assert_eq!(files["README.txt"].0, b"custom readme for cluster t1\n");
     assert_eq!(files["lib-parse.sh"].0, b"# custom readers\n");
     assert!(String::from_utf8_lossy(&files["plan.sh"].0).contains("RG_HOST=h1"));
@@ -387,9 +386,9 @@ fn a_workbook_and_its_json_conversion_are_the_same_plan() {
     let printed = roce_gen(dir.path(), &["plan", "plan.xlsx"]);
     assert_eq!(printed.code, 0, "{}", printed.transcript());
     std::fs::write(dir.path().join("plan.json"), &printed.stdout).unwrap();
-    let identity = roce_gen::digest::sha256_hex(printed.stdout.as_bytes());
+    let identity = roce_gen::testing::sha256_hex(printed.stdout.as_bytes());
     let file_bytes =
-        roce_gen::digest::sha256_hex(&std::fs::read(dir.path().join("plan.xlsx")).unwrap());
+        roce_gen::testing::sha256_hex(&std::fs::read(dir.path().join("plan.xlsx")).unwrap());
     assert_ne!(identity, file_bytes);
     for (plan, out) in [("plan.xlsx", "a"), ("plan.json", "b")] {
         let run = roce_gen(dir.path(), &["generate", plan, "-o", out]);

@@ -30,9 +30,7 @@ pub(crate) fn generate_unpacked(plan: &Path) -> BTreeMap<String, Vec<u8>> {
         let bytes = std::fs::read(entry.path()).unwrap();
         match name.strip_suffix(".tar.gz") {
             Some(host) if !name.contains('/') => {
-                for (file, (content, _)) in
-                    roce_gen::generate::verify::read_tarball(&bytes).unwrap()
-                {
+                for (file, (content, _)) in roce_gen::testing::read_tarball(&bytes).unwrap() {
                     files.insert(format!("bundles/{host}/{file}"), content);
                 }
             }

@@ -190,14 +190,14 @@ fn ofed_lifecycle(bash: &str) {
 #[test]
 fn healthy_ofed_host_precheck_apply_again_rollback() {
     for_each_bash(|bash| {
-        ofed_lifecycle(&bash);
+        ofed_lifecycle(bash);
     });
 }
 
 #[test]
 fn inbox_host_uses_dcb_and_configfs_and_skips_what_inbox_cannot_set() {
     for_each_bash(|bash| {
-        let h = FakeHost::inbox().bash(&bash).build();
+        let h = FakeHost::inbox().bash(bash).build();
         let apply = h.run("apply.sh", &[]);
         assert_eq!(apply.code, 0, "{bash}: {}\n{}", apply.stdout, apply.stderr);
         for id in ["trust", "pfc", "pause", "roce_mode", "roce_tos", "mtu"] {
@@ -249,7 +249,7 @@ fn inbox_host_uses_dcb_and_configfs_and_skips_what_inbox_cannot_set() {
 #[test]
 fn a_missing_nic_fails_its_identity_and_skips_what_depends_on_it() {
     for_each_bash(|bash| {
-        let h = FakeHost::ofed().without("mlx5_1").bash(&bash).build();
+        let h = FakeHost::ofed().without("mlx5_1").bash(bash).build();
         let pre = h.run("precheck.sh", &[]);
         assert_eq!(pre.code, 1, "{bash}");
         assert_eq!(pre.status("ib_dev", "mlx5_1"), "fail");
@@ -294,7 +294,7 @@ fn a_missing_nic_fails_its_identity_and_skips_what_depends_on_it() {
 #[test]
 fn a_wrong_host_name_or_a_tampered_bundle_is_refused() {
     for_each_bash(|bash| {
-        let h = FakeHost::ofed().host("node-b").bash(&bash).build();
+        let h = FakeHost::ofed().host("node-b").bash(bash).build();
         let run = h.run("apply.sh", &[]);
         assert_eq!(run.code, 1);
         assert_eq!(run.status("hostname", ""), "fail");
@@ -304,7 +304,7 @@ fn a_wrong_host_name_or_a_tampered_bundle_is_refused() {
         );
         assert!(changes(&h.take_commands()).is_empty(), "{bash}");
 
-        let h = FakeHost::ofed().bash(&bash).build();
+        let h = FakeHost::ofed().bash(bash).build();
         let script = h.bundle.join("rollback.sh");
         let mut text = std::fs::read_to_string(&script).unwrap();
         text.push_str("\n# tampered\n");
@@ -325,7 +325,7 @@ fn a_wrong_host_name_or_a_tampered_bundle_is_refused() {
 #[test]
 fn dry_run_prints_every_command_and_changes_nothing() {
     for_each_bash(|bash| {
-        let h = FakeHost::ofed().bash(&bash).build();
+        let h = FakeHost::ofed().bash(bash).build();
         let before = h.snapshot();
         let run = h.run("apply.sh", &["--dry-run"]);
         assert_eq!(run.code, 0, "{bash}: {}", run.stderr);
@@ -356,7 +356,7 @@ fn dry_run_prints_every_command_and_changes_nothing() {
 #[test]
 fn hostile_tool_output_still_gives_valid_json() {
     for_each_bash(|bash| {
-        let h = FakeHost::ofed().bash(&bash).build();
+        let h = FakeHost::ofed().bash(bash).build();
         // ofed_info and the firmware file feed strings into the result verbatim.
         std::fs::create_dir_all(h.fake(".fake/output")).unwrap();
         std::fs::write(
@@ -389,7 +389,7 @@ fn hostile_tool_output_still_gives_valid_json() {
 #[test]
 fn boot_waits_for_missing_devices_then_configures_what_is_there() {
     for_each_bash(|bash| {
-        let h = FakeHost::ofed().without("mlx5_1").bash(&bash).build();
+        let h = FakeHost::ofed().without("mlx5_1").bash(bash).build();
         let started = std::time::Instant::now();
         let run = h.run_env("apply.sh", &["--boot"], &[("ROCE_GEN_BOOT_WAIT", "2")]);
         let waited = started.elapsed().as_secs_f64();
@@ -426,7 +426,7 @@ fn boot_waits_for_missing_devices_then_configures_what_is_there() {
 fn a_wrong_command_line_is_exit_2_with_usage() {
     let h = FakeHost::ofed().build();
     for_each_bash(|bash| {
-        let out = Command::new(&bash)
+        let out = Command::new(bash)
             .arg(h.bundle.join("apply.sh"))
             .arg("--frobnicate")
             .output()
@@ -437,7 +437,7 @@ fn a_wrong_command_line_is_exit_2_with_usage() {
             err.contains("error: unknown option --frobnicate") && err.contains("usage: apply.sh"),
             "{err}"
         );
-        let out = Command::new(&bash)
+        let out = Command::new(bash)
             .arg(h.bundle.join("precheck.sh"))
             .arg("--dry-run")
             .output()
@@ -452,7 +452,7 @@ fn a_wrong_command_line_is_exit_2_with_usage() {
 fn the_simulated_host_harness_passes_its_own_selftests() {
     for script in ["tests/host/selftest.sh", "tests/host/driverfs/selftest.sh"] {
         for_each_bash(|bash| {
-            let out = Command::new(&bash)
+            let out = Command::new(bash)
                 .arg(repo().join(script))
                 .output()
                 .unwrap();
@@ -595,7 +595,7 @@ fn hostile_plan_text_stays_text_on_the_host() {
     let port = format!("'; touch {m}.3; echo '\\\"%s$HOME");
     for_each_bash(|bash| {
         let h = FakeHost::ofed()
-            .bash(&bash)
+            .bash(bash)
             .plan(|plan| {
                 let nic = &mut plan["hosts"][0]["nics"][0];
                 nic["switch"] = Value::from(switch.clone());

@@ -10,7 +10,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use roce_gen::ingest::metrics::{SERIES_PER_HOST, SERIES_PER_NIC};
+use roce_gen::testing::{SERIES_PER_HOST, SERIES_PER_NIC};
 use serde_json::Value;
 
 use crate::common::{Run, on_path, prerequisite, require, roce_gen, tmp};
@@ -1313,7 +1313,7 @@ fn big_cluster(hosts: usize, reporting: usize) -> tempfile::TempDir {
         .collect();
     let text = serde_json::to_string_pretty(&plan).unwrap();
     std::fs::write(dir.path().join("plan.json"), &text).unwrap();
-    let sha = roce_gen::digest::sha256_hex(text.as_bytes());
+    let sha = roce_gen::testing::sha256_hex(text.as_bytes());
     let model: Value = serde_json::from_slice(
         &std::fs::read(fixtures().join("usb-2/gpu-003.apply.json")).unwrap(),
     )
@@ -1408,7 +1408,7 @@ fn one_good_host() -> tempfile::TempDir {
     plan["hosts"].as_array_mut().unwrap().truncate(1);
     let text = serde_json::to_string_pretty(&plan).unwrap();
     std::fs::write(dir.path().join("plan.json"), &text).unwrap();
-    let sha = roce_gen::digest::sha256_hex(text.as_bytes());
+    let sha = roce_gen::testing::sha256_hex(text.as_bytes());
     std::fs::create_dir(dir.path().join("results")).unwrap();
     for phase in ["precheck", "apply"] {
         let name = format!("gpu-001.{phase}.json");
@@ -1934,7 +1934,7 @@ fn results_of_either_plan_identity_count_and_others_are_stale() {
     let dir = one_good_host();
     let printed = roce_gen(dir.path(), &["plan", "plan.json"]);
     assert_eq!(printed.code, 0, "{}", printed.transcript());
-    let identity = roce_gen::digest::sha256_hex(printed.stdout.as_bytes());
+    let identity = roce_gen::testing::sha256_hex(printed.stdout.as_bytes());
     let restamp = |sha: &str| {
         for phase in ["precheck", "apply"] {
             let path = dir

@@ -153,7 +153,7 @@ fn check<'a>(run: &'a ScriptRun, id: &str, nic: &str) -> &'a Value {
 #[test]
 fn a_healthy_host_records_optics_link_pcie_counters_and_its_neighbours() {
     for_each_bash(|bash| {
-        let h = FakeHost::ofed().bash(&bash).build();
+        let h = FakeHost::ofed().bash(bash).build();
         with_lldpd(
             &h,
             &[
@@ -206,8 +206,8 @@ fn a_healthy_host_records_optics_link_pcie_counters_and_its_neighbours() {
             serde_json::json!({"source": "lldpd", "switch": "leaf-1.dc1.example", "port": "Ethernet1/1", "port_descr": ""})
         );
         for id in ["optics", "pcie", "link_speed"] {
-            pre.expect(&[id], "mlx5_0", "pass", &bash);
-            pre.expect(&[id], "mlx5_1", "pass", &bash);
+            pre.expect(&[id], "mlx5_0", "pass", bash);
+            pre.expect(&[id], "mlx5_1", "pass", bash);
         }
         // The plan names leaf-1 Eth1/1 for mlx5_0: LLDP's FQDN and long port name match it.
         assert_eq!(pre.status("cabling", "mlx5_0"), "pass", "{bash}");
@@ -236,7 +236,7 @@ fn a_healthy_host_records_optics_link_pcie_counters_and_its_neighbours() {
 #[test]
 fn a_miscabled_port_is_a_warning_naming_both_ends() {
     for_each_bash(|bash| {
-        let h = FakeHost::ofed().bash(&bash).build();
+        let h = FakeHost::ofed().bash(bash).build();
         with_lldpd(&h, &[("ens1f0np0", "switch=leaf-1\nport=Eth1/7\n")]);
         let pre = h.run("precheck.sh", &[]);
         assert_eq!(pre.code, 0, "a warning does not fail: {}", pre.stdout);
@@ -257,7 +257,7 @@ fn a_miscabled_port_is_a_warning_naming_both_ends() {
         );
 
         // Another switch altogether, seen through lldpad's lldptool instead.
-        let h = FakeHost::inbox().bash(&bash).build();
+        let h = FakeHost::inbox().bash(bash).build();
         std::os::unix::fs::symlink("stub", h.fake("bin/lldptool")).unwrap();
         std::fs::write(h.fake(".fake/systemd/active/lldpad.service"), "").unwrap();
         write_neighbours(
@@ -288,7 +288,7 @@ fn a_miscabled_port_is_a_warning_naming_both_ends() {
 fn without_an_lldp_source_cabling_is_skipped_never_guessed() {
     for_each_bash(|bash| {
         // No lldpcli or lldptool at all.
-        let h = FakeHost::ofed().bash(&bash).build();
+        let h = FakeHost::ofed().bash(bash).build();
         let pre = run_without(&h, "precheck.sh", &["lldpcli", "lldptool"]);
         assert_eq!(pre.status("cabling", "mlx5_0"), "skip", "{bash}");
         assert_eq!(
@@ -343,7 +343,7 @@ fn without_an_lldp_source_cabling_is_skipped_never_guessed() {
 #[test]
 fn a_nic_without_module_access_has_no_transceiver_and_a_reason() {
     for_each_bash(|bash| {
-        let h = FakeHost::ofed().bash(&bash).build();
+        let h = FakeHost::ofed().bash(bash).build();
         std::fs::remove_file(h.fake(".fake/net/ens2f0np0/module.txt")).unwrap();
         let pre = h.run("precheck.sh", &[]);
         assert_eq!(pre.code, 0, "{bash}: {}", pre.stderr);
@@ -406,7 +406,7 @@ fn a_nic_without_module_access_has_no_transceiver_and_a_reason() {
 #[test]
 fn out_of_range_optics_and_downgraded_links_are_warnings_with_the_numbers() {
     for_each_bash(|bash| {
-        let h = FakeHost::ofed().bash(&bash).build();
+        let h = FakeHost::ofed().bash(bash).build();
         // A hot SFF-8636 module with a weak and a dark RX lane, no thresholds of its own: without
         // page 03h ethtool says no alarm flags and prints neither flags nor thresholds.
         Module::from_fixture("sff8636-100g.txt")
@@ -457,8 +457,8 @@ fn out_of_range_optics_and_downgraded_links_are_warnings_with_the_numbers() {
         std::fs::write(h.fake("sys/class/net/ens1f0np0/speed"), "200000\n").unwrap();
         let pre = h.run("precheck.sh", &[]);
         assert_eq!(pre.code, 0, "{bash}: {}", pre.stderr);
-        pre.expect(&["optics", "pcie", "link_speed"], "mlx5_0", "warn", &bash);
-        pre.expect(&["optics", "pcie", "link_speed"], "mlx5_1", "pass", &bash);
+        pre.expect(&["optics", "pcie", "link_speed"], "mlx5_0", "warn", bash);
+        pre.expect(&["optics", "pcie", "link_speed"], "mlx5_1", "pass", bash);
         assert_eq!(
             pre.message("optics", "mlx5_0"),
             "ens1f0np0 module Mellanox MMA1B00-C100D: module temperature 78.25 C is above 70 C; \

@@ -80,7 +80,7 @@ fn same_state(h: &FakeHost, before: &str, ctx: &str) {
 fn an_ofed_host_from_precheck_through_a_second_apply_and_rollback() {
     for_each_bash(|bash| {
         let ctx = format!("ofed {bash}");
-        let h = FakeHost::ofed().bash(&bash).plan(v1_1).build();
+        let h = FakeHost::ofed().bash(bash).plan(v1_1).build();
         // Port 1 in DSCP trust with 26→5, so PFC, the cable length and the DSCP map change in
         // one mlnx_qos call; and a DCQCN value above 2^31 - 1, which reads negative (`%d`).
         on_host(&h, &["mlnx_qos", "-i", "ens2f0np0", "--trust", "dscp"]);
@@ -217,7 +217,7 @@ fn the_cable_length_goes_with_pfc_so_the_earlier_mlnx_qos_cannot_turn_pfc_off() 
     for_each_bash(|bash| {
         let ctx = format!("older mlnx_qos {bash}");
         let h = FakeHost::ofed()
-            .bash(&bash)
+            .bash(bash)
             .plan(|p| {
                 p["cluster"]["cable_length"] = json!(30);
             })
@@ -282,7 +282,7 @@ fn the_cable_length_goes_with_pfc_so_the_earlier_mlnx_qos_cannot_turn_pfc_off() 
 fn an_inbox_host_skips_dcqcn_with_the_reason_and_sets_the_cable_length_through_dcb() {
     for_each_bash(|bash| {
         let ctx = format!("inbox {bash}");
-        let h = FakeHost::inbox().bash(&bash).plan(v1_1).build();
+        let h = FakeHost::inbox().bash(bash).plan(v1_1).build();
         let pristine = state(&h);
 
         let pre = h.run("precheck.sh", &[]);
@@ -336,7 +336,7 @@ fn an_inbox_host_skips_dcqcn_with_the_reason_and_sets_the_cable_length_through_d
 fn a_port_without_its_address_has_no_rocev2_gid_and_nccl_env_names_an_index_only_when_all_agree() {
     for_each_bash(|bash| {
         let ctx = format!("gid {bash}");
-        let h = FakeHost::ofed().bash(&bash).build();
+        let h = FakeHost::ofed().bash(bash).build();
         addresses(&h, "ens2f0np0", &[]);
 
         let pre = h.run("precheck.sh", &[]);
@@ -401,7 +401,7 @@ fn a_port_without_its_address_has_no_rocev2_gid_and_nccl_env_names_an_index_only
 #[test]
 fn a_lossless_priority_in_a_receive_buffer_of_zero_bytes_is_a_warning() {
     for_each_bash(|bash| {
-        let h = FakeHost::ofed().bash(&bash).build();
+        let h = FakeHost::ofed().bash(bash).build();
         // Buffers configured by hand: priority 3 in buffer 2, which has no room.
         let q = "sys/class/net/ens1f0np0/qos";
         let mut map = String::from("Priority\tBuffer\n");

@@ -145,7 +145,7 @@ fn the_readers_pass_their_tests_on_the_captured_outputs() {
     for_each_bash(|bash| {
         let out = Command::new("bash")
             .arg(&script)
-            .arg(&bash)
+            .arg(bash)
             .output()
             .unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout);

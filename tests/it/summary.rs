@@ -34,7 +34,7 @@ fn snapshot(name: &str, text: &str) {
 fn an_unconfigured_host_gets_one_entry_per_setting_not_one_warning_per_port() {
     let mut outputs = Vec::new();
     for_each_bash(|bash| {
-        let h = FakeHost::ofed().bash(&bash).build();
+        let h = FakeHost::ofed().bash(bash).build();
         let pre = h.run("precheck.sh", &[]);
         assert_eq!(pre.code, 0, "{bash}: {}", pre.stderr);
         assert!(
@@ -54,7 +54,7 @@ fn an_unconfigured_host_gets_one_entry_per_setting_not_one_warning_per_port() {
 #[test]
 fn real_warnings_come_first_and_a_configured_host_has_nothing_to_change() {
     for_each_bash(|bash| {
-        let h = FakeHost::ofed().bash(&bash).build();
+        let h = FakeHost::ofed().bash(bash).build();
         // A link below its fastest mode and firmware-owned DCBX: warnings for a person.
         std::fs::write(h.fake("sys/class/net/ens1f0np0/speed"), "200000\n").unwrap();
         std::fs::write(h.fake(".fake/dcb/ens2f0np0/dcbx"), "cee ieee\n").unwrap();
@@ -147,7 +147,7 @@ fn real_warnings_come_first_and_a_configured_host_has_nothing_to_change() {
 fn a_host_far_from_the_defaults_shows_its_ports_grouped_by_value() {
     let mut outputs = Vec::new();
     for_each_bash(|bash| {
-        let h = crate::field::unusual_host("ofed", &bash);
+        let h = crate::field::unusual_host("ofed", bash);
         let mut all = String::new();
         for (title, script, args) in [
             ("precheck", "precheck.sh", &[][..]),
@@ -210,7 +210,7 @@ rg_summary
     );
     let mut outputs = Vec::new();
     for_each_bash(|bash| {
-        let out = Command::new(&bash).args(["-c", &script]).output().unwrap();
+        let out = Command::new(bash).args(["-c", &script]).output().unwrap();
         let text = String::from_utf8_lossy(&out.stdout).to_string();
         assert!(
             out.status.success(),

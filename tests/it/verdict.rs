@@ -14,7 +14,7 @@ use crate::common::{Book, Run, prerequisite, python_has, roce_gen, tmp};
 fn identity(dir: &Path, plan: &str) -> String {
     let run = roce_gen(dir, &["plan", plan]);
     assert_eq!(run.code, 0, "{}", run.transcript());
-    roce_gen::digest::sha256_hex(run.stdout.as_bytes())
+    roce_gen::testing::sha256_hex(run.stdout.as_bytes())
 }
 
 /// One check: id, NIC, status, expected, actual, message.

@@ -26,7 +26,7 @@ fn failed(run: &Run, needle: &str) {
 
 /// Re-packs a bundle tarball with one file's bytes (and mode) changed.
 fn repack(src: &[u8], file: &str, bytes: Option<&[u8]>, mode: Option<u32>) -> Vec<u8> {
-    let files = roce_gen::generate::verify::read_tarball(src).unwrap();
+    let files = roce_gen::testing::read_tarball(src).unwrap();
     let mut builder = tar::Builder::new(Vec::new());
     for (name, (content, m)) in &files {
         let mut h = tar::Header::new_gnu();

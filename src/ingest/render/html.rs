@@ -412,7 +412,7 @@ fn group_block(g: &Group) -> GroupBlock {
 }
 
 /// The report as an HTML page.
-pub fn render(report: &ClusterReport) -> Result<String> {
+pub(crate) fn render(report: &ClusterReport) -> Result<String> {
     let t = &report.totals;
     let plan_sha = report.plan.as_ref().map(|p| p.sha256.as_str());
     let mut tiles = vec![Tile {

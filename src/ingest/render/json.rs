@@ -8,7 +8,7 @@ use serde::Serialize;
 use crate::ingest::report::ClusterReport;
 
 /// Schema tag of `ingest --format json`.
-pub const INGEST_SCHEMA: &str = "roce-gen/ingest/v1";
+pub(crate) const INGEST_SCHEMA: &str = "roce-gen/ingest/v1";
 
 #[derive(Serialize)]
 struct Document<'a> {
@@ -19,7 +19,7 @@ struct Document<'a> {
 }
 
 /// The report as pretty-printed JSON with a trailing newline.
-pub fn render(report: &ClusterReport) -> Result<String> {
+pub(crate) fn render(report: &ClusterReport) -> Result<String> {
     let mut text = serde_json::to_string_pretty(&Document {
         schema: INGEST_SCHEMA,
         tool_version: env!("CARGO_PKG_VERSION"),

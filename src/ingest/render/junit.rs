@@ -220,7 +220,7 @@ fn host_suite(h: &HostReport, plan_sha: Option<&str>, as_of: Timing) -> Suite {
 }
 
 /// The report as JUnit XML.
-pub fn render(report: &ClusterReport) -> Result<String> {
+pub(crate) fn render(report: &ClusterReport) -> Result<String> {
     let plan_sha = report.plan.as_ref().map(|p| p.sha256.as_str());
     // Suites without a run of their own (a missing host, ingest's files) are as of the newest
     // result; with none at all, the epoch: the wall clock would make the output differ run to run.

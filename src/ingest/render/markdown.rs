@@ -56,7 +56,7 @@ fn mark(h: &HostReport) -> &'static str {
 }
 
 /// The report as a Markdown document.
-pub fn render(report: &ClusterReport) -> String {
+pub(crate) fn render(report: &ClusterReport) -> String {
     let mut out = String::new();
     let t = &report.totals;
     let plan_sha = report.plan.as_ref().map(|p| p.sha256.as_str());

@@ -3,12 +3,12 @@
 //! them through [`clean`] so a hostile message cannot drive a terminal or break a line format;
 //! markup formats escape on top of that.
 
-pub mod html;
-pub mod json;
-pub mod junit;
-pub mod markdown;
-pub mod prometheus;
-pub mod text;
+pub(crate) mod html;
+pub(crate) mod json;
+pub(crate) mod junit;
+pub(crate) mod markdown;
+pub(crate) mod prometheus;
+pub(crate) mod text;
 
 use std::fmt::Write as _;
 
@@ -21,16 +21,16 @@ use crate::ingest::consistency::FactValue;
 use crate::ingest::report::{HostReport, Run, State, Totals};
 use crate::ingest::result::Phase;
 
-pub use crate::text::clean;
+pub(crate) use crate::text::clean;
 use crate::text::clean_but;
 
 /// The first 12 hex digits of a sha256, as people compare them.
-pub fn short_sha(sha: &str) -> String {
+pub(crate) fn short_sha(sha: &str) -> String {
     clean(sha.get(..12).unwrap_or(sha))
 }
 
 /// What a host is, in one word or two: its state, or `stale`, or `not in plan`.
-pub fn standing(h: &HostReport) -> &'static str {
+pub(crate) fn standing(h: &HostReport) -> &'static str {
     if h.planned == Some(false) {
         "not in plan"
     } else if h.stale {
@@ -41,13 +41,13 @@ pub fn standing(h: &HostReport) -> &'static str {
 }
 
 /// `precheck`, `apply (dry run)`.
-pub fn run_name(run: &Run) -> String {
+pub(crate) fn run_name(run: &Run) -> String {
     crate::ingest::intake::run_kind_name((run.phase, run.dry_run))
 }
 
 /// Where a host stands and which result says so, in a sentence: `failed: precheck at …
 /// (path)`, `stale: … was made from another plan (…)`, `missing: no result`.
-pub fn reason(h: &HostReport, plan_sha: Option<&str>) -> String {
+pub(crate) fn reason(h: &HostReport, plan_sha: Option<&str>) -> String {
     let word = if h.stale && h.planned != Some(false) {
         "stale"
     } else {
@@ -57,7 +57,7 @@ pub fn reason(h: &HostReport, plan_sha: Option<&str>) -> String {
 }
 
 /// [`reason`] without the leading state, for layouts that show the state beside it.
-pub fn reason_detail(h: &HostReport, plan_sha: Option<&str>) -> String {
+pub(crate) fn reason_detail(h: &HostReport, plan_sha: Option<&str>) -> String {
     let Some(run) = &h.latest else {
         return "no result".to_string();
     };
@@ -102,7 +102,7 @@ pub fn reason_detail(h: &HostReport, plan_sha: Option<&str>) -> String {
 
 /// `7 planned hosts: 4 ready (3 configured, 1 prechecked), 1 pending, 1 failed, 1 missing, 0
 /// stale; 1 not in plan`. Without a plan, `missing` and `stale` cannot occur and are left out.
-pub fn hosts_line(t: &Totals) -> String {
+pub(crate) fn hosts_line(t: &Totals) -> String {
     let mut line = match t.planned {
         Some(n) => format!("{n} planned {}: ", plural(n, "host", "hosts")),
         None => format!("{} hosts: ", t.hosts),
@@ -143,7 +143,7 @@ pub fn hosts_line(t: &Totals) -> String {
 }
 
 /// `11 results read, 7 used, 4 superseded; 3 files skipped, 2 problems`.
-pub fn files_line(t: &Totals) -> String {
+pub(crate) fn files_line(t: &Totals) -> String {
     format!(
         "{} results read, {} used, {} superseded; {} {} skipped, {} {}",
         t.results,
@@ -161,7 +161,7 @@ fn plural<'a>(n: usize, one: &'a str, many: &'a str) -> &'a str {
 }
 
 /// `gpu-002 (mlx5_0), gpu-004`: the hosts of a value, with the NICs when only some have it.
-pub fn hosts_of(v: &FactValue) -> String {
+pub(crate) fn hosts_of(v: &FactValue) -> String {
     v.hosts
         .iter()
         .map(|h| match v.nics.get(h) {
@@ -173,7 +173,7 @@ pub fn hosts_of(v: &FactValue) -> String {
 }
 
 /// `all 5 hosts`, and `1 host` rather than `all 1 host`.
-pub fn all_hosts(n: usize) -> String {
+pub(crate) fn all_hosts(n: usize) -> String {
     if n == 1 {
         host_count(n)
     } else {
@@ -182,7 +182,7 @@ pub fn all_hosts(n: usize) -> String {
 }
 
 /// `5 hosts`, `1 host`.
-pub fn host_count(n: usize) -> String {
+pub(crate) fn host_count(n: usize) -> String {
     format!("{n} {}", plural(n, "host", "hosts"))
 }
 

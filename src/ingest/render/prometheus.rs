@@ -145,7 +145,7 @@ fn host_status(h: &HostReport) -> &'static str {
 }
 
 /// The report in the Prometheus text format.
-pub fn render(report: &ClusterReport) -> String {
+pub(crate) fn render(report: &ClusterReport) -> String {
     let cluster = report.cluster.clone().unwrap_or_default();
     let c = || ("cluster", cluster.clone());
     let host_labels = |h: &HostReport| vec![c(), ("host", h.host.clone())];

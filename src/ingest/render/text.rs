@@ -45,7 +45,7 @@ impl Paint {
 }
 
 /// The report as console text; `color` adds ANSI colours.
-pub fn render(report: &ClusterReport, color: bool) -> String {
+pub(crate) fn render(report: &ClusterReport, color: bool) -> String {
     let p = Paint { color };
     let mut out = String::new();
     let line = |out: &mut String, s: &str| {

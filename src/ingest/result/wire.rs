@@ -17,7 +17,7 @@ use super::{Facts, Neighbor, NicHealth, Transceiver};
 
 /// The longest string a result keeps (names, messages, expected and actual values, facts);
 /// longer ones are cut and end in `…`.
-pub const MAX_TEXT: usize = 4 << 10;
+pub(crate) const MAX_TEXT: usize = 4 << 10;
 
 /// What one result's NIC facts may take in memory, estimated; NICs past it are counted, not kept.
 pub(super) const FACTS_BUDGET: usize = 256 << 10;
@@ -32,7 +32,7 @@ const MAX_LANES: usize = 16;
 pub(super) const ENTRY_COST: usize = 64;
 
 /// `s`, cut to [`MAX_TEXT`] bytes (on a character boundary) with `…` marking the cut.
-pub fn capped(s: &str) -> String {
+pub(crate) fn capped(s: &str) -> String {
     if s.len() <= MAX_TEXT {
         return s.to_owned();
     }

@@ -3,7 +3,7 @@
 
 mod guard;
 mod json;
-pub mod raw;
+pub(crate) mod raw;
 mod unwind;
 mod workbook;
 
@@ -11,7 +11,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 
-pub use raw::RawPlan;
+pub(crate) use raw::RawPlan;
 
 /// A plan as read from a file, with what identifies it.
 #[derive(Debug)]
@@ -52,10 +52,10 @@ impl Format {
 }
 
 /// The largest plan file read: a 10,000-host workbook is a few MB.
-pub const MAX_PLAN_BYTES: u64 = 64 << 20;
+pub(crate) const MAX_PLAN_BYTES: u64 = 64 << 20;
 
 /// Reads and parses a plan file. Errors mean the file could not be read at all (exit 2).
-pub fn read_plan_file(path: &Path) -> Result<Source> {
+pub(crate) fn read_plan_file(path: &Path) -> Result<Source> {
     let format = Format::of(path)?;
     let bytes = crate::files::read_regular_file(path, MAX_PLAN_BYTES, "plan")?;
     read_plan_bytes(&path.display().to_string(), format, &bytes)

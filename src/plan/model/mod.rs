@@ -11,11 +11,11 @@ use std::net::IpAddr;
 use ipnet::IpNet;
 use serde::Serialize;
 
-pub use names::{ClusterName, HostName, IbDev, IfName, Label, Version};
-pub use net::{MacAddr, PciAddr, parse_prefix};
-pub use qos::{
-    DCQCN_PARAMS, Dcbx, DcqcnParam, DcqcnPoint, Dscp, EcnBits, FirmwareConfig, Mtu, OnOff,
-    Priorities, Priority, RoceMode, Tos, Trust, dcqcn_param, parse_bool,
+pub(crate) use names::{ClusterName, HostName, IbDev, IfName, Label, Version};
+pub(crate) use net::{MacAddr, PciAddr, parse_prefix};
+pub(crate) use qos::{
+    DCQCN_PARAMS, Dcbx, Dscp, EcnBits, FirmwareConfig, Mtu, OnOff, Priorities, Priority, RoceMode,
+    Tos, Trust, dcqcn_param, parse_bool,
 };
 
 /// The v1.1 keys are left out of the normalized plan at their defaults, so that a plan that
@@ -51,7 +51,7 @@ impl Plan {
 }
 
 /// The schema tag of the normalized plan JSON.
-pub const PLAN_SCHEMA: &str = "roce-gen/plan/v1";
+pub(crate) const PLAN_SCHEMA: &str = "roce-gen/plan/v1";
 
 /// A whole cluster plan.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -167,7 +167,7 @@ pub struct Nic {
 }
 
 /// Parses an integer written as `4200`, `4200.0` or ` 4200 `; `4200.5` is not one.
-pub fn parse_integer(s: &str) -> Option<i64> {
+pub(crate) fn parse_integer(s: &str) -> Option<i64> {
     let s = s.trim();
     if let Ok(n) = s.parse::<i64>() {
         return Some(n);
@@ -177,7 +177,7 @@ pub fn parse_integer(s: &str) -> Option<i64> {
 }
 
 /// The integer a float cell holds, when it holds one exactly (Excel stores `4200` as `4200.0`).
-pub fn integer_from_float(f: f64) -> Option<i64> {
+pub(crate) fn integer_from_float(f: f64) -> Option<i64> {
     // 2^53: beyond it a float no longer holds every integer, and nothing in a plan is that big.
     const EXACT: f64 = 9_007_199_254_740_992.0;
     #[allow(clippy::cast_possible_truncation)] // integral and below 2^53, so exact

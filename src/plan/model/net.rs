@@ -82,7 +82,7 @@ impl fmt::Display for MacAddr {
 }
 
 /// Parses a prefix length (`24`) or, for IPv4, a dotted netmask (`255.255.255.0`).
-pub fn parse_prefix(s: &str, ipv4: bool) -> Result<u8, String> {
+pub(crate) fn parse_prefix(s: &str, ipv4: bool) -> Result<u8, String> {
     let max = if ipv4 { 32 } else { 128 };
     if let Ok(len) = s.parse::<u8>() {
         return if len <= max {

@@ -214,7 +214,7 @@ impl FirmwareConfig {
 
 /// Where a DCQCN parameter lives in the OFED `ecn/` sysfs tree of a port.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DcqcnPoint {
+pub(crate) enum DcqcnPoint {
     /// The reaction point (the sender that slows down): `ecn/roce_rp/`.
     Rp,
     /// The notification point (the receiver that sends CNPs): `ecn/roce_np/`.
@@ -223,7 +223,7 @@ pub enum DcqcnPoint {
 
 impl DcqcnPoint {
     /// The folder under `ecn/`.
-    pub fn dir(self) -> &'static str {
+    pub(crate) fn dir(self) -> &'static str {
         match self {
             Self::Rp => "roce_rp",
             Self::Np => "roce_np",
@@ -233,7 +233,7 @@ impl DcqcnPoint {
 
 /// One DCQCN parameter the plan may set: its file name, where it lives and its largest value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DcqcnParam {
+pub(crate) struct DcqcnParam {
     /// The file name, and the plan key after `dcqcn_`.
     pub name: &'static str,
     /// `roce_rp` or `roce_np`.
@@ -262,7 +262,7 @@ const fn flag(name: &'static str) -> DcqcnParam {
 /// Every DCQCN parameter the plan may set: the files of the OFED `ecn/roce_rp/` tree and the
 /// notification point's `min_time_between_cnps` (OFED en_ecn.c; the fields of mlx5_ifc.h's
 /// `cong_control_r_roce_ecn_rp/np`). CNP DSCP and priority have keys of their own.
-pub const DCQCN_PARAMS: [DcqcnParam; 17] = [
+pub(crate) const DCQCN_PARAMS: [DcqcnParam; 17] = [
     flag("clamp_tgt_rate"),
     flag("clamp_tgt_rate_after_time_inc"),
     rp("dce_tcp_g"),
@@ -287,7 +287,7 @@ pub const DCQCN_PARAMS: [DcqcnParam; 17] = [
 ];
 
 /// The DCQCN parameter called `name`, if the plan may set it.
-pub fn dcqcn_param(name: &str) -> Option<&'static DcqcnParam> {
+pub(crate) fn dcqcn_param(name: &str) -> Option<&'static DcqcnParam> {
     DCQCN_PARAMS.iter().find(|p| p.name == name)
 }
 
@@ -343,7 +343,7 @@ impl RoceMode {
 }
 
 /// Parses the boolean spellings of the spec: `yes/no`, `true/false`, `on/off`, `1/0`, `是/否`.
-pub fn parse_bool(s: &str) -> Result<bool, String> {
+pub(crate) fn parse_bool(s: &str) -> Result<bool, String> {
     match s.trim().to_lowercase().as_str() {
         "yes" | "true" | "on" | "1" | "是" | "y" => Ok(true),
         "no" | "false" | "off" | "0" | "否" | "n" => Ok(false),
