@@ -1,4 +1,4 @@
-//! One result file of the host bundles (schema `roce-gen/result/v1` of `bundle.md`): its typed
+//! One result file of the host bundles (schema `roce-gen/result/v1` of `docs/bundle.md`): its typed
 //! form, and the parser that tells a result from a file that is something else (skipped) or a
 //! result that cannot be read (a problem). Pure.
 
