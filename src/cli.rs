@@ -1,4 +1,5 @@
-//! The command line of `cli.md`, as clap derive types. Parsing only; the work is in `cmd`.
+//! The command line (the README's Commands section), as clap derive types. Parsing only; the work
+//! is in `cmd`.
 
 use std::path::PathBuf;
 

@@ -42,6 +42,15 @@ pub mod testing {
     pub use crate::plan::input::{Format, read_plan_bytes};
     pub use crate::plan::layout::{CLUSTER, KEYS, NICS, SERVERS, SHEETS};
     pub use crate::plan::validate::validate;
+
+    /// Each DCQCN parameter's sysfs file under the netdev, `ecn/roce_rp/NAME` or
+    /// `ecn/roce_np/NAME`.
+    pub fn dcqcn_files() -> Vec<String> {
+        crate::plan::model::DCQCN_PARAMS
+            .iter()
+            .map(|p| format!("{}/{}", p.point.dir(), p.name))
+            .collect()
+    }
 }
 
 use std::process::ExitCode;

@@ -1,5 +1,6 @@
-//! The `roce-gen` binary: parses the command line, runs it, and maps the outcome to the exit
-//! status of `cli.md` (0 success, 1 the input is wrong, 2 roce-gen could not run).
+//! The `roce-gen` binary: parses the command line, runs it, and maps the outcome to the exit status
+//! the README's Commands section documents (0 success, 1 the input is wrong, 2 roce-gen could not
+//! run).
 
 use std::io::ErrorKind;
 use std::process::ExitCode;

@@ -28,7 +28,7 @@ pub(crate) struct Index {
     pub tool_version: String,
     /// The cluster.
     pub cluster: String,
-    /// sha256 of the plan file.
+    /// The plan's identity: the sha256 of the normalized plan (`roce-gen plan`).
     pub plan_sha256: String,
     /// Every bundle, in plan order.
     pub hosts: Vec<IndexHost>,

@@ -2,7 +2,7 @@
 //! ([`render`], with [`escape`] for every value that reaches a script), gathered with their
 //! manifest ([`bundle`]) and packed into a reproducible tarball ([`archive`]) on every core; the
 //! folder's index, checksums and delivery files ([`dist`]) follow, and the whole folder replaces
-//! the previous one at once ([`output`]). [`hosts`] decides which earlier bundles stay;
+//! the previous one at once ([`output`]). `hosts.rs` decides which earlier bundles stay;
 //! [`verify`] checks a folder or tarball later. Nothing here reads the environment or prints:
 //! `cmd/generate.rs` does.
 

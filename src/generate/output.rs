@@ -18,7 +18,7 @@ const PREVIOUS: &str = ".roce-gen-previous-";
 static LIVE: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
 
 /// Installs the handler that removes this process's staging folders when SIGINT, SIGTERM or
-/// SIGHUP stops it, then exits with 128 + the signal. The folder swap holds [`LIVE`], so a
+/// SIGHUP stops it, then exits with 128 + the signal. The folder swap holds `LIVE`, so a
 /// signal waits for a swap in progress to finish: the output is then old or new, never torn.
 /// SIGKILL cannot be caught: the next run sweeps what it leaves ([`Staging::new`]).
 pub(crate) fn on_signals() -> Result<()> {

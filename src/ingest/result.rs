@@ -1,4 +1,4 @@
-//! One result file of the host bundles (schema `roce-gen/result/v1` of `bundle.md`): its typed
+//! One result file of the host bundles (schema `roce-gen/result/v1` of `docs/bundle.md`): its typed
 //! form, and the parser that tells a result from a file that is something else (skipped) or a
 //! result that cannot be read (a problem). Pure.
 
@@ -96,7 +96,7 @@ pub struct Counts {
     pub changed: u64,
 }
 
-/// One check of a result. Its strings are capped at [`MAX_TEXT`].
+/// One check of a result. Its strings are capped at [`wire::MAX_TEXT`].
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 pub struct Check {
     /// The stable check id (`ib_dev`, `mtu`, …).
@@ -250,7 +250,7 @@ pub struct ResultFile {
 }
 
 /// The wire form; checked and converted into [`ResultFile`]. Strings are capped at
-/// [`MAX_TEXT`], checks and NIC facts at their budgets.
+/// [`wire::MAX_TEXT`], checks and NIC facts at their budgets.
 #[derive(Deserialize)]
 struct Wire {
     #[serde(default, deserialize_with = "wire::loose_text")]

@@ -1,13 +1,14 @@
-//! The workbook layout of `plan-format.md` as data: which sheets, columns and keys exist, their
-//! English and Chinese aliases, and how a header is folded before it is compared.
+//! The workbook layout of the plan format (`docs/plan-format.md`) as data: which sheets, columns
+//! and keys exist, their English and Chinese aliases, and how a header is folded before it is
+//! compared.
 //!
-//! Both readers (workbook and JSON) and the validator use these tables, so an alias is added in
-//! one place.
+//! Both readers (workbook and JSON) and the validator use these tables, so an alias is added in one
+//! place.
 
 /// One column of a table sheet.
 #[derive(Debug)]
 pub struct Column {
-    /// The canonical name, as in the spec and the normalized JSON.
+    /// The canonical name, as in the plan format and the normalized JSON.
     pub name: &'static str,
     /// Other accepted headers.
     pub aliases: &'static [&'static str],
@@ -140,7 +141,7 @@ const fn key(name: &'static str, aliases: &'static [&'static str]) -> Key {
     Key { name, aliases }
 }
 
-/// Every key of the `Cluster` sheet, in the order of the spec.
+/// Every key of the `Cluster` sheet, in the order `docs/plan-format.md` lists them.
 pub const KEYS: &[Key] = &[
     key("cluster_name", &["集群名称"]),
     key("trust", &["信任模式"]),

@@ -1,7 +1,7 @@
-//! The embedded sample plan: a small but realistic cluster (4 hosts × 8 rails, the NVIDIA
-//! lossless profile), written as an `.xlsx` in the layout of `plan-format.md`. `roce-gen sample`
-//! writes it for users to fill in, and `--sample` reads it back through the normal reader, so
-//! the sample is always a valid plan of the current format.
+//! The embedded sample plan: a small but realistic cluster (4 hosts × 8 rails, the NVIDIA lossless
+//! profile), written as an `.xlsx` in the layout of `docs/plan-format.md`. `roce-gen sample` writes
+//! it for users to fill in, and `--sample` reads it back through the normal reader, so the sample
+//! is always a valid plan of the current format.
 
 use anyhow::{Context, Result};
 use rust_xlsxwriter::{DocProperties, ExcelDateTime, Format, Workbook, Worksheet};

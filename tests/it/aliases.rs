@@ -1,6 +1,7 @@
-//! Every alias family and every leniency of `plan-format.md` reads the same plan as the plain
-//! spelling: sheet names, headers, keys, header folding, column order, unknown columns, empty
-//! rows, numbers as text or floats, CIDR or prefix/netmask columns, title rows, merged cells.
+//! Every alias family and every leniency of the plan format (`docs/plan-format.md`) reads the same
+//! plan as the plain spelling: sheet names, headers, keys, header folding, column order, unknown
+//! columns, empty rows, numbers as text or floats, CIDR or prefix/netmask columns, title rows,
+//! merged cells.
 
 use roce_gen::testing::{CLUSTER, KEYS, NICS, SERVERS, SHEETS};
 

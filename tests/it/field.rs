@@ -90,12 +90,7 @@ fn apply_then_rollback_returns_an_unusual_host_exactly_as_it_was() {
                 "{kind} {bash}: {}\n{}",
                 apply.stdout, apply.stderr
             );
-            apply.expect(
-                &["trust", "pfc", "pause", "mtu"],
-                "mlx5_0",
-                "changed",
-                bash,
-            );
+            apply.expect(&["trust", "pfc", "pause", "mtu"], "mlx5_0", "changed", bash);
             apply.expect(&["pfc", "pause", "mtu"], "mlx5_1", "changed", bash);
             assert_eq!(
                 apply.status("trust", "mlx5_1"),

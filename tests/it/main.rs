@@ -8,6 +8,7 @@ mod common;
 mod config;
 mod dashboard;
 mod delivery;
+mod docs;
 mod dryrun;
 mod fakehost;
 mod field;

@@ -1,6 +1,6 @@
-//! One failing workbook per rule of `plan-format.md` (and per warning), each run through
-//! `roce-gen validate`; the exit status and diagnostics are snapshotted. A snapshot shows the
-//! file, sheet, cell and value of every problem.
+//! One failing workbook per rule of the plan format (`docs/plan-format.md`), and per warning, each
+//! run through `roce-gen validate`; the exit status and diagnostics are snapshotted. A snapshot
+//! shows the file, sheet, cell and value of every problem.
 
 use crate::common::{Book, C, roce_gen, s, tmp};
 

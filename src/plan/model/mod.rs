@@ -1,6 +1,7 @@
-//! The validated cluster plan: what the scripts enforce. Nothing here can hold a value that
-//! `plan-format.md` forbids, because every field is a checked type; no calamine or JSON reader
-//! type appears here. Serialized, this is the normalized JSON that `roce-gen plan` prints.
+//! The validated cluster plan: what the scripts enforce. Nothing here can hold a value that the
+//! plan format (`docs/plan-format.md`) forbids, because every field is a checked type; no calamine
+//! or JSON reader type appears here. Serialized, this is the normalized JSON that `roce-gen plan`
+//! prints.
 
 mod names;
 mod net;

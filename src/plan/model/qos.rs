@@ -1,5 +1,5 @@
 //! The QoS values of the RoCE profile: each a small type whose constructor enforces the range of
-//! `plan-format.md`, so a value outside it cannot exist.
+//! the plan format (`docs/plan-format.md`), so a value outside it cannot exist.
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -342,7 +342,8 @@ impl RoceMode {
     }
 }
 
-/// Parses the boolean spellings of the spec: `yes/no`, `true/false`, `on/off`, `1/0`, `是/否`.
+/// Parses the boolean spellings of the plan format: `yes/no`, `true/false`, `on/off`, `1/0`,
+/// `是/否` (and `y/n`).
 pub(crate) fn parse_bool(s: &str) -> Result<bool, String> {
     match s.trim().to_lowercase().as_str() {
         "yes" | "true" | "on" | "1" | "是" | "y" => Ok(true),

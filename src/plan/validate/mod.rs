@@ -1,5 +1,6 @@
-//! Turns a [`RawPlan`] into a [`Plan`], applying every rule of `plan-format.md` and collecting
-//! every problem with its location. Pure: no I/O, no clock, no environment.
+//! Turns a [`RawPlan`] into a [`Plan`], applying every rule of the plan format
+//! (`docs/plan-format.md`) and collecting every problem with its location. Pure: no I/O, no clock,
+//! no environment.
 
 mod cells;
 mod cluster;

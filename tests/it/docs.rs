@@ -1,0 +1,467 @@
+//! The documentation stays true to the code: docs/plan-format.md names every sheet, column, key
+//! and alias of the layout; docs/bundle.md names every check id the host scripts can emit;
+//! ARCHITECTURE.md's code map has one row per entry of `src/`; and nothing in the repository
+//! points outside it (dead references to documents that are not here, links that do not
+//! resolve).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use roce_gen::testing::{CLUSTER, KEYS, NICS, SERVERS, SHEETS, dcqcn_files};
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn read(path: &str) -> String {
+    std::fs::read_to_string(root().join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// The backticked spans of a Markdown text (`` `a` `` and ``` ``a`b`` ```), outside fenced blocks.
+fn code_spans(text: &str) -> BTreeSet<String> {
+    let mut spans = BTreeSet::new();
+    for line in prose_lines(text) {
+        let mut rest = line;
+        while let Some(start) = rest.find('`') {
+            let ticks = rest[start..].chars().take_while(|c| *c == '`').count();
+            let fence = "`".repeat(ticks);
+            let body = &rest[start + ticks..];
+            let Some(end) = body.find(&fence) else { break };
+            spans.insert(body[..end].trim().to_string());
+            rest = &body[end + ticks..];
+        }
+    }
+    spans
+}
+
+/// The lines of a Markdown text outside fenced code blocks.
+fn prose_lines(text: &str) -> Vec<&str> {
+    let mut fenced = false;
+    let mut lines = Vec::new();
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+        } else if !fenced {
+            lines.push(line);
+        }
+    }
+    lines
+}
+
+/// The first cell of every table row of a Markdown text, as its first code span.
+fn first_cells(text: &str) -> Vec<String> {
+    prose_lines(text)
+        .into_iter()
+        .filter_map(|l| l.strip_prefix("| "))
+        .filter_map(|row| {
+            let cell = row.split(" | ").next()?;
+            let start = cell.find('`')? + 1;
+            let end = start + cell[start..].find('`')?;
+            Some(cell[start..end].to_string())
+        })
+        .collect()
+}
+
+fn missing_from(spans: &BTreeSet<String>, names: &[String]) -> Vec<String> {
+    names
+        .iter()
+        .filter(|n| !spans.contains(n.as_str()))
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn plan_format_names_every_sheet_column_key_and_alias() {
+    let doc = read("docs/plan-format.md");
+    let spans = code_spans(&doc);
+    let mut names = Vec::new();
+    for sheet in SHEETS {
+        names.push(sheet.name.to_string());
+        names.extend(sheet.aliases.iter().map(ToString::to_string));
+        for column in sheet.columns {
+            names.push(column.name.to_string());
+            names.extend(column.aliases.iter().map(ToString::to_string));
+        }
+    }
+    for key in KEYS {
+        names.push(key.name.to_string());
+        names.extend(key.aliases.iter().map(ToString::to_string));
+    }
+    let missing = missing_from(&spans, &names);
+    assert!(
+        missing.is_empty(),
+        "docs/plan-format.md does not name (in backticks): {missing:?}"
+    );
+
+    // Each key has a row of its own (the DCQCN ones in their table), and every row of a key
+    // table names a key that exists.
+    let rows = first_cells(&doc);
+    let no_row: Vec<&str> = KEYS
+        .iter()
+        .map(|k| k.name)
+        .filter(|k| !rows.iter().any(|r| r == k))
+        .collect();
+    assert!(no_row.is_empty(), "keys without a table row: {no_row:?}");
+    let mut in_key_table = false;
+    let mut unknown = Vec::new();
+    for line in prose_lines(&doc) {
+        if line.starts_with("| key |") {
+            in_key_table = true;
+        } else if !line.starts_with('|') {
+            in_key_table = false;
+        } else if in_key_table && !line.starts_with("| ---") {
+            let cell = first_cells(line).pop().unwrap_or_default();
+            if cell != "dcqcn_<name>" && !KEYS.iter().any(|k| k.name == cell) {
+                unknown.push(cell);
+            }
+        }
+    }
+    assert!(
+        unknown.is_empty(),
+        "docs/plan-format.md documents keys the plan does not have: {unknown:?}"
+    );
+    // Each sheet has its section, whose column table names only that sheet's columns.
+    for sheet in [&CLUSTER, &SERVERS, &NICS] {
+        let heading = format!("## Sheet `{}`", sheet.name);
+        let section = doc
+            .split(heading.as_str())
+            .nth(1)
+            .and_then(|s| s.split("\n## ").next())
+            .unwrap_or_else(|| panic!("docs/plan-format.md has no section {heading}"));
+        let mut in_columns = false;
+        for line in prose_lines(section) {
+            if line.starts_with("| column |") {
+                in_columns = true;
+            } else if !line.starts_with('|') {
+                in_columns = false;
+            } else if in_columns && !line.starts_with("| ---") {
+                let cell = first_cells(line).pop().unwrap_or_default();
+                assert!(
+                    sheet.columns.iter().any(|c| c.name == cell),
+                    "{heading} documents a column it does not have: {cell}"
+                );
+            }
+        }
+    }
+    // Each DCQCN parameter with the file it is written to.
+    for file in dcqcn_files() {
+        assert!(
+            spans.contains(&file),
+            "docs/plan-format.md does not name {file}"
+        );
+    }
+}
+
+/// Every check id the host scripts can write into a result, read from the scripts themselves:
+/// they are the only writers of checks, and every check goes through `rg_check` (directly, or
+/// through `rg_check_change`, `rg_check_action` or `rg_abort`). The first argument of each call
+/// is a literal id, or a variable filled from a literal list nearby (`for id in …`, the setting
+/// lists `RG_SETTINGS` and `RG_RESTORE_ORDER`), or one of the families `fw_<NAME>` (the
+/// firmware parameters of `RG_FW_PARAMS`, per port) and `dcqcn_<name>`. A call of any other form
+/// fails this test, so a new kind of id cannot slip past it.
+fn emitted_check_ids() -> (BTreeSet<String>, Vec<String>) {
+    let mut ids = BTreeSet::new();
+    let mut fw_params = Vec::new();
+    let is_id = |w: &str| !w.is_empty() && w.bytes().all(|b| b.is_ascii_lowercase() || b == b'_');
+    let folder = root().join("templates/host");
+    let mut scripts: Vec<PathBuf> = std::fs::read_dir(&folder)
+        .expect("templates/host")
+        .map(|e| e.expect("templates/host entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "sh"))
+        .collect();
+    scripts.sort();
+    assert!(
+        scripts.len() >= 5,
+        "too few scripts in {}",
+        folder.display()
+    );
+    for script in scripts {
+        let text = std::fs::read_to_string(&script).expect("script");
+        let name = script.file_name().unwrap_or_default().to_string_lossy();
+        for (n, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.starts_with('#') {
+                continue;
+            }
+            for list in ["RG_SETTINGS=", "RG_RESTORE_ORDER="] {
+                if let Some(words) = line.strip_prefix(list) {
+                    ids.extend(words.trim_matches('"').split_whitespace().map(String::from));
+                }
+            }
+            if let Some(words) = line.strip_prefix("RG_FW_PARAMS=") {
+                fw_params.extend(words.trim_matches('"').split_whitespace().map(String::from));
+            }
+            let words: Vec<&str> = line.split_whitespace().collect();
+            if let ["for", "id" | "want", "in", list @ ..] = words.as_slice() {
+                ids.extend(
+                    list.iter()
+                        .map(|w| w.trim_end_matches(';'))
+                        .take_while(|w| *w != "do")
+                        .filter(|w| is_id(w))
+                        .map(String::from),
+                );
+            }
+            for pair in words.windows(2) {
+                if !["rg_check", "rg_check_change", "rg_check_action", "rg_abort"]
+                    .contains(&pair[0])
+                {
+                    continue;
+                }
+                let arg = pair[1].trim_matches('"');
+                match arg {
+                    a if is_id(a) => {
+                        ids.insert(a.to_string());
+                    }
+                    // Filled from the lists above, or passed on by the wrappers.
+                    "$id" | "$want" | "$1" => {}
+                    "fw_$name" => {
+                        ids.insert("fw_<NAME>".into());
+                    }
+                    other => panic!(
+                        "{name}:{}: a check id of a form this test does not know: {other}",
+                        n + 1
+                    ),
+                }
+            }
+        }
+    }
+    ids.insert("dcqcn_<name>".into());
+    assert!(
+        !fw_params.is_empty(),
+        "RG_FW_PARAMS not found in templates/host"
+    );
+    (ids, fw_params)
+}
+
+#[test]
+fn bundle_doc_names_every_check_id_the_scripts_emit() {
+    let (ids, fw_params) = emitted_check_ids();
+    // A sanity floor: the reader above must still find the ids where they are written.
+    for id in [
+        "hostname",
+        "ib_dev",
+        "trust",
+        "pfc",
+        "mtu",
+        "nccl_env",
+        "fw_<NAME>",
+    ] {
+        assert!(ids.contains(id), "the scan of templates/host missed {id}");
+    }
+    let doc = read("docs/bundle.md");
+    let spans = code_spans(&doc);
+    let mut names: Vec<String> = ids.into_iter().collect();
+    names.extend(fw_params.iter().map(|p| format!("fw_{p}_P1")));
+    let missing = missing_from(&spans, &names);
+    assert!(
+        missing.is_empty(),
+        "docs/bundle.md does not name these check ids (in backticks): {missing:?}"
+    );
+}
+
+#[test]
+fn code_map_has_one_row_per_entry_of_src() {
+    let doc = read("ARCHITECTURE.md");
+    let section = doc
+        .split("## Code map")
+        .nth(1)
+        .and_then(|s| s.split("\n## ").next())
+        .expect("ARCHITECTURE.md has a `## Code map` section");
+    let mut src_rows: BTreeMap<String, usize> = BTreeMap::new();
+    let mut others = Vec::new();
+    for cell in first_cells(section) {
+        // A row naming a path under another top-level folder (`templates/host/`, `docs/`) is
+        // about that folder; every other row is about an entry of src/.
+        let top = cell.split('/').next().unwrap_or_default();
+        if cell.contains('/') && top != "src" && root().join(top).is_dir() {
+            others.push(cell);
+        } else {
+            *src_rows.entry(cell).or_default() += 1;
+        }
+    }
+    let twice: Vec<&String> = src_rows
+        .iter()
+        .filter(|(_, n)| **n > 1)
+        .map(|(c, _)| c)
+        .collect();
+    assert!(twice.is_empty(), "code map rows given twice: {twice:?}");
+    let entries: BTreeSet<String> = std::fs::read_dir(root().join("src"))
+        .expect("src")
+        .map(|e| e.expect("src entry"))
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let kind = e.file_type().ok()?;
+            if kind.is_dir() {
+                Some(format!("{name}/"))
+            } else {
+                name.ends_with(".rs").then_some(name)
+            }
+        })
+        .collect();
+    let rows: BTreeSet<String> = src_rows.into_keys().collect();
+    let no_row: Vec<&String> = entries.difference(&rows).collect();
+    let no_entry: Vec<&String> = rows.difference(&entries).collect();
+    assert!(
+        no_row.is_empty(),
+        "src/ entries without a code map row: {no_row:?}"
+    );
+    assert!(
+        no_entry.is_empty(),
+        "code map rows naming no src/ entry: {no_entry:?}"
+    );
+    let gone: Vec<&String> = others.iter().filter(|p| !root().join(p).exists()).collect();
+    assert!(
+        gone.is_empty(),
+        "code map rows naming paths that do not exist: {gone:?}"
+    );
+    assert!(
+        others.iter().any(|p| p == "docs/"),
+        "the code map has no `docs/` row"
+    );
+}
+
+/// The repository's tracked files, as git lists them.
+fn tracked_files() -> Vec<String> {
+    let out = Command::new("git")
+        .args(["ls-files", "-z"])
+        .current_dir(root())
+        .output()
+        .expect("git ls-files runs (the tests run in a git checkout)");
+    assert!(out.status.success(), "git ls-files failed");
+    out.stdout
+        .split(|b| *b == 0)
+        .filter(|p| !p.is_empty())
+        .map(|p| String::from_utf8_lossy(p).into_owned())
+        .collect()
+}
+
+#[test]
+fn nothing_refers_to_documents_outside_the_repository() {
+    // Spelt in pieces so that this file does not mention them itself.
+    let outside = [["..", "/shared"].concat(), ["/wo", "rk/"].concat()];
+    let documents = ["plan-format", "bundle", "cli"].map(|n| format!("{n}.md"));
+    let mut problems = Vec::new();
+    let files = tracked_files();
+    assert!(
+        files.iter().any(|f| f == "README.md"),
+        "git ls-files lists no README.md"
+    );
+    for file in &files {
+        let Ok(text) = std::fs::read_to_string(root().join(file)) else {
+            continue; // binary, or deleted in the working tree
+        };
+        for needle in &outside {
+            if text.contains(needle.as_str()) {
+                problems.push(format!("{file}: mentions {needle}"));
+            }
+        }
+        for doc in &documents {
+            for (at, _) in text.match_indices(doc.as_str()) {
+                let before = &text[..at];
+                let token_start = before
+                    .rfind(|c: char| !(c.is_ascii_alphanumeric() || "._/-".contains(c)))
+                    .map_or(0, |i| {
+                        i + before[i..].chars().next().map_or(1, char::len_utf8)
+                    });
+                let prefix = &before[token_start..];
+                if prefix
+                    .chars()
+                    .last()
+                    .is_some_and(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+                {
+                    continue; // another name that ends the same way (`roce-cli.md`)
+                }
+                let in_docs = file.starts_with("docs/") && prefix.is_empty();
+                let as_docs_path = prefix.ends_with("docs/");
+                let exists = root().join("docs").join(doc).is_file();
+                if !((in_docs || as_docs_path) && exists) {
+                    problems.push(format!("{file}: refers to {prefix}{doc}"));
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// GitHub's anchor of a heading: lowercase, punctuation dropped, spaces as `-`.
+fn anchor(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || *c == ' ' || *c == '-' || *c == '_')
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect()
+}
+
+fn anchors(text: &str) -> BTreeSet<String> {
+    prose_lines(text)
+        .into_iter()
+        .filter(|l| l.starts_with('#'))
+        .map(|l| anchor(l.trim_start_matches('#')))
+        .collect()
+}
+
+#[test]
+fn every_relative_markdown_link_resolves() {
+    let mut pages = vec![
+        "README.md".to_string(),
+        "ARCHITECTURE.md".to_string(),
+        "CHANGELOG.md".to_string(),
+    ];
+    let mut docs: Vec<String> = std::fs::read_dir(root().join("docs"))
+        .expect("docs/")
+        .map(|e| {
+            e.expect("docs entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .filter(|n| n.ends_with(".md"))
+        .map(|n| format!("docs/{n}"))
+        .collect();
+    docs.sort();
+    assert!(docs.len() >= 2, "docs/ holds {docs:?}");
+    pages.extend(docs);
+    let top = root().canonicalize().expect("repository root");
+    let mut broken = Vec::new();
+    let mut checked = 0;
+    for page in &pages {
+        let text = read(page);
+        let dir = Path::new(page).parent().unwrap_or(Path::new(""));
+        for line in prose_lines(&text) {
+            for (at, _) in line.match_indices("](") {
+                let rest = &line[at + 2..];
+                let Some(end) = rest.find(')') else { continue };
+                let target = &rest[..end];
+                if target.contains("://") || target.starts_with("mailto:") {
+                    continue;
+                }
+                checked += 1;
+                let (path, fragment) = target.split_once('#').unwrap_or((target, ""));
+                let file = if path.is_empty() {
+                    root().join(page)
+                } else {
+                    root().join(dir).join(path)
+                };
+                let inside = file.canonicalize().is_ok_and(|f| f.starts_with(&top));
+                if !inside {
+                    broken.push(format!("{page}: {target} is not a file of the repository"));
+                    continue;
+                }
+                if !fragment.is_empty() && file.extension().is_some_and(|e| e == "md") {
+                    let linked = std::fs::read_to_string(&file).unwrap_or_default();
+                    if !anchors(&linked).contains(fragment) {
+                        broken.push(format!("{page}: {target} names no heading"));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        checked >= 10,
+        "only {checked} links found: is the link reader broken?"
+    );
+    assert!(broken.is_empty(), "{}", broken.join("\n"));
+}
