@@ -92,15 +92,14 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
             let output = output
                 .or_else(|| config.and_then(|c| c.output_dir.clone()))
                 .unwrap_or_else(|| "dist".into());
-            let opts = cmd::generate::Options {
+            let opts = generate::Options {
                 out: &output,
                 hosts: hosts.as_deref(),
                 templates: templates.as_deref(),
                 prune,
-                format,
                 mtime: cmd::generate::mtime_from_env()?,
             };
-            cmd::generate::run(&plan, &opts)
+            cmd::generate::run(&plan, &opts, format)
         }
         cli::Command::Ingest {
             paths,

@@ -3,7 +3,6 @@
 //! only things here that read the clock.
 
 use std::io::{IsTerminal, Write};
-use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
@@ -13,25 +12,13 @@ use crate::cli::PlanArg;
 use crate::cmd::{invalid_plan, load, print_diagnostics};
 use crate::generate::{self, archive};
 
-/// Options of `generate`.
-#[derive(Debug)]
-pub(crate) struct Options<'a> {
-    /// The output folder.
-    pub out: &'a Path,
-    /// Only these hosts (case-insensitive), or all.
-    pub hosts: Option<&'a [String]>,
-    /// A customised template folder.
-    pub templates: Option<&'a Path>,
-    /// Remove the bundles of hosts the plan no longer has.
-    pub prune: bool,
-    /// `json`: what was written, as one JSON document on stdout.
-    pub format: crate::cli::Format,
-    /// The mtime of every archive entry.
-    pub mtime: u64,
-}
-
 /// Runs `generate`: exit 0 with the bundles written, 1 for an invalid plan (nothing written).
-pub(crate) fn run(arg: &PlanArg, opts: &Options<'_>) -> Result<ExitCode> {
+/// `format` json prints what was written as one JSON document on stdout.
+pub(crate) fn run(
+    arg: &PlanArg,
+    opts: &generate::Options<'_>,
+    format: crate::cli::Format,
+) -> Result<ExitCode> {
     let loaded = load(arg)?;
     let (plan, report) = match &loaded.outcome {
         Ok(ok) => ok,
@@ -41,18 +28,7 @@ pub(crate) fn run(arg: &PlanArg, opts: &Options<'_>) -> Result<ExitCode> {
     let started = std::time::Instant::now();
     let wanted = opts.hosts.map_or(plan.hosts.len(), <[String]>::len);
     let progress = progress_bar(wanted);
-    let outcome = generate::generate(
-        plan,
-        &loaded.sha256,
-        &generate::Options {
-            out: opts.out,
-            hosts: opts.hosts,
-            templates: opts.templates,
-            prune: opts.prune,
-            mtime: opts.mtime,
-        },
-        &|| progress.inc(1),
-    )?;
+    let outcome = generate::generate(plan, &loaded.sha256, opts, &|| progress.inc(1))?;
     progress.finish_and_clear();
     for line in &outcome.said {
         eprintln!("{line}");
@@ -66,7 +42,7 @@ pub(crate) fn run(arg: &PlanArg, opts: &Options<'_>) -> Result<ExitCode> {
             eprintln!("kept the bundle of {host}");
         }
     }
-    if opts.format == crate::cli::Format::Json {
+    if format == crate::cli::Format::Json {
         let mut out = std::io::stdout().lock();
         serde_json::to_writer_pretty(&mut out, &outcome.written)?;
         writeln!(out)?;

@@ -9,7 +9,7 @@
 //! });
 //! ```
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
@@ -176,11 +176,8 @@ impl FakeHost {
         let host = host.unwrap_or_else(|| plan_host.to_string());
         let dir = tmp();
         let root = dir.path().join("root");
-        let mut cmd = Command::new("bash");
-        cmd.arg(repo().join("tests/host/fakehost.sh"))
-            .arg("create")
-            .arg(&root)
-            .args(["--kind", kind, "--host", &host]);
+        let mut cmd = fakehost_sh("create", &root);
+        cmd.args(["--kind", kind, "--host", &host]);
         let (nics, last_octet) = if plan_host == "node-b" {
             (NODE_B, 11)
         } else {
@@ -213,18 +210,7 @@ impl FakeHost {
             let addr = format!("10.10.{rail}.{last_octet}/24");
             if root.join("sys/class/net").join(ifc).is_dir() {
                 // As configured on the host: the kernel adds the address's GIDs.
-                let out = Command::new("bash")
-                    .arg(repo().join("tests/host/fakehost.sh"))
-                    .arg("addr")
-                    .arg(&root)
-                    .args([ifc, &addr])
-                    .output()
-                    .unwrap();
-                assert!(
-                    out.status.success(),
-                    "fakehost addr: {}",
-                    String::from_utf8_lossy(&out.stderr)
-                );
+                add_addresses(&root, ifc, &[&addr]);
             }
         }
         let mut plan_doc: Value = serde_json::from_str(
@@ -273,10 +259,7 @@ impl FakeHost {
             .unwrap()
             .join(format!("{script}.{}.json", std::process::id()));
         let _ = std::fs::remove_file(&out_file);
-        let out = Command::new("bash")
-            .arg(repo().join("tests/host/fakehost.sh"))
-            .arg("run")
-            .arg(&self.root)
+        let out = fakehost_sh("run", &self.root)
             .arg("--")
             .arg(&self.bash)
             .arg(self.bundle.join(script))
@@ -310,10 +293,7 @@ impl FakeHost {
 
     /// `path=value` of every file under `dirs` of the host's root (by default `sys` and `.fake`).
     pub(crate) fn snapshot_of(&self, dirs: &[&str]) -> String {
-        let out = Command::new("bash")
-            .arg(repo().join("tests/host/fakehost.sh"))
-            .arg("snapshot")
-            .arg(&self.root)
+        let out = fakehost_sh("snapshot", &self.root)
             .args(dirs)
             .output()
             .unwrap();
@@ -347,6 +327,12 @@ impl FakeHost {
             .collect()
     }
 
+    /// Configures `ifc`'s addresses as a host would (`fakehost.sh addr`: the kernel's GIDs
+    /// follow); none removes them.
+    pub(crate) fn addr(&self, ifc: &str, cidrs: &[&str]) {
+        add_addresses(&self.root, ifc, cidrs);
+    }
+
     pub(crate) fn fake(&self, rel: &str) -> PathBuf {
         self.root.join(rel)
     }
@@ -358,10 +344,7 @@ impl FakeHost {
 
     /// Runs any command on the host (isolated like the scripts): exit code, stdout, stderr.
     pub(crate) fn run_cmd(&self, cmd: &[&str]) -> (i32, String, String) {
-        let out = Command::new("bash")
-            .arg(repo().join("tests/host/fakehost.sh"))
-            .arg("run")
-            .arg(&self.root)
+        let out = fakehost_sh("run", &self.root)
             .arg("--")
             .args(cmd)
             .output()
@@ -406,6 +389,28 @@ pub(crate) fn changes(commands: &[String]) -> Vec<String> {
 
 /// A change to the plan's JSON form before the bundles are generated.
 type PlanEdit<'a> = Box<dyn FnOnce(&mut Value) + 'a>;
+
+/// `fakehost.sh VERB ROOT`, to be given the rest of its arguments.
+fn fakehost_sh(verb: &str, root: &Path) -> Command {
+    let mut cmd = Command::new("bash");
+    cmd.arg(repo().join("tests/host/fakehost.sh"))
+        .arg(verb)
+        .arg(root);
+    cmd
+}
+
+fn add_addresses(root: &Path, ifc: &str, cidrs: &[&str]) {
+    let out = fakehost_sh("addr", root)
+        .arg(ifc)
+        .args(cidrs)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "fakehost addr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
 
 /// How a [`FakeHost`] is made: which of the plan's hosts it is, what it lacks, which bash runs
 /// its scripts, and edits to the plan its bundle is generated from.

@@ -3,9 +3,6 @@
 //! address and the `nccl.env` apply writes beside the installed bundle — from precheck through
 //! the dry run, apply, a second apply and rollback, under both backends and every bash.
 
-use std::path::PathBuf;
-use std::process::Command;
-
 use serde_json::{Value, json};
 
 use crate::dryrun::dry_run_matches_apply;
@@ -46,23 +43,6 @@ fn on_host(h: &FakeHost, cmd: &[&str]) {
 
 fn read(h: &FakeHost, rel: &str) -> String {
     std::fs::read_to_string(h.fake(rel)).unwrap_or_default()
-}
-
-/// Configures IF's addresses as a host would (`fakehost.sh addr`: the kernel's GIDs follow).
-fn addresses(h: &FakeHost, ifc: &str, cidrs: &[&str]) {
-    let out = Command::new("bash")
-        .arg(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/host/fakehost.sh"))
-        .arg("addr")
-        .arg(&h.root)
-        .arg(ifc)
-        .args(cidrs)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 fn same_state(h: &FakeHost, before: &str, ctx: &str) {
@@ -337,7 +317,7 @@ fn a_port_without_its_address_has_no_rocev2_gid_and_nccl_env_names_an_index_only
     for_each_bash(|bash| {
         let ctx = format!("gid {bash}");
         let h = FakeHost::ofed().bash(bash).build();
-        addresses(&h, "ens2f0np0", &[]);
+        h.addr("ens2f0np0", &[]);
 
         let pre = h.run("precheck.sh", &[]);
         assert_eq!(pre.status("gid", "mlx5_0"), "pass", "{ctx}");
@@ -370,8 +350,8 @@ fn a_port_without_its_address_has_no_rocev2_gid_and_nccl_env_names_an_index_only
         );
 
         // The address arrives; on port 0 another one came first, so its GID is at index 5.
-        addresses(&h, "ens2f0np0", &["10.10.1.10/24"]);
-        addresses(&h, "ens1f0np0", &["192.168.50.10/24", "10.10.0.10/24"]);
+        h.addr("ens2f0np0", &["10.10.1.10/24"]);
+        h.addr("ens1f0np0", &["192.168.50.10/24", "10.10.0.10/24"]);
         let second = h.run("apply.sh", &[]);
         assert_eq!(second.code, 0, "{ctx}: {}", second.stdout);
         assert_eq!(
@@ -387,7 +367,7 @@ fn a_port_without_its_address_has_no_rocev2_gid_and_nccl_env_names_an_index_only
         assert!(!read(&h, NCCL_ENV).contains("NCCL_IB_GID_INDEX="), "{ctx}");
 
         // Both at 3: the index goes in.
-        addresses(&h, "ens1f0np0", &["10.10.0.10/24"]);
+        h.addr("ens1f0np0", &["10.10.0.10/24"]);
         let third = h.run("apply.sh", &[]);
         assert_eq!(third.status("gid", ""), "pass", "{ctx}");
         assert_eq!(read(&h, NCCL_ENV), NCCL_TEXT, "{ctx}");
