@@ -5,6 +5,7 @@
 pub mod dashboard;
 pub mod generate;
 pub mod ingest;
+pub mod man;
 pub mod plan;
 pub mod sample;
 pub mod validate;
