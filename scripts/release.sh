@@ -69,8 +69,11 @@ fi
 files=target/pkg-files
 rm -rf "$files"
 mkdir -p "$files"
-"$bin" man >"$files/roce-gen.1"
-gzip -9 -n -c "$files/roce-gen.1" >"$files/roce-gen.1.gz"
+# roce-gen(1) and one roce-gen-SUBCOMMAND(1) per subcommand, the pages roce-gen(1) refers to.
+"$bin" --quiet man --dir "$files/man"
+for page in "$files"/man/*.1; do
+  gzip -9 -n -c "$page" >"$page.gz"
+done
 "$bin" completions bash >"$files/roce-gen.bash"
 "$bin" completions zsh >"$files/_roce-gen"
 "$bin" completions fish >"$files/roce-gen.fish"
@@ -92,7 +95,7 @@ stage="target/pkg-stage/$name"
 rm -rf "target/pkg-stage"
 mkdir -p "$stage/man" "$stage/completions"
 install -m 755 "$bin" "$stage/roce-gen"
-install -m 644 "$files/roce-gen.1" "$stage/man/"
+install -m 644 "$files"/man/*.1 "$stage/man/"
 install -m 644 "$files/roce-gen.bash" "$files/_roce-gen" "$files/roce-gen.fish" "$stage/completions/"
 install -m 644 README.md LICENSE-MIT LICENSE-APACHE "$stage/"
 tar -C target/pkg-stage --sort=name --owner=0 --group=0 --numeric-owner \

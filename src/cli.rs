@@ -135,8 +135,16 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-    /// Print the manual page (roff) to stdout: `roce-gen man > roce-gen.1`.
-    Man,
+    /// Print roce-gen(1), or SUBCOMMAND's page, on stdout (roff); --dir writes every page.
+    Man {
+        /// The subcommand whose page to print; without it, roce-gen(1).
+        #[arg(value_name = "SUBCOMMAND", conflicts_with = "dir")]
+        subcommand: Option<String>,
+        /// Write every page into DIR instead: roce-gen.1 and one roce-gen-SUBCOMMAND.1 per
+        /// subcommand.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
     /// Write a sample plan workbook to start from.
     Sample {
         /// Where to write it.

@@ -160,10 +160,8 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
             std::io::Write::write_all(&mut std::io::stdout(), script.as_bytes())?;
             Ok(std::process::ExitCode::SUCCESS)
         }
-        cli::Command::Man => {
-            let command = <cli::Cli as clap::CommandFactory>::command();
-            clap_mangen::Man::new(command).render(&mut std::io::stdout())?;
-            Ok(std::process::ExitCode::SUCCESS)
+        cli::Command::Man { subcommand, dir } => {
+            cmd::man::run(subcommand.as_deref(), dir.as_deref())
         }
     }
 }

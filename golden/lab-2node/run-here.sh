@@ -22,7 +22,7 @@ export PATH
   RG_CLUSTER=lab
   RG_HOSTS=(node-a node-b)
   RG_BUNDLES=(node-a.tar.gz node-b.tar.gz)
-  RG_SHA256=(410b7d0bcb7d2793d436e5e7c08ba7a05e8e528fb70e64ba39bd54b7baf6a79b c33f3f1b6cf411b2804d6a6efe37883bec2ca6b6f114f0fd0c53e1264db4f09e)
+  RG_SHA256=(82a4d7c3d6ec6facd006184c167166ed9030ccca15962d62e01365964f33d7f4 1eb5bfa5bc358f1c779e34e3db8da8b9d29b527c58d538bdb8ff5eb6ff91d35a)
   RG_MGMT=(192.168.1.10 192.168.1.11)
   RG_MACS=(b8:3f:d2:0a:00:00 b8:3f:d2:0b:00:00)
 }

@@ -5,6 +5,7 @@
 pub(crate) mod dashboard;
 pub(crate) mod generate;
 pub(crate) mod ingest;
+pub(crate) mod man;
 pub(crate) mod plan;
 pub(crate) mod sample;
 pub(crate) mod validate;

@@ -172,6 +172,113 @@ fn the_manual_page_renders_with_every_command() {
     }
 }
 
+/// `man --dir` writes roce-gen(1) and a page per subcommand; every roce-gen-NAME(1) any page
+/// names is one of them, each renders without a warning through man-db and through groff's
+/// strictest checks, and `man NAME` prints the same page.
+#[test]
+fn every_manual_page_is_written_and_every_reference_resolves() {
+    crate::common::require("groff");
+    let dir = tmp();
+    let run = roce_gen(dir.path(), &["man", "--dir", "pages"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let pages = dir.path().join("pages");
+    let mut files: Vec<String> = std::fs::read_dir(&pages)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert!(
+        run.stderr
+            .contains(&format!("wrote {} manual pages in pages", files.len())),
+        "{}",
+        run.stderr
+    );
+    for command in [
+        "generate",
+        "validate",
+        "plan",
+        "ingest",
+        "verify",
+        "dashboard",
+        "completions",
+        "man",
+        "sample",
+    ] {
+        assert!(
+            files.contains(&format!("roce-gen-{command}.1")),
+            "no page for {command}: {files:?}"
+        );
+    }
+    assert!(files.contains(&"roce-gen.1".to_string()), "{files:?}");
+    let mut references = 0;
+    for file in &files {
+        let roff = std::fs::read_to_string(pages.join(file)).unwrap();
+        assert!(roff.is_ascii(), "{file} is not ASCII");
+        // roff spells the hyphens of a name `\-`.
+        for (at, _) in roff.match_indices("roce\\-gen") {
+            let rest = &roff[at..];
+            let end = rest.find("(1)").filter(|&e| e < 40);
+            let Some(end) = end else { continue };
+            let name = rest[..end].replace("\\-", "-");
+            if name.chars().all(|c| c.is_ascii_lowercase() || c == '-') {
+                references += 1;
+                assert!(
+                    files.contains(&format!("{name}.1")),
+                    "{file} names {name}(1), which is not written: {files:?}"
+                );
+            }
+        }
+        let out = std::process::Command::new("man")
+            .args(["--warnings", "-E", "UTF-8", "-l"])
+            .arg(pages.join(file))
+            .env("MANWIDTH", "80")
+            .env("MANPAGER", "cat")
+            .output()
+            .expect("man (man-db) is needed");
+        assert!(out.status.success(), "{file}");
+        assert_eq!(String::from_utf8_lossy(&out.stderr), "", "man -l {file}");
+        let title = file.trim_end_matches(".1");
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains(&format!("{title}(1)")),
+            "{file} is not titled {title}(1)"
+        );
+        let out = std::process::Command::new("groff")
+            .args(["-man", "-Tutf8", "-ww", "-z"])
+            .arg(pages.join(file))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{file}");
+        assert_eq!(String::from_utf8_lossy(&out.stderr), "", "groff -ww {file}");
+        if let Some(sub) = title.strip_prefix("roce-gen-") {
+            let one = roce_gen(dir.path(), &["man", sub]);
+            assert_eq!(one.code, 0, "{}", one.transcript());
+            assert_eq!(one.stdout, roff, "roce-gen man {sub}");
+            assert!(
+                roff.ends_with(".SH \"SEE ALSO\"\nroce\\-gen(1)\n"),
+                "{file}"
+            );
+        }
+    }
+    // The subcommands of roce-gen(1), and SEE ALSO of each of theirs.
+    assert!(
+        references >= 2 * (files.len() - 1),
+        "{references} references"
+    );
+    assert!(
+        !files.iter().any(|f| f.contains("help")),
+        "no page for `help`: {files:?}"
+    );
+    let wrong = roce_gen(dir.path(), &["man", "frobnicate"]);
+    assert_eq!(wrong.code, 2, "{}", wrong.transcript());
+    assert!(
+        wrong
+            .stderr
+            .contains("no manual page for 'frobnicate': the subcommands are generate, validate"),
+        "{}",
+        wrong.stderr
+    );
+}
+
 #[test]
 fn validate_strict_makes_warnings_errors() {
     let dir = tmp();

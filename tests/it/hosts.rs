@@ -499,14 +499,62 @@ fn the_unit_boots_under_real_systemd_and_configures_the_host() {
     for d in [&units, &dropin, &out] {
         std::fs::create_dir_all(d).unwrap();
     }
+    // The sandbox stays on: the fake host's copies of what the unit may write are opened the
+    // way the unit opens the real ones, and nothing else of /fake (ProtectSystem=strict makes it
+    // read-only). /fake/sys stands for /sys, which the unit leaves writable; .fake/ (the
+    // driver's netlink-only state) and the stand-ins' log are the harness's own.
+    let unit = std::fs::read_to_string(h.bundle.join("roce-gen.service")).unwrap();
+    let mut writable = vec![
+        "/sys".to_string(),
+        "/.fake".to_string(),
+        "/stub.log".to_string(),
+    ];
+    for line in unit.lines() {
+        if let Some(paths) = line.strip_prefix("ReadWritePaths=") {
+            writable.extend(
+                paths
+                    .split_whitespace()
+                    .map(|p| p.trim_start_matches('-').to_string()),
+            );
+        }
+        if let Some(state) = line.strip_prefix("StateDirectory=") {
+            writable.push(format!("/var/lib/{state}"));
+        }
+    }
+    assert!(writable.len() > 3, "the unit opens nothing:\n{unit}");
+    writable.sort();
+    writable.dedup();
+    for path in writable.iter().filter(|p| *p != "/sys") {
+        let fake = h.root.join(path.trim_start_matches('/'));
+        if path.ends_with(".log") {
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&fake)
+                .unwrap();
+        } else {
+            // On the host, systemd (StateDirectory=), /run and the installed bundle are there.
+            std::fs::create_dir_all(&fake).unwrap();
+        }
+    }
+    let writable: Vec<String> = writable.iter().map(|p| format!("/fake{p}")).collect();
     std::fs::write(
         dropin.join("fake-host.conf"),
-        "[Service]\nEnvironment=ROCE_GEN_ROOT=/fake STUB_LOG=/fake/stub.log PATH=/fake/bin:/usr/bin:/bin\n",
+        format!(
+            "[Service]\nEnvironment=ROCE_GEN_ROOT=/fake STUB_LOG=/fake/stub.log PATH=/fake/bin:/usr/bin:/bin\nReadWritePaths={}\n",
+            writable.join(" ")
+        ),
     )
     .unwrap();
     std::fs::write(
         units.join("harness-report.service"),
-        "[Unit]\nAfter=roce-gen.service\n[Service]\nType=oneshot\nExecStart=/bin/sh -c 'systemctl show -p ActiveState,Result,ExecMainStatus roce-gen.service > /out/state; journalctl -u roce-gen.service -o cat > /out/journal; cp -r /var/lib/roce-gen /out/lib; systemctl poweroff'\n",
+        "[Unit]\nAfter=roce-gen.service\n[Service]\nType=oneshot\nExecStart=/bin/sh -c 'systemctl show -p ActiveState,Result,ExecMainStatus,ProtectSystem,CapabilityBoundingSet,NoNewPrivileges roce-gen.service > /out/state; journalctl -u roce-gen.service -o cat > /out/journal; systemd-analyze verify roce-gen.service > /out/verify 2>&1; cp -r /var/lib/roce-gen /out/lib; systemctl poweroff'\n",
+    )
+    .unwrap();
+    // A workload service that the unit must hold back while it runs.
+    std::fs::write(
+        units.join("slurmd.service"),
+        "[Service]\nType=oneshot\nRemainAfterExit=yes\nExecStart=/bin/sh -c 'systemctl show -p ActiveState roce-gen.service > /out/slurmd-saw'\n",
     )
     .unwrap();
     let bind = |from: &std::path::Path, to: &str| format!("--bind={}:{to}", from.display());
@@ -537,11 +585,16 @@ fn the_unit_boots_under_real_systemd_and_configures_the_host() {
             &units.join("harness-report.service"),
             "/etc/systemd/system/harness-report.service",
         ))
+        .arg(bind(
+            &units.join("slurmd.service"),
+            "/etc/systemd/system/slurmd.service",
+        ))
         .arg(bind(&out, "/out"))
         .args([
             "--boot",
             "--",
             "systemd.wants=roce-gen.service",
+            "systemd.wants=slurmd.service",
             "systemd.wants=harness-report.service",
         ])
         .output()
@@ -582,6 +635,27 @@ fn the_unit_boots_under_real_systemd_and_configures_the_host() {
     assert!(
         journal.contains("✅ node-a: apply: all checks passed"),
         "{journal}"
+    );
+    // It ran sandboxed, bullseye's systemd (247) took every directive without a word, and
+    // slurmd started only once the unit had finished.
+    assert!(
+        state.contains("ProtectSystem=strict")
+            && state.contains("NoNewPrivileges=yes")
+            && state.contains("CapabilityBoundingSet=cap_net_admin cap_sys_module"),
+        "{state}"
+    );
+    // systemd logs a unit file's problems before the journal runs; its verify prints them.
+    let verify = std::fs::read_to_string(out.join("verify")).unwrap();
+    assert!(
+        verify.trim().is_empty(),
+        "systemd 247 on the unit:\n{verify}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.join("slurmd-saw"))
+            .unwrap_or_default()
+            .trim(),
+        "ActiveState=active",
+        "slurmd started while the unit ran:\n{journal}"
     );
 }
 
