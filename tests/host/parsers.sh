@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck source-path=SCRIPTDIR
 # Function-level tests of the bundle's readers (templates/host/lib-parse.sh and the optics reader
 # of lib-probe.sh) on the captured tool outputs in fixtures/, the same files the stand-ins are
 # checked against. Runs in milliseconds; prints "N passed, M failed" and exits 1 on a failure.

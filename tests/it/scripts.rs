@@ -99,6 +99,41 @@ fn the_shell_sources_parse_and_pass_shellcheck_without_findings() {
 }
 
 #[test]
+fn the_test_harness_and_the_tooling_scripts_pass_shellcheck_too() {
+    require("shellcheck");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // Every shell file of the repository that is not part of a bundle: the simulated host and
+    // its stand-ins, CI, the release and benchmark scripts. Found by their first line, so a new
+    // one is checked without being listed here.
+    let listed = Command::new("git")
+        .args(["ls-files", "tests", ".ci", "scripts", "benches"])
+        .current_dir(root)
+        .output()
+        .unwrap();
+    let files: Vec<std::path::PathBuf> = String::from_utf8_lossy(&listed.stdout)
+        .lines()
+        .map(|l| root.join(l))
+        .filter(|p| {
+            std::fs::read(p).is_ok_and(|b| {
+                b.starts_with(b"#!/usr/bin/env bash")
+                    || b.starts_with(b"#!/bin/bash")
+                    || b.starts_with(b"#!/bin/sh")
+                    || b.starts_with(b"# shellcheck shell=bash")
+            })
+        })
+        .collect();
+    assert!(files.len() >= 20, "{files:?}");
+    for path in &files {
+        let findings = shellcheck(path);
+        assert!(
+            findings.is_empty(),
+            "{}: shellcheck findings:\n{findings}",
+            path.display()
+        );
+    }
+}
+
+#[test]
 fn shellcheck_would_see_a_finding_in_a_library_part() {
     require("shellcheck");
     let dir = tmp();
