@@ -358,26 +358,3 @@ fn the_unit_passes_systemd_analyze_verify_without_a_warning() {
         "a missing ExecStart must fail verify"
     );
 }
-
-#[test]
-fn the_repository_scripts_pass_shellcheck_too() {
-    require("shellcheck");
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
-    for script in [
-        ".ci/run",
-        "benches/scale.sh",
-        "tests/it/fixtures/make-fixtures.sh",
-        "tests/host/parsers.sh",
-    ] {
-        let sc = Command::new("shellcheck")
-            .args(["-x", "-P", "SCRIPTDIR", "-s", "bash", "-f", "gcc"])
-            .arg(repo.join(script))
-            .output()
-            .unwrap();
-        assert!(
-            sc.status.success() && sc.stdout.is_empty(),
-            "{script}:\n{}",
-            String::from_utf8_lossy(&sc.stdout)
-        );
-    }
-}
