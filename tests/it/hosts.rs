@@ -65,6 +65,21 @@ fn bash_51_from_the_bullseye_root_is_available() {
     );
 }
 
+/// The console the scripts print to in tests, whatever the machine's: a UTF-8 locale and no
+/// serial terminal, so the summaries keep their symbols (a plain console gets ASCII).
+pub(crate) trait Utf8Console {
+    fn utf8_console(&mut self) -> &mut Self;
+}
+
+impl Utf8Console for Command {
+    fn utf8_console(&mut self) -> &mut Self {
+        self.env("LANG", "C.UTF-8")
+            .env_remove("LC_ALL")
+            .env_remove("LC_CTYPE")
+            .env_remove("TERM")
+    }
+}
+
 /// A simulated host with node-a's bundle unpacked beside it.
 pub(crate) struct FakeHost {
     _dir: tempfile::TempDir,
@@ -267,6 +282,7 @@ impl FakeHost {
             .args(args)
             .arg("--out")
             .arg(&out_file)
+            .utf8_console()
             .envs(env.iter().copied())
             .output()
             .unwrap();
@@ -342,6 +358,7 @@ impl FakeHost {
             .arg(&self.root)
             .arg("--")
             .args(cmd)
+            .utf8_console()
             .output()
             .unwrap();
         (
