@@ -526,8 +526,8 @@ rg_fw_restore() {
 # rg_fw_summary: the summary's note on firmware values and the reboot they need.
 rg_fw_summary() {
   if [ "$RG_REBOOT_REQUIRED" = yes ]; then
-    printf 'ℹ reboot required: firmware values take effect at the next boot (%s)\n' "${RG_FW_PENDING// /, }"
+    printf '%s reboot required: firmware values take effect at the next boot (%s)\n' "$RG_INFO" "${RG_FW_PENDING// /, }"
   elif [ "$RG_FW_WOULD_SET" = yes ]; then
-    printf 'ℹ apply sets firmware values: they take effect at the next boot, so a reboot is required after it\n'
+    printf '%s apply sets firmware values: they take effect at the next boot, so a reboot is required after it\n' "$RG_INFO"
   fi
 }

@@ -63,6 +63,21 @@ pub(crate) fn bullseye_bash() -> Option<String> {
     bash.is_file().then(|| bash.display().to_string())
 }
 
+/// The console the scripts print to in tests, whatever the machine's: a UTF-8 locale and no
+/// serial terminal, so the summaries keep their symbols (a plain console gets ASCII).
+pub(crate) trait Utf8Console {
+    fn utf8_console(&mut self) -> &mut Self;
+}
+
+impl Utf8Console for Command {
+    fn utf8_console(&mut self) -> &mut Self {
+        self.env("LANG", "C.UTF-8")
+            .env_remove("LC_ALL")
+            .env_remove("LC_CTYPE")
+            .env_remove("TERM")
+    }
+}
+
 /// A simulated host with its bundle unpacked beside it: `FakeHost::ofed()` or
 /// `FakeHost::inbox()`, then the [`Builder`]'s choices.
 pub(crate) struct FakeHost {
@@ -266,6 +281,7 @@ impl FakeHost {
             .args(args)
             .arg("--out")
             .arg(&out_file)
+            .utf8_console()
             .envs(env.iter().copied())
             .output()
             .unwrap();
@@ -347,6 +363,7 @@ impl FakeHost {
         let out = fakehost_sh("run", &self.root)
             .arg("--")
             .args(cmd)
+            .utf8_console()
             .output()
             .unwrap();
         (

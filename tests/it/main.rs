@@ -21,6 +21,7 @@ mod ingest;
 mod malformed;
 mod monitor;
 mod output;
+mod pxe;
 mod rdma;
 mod rules;
 mod scenarios;

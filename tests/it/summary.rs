@@ -5,7 +5,7 @@
 
 use std::process::Command;
 
-use crate::fakehost::{FakeHost, ScriptRun, for_each_bash};
+use crate::fakehost::{FakeHost, ScriptRun, Utf8Console, for_each_bash};
 
 /// The summary of a run: its stdout from the ✅/❌ line on (a dry run prints its commands first).
 fn summary(run: &ScriptRun) -> String {
@@ -210,7 +210,11 @@ rg_summary
     );
     let mut outputs = Vec::new();
     for_each_bash(|bash| {
-        let out = Command::new(bash).args(["-c", &script]).output().unwrap();
+        let out = Command::new(bash)
+            .args(["-c", &script])
+            .utf8_console()
+            .output()
+            .unwrap();
         let text = String::from_utf8_lossy(&out.stdout).to_string();
         assert!(
             out.status.success(),
@@ -225,4 +229,167 @@ rg_summary
         assert!(line.chars().count() <= 80, "too wide: {line:?}");
     }
     snapshot("precheck_summary_eight_ports", &text);
+}
+
+/// The result as text with the clock taken out (run times, the time stamps a tool's message
+/// carries), for comparing two runs of one host.
+fn timeless(run: &ScriptRun) -> String {
+    let mut v = run.result.clone();
+    for key in ["started_at", "finished_at"] {
+        v.as_object_mut().unwrap().remove(key);
+    }
+    let text = serde_json::to_string_pretty(&v).unwrap();
+    // 2026-12-01T03:11:24 → ####-##-##T##:##:##
+    let shape = |c: u8, p: u8| {
+        if p == b'#' {
+            c.is_ascii_digit()
+        } else {
+            c == p
+        }
+    };
+    let pattern = b"####-##-##T##:##:##";
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let stamp = bytes.len() - i >= pattern.len()
+            && bytes[i..i + pattern.len()]
+                .iter()
+                .zip(pattern)
+                .all(|(&c, &p)| shape(c, p));
+        if stamp {
+            out.extend_from_slice(pattern);
+            i += pattern.len();
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).unwrap()
+}
+
+fn non_ascii(text: &str) -> Vec<&str> {
+    text.lines().filter(|l| !l.is_ascii()).collect()
+}
+
+/// Serial and BMC consoles garble UTF-8: with `--ascii`, or on a locale that is not UTF-8, every
+/// byte the scripts print is ASCII, the symbols in their ASCII form; the result is the same.
+#[test]
+fn a_plain_console_gets_an_ascii_summary_and_the_same_result() {
+    for_each_bash(|bash| {
+        let h = crate::field::unusual_host("ofed", bash);
+        let utf8 = h.run("precheck.sh", &[]);
+        assert!(
+            utf8.stdout.starts_with("✅ node-a: precheck"),
+            "{bash}: {}",
+            utf8.stdout
+        );
+        for (how, args, env) in [
+            ("--ascii", &["--ascii"][..], &[][..]),
+            ("LANG=C", &[][..], &[("LANG", "C")][..]),
+            ("LC_ALL=POSIX", &[][..], &[("LC_ALL", "POSIX")][..]),
+            ("TERM=vt220", &[][..], &[("TERM", "vt220")][..]),
+        ] {
+            let plain = h.run_env("precheck.sh", args, env);
+            assert_eq!(plain.code, 0, "{bash} {how}: {}", plain.stderr);
+            assert_eq!(timeless(&plain), timeless(&utf8), "{bash} {how}");
+            for out in [&plain.stdout, &plain.stderr] {
+                assert!(
+                    non_ascii(out).is_empty(),
+                    "{bash} {how}: {:?}",
+                    non_ascii(out)
+                );
+            }
+            assert!(
+                plain
+                    .stdout
+                    .starts_with("[OK] node-a: precheck: all checks passed"),
+                "{bash} {how}: {}",
+                plain.stdout
+            );
+            assert!(
+                plain
+                    .stdout
+                    .contains("  mtu: 2 ports -> 4200\n    from 9000 (mlx5_0)\n"),
+                "{bash} {how}: {}",
+                plain.stdout
+            );
+        }
+        // A UTF-8 locale spelled otherwise keeps the symbols.
+        let spelled = h.run_env("precheck.sh", &[], &[("LANG", "en_US.utf8")]);
+        assert_eq!(spelled.stdout, utf8.stdout, "{bash}");
+
+        // Host-wide changes and a failure: the action lines and the failed items too.
+        let apply = h.run_env("apply.sh", &[], &[("LANG", "C")]);
+        assert_eq!(apply.code, 0, "{bash}: {}", apply.stdout);
+        assert!(
+            non_ascii(&apply.stdout).is_empty(),
+            "{bash}: {}",
+            apply.stdout
+        );
+        assert!(
+            apply.stdout.contains(
+                "  persistence: absent -> installed (roce-gen.service, /opt/roce-gen/lab)\n"
+            ),
+            "{bash}: {}",
+            apply.stdout
+        );
+        std::fs::write(h.fake(".fake/hostname"), "node-ü\n").unwrap();
+        let wrong = h.run_env("precheck.sh", &["--ascii"], &[]);
+        assert_eq!(wrong.code, 1, "{bash}: {}", wrong.stdout);
+        assert!(
+            non_ascii(&wrong.stdout).is_empty(),
+            "{bash}: {}",
+            wrong.stdout
+        );
+        assert!(
+            wrong
+                .stdout
+                .starts_with("[FAIL] node-a: precheck failed items:\nhostname\n"),
+            "{bash}: {}",
+            wrong.stdout
+        );
+        assert!(wrong.stdout.contains("node-??"), "{bash}: {}", wrong.stdout);
+        assert!(wrong.message("hostname", "").contains("node-ü"), "{bash}");
+    });
+}
+
+/// The rule, from the environment alone: the locale's character set (LC_ALL, else LC_CTYPE,
+/// else LANG; none is POSIX) must be UTF-8, and TERM no serial terminal or Linux console.
+#[test]
+fn the_plain_console_rule_reads_the_locale_and_the_terminal() {
+    let lib = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("templates/host/lib.sh");
+    let script = format!(". {} && printf %s \"$RG_ASCII $RG_OK\"", lib.display());
+    let cases: &[(&[(&str, &str)], &str)] = &[
+        (&[("LANG", "C.UTF-8")], "no ✅"),
+        (
+            &[("LANG", "en_US.utf8"), ("TERM", "xterm-256color")],
+            "no ✅",
+        ),
+        (&[], "yes [OK]"),
+        (&[("LANG", "C")], "yes [OK]"),
+        (&[("LANG", "en_US.UTF-8"), ("LC_ALL", "C")], "yes [OK]"),
+        (&[("LANG", "C"), ("LC_CTYPE", "de_DE.UTF-8")], "no ✅"),
+        (&[("LANG", "en_US.ISO-8859-1")], "yes [OK]"),
+        (&[("LANG", "C.UTF-8"), ("TERM", "vt100")], "yes [OK]"),
+        (&[("LANG", "C.UTF-8"), ("TERM", "linux")], "yes [OK]"),
+    ];
+    for_each_bash(|bash| {
+        for (env, want) in cases {
+            let out = Command::new(bash)
+                .args(["-c", &script])
+                .env_remove("LANG")
+                .env_remove("LC_ALL")
+                .env_remove("LC_CTYPE")
+                .env_remove("TERM")
+                .envs(env.iter().copied())
+                .output()
+                .unwrap();
+            assert_eq!(
+                String::from_utf8_lossy(&out.stdout),
+                *want,
+                "{bash} {env:?}"
+            );
+        }
+    });
 }

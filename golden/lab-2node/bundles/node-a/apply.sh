@@ -13,7 +13,7 @@ RG_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=lib.sh
 . "$RG_DIR/lib.sh"
 
-RG_USAGE="usage: apply.sh [--dry-run] [--force] [--no-persist] [--boot] [--out FILE | --results-dir DIR]"
+RG_USAGE="usage: apply.sh [--dry-run] [--force] [--no-persist] [--boot] [--ascii] [--out FILE | --results-dir DIR]"
 rg_parse "--dry-run --force --no-persist --boot" "$@"
 rg_start apply
 [ "$RG_BOOT" = no ] || rg_wait_for_devices

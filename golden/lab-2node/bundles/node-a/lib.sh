@@ -8,6 +8,25 @@
 # nothing else.
 
 set -euo pipefail
+
+# rg_plain_console: true when the console may not show UTF-8, so the summary is printed in
+# ASCII: the locale's character set (the first of LC_ALL, LC_CTYPE, LANG that is set; none is
+# the POSIX locale) is not UTF-8, or TERM is a serial terminal (vt100, vt220, …, as serial
+# getty and BMC serial-over-LAN set it) or the Linux text console (`linux`, a BMC's video
+# redirection), whose fonts have no status symbols. Read before LC_ALL=C below hides the locale.
+rg_plain_console() {
+  local charset=${LC_ALL:-${LC_CTYPE:-${LANG:-}}}
+  case ${charset,,} in
+    *utf-8* | *utf8*) ;;
+    *) return 0 ;;
+  esac
+  case ${TERM:-} in
+    vt[0-9]* | linux) return 0 ;;
+  esac
+  return 1
+}
+RG_ASCII=no
+! rg_plain_console || RG_ASCII=yes
 # Tool output is parsed: keep it in English and byte-oriented.
 export LC_ALL=C
 PATH="${PATH:-/usr/bin:/bin}:/usr/sbin:/sbin"
@@ -59,7 +78,31 @@ RG_C_MSG=()
 RG_C_KIND=()
 RG_C_FROM=()
 
-rg_log() { printf '%s\n' "$*" >&2; }
+# The summary's symbols, in UTF-8 and for plain consoles (--ascii) in ASCII, index for index.
+RG_SYM_UTF8=('✅' '❌' '⚠' 'ℹ' '→' '…')
+RG_SYM_PLAIN=('[OK]' '[FAIL]' '[WARN]' '[INFO]' '->' '...')
+# rg_symbols: RG_OK RG_FAIL RG_WARN RG_INFO RG_TO RG_MORE, in the console's form.
+rg_symbols() {
+  local -a sym=(${RG_SYM_UTF8[@]+"${RG_SYM_UTF8[@]}"})
+  [ "$RG_ASCII" = no ] || sym=(${RG_SYM_PLAIN[@]+"${RG_SYM_PLAIN[@]}"})
+  RG_OK=${sym[0]} RG_FAIL=${sym[1]} RG_WARN=${sym[2]} RG_INFO=${sym[3]} RG_TO=${sym[4]} RG_MORE=${sym[5]}
+}
+rg_symbols
+
+# rg_console TEXT: prints TEXT for the console: as it is, or on a plain console with each
+# symbol in its ASCII form and every other byte beyond ASCII (a tool's or a host's text) as `?`.
+rg_console() {
+  local s=$1 k
+  if [ "$RG_ASCII" = yes ]; then
+    for ((k = 0; k < ${#RG_SYM_UTF8[@]}; k++)); do
+      s=${s//"${RG_SYM_UTF8[k]}"/${RG_SYM_PLAIN[k]}}
+    done
+    s=${s//[$'\200'-$'\377']/?}
+  fi
+  printf '%s\n' "$s"
+}
+
+rg_log() { rg_console "$*" >&2; }
 
 # rg_die MESSAGE: the script itself cannot run (exit 2), before any check was made.
 rg_die() {
@@ -356,9 +399,10 @@ rg_write_file() {
   }
 }
 
-# rg_summary: the human summary, in the style of EasyRoCE-NC: ✅ or ❌ and the failed items;
-# then each failure and each warning on its own line; then, in the manner of `terraform plan`,
-# the settings apply changes (will, would or did), one entry per setting, and a count.
+# rg_summary: the human summary, in the style of EasyRoCE-NC: ✅ or ❌ (RG_OK, RG_FAIL) and the
+# failed items; then each failure and each warning on its own line; then, in the manner of
+# `terraform plan`, the settings apply changes (will, would or did), one entry per setting, and
+# a count. Printed through rg_console.
 rg_summary() {
   local i failed="" status
   status=$(rg_run_status)
@@ -367,9 +411,9 @@ rg_summary() {
     failed="${failed:+$failed, }${RG_C_ID[i]}${RG_C_NIC[i]:+:${RG_C_NIC[i]}}"
   done
   if [ "$status" = fail ]; then
-    printf '❌ %s: %s failed items:\n%s\n' "$RG_HOST" "$RG_PHASE" "$failed"
+    printf '%s %s: %s failed items:\n%s\n' "$RG_FAIL" "$RG_HOST" "$RG_PHASE" "$failed"
   else
-    printf '✅ %s: %s: all checks passed (%s pass, %s warn, %s changed, %s skip)\n' "$RG_HOST" "$RG_PHASE" \
+    printf '%s %s: %s: all checks passed (%s pass, %s warn, %s changed, %s skip)\n' "$RG_OK" "$RG_HOST" "$RG_PHASE" \
       "$(rg_count pass)" "$(rg_count warn)" "$(rg_count changed)" "$(rg_count skip)"
   fi
   for ((i = 0; i < ${#RG_C_ID[@]}; i++)); do
@@ -379,7 +423,7 @@ rg_summary() {
   # The changes come next, grouped: a warning here is one that needs a person.
   for ((i = 0; i < ${#RG_C_ID[@]}; i++)); do
     if [ "${RG_C_STATUS[i]}" != warn ] || [ -n "${RG_C_KIND[i]}" ]; then continue; fi
-    printf '⚠ %s%s: %s\n' "${RG_C_ID[i]}" "${RG_C_NIC[i]:+:${RG_C_NIC[i]}}" "${RG_C_MSG[i]}"
+    printf '%s %s%s: %s\n' "$RG_WARN" "${RG_C_ID[i]}" "${RG_C_NIC[i]:+:${RG_C_NIC[i]}}" "${RG_C_MSG[i]}"
   done
   rg_summary_changes "$status"
   rg_fw_summary
@@ -423,9 +467,9 @@ rg_summary_changes() {
   fi
   if [ -n "$RG_FLAPS" ]; then
     if [ "$RG_PHASE" = precheck ] || [ "$RG_DRY_RUN" = yes ]; then
-      printf 'ℹ links that would flap once (the driver toggles the link to apply PFC): %s\n' "$RG_FLAPS"
+      printf '%s links that would flap once (the driver toggles the link to apply PFC): %s\n' "$RG_INFO" "$RG_FLAPS"
     else
-      printf 'ℹ links that flapped once (the driver toggles the link to apply PFC): %s\n' "$RG_FLAPS"
+      printf '%s links that flapped once (the driver toggles the link to apply PFC): %s\n' "$RG_INFO" "$RG_FLAPS"
     fi
   fi
   [ "$nsettings" -eq 0 ] || text="$(rg_plural "$nsettings" setting)"
@@ -469,10 +513,10 @@ rg_plural() {
 rg_change_text() {
   local from=${1:-unset} to=${2:-unset}
   if [ ${#from} -le 40 ] && [ ${#to} -le 40 ]; then
-    REPLY="$from → $to"
+    REPLY="$from $RG_TO $to"
     return 0
   fi
-  REPLY="$(rg_brief "$from" "$to") → $(rg_brief "$to" "$from")"
+  REPLY="$(rg_brief "$from" "$to") $RG_TO $(rg_brief "$to" "$from")"
 }
 
 # rg_brief LIST OTHER: LIST when short; else the entries that OTHER lacks, after `…,`, when they
@@ -488,7 +532,7 @@ rg_brief() {
     [[ ,$2, == *",$item,"* ]] || only+="${only:+,}$item"
   done
   if [ -n "$only" ] && [ ${#only} -le 30 ]; then
-    printf '…,%s' "$only"
+    printf '%s,%s' "$RG_MORE" "$only"
   else
     printf '%s entries' "$n"
   fi
@@ -540,7 +584,7 @@ rg_summary_setting() {
   done
   [ "$big" -lt 0 ] || order+=" $big"
   if [ "$short" = yes ]; then
-    printf '  %s: %s → %s\n' "$id" "$(rg_plural "$n" port)" "${to:-unset}"
+    printf '  %s: %s %s %s\n' "$id" "$(rg_plural "$n" port)" "$RG_TO" "${to:-unset}"
   else
     printf '  %s: %s\n' "$id" "$(rg_plural "$n" port)"
   fi
@@ -572,7 +616,7 @@ rg_note_hung() {
 rg_finish() {
   rg_note_hung
   rg_write_result
-  rg_summary
+  rg_console "$(rg_summary)"
   [ -z "$RG_EXIT_OVERRIDE" ] || exit "$RG_EXIT_OVERRIDE"
   [ "$(rg_run_status)" != fail ] || exit 1
   exit 0
@@ -598,7 +642,7 @@ rg_cleanup() {
     rg_check script_error "" fail error "" "" \
       "the script stopped unexpectedly (exit $rc) at ${RG_ERR_AT:-an unknown place}; the checks before it are recorded"
     rg_write_result
-    rg_summary
+    rg_console "$(rg_summary)"
     rc=2
   fi
   if [ -n "$RG_LOCK" ] && [ "$(readlink "$RG_LOCK" 2>/dev/null)" = "pid:$$" ]; then
@@ -675,7 +719,7 @@ rg_usage_error() {
 }
 
 # rg_parse "OPTIONS" ARGS...: parses the command line. OPTIONS lists the flags this script takes
-# besides --out, --results-dir, --identified-by and --help.
+# besides --out, --results-dir, --identified-by, --ascii and --help.
 rg_parse() {
   local allowed=" $1 "
   shift
@@ -696,6 +740,10 @@ rg_parse() {
         printf '%s\n' "$RG_USAGE"
         exit 0
         ;;
+      --ascii)
+        RG_ASCII=yes
+        shift
+        ;;
       --*)
         [[ $allowed == *" $1 "* ]] || rg_usage_error "unknown option $1"
         case $1 in
@@ -709,6 +757,7 @@ rg_parse() {
       *) rg_usage_error "unexpected argument $1" ;;
     esac
   done
+  rg_symbols
 }
 
 # shellcheck source=lib-parse.sh
