@@ -15,7 +15,6 @@ use crate::ingest::metrics as m;
 /// The dashboard's uid: stable, so a push replaces the dashboard instead of adding another.
 pub(crate) const UID: &str = "roce-gen-nics";
 
-/// Its title.
 pub(crate) const TITLE: &str = "RoCE NICs (roce-gen)";
 
 /// Grafana's dashboard schema version the model follows.

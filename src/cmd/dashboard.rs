@@ -28,7 +28,7 @@ use serde_json::{Value, json};
 use crate::text::{cap, clean, redact_passwords};
 
 /// The environment variable that gives the API key; it wins over the config's key file and key.
-pub(crate) const API_KEY_ENV: &str = "ROCE_GEN_GRAFANA_API_KEY";
+const API_KEY_ENV: &str = "ROCE_GEN_GRAFANA_API_KEY";
 
 /// The largest key file read. A token is under 100 bytes: a bigger file is the wrong file.
 const KEY_FILE_MAX: u64 = 4096;

@@ -16,7 +16,7 @@ pub(crate) struct Page {
 }
 
 /// Every page: roce-gen(1) first, then one per subcommand in the order `--help` lists them.
-pub(crate) fn pages() -> Result<Vec<Page>> {
+fn pages() -> Result<Vec<Page>> {
     // No `help` subcommand in the pages: roce-gen(1) would name a roce-gen-help(1) that has
     // nothing to say beyond --help.
     let mut command =

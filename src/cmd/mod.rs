@@ -64,7 +64,7 @@ pub(crate) fn load(arg: &PlanArg) -> Result<Loaded> {
 }
 
 /// How the embedded sample plan is named in messages.
-pub(crate) const SAMPLE_NAME: &str = "<sample>";
+const SAMPLE_NAME: &str = "<sample>";
 
 /// Prints every diagnostic to stderr as `severity: file: location: message`.
 pub(crate) fn print_diagnostics(name: &str, report: &Report) -> Result<()> {

@@ -11,7 +11,7 @@ use crate::cmd::{load, print_diagnostics};
 use crate::plan::diagnostic::{Report, Severity};
 
 /// Schema tag of `validate --format json`.
-pub(crate) const VALIDATE_SCHEMA: &str = "roce-gen/validate/v1";
+const VALIDATE_SCHEMA: &str = "roce-gen/validate/v1";
 
 /// The JSON document `validate --format json` prints.
 #[derive(Debug, Serialize)]

@@ -12,7 +12,7 @@ use crate::generate::dist::{INDEX, Index};
 use crate::generate::verify::{Files, check, read_tarball};
 
 /// Schema of `verify --format json`.
-pub(crate) const VERIFY_SCHEMA: &str = "roce-gen/verify/v1";
+const VERIFY_SCHEMA: &str = "roce-gen/verify/v1";
 
 #[derive(serde::Serialize)]
 struct Verified {

@@ -26,7 +26,6 @@ pub(crate) struct Index {
     pub schema: String,
     /// roce-gen's version.
     pub tool_version: String,
-    /// The cluster.
     pub cluster: String,
     /// The plan's identity: the sha256 of the normalized plan (`roce-gen plan`).
     pub plan_sha256: String,
@@ -37,7 +36,6 @@ pub(crate) struct Index {
 /// One bundle in the index.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct IndexHost {
-    /// The host.
     pub host: String,
     /// The tarball's file name.
     pub bundle: String,

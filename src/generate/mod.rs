@@ -164,9 +164,7 @@ pub(crate) struct Written {
 }
 
 #[derive(Debug, serde::Serialize)]
-/// One bundle written.
 pub(crate) struct WrittenBundle {
-    /// Its host.
     pub host: String,
     /// The tarball's file name.
     pub bundle: String,

@@ -137,7 +137,6 @@ pub(crate) struct Rendered {
     pub name: &'static str,
     /// Its text: LF line endings, one final newline.
     pub text: String,
-    /// Its mode.
     pub mode: u32,
 }
 

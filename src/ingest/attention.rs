@@ -39,7 +39,6 @@ pub(crate) struct Group {
 /// One host's (and NIC's) instance of a group.
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct Item {
-    /// The host.
     pub host: String,
     /// The NIC, absent for host-wide checks.
     pub nic: Option<String>,

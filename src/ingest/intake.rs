@@ -22,7 +22,6 @@ use crate::ingest::result::{self, Parsed, Phase, ResultFile, capped};
 pub(crate) struct Item {
     /// The path, and inside an archive `archive.tar.gz:member`.
     pub path: String,
-    /// The result.
     pub result: ResultFile,
 }
 

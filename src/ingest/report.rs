@@ -46,7 +46,6 @@ pub(crate) struct PlanView {
 /// A host of the plan.
 #[derive(Debug, Clone)]
 pub(crate) struct PlannedHost {
-    /// Its name.
     pub name: String,
     /// Its management address.
     pub mgmt_ip: String,

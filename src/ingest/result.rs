@@ -342,7 +342,6 @@ impl<'de> Deserialize<'de> for ReadChecks {
 /// What a file turned out to be.
 #[derive(Debug)]
 pub enum Parsed {
-    /// A result.
     Result(Box<ResultFile>),
     /// JSON that is not a result (a manifest, a plan, notes): skipped, with the reason.
     NotAResult(String),

@@ -52,7 +52,7 @@ impl Format {
 }
 
 /// The largest plan file read: a 10,000-host workbook is a few MB.
-pub(crate) const MAX_PLAN_BYTES: u64 = 64 << 20;
+const MAX_PLAN_BYTES: u64 = 64 << 20;
 
 /// Reads and parses a plan file. Errors mean the file could not be read at all (exit 2).
 pub(crate) fn read_plan_file(path: &Path) -> Result<Source> {

@@ -77,7 +77,7 @@ impl ClusterName {
 /// `roce-gen.HOST.rollback.json` (23 bytes besides the name), within a file name's 255 bytes.
 /// (Linux keeps 64 characters of a host name; the plan may hold the FQDN, whose first label the
 /// scripts also compare.)
-pub(crate) const MAX_HOST_NAME: usize = 255 - 23;
+const MAX_HOST_NAME: usize = 255 - 23;
 
 impl HostName {
     /// Checks an RFC 1123 host name.
