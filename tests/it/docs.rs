@@ -465,3 +465,41 @@ fn every_relative_markdown_link_resolves() {
     );
     assert!(broken.is_empty(), "{}", broken.join("\n"));
 }
+
+#[test]
+fn every_schema_the_code_writes_is_in_the_changelog() {
+    let changelog = read("CHANGELOG.md");
+    let mut tags = std::collections::BTreeSet::new();
+    let mut stack = vec![root().join("src"), root().join("templates")];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let Ok(text) = std::fs::read_to_string(&path) else {
+                continue;
+            };
+            // `"roce-gen/<kind>/v<N>"`, outside tests (a test names a version no one writes).
+            let code = text.split("#[cfg(test)]").next().unwrap_or("");
+            for (i, _) in code.match_indices("\"roce-gen/") {
+                let tag: String = code[i + 1..].chars().take_while(|c| *c != '"').collect();
+                // A whole tag; `roce-gen/` alone is the family a reader recognises.
+                if tag
+                    .rsplit_once("/v")
+                    .is_some_and(|(_, n)| n.parse::<u32>().is_ok())
+                {
+                    tags.insert(tag);
+                }
+            }
+        }
+    }
+    assert!(tags.len() >= 8, "{tags:?}");
+    for tag in tags {
+        assert!(
+            changelog.contains(&format!("`{tag}`")),
+            "CHANGELOG.md does not record the schema {tag}"
+        );
+    }
+}
