@@ -185,6 +185,16 @@ pub fn build(datasource_uid: Option<&str>) -> Value {
             "PCIe links (width)",
             &format!("{}{{{SEL_NIC}}}", m::PCIE_WIDTH),
         ),
+        layout.table(
+            &ds,
+            "Facts a host differs in from most hosts",
+            &format!("{}{{{SEL}}}", m::FACT_OUTLIER),
+        ),
+        layout.table(
+            &ds,
+            "Hosts waiting for a reboot (firmware values)",
+            &format!("{}{{{SEL}}} == 1", m::HOST_REBOOT_REQUIRED),
+        ),
     ];
 
     json!({
@@ -335,6 +345,8 @@ mod tests {
             m::CHECK_STATUS,
             m::HOST_CHECKS,
             m::NEIGHBOR_INFO,
+            m::FACT_OUTLIER,
+            m::HOST_REBOOT_REQUIRED,
         ] {
             assert!(all.contains(name), "no panel queries {name}");
         }

@@ -40,6 +40,9 @@ pub const HOST_STATE: &str = "roce_gen_host_state";
 pub const HOST_CHECKS: &str = "roce_gen_host_checks";
 /// `roce_gen_host_result_timestamp_seconds{phase}`: when the latest result was written.
 pub const HOST_RESULT_TIMESTAMP: &str = "roce_gen_host_result_timestamp_seconds";
+/// `roce_gen_host_reboot_required`: 1 when a firmware (NV) value the host's latest result read
+/// or set takes effect only at the next boot.
+pub const HOST_REBOOT_REQUIRED: &str = "roce_gen_host_reboot_required";
 /// `roce_gen_check_status{check,nic,netdev}`: 3 warn, 4 fail, for the checks that warned or
 /// failed; the others have no series (`roce_gen_host_checks` counts them).
 pub const CHECK_STATUS: &str = "roce_gen_check_status";
@@ -114,9 +117,10 @@ const HOST_FACTS: usize = 4;
 
 /// The most series one host has, NIC facts and check series aside: `host_ok`, `host_planned`,
 /// `host_stale`, one `host_state` per state, one `host_checks` per check status, the result
-/// time, and a `fact_outlier` per host-wide fact and per NIC setting compared.
+/// time, `host_reboot_required`, and a `fact_outlier` per host-wide fact and per NIC fact
+/// compared (settings, DCQCN parameters, DCBX owner, GID index, NV values).
 pub const SERIES_PER_HOST: usize =
-    3 + State::ALL.len() + STATUSES.len() + 1 + HOST_FACTS + consistency::SETTINGS.len();
+    3 + State::ALL.len() + STATUSES.len() + 2 + HOST_FACTS + consistency::PER_NIC;
 
 /// The most series one NIC adds: temperature, TX and RX power per lane, module info, link speed,
 /// maximum speed and width, PCIe speed, maximum speed, width and maximum width, the counters,
@@ -317,6 +321,10 @@ pub fn render(report: &ClusterReport) -> String {
         HOST_RESULT_TIMESTAMP,
         "When the host's latest result was written (finished_at), in seconds since the epoch.",
     );
+    let mut reboot = Family::new(
+        HOST_REBOOT_REQUIRED,
+        "1 when a firmware (NV) value the host's latest result read or set takes effect only at the next boot.",
+    );
     let mut check_status = Family::new(
         CHECK_STATUS,
         "Checks of the host's latest result that did not pass: 3 warn, 4 fail; nic and netdev are empty for host-wide checks. Checks that pass, change or skip have no series.",
@@ -375,6 +383,7 @@ pub fn render(report: &ClusterReport) -> String {
             labels.push(("phase", run.phase.as_str().to_string()));
             finished.add(labels, ts.as_second());
         }
+        reboot.add(host_labels(h), u8::from(run.reboot_required));
     }
 
     let (fact_hosts, outlier) = facts(report, &cluster);
@@ -391,6 +400,7 @@ pub fn render(report: &ClusterReport) -> String {
         &state,
         &checks,
         &finished,
+        &reboot,
         &check_status,
         &fact_hosts,
         &outlier,
@@ -626,8 +636,11 @@ mod tests {
             "finished_at": "2026-11-30T08:00:00Z", "status": "pass", "tool_version": "1",
             "plan_sha256": "ab", "checks": [
                 {"id": "mtu", "nic": "mlx5_0", "status": "pass", "actual": "4200"},
-                {"id": "trust", "nic": "mlx5_0", "status": "warn", "actual": "pcp"}],
-            "facts": {"kernel": "6.1", "ofed": "24.10", "nics": {"mlx5_0": {"fw_ver": "28.1"}}}}"#;
+                {"id": "trust", "nic": "mlx5_0", "status": "warn", "actual": "pcp"},
+                {"id": "dcqcn_rpg_ai_rate", "nic": "mlx5_0", "status": "pass", "actual": "5"},
+                {"id": "dcqcn_made_up", "nic": "mlx5_0", "status": "pass", "actual": "5"}],
+            "facts": {"kernel": "6.1", "ofed": "24.10", "nics": {"mlx5_0": {"fw_ver": "28.1",
+                "dcbx": "os", "gid_index": 3, "fw_CNP_DSCP_P1": "48", "fw_MADE_UP_P1": "1"}}}}"#;
         let crate::ingest::result::Parsed::Result(r) = crate::ingest::result::parse(result) else {
             panic!("not a result");
         };
@@ -636,11 +649,32 @@ mod tests {
         assert_eq!(host_wide, HOST_FACTS, "{groups:?}");
         for g in groups.iter().filter(|g| g.per == "nic") {
             assert!(
-                g.fact == "firmware" || consistency::SETTINGS.contains(&g.fact.as_str()),
+                g.fact == "firmware"
+                    || consistency::SETTINGS.contains(&g.fact.as_str())
+                    || consistency::DCQCN.contains(&g.fact.as_str())
+                    || consistency::NIC_FACTS.contains(&g.fact.as_str()),
                 "{} is compared per NIC but not counted",
                 g.fact
             );
         }
+        let nic_facts: Vec<&str> = groups
+            .iter()
+            .filter(|g| g.per == "nic")
+            .map(|g| g.fact.as_str())
+            .collect();
+        assert_eq!(
+            nic_facts,
+            [
+                "firmware",
+                "mtu",
+                "trust",
+                "dcqcn_rpg_ai_rate",
+                "dcbx",
+                "gid_index",
+                "fw_CNP_DSCP_P1"
+            ],
+            "names a result makes up are not compared"
+        );
     }
 
     #[test]
