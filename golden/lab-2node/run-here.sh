@@ -22,7 +22,7 @@ export PATH
   RG_CLUSTER=lab
   RG_HOSTS=(node-a node-b)
   RG_BUNDLES=(node-a.tar.gz node-b.tar.gz)
-  RG_SHA256=(410b7d0bcb7d2793d436e5e7c08ba7a05e8e528fb70e64ba39bd54b7baf6a79b c33f3f1b6cf411b2804d6a6efe37883bec2ca6b6f114f0fd0c53e1264db4f09e)
+  RG_SHA256=(1b9f36a90cb909d3e62557fc7e39726bafaf521664c103df37e5dbda6ed5a586 673f00a09a988fbb402290d46e9bdd2898f8403c59afdf2cd719d01f484b1f6e)
   RG_MGMT=(192.168.1.10 192.168.1.11)
   RG_MACS=(b8:3f:d2:0a:00:00 b8:3f:d2:0b:00:00)
 }
