@@ -195,6 +195,11 @@ pub fn build(datasource_uid: Option<&str>) -> Value {
             "Hosts waiting for a reboot (firmware values)",
             &format!("{}{{{SEL}}} == 1", m::HOST_REBOOT_REQUIRED),
         ),
+        layout.table(
+            &ds,
+            "RoCE v2 GID index (NCCL_IB_GID_INDEX)",
+            &format!("{}{{{SEL_NIC}}}", m::GID_INDEX),
+        ),
     ];
 
     json!({
@@ -347,6 +352,7 @@ mod tests {
             m::NEIGHBOR_INFO,
             m::FACT_OUTLIER,
             m::HOST_REBOOT_REQUIRED,
+            m::GID_INDEX,
         ] {
             assert!(all.contains(name), "no panel queries {name}");
         }

@@ -544,9 +544,10 @@ fn an_outsized_result_adds_no_more_series_than_the_bound() {
         &std::fs::read(fixtures().join("usb-2/gpu-003.apply.json")).unwrap(),
     )
     .unwrap();
-    // Every NIC with 20 lanes each way, every counter there is and many more, and every check
-    // failing three times over.
+    // Every NIC with 20 lanes each way, every counter there is and many more, a GID index, and
+    // every check failing three times over.
     for (_, nic) in result["facts"]["nics"].as_object_mut().unwrap() {
+        nic["gid_index"] = Value::from(3);
         let lanes: Vec<Value> = (0..20).map(|i| Value::from(-1.0 - f64::from(i))).collect();
         nic["transceiver"]["tx_power_dbm"] = Value::from(lanes.clone());
         nic["transceiver"]["rx_power_dbm"] = Value::from(lanes);
@@ -2301,6 +2302,14 @@ fn hosts_that_differ_in_dcqcn_dcbx_or_firmware_are_named_in_every_format() {
             r#"roce_gen_host_reboot_required{cluster="lab",host="gpu-3"} 0"#,
             r#"roce_gen_host_reboot_required{cluster="lab",host="gpu-4"} 0"#,
         ]
+    );
+    assert_eq!(
+        prometheus
+            .lines()
+            .filter(|l| l.starts_with("roce_gen_nic_gid_index{") && l.ends_with("} 3"))
+            .count(),
+        8,
+        "every port's GID index: {prometheus}"
     );
     assert_eq!(promtool_findings(&prometheus), "", "{prometheus}");
     // Within the documented bound, with every compared fact present.

@@ -1,8 +1,9 @@
 //! `--format prometheus`: the report as a node_exporter textfile-collector file (Prometheus text
 //! exposition format 0.0.4): the cluster's verdict and counts; per host its state, check counts,
-//! result time and the facts it differs from most hosts in; a series per check that warned or
-//! failed; and the NIC facts each host's latest result records (transceiver temperature and
-//! power, link and PCIe speed and width, RoCE counters, LLDP neighbour). Every sample is labelled
+//! result time, whether a firmware value waits for a reboot, and the facts it differs from most
+//! hosts in; a series per check that warned or failed; and the NIC facts each host's latest
+//! result records (transceiver temperature and power, link and PCIe speed and width, RoCE
+//! counters, RoCE v2 GID index, LLDP neighbour). Every sample is labelled
 //! with the cluster, per-host ones with `host`, per-NIC ones also with `nic` (the planned
 //! `ib_dev`) and `netdev`. Write it with `-o DIR/roce-gen.prom`, which replaces the file
 //! atomically as the collector requires.
@@ -75,6 +76,9 @@ pub const PCIE_WIDTH: &str = "roce_gen_nic_pcie_width";
 pub const PCIE_MAX_WIDTH: &str = "roce_gen_nic_pcie_max_width";
 /// `roce_gen_nic_events{counter}`: a NIC counter's value when the run read it.
 pub const NIC_EVENTS: &str = "roce_gen_nic_events";
+/// `roce_gen_nic_gid_index`: the index of the RoCE v2 GID that carries the planned address
+/// (what `NCCL_IB_GID_INDEX` must be).
+pub const GID_INDEX: &str = "roce_gen_nic_gid_index";
 /// `roce_gen_nic_neighbor_info{switch,port,source}`: always 1.
 pub const NEIGHBOR_INFO: &str = "roce_gen_nic_neighbor_info";
 
@@ -124,8 +128,9 @@ pub const SERIES_PER_HOST: usize =
 
 /// The most series one NIC adds: temperature, TX and RX power per lane, module info, link speed,
 /// maximum speed and width, PCIe speed, maximum speed, width and maximum width, the counters,
-/// the neighbour, and a firmware `fact_outlier` (a NIC model is one firmware group).
-pub const SERIES_PER_NIC: usize = 1 + 2 * MAX_LANES + 1 + 3 + 4 + MAX_COUNTERS + 1 + 1;
+/// the neighbour, the GID index, and a firmware `fact_outlier` (a NIC model is one firmware
+/// group).
+pub const SERIES_PER_NIC: usize = 1 + 2 * MAX_LANES + 1 + 3 + 4 + MAX_COUNTERS + 1 + 1 + 1;
 
 /// Whether a NIC counter is one of those exported.
 fn exported_counter(name: &str) -> bool {
@@ -505,6 +510,10 @@ fn nic_facts(report: &ClusterReport, cluster: &str) -> Vec<Family> {
         NIC_EVENTS,
         "RoCE health and pause counters (hw_counters, ethtool -S) as the run read them: a baseline, not a live counter.",
     );
+    let mut gid_index = Family::new(
+        GID_INDEX,
+        "Index of the RoCE v2 GID that carries the NIC's planned address (NCCL_IB_GID_INDEX).",
+    );
     let mut neighbor = Family::new(
         NEIGHBOR_INFO,
         "The switch and port LLDP shows at the other end of the NIC's cable; always 1.",
@@ -561,6 +570,13 @@ fn nic_facts(report: &ClusterReport, cluster: &str) -> Vec<Family> {
                 ),
                 (&mut pcie_width, n.pcie_width),
                 (&mut pcie_max_width, n.pcie_max_width),
+                (
+                    &mut gid_index,
+                    h.nic_config
+                        .get(nic)
+                        .and_then(|c| c.gid_index)
+                        .map(f64::from),
+                ),
             ] {
                 if let Some(v) = value {
                     family.add_f64(base(), v);
@@ -593,6 +609,7 @@ fn nic_facts(report: &ClusterReport, cluster: &str) -> Vec<Family> {
         pcie_width,
         pcie_max_width,
         events,
+        gid_index,
         neighbor,
     ]
 }
