@@ -184,6 +184,21 @@ pub(crate) fn build(datasource_uid: Option<&str>) -> Value {
             "PCIe links (width)",
             &format!("{}{{{SEL_NIC}}}", m::PCIE_WIDTH),
         ),
+        layout.table(
+            &ds,
+            "Facts a host differs in from most hosts",
+            &format!("{}{{{SEL}}}", m::FACT_OUTLIER),
+        ),
+        layout.table(
+            &ds,
+            "Hosts waiting for a reboot (firmware values)",
+            &format!("{}{{{SEL}}} == 1", m::HOST_REBOOT_REQUIRED),
+        ),
+        layout.table(
+            &ds,
+            "RoCE v2 GID index (NCCL_IB_GID_INDEX)",
+            &format!("{}{{{SEL_NIC}}}", m::GID_INDEX),
+        ),
     ];
 
     json!({
@@ -334,6 +349,9 @@ mod tests {
             m::CHECK_STATUS,
             m::HOST_CHECKS,
             m::NEIGHBOR_INFO,
+            m::FACT_OUTLIER,
+            m::HOST_REBOOT_REQUIRED,
+            m::GID_INDEX,
         ] {
             assert!(all.contains(name), "no panel queries {name}");
         }

@@ -2,8 +2,9 @@
 //! per NIC model, OFED, kernel, driver, and the RoCE settings the hosts report), grouped by
 //! value, most hosts first, so the outliers stand out ("PFC on here, off there"). Pure.
 //!
-//! Values come from each host's latest result: `facts` for firmware, OFED and kernel, the
-//! `actual` of the setting checks for the rest (what a precheck found, or what apply read back).
+//! Values come from each host's latest result: `facts` for firmware, OFED and kernel, and per
+//! NIC the DCBX owner, the GID index and the NV values; the `actual` of the setting and DCQCN
+//! checks for the rest (what a precheck found, or what apply read back).
 
 use std::collections::BTreeMap;
 
@@ -27,6 +28,64 @@ pub(crate) const SETTINGS: [&str; 13] = [
     "cnp_dscp",
     "cnp_priority",
 ];
+
+/// The DCQCN parameters compared, by check id (`dcqcn_NAME`, the names of
+/// [`crate::plan::model::DCQCN_PARAMS`]): the values their checks read, as for the settings above.
+pub(crate) const DCQCN: [&str; 17] = [
+    "dcqcn_clamp_tgt_rate",
+    "dcqcn_clamp_tgt_rate_after_time_inc",
+    "dcqcn_dce_tcp_g",
+    "dcqcn_dce_tcp_rtt",
+    "dcqcn_initial_alpha_value",
+    "dcqcn_rate_reduce_monitor_period",
+    "dcqcn_rate_to_set_on_first_cnp",
+    "dcqcn_rpg_ai_rate",
+    "dcqcn_rpg_byte_reset",
+    "dcqcn_rpg_gd",
+    "dcqcn_rpg_hai_rate",
+    "dcqcn_rpg_max_rate",
+    "dcqcn_rpg_min_dec_fac",
+    "dcqcn_rpg_min_rate",
+    "dcqcn_rpg_threshold",
+    "dcqcn_rpg_time_reset",
+    "dcqcn_min_time_between_cnps",
+];
+
+/// The per-NIC members of `facts.nics` compared: who owns DCBX (`os`, `fw`), the index of the
+/// RoCE v2 GID of the planned address (what `NCCL_IB_GID_INDEX` must agree on), and the NV
+/// values the firmware runs with now (`fw_NAME_P1`, `_P2` for a card's second port), as
+/// `lib-firmware.sh` records them. Named here, not taken from whatever a result holds, so that a
+/// result cannot add facts (and Prometheus series) at will.
+pub(crate) const NIC_FACTS: [&str; 14] = [
+    "dcbx",
+    "gid_index",
+    "fw_ROCE_CC_PRIO_MASK_P1",
+    "fw_ROCE_CC_PRIO_MASK_P2",
+    "fw_CNP_DSCP_P1",
+    "fw_CNP_DSCP_P2",
+    "fw_CNP_802P_PRIO_P1",
+    "fw_CNP_802P_PRIO_P2",
+    "fw_LLDP_NB_DCBX_P1",
+    "fw_LLDP_NB_DCBX_P2",
+    "fw_DCBX_WILLING_P1",
+    "fw_DCBX_WILLING_P2",
+    "fw_LINK_TYPE_P1",
+    "fw_LINK_TYPE_P2",
+];
+
+/// How many per-NIC facts are compared besides the firmware version: each gives a host at most
+/// one outlier.
+pub(crate) const PER_NIC: usize = SETTINGS.len() + DCQCN.len() + NIC_FACTS.len();
+
+/// The check ids whose values are compared, in report order.
+fn compared_check(id: &str) -> Option<(usize, &'static str)> {
+    SETTINGS
+        .iter()
+        .chain(DCQCN.iter())
+        .enumerate()
+        .find(|(_, s)| **s == id)
+        .map(|(i, s)| (i, *s))
+}
 
 /// Facts that name a NIC's model, best first. The PSID (`board_id`) comes first because firmware
 /// is only comparable between cards of one PSID (OEM cards of one chip run other builds). Without
@@ -160,13 +219,12 @@ impl Tally {
             self.put(2, "kernel", None, kernel, host, None);
         }
         for c in &r.checks {
-            let (Some(order), Some(nic)) = (SETTINGS.iter().position(|s| *s == c.id), &c.nic)
-            else {
+            let (Some((order, id)), Some(nic)) = (compared_check(&c.id), &c.nic) else {
                 continue;
             };
             // A skipped check has no value; a failed one still read what the host has.
             if c.status != Status::Skip {
-                self.put(3 + order, SETTINGS[order], None, &c.actual, host, Some(nic));
+                self.put(3 + order, id, None, &c.actual, host, Some(nic));
                 if r.phase != Phase::Rollback && !c.expected.trim().is_empty() {
                     *self
                         .expected
@@ -177,7 +235,17 @@ impl Tally {
                 }
             }
         }
-        let provenance = 3 + SETTINGS.len();
+        // Facts a NIC's result records rather than a check reads; one it does not record (an
+        // older bundle, `firmware_config = off`) is not compared, not `unset`.
+        let nic_facts = 3 + SETTINGS.len() + DCQCN.len();
+        for (dev, facts) in &r.facts.nics {
+            for (i, fact) in NIC_FACTS.iter().enumerate() {
+                if let Some(value) = facts.get(*fact) {
+                    self.put(nic_facts + i, fact, None, value, host, Some(dev));
+                }
+            }
+        }
+        let provenance = nic_facts + NIC_FACTS.len();
         self.put(
             provenance,
             "tool_version",
@@ -285,4 +353,22 @@ fn model(facts: &BTreeMap<String, String>, fw: &str) -> String {
             }
             _ => "unknown model".to_string(),
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_dcqcn_parameter_of_the_plan_is_compared() {
+        let ids: Vec<String> = crate::plan::model::DCQCN_PARAMS
+            .iter()
+            .map(|p| format!("dcqcn_{}", p.name))
+            .collect();
+        let mut compared: Vec<&str> = DCQCN.to_vec();
+        compared.sort_unstable();
+        let mut ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+        ids.sort_unstable();
+        assert_eq!(compared, ids);
+    }
 }

@@ -28,6 +28,9 @@ pub(crate) const HOST_STATE: &str = "roce_gen_host_state";
 pub(crate) const HOST_CHECKS: &str = "roce_gen_host_checks";
 /// `roce_gen_host_result_timestamp_seconds{phase}`: when the latest result was written.
 pub(crate) const HOST_RESULT_TIMESTAMP: &str = "roce_gen_host_result_timestamp_seconds";
+/// `roce_gen_host_reboot_required`: 1 when a firmware (NV) value the host's latest result read
+/// or set takes effect only at the next boot.
+pub(crate) const HOST_REBOOT_REQUIRED: &str = "roce_gen_host_reboot_required";
 /// `roce_gen_check_status{check,nic,netdev}`: 3 warn, 4 fail, for the checks that warned or
 /// failed; the others have no series (`roce_gen_host_checks` counts them).
 pub(crate) const CHECK_STATUS: &str = "roce_gen_check_status";
@@ -60,6 +63,9 @@ pub(crate) const PCIE_WIDTH: &str = "roce_gen_nic_pcie_width";
 pub(crate) const PCIE_MAX_WIDTH: &str = "roce_gen_nic_pcie_max_width";
 /// `roce_gen_nic_events{counter}`: a NIC counter's value when the run read it.
 pub(crate) const NIC_EVENTS: &str = "roce_gen_nic_events";
+/// `roce_gen_nic_gid_index`: the index of the RoCE v2 GID that carries the planned address
+/// (what `NCCL_IB_GID_INDEX` must be).
+pub(crate) const GID_INDEX: &str = "roce_gen_nic_gid_index";
 /// `roce_gen_nic_neighbor_info{switch,port,source}`: always 1.
 pub(crate) const NEIGHBOR_INFO: &str = "roce_gen_nic_neighbor_info";
 
@@ -102,11 +108,13 @@ pub(crate) const HOST_FACTS: usize = 4;
 
 /// The most series one host has, NIC facts and check series aside: `host_ok`, `host_planned`,
 /// `host_stale`, one `host_state` per state, one `host_checks` per check status, the result
-/// time, and a `fact_outlier` per host-wide fact and per NIC setting compared.
+/// time, `host_reboot_required`, and a `fact_outlier` per host-wide fact and per NIC fact
+/// compared (settings, DCQCN parameters, DCBX owner, GID index, NV values).
 pub const SERIES_PER_HOST: usize =
-    3 + State::ALL.len() + STATUSES.len() + 1 + HOST_FACTS + consistency::SETTINGS.len();
+    3 + State::ALL.len() + STATUSES.len() + 2 + HOST_FACTS + consistency::PER_NIC;
 
 /// The most series one NIC adds: temperature, TX and RX power per lane, module info, link speed,
 /// maximum speed and width, PCIe speed, maximum speed, width and maximum width, the counters,
-/// the neighbour, and a firmware `fact_outlier` (a NIC model is one firmware group).
-pub const SERIES_PER_NIC: usize = 1 + 2 * MAX_LANES + 1 + 3 + 4 + MAX_COUNTERS + 1 + 1;
+/// the neighbour, the GID index, and a firmware `fact_outlier` (a NIC model is one firmware
+/// group).
+pub const SERIES_PER_NIC: usize = 1 + 2 * MAX_LANES + 1 + 3 + 4 + MAX_COUNTERS + 1 + 1 + 1;

@@ -204,9 +204,48 @@ pub(crate) struct HostReport {
     /// counters and LLDP neighbour. Absent when the result records none.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub nics: BTreeMap<String, NicHealth>,
+    /// Per NIC (`ib_dev`), what the latest result records of its RoCE configuration besides
+    /// the checks: the DCBX owner, the RoCE v2 GID index of the planned address, the NV values.
+    /// Absent when the result records none.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub nic_config: BTreeMap<String, NicConfig>,
     /// Per NIC (`ib_dev`), the netdev the latest result names, for labels.
     #[serde(skip)]
     pub netdevs: BTreeMap<String, String>,
+}
+
+/// One NIC's recorded configuration (`facts.nics.<ib_dev>` of a result).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub(crate) struct NicConfig {
+    /// Who owns DCBX: `os` or `fw` (the firmware's LLDP agent).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dcbx: Option<String>,
+    /// The index of the RoCE v2 GID that carries the planned address (`NCCL_IB_GID_INDEX`);
+    /// `None` when the port has none, or the result does not say.
+    pub gid_index: Option<u32>,
+    /// The NV values the firmware runs with now, by name (`CNP_DSCP_P1`).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub firmware: BTreeMap<String, String>,
+}
+
+impl NicConfig {
+    /// The configuration a NIC's facts record; `None` when they record none of it.
+    fn of(facts: &BTreeMap<String, String>) -> Option<Self> {
+        let firmware: BTreeMap<String, String> = consistency::NIC_FACTS
+            .iter()
+            .filter_map(|k| Some((k.strip_prefix("fw_")?, facts.get(*k)?)))
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect();
+        let dcbx = facts.get("dcbx").filter(|v| !v.is_empty()).cloned();
+        let gid_index = facts.get("gid_index").and_then(|v| v.parse().ok());
+        (dcbx.is_some() || facts.contains_key("gid_index") || !firmware.is_empty()).then_some(
+            NicConfig {
+                dcbx,
+                gid_index,
+                firmware,
+            },
+        )
+    }
 }
 
 impl HostReport {
@@ -284,6 +323,8 @@ pub(crate) struct Totals {
     pub skipped: usize,
     /// Files that could not be read as results.
     pub problems: usize,
+    /// Hosts whose latest result says a firmware value waits for the next boot.
+    pub reboot_required: usize,
 }
 
 /// Builds the report from the results taken in, compared with the plan when there is one.
@@ -425,6 +466,17 @@ fn host_report(
         nics: latest
             .as_mut()
             .map(|i| std::mem::take(&mut i.result.facts.health))
+            .unwrap_or_default(),
+        nic_config: latest
+            .as_ref()
+            .map(|i| {
+                i.result
+                    .facts
+                    .nics
+                    .iter()
+                    .filter_map(|(dev, f)| Some((dev.clone(), NicConfig::of(f)?)))
+                    .collect()
+            })
             .unwrap_or_default(),
         netdevs: latest
             .as_ref()
@@ -593,6 +645,9 @@ fn totals(
         ..Totals::default()
     };
     for h in hosts {
+        if h.latest.as_ref().is_some_and(|r| r.reboot_required) {
+            t.reboot_required += 1;
+        }
         if !h.counted() {
             t.unplanned += 1;
             continue;

@@ -131,15 +131,16 @@ impl Check {
     }
 }
 
-/// The facts a result records about its host; only string values are kept, the rest of an
-/// unexpected `facts` object is ignored (facts inform the report, they never fail a host).
+/// The facts a result records about its host; only string and integer values (as text) are
+/// kept, the rest of an unexpected `facts` object is ignored (facts inform the report, they never fail a host).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Facts {
     /// `uname -r`.
     pub kernel: Option<String>,
     /// `ofed_info -s`; empty on a host with the inbox driver.
     pub ofed: Option<String>,
-    /// Per planned `ib_dev`: `fw_ver`, `netdev`, and whatever else a newer script records.
+    /// Per planned `ib_dev`: `fw_ver`, `netdev`, `dcbx`, `gid_index`, the NV values (`fw_NAME`),
+    /// and whatever else a newer script records.
     pub nics: BTreeMap<String, BTreeMap<String, String>>,
     /// Per planned `ib_dev`, what the script recorded for monitoring (transceiver, link, PCIe,
     /// counters, LLDP neighbour); empty for results of bundles that record none.
@@ -609,7 +610,16 @@ mod tests {
                             let strings = f
                                 .as_object()?
                                 .iter()
-                                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                                .filter_map(|(k, v)| {
+                                    let text = match v {
+                                        Value::String(s) => s.clone(),
+                                        Value::Number(n) if n.is_i64() || n.is_u64() => {
+                                            n.to_string()
+                                        }
+                                        _ => return None,
+                                    };
+                                    Some((k.clone(), text))
+                                })
                                 .collect();
                             Some((dev.clone(), strings))
                         })
@@ -636,7 +646,8 @@ mod tests {
             json!({"kernel": 5, "ofed": ["x"], "nics": "none"}),
             json!({"kernel": "6.8", "ofed": "", "nics": {"mlx5_0": "x", "mlx5_1": null}}),
             json!({"nics": {"mlx5_0": {"fw_ver": "28.39", "netdev": "ens1", "n": 3, "b": true,
-                                       "o": {"a": "b"}, "l": ["x"]}}}),
+                                       "o": {"a": "b"}, "l": ["x"], "gid_index": 3,
+                                       "neg": -1, "f": 2.5, "big": 18446744073709551615_u64}}}),
             json!({"nics": {"mlx5_0": {
                 "netdev": "ens1",
                 "transceiver": {"vendor": "NVIDIA", "part_number": 7, "temperature_c": "hot",
@@ -666,7 +677,7 @@ mod tests {
             .replace(
                 r#""FACTS""#,
                 r#"{"kernel": "a", "kernel": 7, "nics": {
-                "mlx5_0": {"netdev": "a", "netdev": 5, "link": {"width": 4}, "link": "x"},
+                "mlx5_0": {"netdev": "a", "netdev": true, "link": {"width": 4}, "link": "x"},
                 "mlx5_1": {"fw_ver": "1"}, "mlx5_1": 3,
                 "mlx5_2": {"counters": {"a": 1, "a": "x", "b": "y", "b": 2}}}}"#,
             );

@@ -23,6 +23,16 @@ pub enum Location {
         /// 0-based column.
         col: u32,
     },
+    /// A rectangle of cells (`C2:C40`), 0-based and inclusive: one problem shared by every cell
+    /// of it, said once.
+    Range {
+        /// The sheet's name as the workbook spells it.
+        sheet: String,
+        /// Top-left cell: 0-based row and column.
+        from: (u32, u32),
+        /// Bottom-right cell.
+        to: (u32, u32),
+    },
     /// A path inside a JSON plan, such as `hosts[2].nics[0].ip`.
     Json {
         /// Dotted path with list indexes.
@@ -34,15 +44,20 @@ impl Location {
     /// The sheet this location is on, if any.
     pub fn sheet(&self) -> Option<&str> {
         match self {
-            Location::Sheet { sheet } | Location::Cell { sheet, .. } => Some(sheet),
+            Location::Sheet { sheet }
+            | Location::Cell { sheet, .. }
+            | Location::Range { sheet, .. } => Some(sheet),
             Location::File | Location::Json { .. } => None,
         }
     }
 
-    /// The A1 reference of a cell location (`D14`), if this is one.
+    /// The A1 reference of a cell or range location (`D14`, `C2:C40`), if this is one.
     pub fn cell(&self) -> Option<String> {
         match self {
             Location::Cell { row, col, .. } => Some(a1(*row, *col)),
+            Location::Range { from, to, .. } => {
+                Some(format!("{}:{}", a1(from.0, from.1), a1(to.0, to.1)))
+            }
             _ => None,
         }
     }
@@ -55,6 +70,14 @@ impl fmt::Display for Location {
             Location::Sheet { sheet } => write!(f, "{}", sheet_ref(sheet)),
             Location::Cell { sheet, row, col } => {
                 write!(f, "{}!{}", sheet_ref(sheet), a1(*row, *col))
+            }
+            Location::Range { sheet, .. } => {
+                write!(
+                    f,
+                    "{}!{}",
+                    sheet_ref(sheet),
+                    self.cell().unwrap_or_default()
+                )
             }
             Location::Json { path } => f.write_str(path),
         }
@@ -116,5 +139,12 @@ mod tests {
             col: 2,
         };
         assert_eq!(loc.to_string(), "网卡!C1");
+        let loc = Location::Range {
+            sheet: "RoCE NICs".into(),
+            from: (1, 2),
+            to: (39, 2),
+        };
+        assert_eq!(loc.to_string(), "'RoCE NICs'!C2:C40");
+        assert_eq!(loc.cell().as_deref(), Some("C2:C40"));
     }
 }

@@ -179,6 +179,8 @@ fn the_dashboard_has_its_panels_variables_and_the_configured_datasource() {
         "roce_gen_nic_neighbor_info{",
         "roce_gen_check_status{",
         "roce_gen_host_checks{",
+        "roce_gen_fact_outlier{",
+        "roce_gen_host_reboot_required{",
     ] {
         assert!(exprs.contains(metric), "no query of {metric}");
     }

@@ -503,3 +503,100 @@ fn a_run_that_strict_mode_stops_still_leaves_a_result_saying_where() {
         );
     });
 }
+
+/// `dcbx = os` on both backends (mlnx_qos on OFED, `dcb dcbx` on inbox hosts): precheck says
+/// apply will take DCBX from the firmware, apply does it once, a second apply changes nothing,
+/// rollback gives it back; a host with neither tool skips the check and says why.
+#[test]
+fn dcbx_os_is_taken_once_and_given_back_on_either_backend() {
+    for_each_bash(|bash| {
+        for kind in ["ofed", "inbox"] {
+            let ctx = format!("{kind} {bash}");
+            let h = FakeHost::of(kind)
+                .bash(bash)
+                .plan(|plan| {
+                    plan["cluster"]["dcbx"] = Value::from("os");
+                })
+                .build();
+            std::fs::write(h.fake(".fake/dcb/ens1f0np0/dcbx"), "cee ieee\n").unwrap();
+            let pre = h.run("precheck.sh", &[]);
+            assert_eq!(pre.status("dcbx", "mlx5_0"), "warn", "{ctx}");
+            assert_eq!(pre.status("dcbx", "mlx5_1"), "pass", "{ctx}");
+            h.take_commands();
+
+            let apply = h.run("apply.sh", &[]);
+            assert_eq!(apply.code, 0, "{ctx}: {}", apply.stdout);
+            assert_eq!(apply.status("dcbx", "mlx5_0"), "changed", "{ctx}");
+            let taken = if kind == "ofed" {
+                "mlnx_qos -i ens1f0np0 -d os"
+            } else {
+                "dcb dcbx set dev ens1f0np0 host ieee"
+            };
+            let dcbx_commands = |h: &FakeHost| -> Vec<String> {
+                h.take_commands()
+                    .into_iter()
+                    .filter(|c| {
+                        (c.starts_with("mlnx_qos ") && c.contains(" -d "))
+                            || c.starts_with("dcb dcbx set")
+                    })
+                    .collect()
+            };
+            assert_eq!(dcbx_commands(&h), [taken], "{ctx}");
+            assert_eq!(
+                apply.result["facts"]["nics"]["mlx5_0"]["dcbx"], "os",
+                "{ctx}"
+            );
+
+            let again = h.run("apply.sh", &[]);
+            assert_eq!(again.status("dcbx", "mlx5_0"), "pass", "{ctx}");
+            assert!(
+                dcbx_commands(&h).is_empty(),
+                "{ctx}: a second apply sets DCBX"
+            );
+
+            let back = h.run("rollback.sh", &[]);
+            if kind == "ofed" {
+                assert_eq!(
+                    back.status("dcbx", "mlx5_0"),
+                    "changed",
+                    "{ctx}: {}",
+                    back.message("dcbx", "mlx5_0")
+                );
+                assert_eq!(
+                    read(&h, ".fake/dcb/ens1f0np0/dcbx").trim(),
+                    "cee ieee",
+                    "{ctx}"
+                );
+                assert_eq!(
+                    back.result["facts"]["nics"]["mlx5_0"]["dcbx"], "fw",
+                    "{ctx}"
+                );
+            } else {
+                // `dcb dcbx set` always names a mode, and mlx5e_dcbnl_setdcbx refuses one
+                // without `host`: with dcb alone the firmware cannot be given DCBX back, and
+                // rollback says so rather than claiming it did.
+                assert_eq!(back.status("dcbx", "mlx5_0"), "fail", "{ctx}");
+                assert_eq!(
+                    back.message("dcbx", "mlx5_0"),
+                    "dcbx could not be restored to fw (reads os)",
+                    "{ctx}"
+                );
+                assert_eq!(
+                    back.result["facts"]["nics"]["mlx5_0"]["dcbx"], "os",
+                    "{ctx}"
+                );
+            }
+
+            for tool in ["mlnx_qos", "dcb"] {
+                let _ = std::fs::remove_file(h.fake(&format!("bin/{tool}")));
+            }
+            let bare = crate::monitor::run_without(&h, "precheck.sh", &["mlnx_qos", "dcb"]);
+            assert_eq!(bare.status("dcbx", "mlx5_0"), "skip", "{ctx}");
+            assert_eq!(
+                bare.message("dcbx", "mlx5_0"),
+                "skipped: neither mlnx_qos nor dcb (iproute2) is installed",
+                "{ctx}"
+            );
+        }
+    });
+}

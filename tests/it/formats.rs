@@ -119,3 +119,35 @@ fn formulas_without_saved_results_are_errors_until_recalculated() {
     assert_eq!(plan["hosts"][0]["nics"][0]["mtu"], 4200);
     assert_eq!(plan["hosts"][0]["nics"][1]["ip"], "10.1.1.1/24");
 }
+
+#[test]
+fn formulas_without_saved_results_are_reported_once_per_range() {
+    // A script filled Servers' mgmt_ip (a column run) and NICs' ip and mtu (a block); Cluster's
+    // one formula stays a cell of its own that names its key.
+    let run = roce_gen(
+        Path::new(&fixture("")),
+        &["validate", "formulas-ranges.xlsx"],
+    );
+    crate::common::snapshot("formulas_ranges", run.transcript());
+    assert_eq!(run.code, 1);
+    assert_eq!(
+        run.stderr.matches("no saved result").count(),
+        3,
+        "{}",
+        run.stderr
+    );
+    // The JSON report locates the range as the text does.
+    let run = roce_gen(
+        Path::new(&fixture("")),
+        &["validate", "formulas-ranges.xlsx", "--format", "json"],
+    );
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let ranges: Vec<(&str, &str)> = doc["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["cell"].as_str().is_some_and(|c| c.contains(':')))
+        .map(|d| (d["sheet"].as_str().unwrap(), d["cell"].as_str().unwrap()))
+        .collect();
+    assert_eq!(ranges, [("Servers", "B2:B6"), ("NICs", "D2:E11")]);
+}

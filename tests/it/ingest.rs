@@ -532,7 +532,7 @@ fn every_host_stays_within_the_documented_number_of_series() {
         measured.push(format!("{host} {series}"));
     }
     // gpu-003 records every NIC fact for 2 NICs and warned twice.
-    assert!(measured.contains(&"gpu-003 68".to_string()), "{measured:?}");
+    assert!(measured.contains(&"gpu-003 69".to_string()), "{measured:?}");
 }
 
 #[test]
@@ -542,9 +542,10 @@ fn an_outsized_result_adds_no_more_series_than_the_bound() {
         &std::fs::read(fixtures().join("usb-2/gpu-003.apply.json")).unwrap(),
     )
     .unwrap();
-    // Every NIC with 20 lanes each way, every counter there is and many more, and every check
-    // failing three times over.
+    // Every NIC with 20 lanes each way, every counter there is and many more, a GID index, and
+    // every check failing three times over.
     for (_, nic) in result["facts"]["nics"].as_object_mut().unwrap() {
+        nic["gid_index"] = Value::from(3);
         let lanes: Vec<Value> = (0..20).map(|i| Value::from(-1.0 - f64::from(i))).collect();
         nic["transceiver"]["tx_power_dbm"] = Value::from(lanes.clone());
         nic["transceiver"]["rx_power_dbm"] = Value::from(lanes);
@@ -728,24 +729,7 @@ fn junit_output_parses_as_xml_with_a_case_per_host_and_check() {
 #[test]
 fn junit_output_is_valid_under_the_ant_schema_with_times_and_hosts() {
     require("xmllint");
-    let schema =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/it/fixtures/junit/junit.xsd");
-    let validate = |xml: &str| {
-        let file = tmp();
-        let path = file.path().join("junit.xml");
-        std::fs::write(&path, xml).unwrap();
-        let out = Command::new("xmllint")
-            .arg("--noout")
-            .arg("--schema")
-            .arg(&schema)
-            .arg(&path)
-            .output()
-            .unwrap();
-        (
-            out.status.success(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
-    };
+    let validate = junit_schema_valid;
     let dir = scenario();
     let run = ingest(dir.path(), &["--format", "junit"]);
     let (valid, said) = validate(&run.stdout);
@@ -2084,4 +2068,258 @@ fn an_archive_of_huge_results_is_read_in_bounded_memory() {
         stdout.contains(&format!("{RESULTS} results read, {RESULTS} used")),
         "{stdout}"
     );
+}
+
+/// A ConnectX-7's six NV parameters of port 1 (`NAME DEFAULT CURRENT NEXT`), as the simulated
+/// card keeps them, with CNP DSCP `cnp` now and DCBX willing `willing_next` from the next boot.
+fn nv_card(cnp: u8, willing_next: u8) -> String {
+    format!(
+        "ROCE_CC_PRIO_MASK_P1 255 255 255\nCNP_DSCP_P1 48 {cnp} {cnp}\nCNP_802P_PRIO_P1 6 6 6\n\
+         LLDP_NB_DCBX_P1 0 0 0\nDCBX_WILLING_P1 1 1 {willing_next}\nLINK_TYPE_P1 2 2 2\n"
+    )
+}
+
+/// Four simulated hosts prechecked by the real scripts with a plan that sets a DCQCN parameter
+/// and records the firmware configuration: gpu-2's `rpg_ai_rate`, gpu-3's DCBX owner and gpu-4's
+/// CNP DSCP (firmware) differ from the rest on their first NIC, and gpu-1 has a firmware value
+/// waiting for the next boot. Each result is saved under `results/` as its host's (a simulated
+/// host runs node-a's bundle: its result is renamed). Returns the folder.
+fn recipe_results() -> tempfile::TempDir {
+    let dir = tmp();
+    std::fs::create_dir(dir.path().join("results")).unwrap();
+    for n in 1..=4 {
+        let h = FakeHost::ofed()
+            .plan(|plan| {
+                plan["cluster"]["dcqcn_rpg_ai_rate"] = Value::from(5);
+            })
+            .build();
+        std::os::unix::fs::symlink("stub", h.fake("bin/mlxconfig")).unwrap();
+        std::fs::create_dir_all(h.fake(".fake/nvconfig")).unwrap();
+        let (cnp, willing_next) = match n {
+            1 => (48, 0),
+            4 => (40, 1),
+            _ => (48, 1),
+        };
+        std::fs::write(
+            h.fake(".fake/nvconfig/0000:1a:00"),
+            nv_card(cnp, willing_next),
+        )
+        .unwrap();
+        if n == 2 {
+            std::fs::write(
+                h.fake("sys/class/net/ens1f0np0/ecn/roce_rp/rpg_ai_rate"),
+                "10\n",
+            )
+            .unwrap();
+        }
+        if n == 3 {
+            std::fs::write(h.fake(".fake/dcb/ens1f0np0/dcbx"), "cee ieee\n").unwrap();
+        }
+        let mut pre = h.run("precheck.sh", &[]);
+        assert_ne!(pre.code, 1, "{}\n{}", pre.stdout, pre.stderr);
+        let host = format!("gpu-{n}");
+        pre.result["host"] = Value::from(host.clone());
+        pre.result["observed_hostname"] = Value::from(host.clone());
+        std::fs::write(
+            dir.path().join(format!("results/{host}.precheck.json")),
+            serde_json::to_vec_pretty(&pre.result).unwrap(),
+        )
+        .unwrap();
+    }
+    dir
+}
+
+/// Whether `xml` is valid under the Ant JUnit schema, and what xmllint said.
+fn junit_schema_valid(xml: &str) -> (bool, String) {
+    let schema =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/it/fixtures/junit/junit.xsd");
+    let file = tmp();
+    let path = file.path().join("junit.xml");
+    std::fs::write(&path, xml).unwrap();
+    let out = Command::new("xmllint")
+        .arg("--noout")
+        .arg("--schema")
+        .arg(&schema)
+        .arg(&path)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn hosts_that_differ_in_dcqcn_dcbx_or_firmware_are_named_in_every_format() {
+    let dir = recipe_results();
+    let out = |format: &str| {
+        let run = roce_gen(dir.path(), &["ingest", "results", "--format", format]);
+        assert_eq!(run.code, 1, "all pending: {}", run.transcript());
+        run.stdout
+    };
+
+    let text = out("text");
+    for line in [
+        "⚠ dcqcn_rpg_ai_rate (plan 5): 5 on 4 hosts; 10 on gpu-2 (mlx5_0)\n",
+        "⚠ dcbx: os on 4 hosts; fw on gpu-3 (mlx5_0)\n",
+        "⚠ fw_CNP_DSCP_P1: 48 on 4 hosts; 40 on gpu-4 (mlx5_0)\n",
+        "✅ gid_index: 3 on all 4 hosts\n",
+        "✅ fw_DCBX_WILLING_P1: 1 on all 4 hosts\n",
+        "ℹ gpu-1: reboot required: firmware values take effect at the next boot\n",
+    ] {
+        assert!(text.contains(line), "no {line:?} in\n{text}");
+    }
+    assert_eq!(text.matches("reboot required").count(), 1, "{text}");
+
+    let markdown = out("markdown");
+    for rows in [
+        "| ⚠ | dcqcn\\_rpg\\_ai\\_rate (plan `5`) | `5` | 4 hosts |\n|  |  | `10` | gpu-2 (mlx5\\_0) |\n",
+        "| ⚠ | dcbx | `os` | 4 hosts |\n|  |  | `fw` | gpu-3 (mlx5\\_0) |\n",
+        "| ⚠ | fw\\_CNP\\_DSCP\\_P1 | `48` | 4 hosts |\n|  |  | `40` | gpu-4 (mlx5\\_0) |\n",
+    ] {
+        assert!(markdown.contains(rows), "no {rows:?} in\n{markdown}");
+    }
+
+    let json: Value = serde_json::from_str(&out("json")).unwrap();
+    let odd: Vec<(String, String, String)> = json["consistency"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|g| g["agree"] == false)
+        .flat_map(|g| {
+            g["values"].as_array().unwrap()[1..]
+                .iter()
+                .flat_map(|v| {
+                    v["hosts"].as_array().unwrap().iter().map(|h| {
+                        (
+                            g["fact"].as_str().unwrap().to_string(),
+                            v["value"].as_str().unwrap().to_string(),
+                            h.as_str().unwrap().to_string(),
+                        )
+                    })
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let want = |f: &str, v: &str, h: &str| (f.to_string(), v.to_string(), h.to_string());
+    assert_eq!(
+        odd,
+        [
+            want("dcqcn_rpg_ai_rate", "10", "gpu-2"),
+            want("dcbx", "fw", "gpu-3"),
+            want("fw_CNP_DSCP_P1", "40", "gpu-4"),
+        ]
+    );
+    assert_eq!(json["totals"]["reboot_required"], 1);
+    let hosts = json["hosts"].as_array().unwrap();
+    assert_eq!(hosts[0]["latest"]["reboot_required"], true);
+    assert!(hosts[1]["latest"].get("reboot_required").is_none());
+    let config = &hosts[3]["nic_config"];
+    assert_eq!(config["mlx5_0"]["gid_index"], 3, "{config}");
+    assert_eq!(config["mlx5_0"]["dcbx"], "os");
+    assert_eq!(config["mlx5_0"]["firmware"]["CNP_DSCP_P1"], "40");
+    assert_eq!(config["mlx5_1"]["firmware"]["CNP_DSCP_P1"], "48");
+    assert_eq!(hosts[2]["nic_config"]["mlx5_0"]["dcbx"], "fw");
+
+    let html = out("html");
+    for part in [
+        r#"<span class="chip mono odd">10</span> gpu-2 (mlx5_0)"#,
+        r#"<span class="chip mono odd">fw</span> gpu-3 (mlx5_0)"#,
+        r#"<span class="chip mono odd">40</span> gpu-4 (mlx5_0)"#,
+        "<h3><span>Reboot required (1)</span></h3>",
+    ] {
+        assert!(html.contains(part), "no {part:?} in the page");
+    }
+    assert!(
+        html.contains(r#"this host: <span class="names mono">gpu-1</span>"#),
+        "the reboot card names gpu-1"
+    );
+    assert_eq!(
+        html.matches(r#"<div class="sub reboot">&#8635; reboot required</div>"#)
+            .count(),
+        1,
+        "gpu-1's row alone is marked"
+    );
+    assert_eq!(html.matches("ens1f0np0 · GID 3</div>").count(), 4);
+
+    let junit = out("junit");
+    let suites: Vec<&str> = junit.split("<testsuite ").skip(1).collect();
+    assert_eq!(suites.len(), 4);
+    for (suite, host, line) in [
+        (
+            suites[1],
+            "gpu-2",
+            "dcqcn_rpg_ai_rate: 10 on mlx5_0 (most hosts: 5)",
+        ),
+        (suites[2], "gpu-3", "dcbx: fw on mlx5_0 (most hosts: os)"),
+        (
+            suites[3],
+            "gpu-4",
+            "fw_CNP_DSCP_P1: 40 on mlx5_0 (most hosts: 48)",
+        ),
+    ] {
+        assert!(suite.starts_with(&format!("name=\"{host}\"")), "{suite}");
+        assert!(
+            suite.contains(&format!(
+                "\n    <system-out>differs from most hosts: {line}</system-out>\n"
+            )),
+            "{host}: {suite}"
+        );
+        assert!(!suite.contains("reboot_required"), "{suite}");
+    }
+    assert!(suites[0].contains(r#"<property name="reboot_required" value="true"/>"#));
+    assert!(suites[0].contains(
+        "<system-out>reboot required: firmware values take effect at the next boot</system-out>"
+    ));
+    require("xmllint");
+    let (valid, said) = junit_schema_valid(&junit);
+    assert!(valid, "{said}\n{junit}");
+
+    let prometheus = out("prometheus");
+    let outliers: Vec<&str> = prometheus
+        .lines()
+        .filter(|l| l.starts_with("roce_gen_fact_outlier{"))
+        .collect();
+    assert_eq!(
+        outliers,
+        [
+            r#"roce_gen_fact_outlier{cluster="lab",host="gpu-2",fact="dcqcn_rpg_ai_rate",scope="",value="10"} 1"#,
+            r#"roce_gen_fact_outlier{cluster="lab",host="gpu-3",fact="dcbx",scope="",value="fw"} 1"#,
+            r#"roce_gen_fact_outlier{cluster="lab",host="gpu-4",fact="fw_CNP_DSCP_P1",scope="",value="40"} 1"#,
+        ]
+    );
+    let reboot: Vec<&str> = prometheus
+        .lines()
+        .filter(|l| l.contains("roce_gen_host_reboot_required"))
+        .collect();
+    assert_eq!(
+        reboot,
+        [
+            "# HELP roce_gen_host_reboot_required 1 when a firmware (NV) value the host's latest result read or set takes effect only at the next boot.",
+            "# TYPE roce_gen_host_reboot_required gauge",
+            r#"roce_gen_host_reboot_required{cluster="lab",host="gpu-1"} 1"#,
+            r#"roce_gen_host_reboot_required{cluster="lab",host="gpu-2"} 0"#,
+            r#"roce_gen_host_reboot_required{cluster="lab",host="gpu-3"} 0"#,
+            r#"roce_gen_host_reboot_required{cluster="lab",host="gpu-4"} 0"#,
+        ]
+    );
+    assert_eq!(
+        prometheus
+            .lines()
+            .filter(|l| l.starts_with("roce_gen_nic_gid_index{") && l.ends_with("} 3"))
+            .count(),
+        8,
+        "every port's GID index: {prometheus}"
+    );
+    assert_eq!(promtool_findings(&prometheus), "", "{prometheus}");
+    // Within the documented bound, with every compared fact present.
+    let by_host = series_by_host(&prometheus);
+    for (host, series) in &by_host {
+        let result: Value = serde_json::from_slice(
+            &std::fs::read(dir.path().join(format!("results/{host}.precheck.json"))).unwrap(),
+        )
+        .unwrap();
+        let (nics, flagged) = nics_and_flagged(&result);
+        assert!(series.len() <= series_bound(nics, flagged), "{host}");
+    }
 }

@@ -613,6 +613,8 @@ fn simulated_host_facts_become_prometheus_gauges() {
         Some(32e9)
     );
     assert_eq!(value("roce_gen_nic_pcie_width", &nic0), Some(16.0));
+    // The RoCE v2 GID of the planned address, as the gid check found it.
+    assert_eq!(value("roce_gen_nic_gid_index", &nic0), Some(3.0));
     assert_eq!(
         value("roce_gen_nic_events", &with(&[("counter", "np_cnp_sent")])),
         Some(1200.0)

@@ -513,3 +513,52 @@ fn the_ip_column_also_reads_as_ip_address_in_chinese() {
         crate::common::plan_json(&Book::base())
     );
 }
+
+#[test]
+fn v1_1_choices_and_numbers_that_are_not() {
+    check(
+        "v1_1_keys_bad_choices",
+        &edit(|b| {
+            b.key("dcbx", s("firmware"));
+            b.key("nccl_env", s("maybe"));
+            b.key("线缆长度", C::N(1001.0));
+            b.key("固件配置", s("on"));
+            b.key("dcqcn.rpg_ai_rate", s("fast"));
+            b.key("dcqcn.rpg_fast", C::N(1.0));
+            b.key("min_ofed_version", s("MLNX_OFED_LINUX-latest"));
+        }),
+    );
+}
+
+#[test]
+fn v1_1_aliases_and_ofed_info_forms_read_as_the_keys() {
+    let plan_of = |edit: &dyn Fn(&mut Book)| {
+        let mut book = Book::base();
+        edit(&mut book);
+        crate::common::plan_json(&book)
+    };
+    let named = plan_of(&|b| {
+        b.key("cable_length", C::N(30.0));
+        b.key("firmware_config", s("apply"));
+        b.key("dcbx", s("os"));
+    });
+    let aliased = plan_of(&|b| {
+        b.key("线缆长度", C::N(30.0));
+        b.key("固件配置", s("APPLY"));
+        b.key("dcbx", s("OS"));
+    });
+    assert_eq!(aliased, named);
+    assert!(named.contains("\"dcbx\": \"os\""), "{named}");
+    for (written, kept) in [
+        ("MLNX_OFED_LINUX-24.10-1.1.4.0", "24.10-1.1.4.0"),
+        ("OFED-internal-24.10-1.1.4", "24.10-1.1.4"),
+        ("DOCA 2.9.0", "2.9.0"),
+        ("24.10", "24.10"),
+    ] {
+        let json = plan_of(&|b| b.key("min_ofed_version", s(written)));
+        assert!(
+            json.contains(&format!("\"min_ofed_version\": \"{kept}\"")),
+            "{written}: {json}"
+        );
+    }
+}

@@ -1,8 +1,8 @@
 //! `--format html`: one self-contained page a delivery engineer hands to the customer: the
 //! verdict with the date of the newest result and the plan checked against, count tiles, what
 //! needs attention (each host not ready with its reason, failing checks and settings to change;
-//! the missing hosts in one block; warnings and drift grouped by check), a table of every host,
-//! per NIC the optics (module, temperature, weakest TX and RX power), link, PCIe and cabling
+//! the missing hosts in one block; the hosts a firmware value waits on a reboot for; warnings and
+//! drift grouped by check), a table of every host, per NIC its RoCE v2 GID index, the optics (module, temperature, weakest TX and RX power), link, PCIe and cabling
 //! (the switch port LLDP saw beside the planned one) or why the NIC is absent, the consistency
 //! table and the files not used. Inline CSS only, no scripts, fonts or other resources, so it
 //! opens anywhere offline; laid out to fit a 1024 px screen and an A4 or Letter page. This
@@ -35,6 +35,8 @@ struct Page<'a> {
     hosts: Vec<HostRow>,
     attention: Vec<Attention>,
     missing: Vec<String>,
+    /// Hosts whose latest result says a firmware value waits for the next boot.
+    reboot: Vec<String>,
     groups: Vec<GroupBlock>,
     nics: Vec<NicRow>,
     consistency: Vec<FactRow>,
@@ -76,6 +78,8 @@ struct HostRow {
     path: String,
     counts: Option<Counts>,
     items: Vec<String>,
+    /// A firmware value waits for the next boot.
+    reboot: bool,
 }
 
 /// One NIC's monitoring facts and the checks on them; `*_tone` are CSS classes.
@@ -84,6 +88,8 @@ struct NicRow {
     host: String,
     nic: String,
     netdev: String,
+    /// The RoCE v2 GID index of the planned address, when the result records one.
+    gid_index: String,
     module: String,
     temperature: String,
     tx: String,
@@ -254,6 +260,7 @@ fn absent_row(h: &HostReport, nic: &str, absent: bool) -> NicRow {
         host: h.host.clone(),
         nic: nic.to_string(),
         netdev,
+        gid_index: gid_index(h, nic),
         module: String::new(),
         temperature: String::new(),
         tx: String::new(),
@@ -338,6 +345,7 @@ fn nic_row(h: &HostReport, nic: &str, n: &NicHealth) -> NicRow {
         host: h.host.clone(),
         nic: nic.to_string(),
         netdev: n.netdev.clone(),
+        gid_index: gid_index(h, nic),
         module,
         temperature,
         tx,
@@ -356,6 +364,15 @@ fn nic_row(h: &HostReport, nic: &str, n: &NicHealth) -> NicRow {
         absent: false,
         absent_note: String::new(),
     }
+}
+
+/// The GID index a host's latest result records for a NIC, empty when none.
+fn gid_index(h: &HostReport, nic: &str) -> String {
+    h.nic_config
+        .get(nic)
+        .and_then(|c| c.gid_index)
+        .map(|i| i.to_string())
+        .unwrap_or_default()
 }
 
 /// `400G ×4`: a link speed in Mb/s as Ethernet names it, with its lanes.
@@ -467,7 +484,14 @@ pub(crate) fn render(report: &ClusterReport) -> Result<String> {
                 .iter()
                 .map(crate::ingest::result::Check::item)
                 .collect(),
+            reboot: h.latest.as_ref().is_some_and(|r| r.reboot_required),
         })
+        .collect();
+    let reboot = report
+        .hosts
+        .iter()
+        .filter(|h| h.latest.as_ref().is_some_and(|r| r.reboot_required))
+        .map(|h| h.host.clone())
         .collect();
     // Missing hosts have nothing to tell apart but their names: one block names them all.
     let not_ready: Vec<&HostReport> = report
@@ -557,6 +581,7 @@ pub(crate) fn render(report: &ClusterReport) -> Result<String> {
         hosts,
         attention,
         missing,
+        reboot,
         groups: report.attention.iter().map(group_block).collect(),
         nics: nic_rows(report),
         consistency,

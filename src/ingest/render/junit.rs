@@ -11,7 +11,9 @@
 //! (seconds), `timestamp` (UTC, without a zone, as the schema wants), `hostname`, and in the
 //! `testsuites` form `package` (the cluster) and `id`; each case `name`, `classname` and `time`.
 //! Two things the Ant schema has no room for are kept because those readers show them: totals
-//! on `testsuites`, and a passing case's `system-out` (its warning or change).
+//! on `testsuites`, and a passing case's `system-out` (its warning or change). A host's suite
+//! says in its own `system-out` that a reboot is required (also the `reboot_required` property)
+//! and which facts it differs from most hosts in; neither fails it.
 
 use anyhow::Result;
 use jiff::Timestamp;
@@ -53,6 +55,9 @@ struct Suite {
     id: usize,
     properties: Vec<(&'static str, String)>,
     cases: Vec<Case>,
+    /// The suite's `system-out`: what concerns the host rather than one check (a reboot to
+    /// make, the facts it differs from most hosts in), a line each.
+    out: String,
 }
 
 /// When a suite ran and for how long.
@@ -128,12 +133,19 @@ impl Suite {
             id: 0,
             properties,
             cases,
+            out: String::new(),
         }
     }
 }
 
 /// `as_of` times a host without a readable result: when the report's newest result was written.
-fn host_suite(h: &HostReport, plan_sha: Option<&str>, as_of: Timing) -> Suite {
+/// `outliers` are the lines of the facts the host differs from most hosts in.
+fn host_suite(
+    h: &HostReport,
+    plan_sha: Option<&str>,
+    as_of: Timing,
+    outliers: Option<&Vec<String>>,
+) -> Suite {
     let case = |name: &str, outcome, message: String, text: String| Case {
         classname: h.host.clone(),
         name: name.to_string(),
@@ -158,6 +170,9 @@ fn host_suite(h: &HostReport, plan_sha: Option<&str>, as_of: Timing) -> Suite {
             properties.push(("finished_at", run.finished_at.clone()));
             properties.push(("result_file", run.path.clone()));
             properties.push(("plan_sha256", short_sha(&run.plan_sha256)));
+            if run.reboot_required {
+                properties.push(("reboot_required", "true".to_string()));
+            }
             if h.stale {
                 cases.push(case(
                     "plan",
@@ -216,7 +231,19 @@ fn host_suite(h: &HostReport, plan_sha: Option<&str>, as_of: Timing) -> Suite {
         });
     }
     let timing = h.latest.as_ref().and_then(Timing::run).unwrap_or(as_of);
-    Suite::new(h.host.clone(), h.host.clone(), timing, properties, cases)
+    let mut out = Vec::new();
+    if h.latest.as_ref().is_some_and(|r| r.reboot_required) {
+        out.push("reboot required: firmware values take effect at the next boot".to_string());
+    }
+    out.extend(
+        outliers
+            .into_iter()
+            .flatten()
+            .map(|o| format!("differs from most hosts: {o}")),
+    );
+    let mut suite = Suite::new(h.host.clone(), h.host.clone(), timing, properties, cases);
+    suite.out = out.join("\n");
+    suite
 }
 
 /// The report as JUnit XML.
@@ -232,11 +259,12 @@ pub(crate) fn render(report: &ClusterReport) -> Result<String> {
             .unwrap_or(Timestamp::UNIX_EPOCH),
         seconds: 0.0,
     };
+    let outliers = crate::ingest::render::outliers(&report.consistency);
     let mut suites: Vec<Suite> = report
         .hosts
         .iter()
         .filter(|h| h.counted())
-        .map(|h| host_suite(h, plan_sha, as_of))
+        .map(|h| host_suite(h, plan_sha, as_of, outliers.get(h.host.as_str())))
         .collect();
     let mut files: Vec<Case> = report
         .problems

@@ -10,6 +10,7 @@ pub(crate) mod markdown;
 pub(crate) mod prometheus;
 pub(crate) mod text;
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use anyhow::{Context, Result};
@@ -17,7 +18,7 @@ use minijinja::{AutoEscape, Environment, UndefinedBehavior};
 use serde::Serialize;
 
 use crate::ingest::attention::changes_size;
-use crate::ingest::consistency::FactValue;
+use crate::ingest::consistency::{FactGroup, FactValue};
 use crate::ingest::report::{HostReport, Run, State, Totals};
 use crate::ingest::result::Phase;
 
@@ -170,6 +171,36 @@ pub(crate) fn hosts_of(v: &FactValue) -> String {
         })
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// Per host, a line for each fact it differs from most hosts in, in the consistency section's
+/// order: `dcqcn_rpg_ai_rate: 10 (most hosts: 5)`, naming the NICs when only some have it.
+pub(crate) fn outliers(groups: &[FactGroup]) -> BTreeMap<&str, Vec<String>> {
+    let mut by_host: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    for g in groups {
+        let Some((common, others)) = g.values.split_first() else {
+            continue;
+        };
+        let fact = match &g.scope {
+            Some(scope) => format!("{} [{}]", g.fact, clean(scope)),
+            None => g.fact.clone(),
+        };
+        for v in others {
+            for host in &v.hosts {
+                let nics = v
+                    .nics
+                    .get(host)
+                    .map(|n| format!(" on {}", clean(&n.join(", "))))
+                    .unwrap_or_default();
+                by_host.entry(host).or_default().push(format!(
+                    "{fact}: {}{nics} (most hosts: {})",
+                    clean(&v.value),
+                    clean(&common.value)
+                ));
+            }
+        }
+    }
+    by_host
 }
 
 /// `all 5 hosts`, and `1 host` rather than `all 1 host`.

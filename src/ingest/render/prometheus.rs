@@ -1,8 +1,9 @@
 //! `--format prometheus`: the report as a node_exporter textfile-collector file (Prometheus text
 //! exposition format 0.0.4): the cluster's verdict and counts; per host its state, check counts,
-//! result time and the facts it differs from most hosts in; a series per check that warned or
-//! failed; and the NIC facts each host's latest result records (transceiver temperature and
-//! power, link and PCIe speed and width, RoCE counters, LLDP neighbour). Every sample is labelled
+//! result time, whether a firmware value waits for a reboot, and the facts it differs from most
+//! hosts in; a series per check that warned or failed; and the NIC facts each host's latest
+//! result records (transceiver temperature and power, link and PCIe speed and width, RoCE
+//! counters, RoCE v2 GID index, LLDP neighbour). Every sample is labelled
 //! with the cluster, per-host ones with `host`, per-NIC ones also with `nic` (the planned
 //! `ib_dev`) and `netdev`. Write it with `-o DIR/roce-gen.prom`, which replaces the file
 //! atomically as the collector requires.
@@ -212,6 +213,10 @@ pub(crate) fn render(report: &ClusterReport) -> String {
         HOST_RESULT_TIMESTAMP,
         "When the host's latest result was written (finished_at), in seconds since the epoch.",
     );
+    let mut reboot = Family::new(
+        HOST_REBOOT_REQUIRED,
+        "1 when a firmware (NV) value the host's latest result read or set takes effect only at the next boot.",
+    );
     let mut check_status = Family::new(
         CHECK_STATUS,
         "Checks of the host's latest result that did not pass: 3 warn, 4 fail; nic and netdev are empty for host-wide checks. Checks that pass, change or skip have no series.",
@@ -270,6 +275,7 @@ pub(crate) fn render(report: &ClusterReport) -> String {
             labels.push(("phase", run.phase.as_str().to_string()));
             finished.add(labels, ts.as_second());
         }
+        reboot.add(host_labels(h), u8::from(run.reboot_required));
     }
 
     let (fact_hosts, outlier) = facts(report, &cluster);
@@ -286,6 +292,7 @@ pub(crate) fn render(report: &ClusterReport) -> String {
         &state,
         &checks,
         &finished,
+        &reboot,
         &check_status,
         &fact_hosts,
         &outlier,
@@ -390,6 +397,10 @@ fn nic_facts(report: &ClusterReport, cluster: &str) -> Vec<Family> {
         NIC_EVENTS,
         "RoCE health and pause counters (hw_counters, ethtool -S) as the run read them: a baseline, not a live counter.",
     );
+    let mut gid_index = Family::new(
+        GID_INDEX,
+        "Index of the RoCE v2 GID that carries the NIC's planned address (NCCL_IB_GID_INDEX).",
+    );
     let mut neighbor = Family::new(
         NEIGHBOR_INFO,
         "The switch and port LLDP shows at the other end of the NIC's cable; always 1.",
@@ -446,6 +457,13 @@ fn nic_facts(report: &ClusterReport, cluster: &str) -> Vec<Family> {
                 ),
                 (&mut pcie_width, n.pcie_width),
                 (&mut pcie_max_width, n.pcie_max_width),
+                (
+                    &mut gid_index,
+                    h.nic_config
+                        .get(nic)
+                        .and_then(|c| c.gid_index)
+                        .map(f64::from),
+                ),
             ] {
                 if let Some(v) = value {
                     family.add_f64(base(), v);
@@ -478,6 +496,7 @@ fn nic_facts(report: &ClusterReport, cluster: &str) -> Vec<Family> {
         pcie_width,
         pcie_max_width,
         events,
+        gid_index,
         neighbor,
     ]
 }
@@ -522,8 +541,11 @@ mod tests {
             "finished_at": "2026-11-30T08:00:00Z", "status": "pass", "tool_version": "1",
             "plan_sha256": "ab", "checks": [
                 {"id": "mtu", "nic": "mlx5_0", "status": "pass", "actual": "4200"},
-                {"id": "trust", "nic": "mlx5_0", "status": "warn", "actual": "pcp"}],
-            "facts": {"kernel": "6.1", "ofed": "24.10", "nics": {"mlx5_0": {"fw_ver": "28.1"}}}}"#;
+                {"id": "trust", "nic": "mlx5_0", "status": "warn", "actual": "pcp"},
+                {"id": "dcqcn_rpg_ai_rate", "nic": "mlx5_0", "status": "pass", "actual": "5"},
+                {"id": "dcqcn_made_up", "nic": "mlx5_0", "status": "pass", "actual": "5"}],
+            "facts": {"kernel": "6.1", "ofed": "24.10", "nics": {"mlx5_0": {"fw_ver": "28.1",
+                "dcbx": "os", "gid_index": 3, "fw_CNP_DSCP_P1": "48", "fw_MADE_UP_P1": "1"}}}}"#;
         let crate::ingest::result::Parsed::Result(r) = crate::ingest::result::parse(result) else {
             panic!("not a result");
         };
@@ -532,11 +554,32 @@ mod tests {
         assert_eq!(host_wide, HOST_FACTS, "{groups:?}");
         for g in groups.iter().filter(|g| g.per == "nic") {
             assert!(
-                g.fact == "firmware" || consistency::SETTINGS.contains(&g.fact.as_str()),
+                g.fact == "firmware"
+                    || consistency::SETTINGS.contains(&g.fact.as_str())
+                    || consistency::DCQCN.contains(&g.fact.as_str())
+                    || consistency::NIC_FACTS.contains(&g.fact.as_str()),
                 "{} is compared per NIC but not counted",
                 g.fact
             );
         }
+        let nic_facts: Vec<&str> = groups
+            .iter()
+            .filter(|g| g.per == "nic")
+            .map(|g| g.fact.as_str())
+            .collect();
+        assert_eq!(
+            nic_facts,
+            [
+                "firmware",
+                "mtu",
+                "trust",
+                "dcqcn_rpg_ai_rate",
+                "dcbx",
+                "gid_index",
+                "fw_CNP_DSCP_P1"
+            ],
+            "names a result makes up are not compared"
+        );
     }
 
     #[test]

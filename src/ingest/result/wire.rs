@@ -608,7 +608,14 @@ impl<'de> Visitor<'de> for Field {
             }
         })
     }
-    ignore!(bool, i64, u64, f64, unit, seq);
+    // An integer (`gid_index`) is kept as its text, as the facts compare and show it.
+    fn visit_i64<E: de::Error>(self, n: i64) -> Result<NicValue, E> {
+        Ok(NicValue::Text(n.to_string()))
+    }
+    fn visit_u64<E: de::Error>(self, n: u64) -> Result<NicValue, E> {
+        Ok(NicValue::Text(n.to_string()))
+    }
+    ignore!(bool, f64, unit, seq);
 }
 
 fn text_or_empty<'de, A: MapAccess<'de>>(map: &mut A) -> Result<String, A::Error> {

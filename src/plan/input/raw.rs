@@ -22,6 +22,9 @@ pub enum Value {
     /// A cell that holds no usable value: an error such as `#N/A`, a formula with no saved
     /// result, a JSON object. The text completes "COLUMN is …".
     Error(String),
+    /// A cell of a problem the reader reported once for a whole range (formulas with no saved
+    /// result): no usable value, and nothing more to say about it.
+    Reported,
 }
 
 /// One cell.

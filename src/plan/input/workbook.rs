@@ -3,7 +3,7 @@
 //! aliases of [`crate::plan::layout`], maps columns, skips empty rows and fills merged cells; it judges
 //! no value.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Cursor;
 
 use anyhow::{Context, Result};
@@ -195,22 +195,131 @@ impl SheetCells<'_> {
         self.range.get_value((row, col)).unwrap_or(&Data::Empty)
     }
 
-    /// The cell as a [`Value`]. A formula cell with no saved result at all is flagged rather
-    /// than read as empty; one whose saved result is the empty string stays empty.
-    fn value(&self, row: u32, col: u32) -> Value {
-        let data = self.data(row, col);
+    /// The formula of a cell that has one but no saved result at all (a saved result that is
+    /// the empty string is a result).
+    fn unsaved_formula(&self, row: u32, col: u32) -> Option<&str> {
         let formula = self
             .formulas
             .and_then(|f| f.get_value((row, col)))
-            .filter(|f| !f.is_empty());
-        match formula {
-            Some(f) if *data == Data::Empty => Value::Error(format!(
-                "a formula with no saved result (`={}`); open and save the workbook in Excel or LibreOffice",
-                f.trim_start_matches('=')
+            .filter(|f| !f.is_empty())?;
+        (*self.data(row, col) == Data::Empty).then_some(formula.trim_start_matches('='))
+    }
+
+    /// The cell as a [`Value`]. A formula cell with no saved result at all is flagged rather
+    /// than read as empty; one whose saved result is the empty string stays empty.
+    fn value(&self, row: u32, col: u32) -> Value {
+        match self.unsaved_formula(row, col) {
+            Some(f) => Value::Error(format!(
+                "a formula with no saved result (`={f}`); open and save the workbook in Excel or LibreOffice"
             )),
-            _ => value_of(data),
+            None => value_of(self.data(row, col)),
         }
     }
+}
+
+/// A rectangle of cells, 0-based (row, column), inclusive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Rect {
+    from: (u32, u32),
+    to: (u32, u32),
+}
+
+/// The cells of the plan's columns in `rows` that hold a formula with no saved result, as
+/// rectangles: runs of adjacent columns within a row, joined with the same run of the rows below.
+/// A workbook written by a script has whole columns of them, which one message per range says
+/// better than one per cell. Only a run per mapped column is open at a time, so this takes no
+/// memory beyond the rectangles found.
+fn unsaved_formula_ranges(
+    cells: &SheetCells<'_>,
+    columns: &BTreeMap<u32, &'static Column>,
+    rows: std::ops::RangeInclusive<u32>,
+) -> Vec<Rect> {
+    let mut done = Vec::new();
+    let mut open: Vec<Rect> = Vec::new();
+    for row in rows {
+        let mut runs: Vec<(u32, u32)> = Vec::new();
+        for &col in columns.keys() {
+            if cells.unsaved_formula(row, col).is_none() {
+                continue;
+            }
+            match runs.last_mut() {
+                Some(run) if run.1.checked_add(1) == Some(col) => run.1 = col,
+                _ => runs.push((col, col)),
+            }
+        }
+        let mut still_open = Vec::with_capacity(runs.len());
+        for (left, right) in runs {
+            let above = open.iter().position(|r| {
+                r.from.1 == left && r.to.1 == right && r.to.0.checked_add(1) == Some(row)
+            });
+            match above {
+                Some(i) => {
+                    let mut r = open.swap_remove(i);
+                    r.to.0 = row;
+                    still_open.push(r);
+                }
+                None => still_open.push(Rect {
+                    from: (row, left),
+                    to: (row, right),
+                }),
+            }
+        }
+        done.append(&mut open);
+        open = still_open;
+    }
+    done.append(&mut open);
+    done.sort_by_key(|r| r.from);
+    done
+}
+
+/// Reports each range of more than one formula cell with no saved result once, naming its
+/// columns and its first formula; returns the cells so reported. A single such cell is left to
+/// read as an error of its own, which names its column (or Cluster key) as every cell error does.
+fn report_unsaved_formulas(
+    sheet: &str,
+    cells: &SheetCells<'_>,
+    columns: &BTreeMap<u32, &'static Column>,
+    rows: std::ops::RangeInclusive<u32>,
+    report: &mut Report,
+) -> HashSet<(u32, u32)> {
+    let mut reported = HashSet::new();
+    for r in unsaved_formula_ranges(cells, columns, rows) {
+        let count = u64::from(r.to.0 - r.from.0 + 1) * u64::from(r.to.1 - r.from.1 + 1);
+        if count < 2 {
+            continue;
+        }
+        let names: Vec<&str> = columns
+            .range(r.from.1..=r.to.1)
+            .map(|(_, c)| c.name)
+            .collect();
+        let first = cells
+            .unsaved_formula(r.from.0, r.from.1)
+            .unwrap_or_default();
+        report.push(Diagnostic::error(
+            Location::Range {
+                sheet: sheet.to_string(),
+                from: r.from,
+                to: r.to,
+            },
+            format!(
+                "{} formulas with no saved result in {} {} (the first is `={first}`); open \
+                 and save the workbook in Excel or LibreOffice",
+                thousands(count),
+                if names.len() == 1 {
+                    "column"
+                } else {
+                    "columns"
+                },
+                names.join(", "),
+            ),
+        ));
+        for row in r.from.0..=r.to.0 {
+            for col in r.from.1..=r.to.1 {
+                reported.insert((row, col));
+            }
+        }
+    }
+    reported
 }
 
 /// Reads one sheet: header row, column mapping, data rows. `None` when the sheet has no usable
@@ -288,6 +397,7 @@ fn read_table(
             }
         };
 
+    let reported = report_unsaved_formulas(sheet, cells, &columns, first_data_row..=bottom, report);
     let mut rows = Vec::new();
     for row in first_data_row..=bottom {
         let cells: BTreeMap<&'static str, Cell> = columns
@@ -296,7 +406,11 @@ fn read_table(
                 (
                     column.name,
                     Cell {
-                        value: cells.value(row, col),
+                        value: if reported.contains(&(row, col)) {
+                            Value::Reported
+                        } else {
+                            cells.value(row, col)
+                        },
                         location: loc(row, col),
                     },
                 )
@@ -392,5 +506,48 @@ fn value_of(data: &Data) -> Value {
         Data::DateTime(d) => Value::Date(d.to_string()),
         Data::DateTimeIso(s) | Data::DurationIso(s) => Value::Date(s.clone()),
         Data::Error(e) => Value::Error(format!("the error value {e}, not a value")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The ranges of a sheet whose formula cells are `cells` (none with a saved result), with
+    /// every column from A to F mapped but D.
+    fn ranges(cells: &[(u32, u32)]) -> Vec<String> {
+        let mut formulas: Range<String> = Range::new((0, 0), (9, 5));
+        for &(row, col) in cells {
+            formulas.set_value((row, col), "=1+1".to_string());
+        }
+        let data: Range<Data> = Range::new((0, 0), (9, 5));
+        let merges = HashMap::new();
+        let sheet = SheetCells {
+            range: &data,
+            merges: &merges,
+            formulas: Some(&formulas),
+        };
+        let columns: BTreeMap<u32, &'static Column> = [0, 1, 2, 4, 5]
+            .into_iter()
+            .map(|c| (c, &layout::NICS.columns[0]))
+            .collect();
+        unsaved_formula_ranges(&sheet, &columns, 1..=9)
+            .iter()
+            .map(|r| format!("{}:{}", a1(r.from.0, r.from.1), a1(r.to.0, r.to.1)))
+            .collect()
+    }
+
+    #[test]
+    fn unsaved_formulas_group_into_column_runs_and_blocks() {
+        // A column run, and a block of two columns.
+        let mut cells: Vec<(u32, u32)> = (1..=8).map(|r| (r, 2)).collect();
+        cells.extend((3..=5).flat_map(|r| [(r, 4), (r, 5)]));
+        assert_eq!(ranges(&cells), ["C2:C9", "E4:F6"]);
+        // An L: the row that is wider starts a new block; a cell across an unmapped column (D)
+        // and one in the header row are not joined or counted.
+        let cells = [(1, 0), (2, 0), (3, 0), (3, 1), (2, 4), (0, 0)];
+        assert_eq!(ranges(&cells), ["A2:A3", "E3:E3", "A4:B4"]);
+        // Nothing to report.
+        assert!(ranges(&[]).is_empty());
     }
 }

@@ -10,7 +10,7 @@ use crate::plan::model::parse_integer;
 /// when blank. An error cell is reported and reads as `None`.
 pub(crate) fn text_of(cell: &Cell, column: &str, report: &mut Report) -> Option<String> {
     match &cell.value {
-        Value::Empty => None,
+        Value::Empty | Value::Reported => None,
         Value::Text(t) => Some(t.trim().to_string()).filter(|t| !t.is_empty()),
         Value::Number(f) => Some(match crate::plan::model::integer_from_float(*f) {
             Some(i) => i.to_string(),

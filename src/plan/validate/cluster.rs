@@ -114,7 +114,7 @@ pub(crate) fn read_cluster(table: Option<&Table>, report: &mut Report) -> Option
             u32::try_from(v)
                 .ok()
                 .filter(|v| *v <= p.max)
-                .ok_or_else(|| format!("is out of range (0 to {})", p.max))
+                .ok_or_else(|| format!("is not a DCQCN value (0 to {})", p.max))
         }) {
             Ok(v) => {
                 dcqcn.0.insert(p.name, v);

@@ -7,7 +7,7 @@
 # lldpcli, else lldpad's lldptool). It leaves the values in RG_P_* for the checks and the NIC's
 # facts JSON in RG_M_FACTS[I]; the result's facts reuse it, so every tool runs once per NIC.
 RG_M_FACTS=()
-# Who owns DCBX per NIC (os or fw), as the dcbx check saw it.
+# Who owns DCBX per NIC (os or fw), as the dcbx check saw it or apply and rollback left it.
 RG_DCBX_SEEN=()
 
 # Defaults when a module states no warning thresholds: the commercial temperature range, and a
@@ -338,12 +338,13 @@ rg_check_dcbx() {
     rg_check dcbx "$dev" skip info "" "" "skipped: the plan says dcbx = leave"
     return 0
   fi
+  # With `dcbx = os` the setting's own check says why it cannot be read: one check per NIC.
   if ! rg_supported dcbx "$i"; then
-    rg_check dcbx "$dev" skip warning os "" "skipped: $RG_WHY"
+    [ "$RG_DCBX" = os ] || rg_check dcbx "$dev" skip warning os "" "skipped: $RG_WHY"
     return 0
   fi
   if ! rg_get dcbx "$i"; then
-    rg_check dcbx "$dev" warn warning os "" "cannot tell who owns DCBX on $ifc: $RG_V"
+    [ "$RG_DCBX" = os ] || rg_check dcbx "$dev" warn warning os "" "cannot tell who owns DCBX on $ifc: $RG_V"
     return 0
   fi
   RG_DCBX_SEEN[i]=$RG_V

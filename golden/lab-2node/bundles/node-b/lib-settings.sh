@@ -630,6 +630,9 @@ rg_apply_all() {
     now=${before[$id]}
     rg_get "$id" "$i" || RG_V=""
     after=$RG_V
+    # The facts say who owns DCBX after the run, not before it.
+    # shellcheck disable=SC2034 # rg_facts (lib-probe.sh) reads it
+    [ "$id" != dcbx ] || RG_DCBX_SEEN[i]=$after
     note=""
     [ "$id" != pfc ] || [ "$now" = "$want" ] || note=$(rg_flap_note "$i")
     if [ "$now" = "$want" ] && [ "$after" = "$want" ]; then
@@ -737,6 +740,8 @@ rg_restore() {
       continue
     fi
     now=$RG_V
+    # shellcheck disable=SC2034 # rg_facts (lib-probe.sh) reads it
+    [ "$id" != dcbx ] || RG_DCBX_SEEN[i]=$now
     note=""
     [ "$id" != pfc ] || note=$(rg_flap_note "$i")
     if [ "$now" = "$want" ] && [ "$id" = dscp_map ] && [ -n "$map_before" ] && [ "$map_before" != "$want" ]; then
@@ -759,6 +764,8 @@ rg_restore() {
     fi
     rg_get "$id" "$i" || RG_V=""
     after=$RG_V
+    # shellcheck disable=SC2034 # rg_facts (lib-probe.sh) reads it
+    [ "$id" != dcbx ] || RG_DCBX_SEEN[i]=$after
     if [ "$after" = "$want" ]; then
       rg_check_change "$id" "$dev" changed error "$want" "$after" "$id restored from $now to $want$note" "$now"
     else
