@@ -5,11 +5,11 @@
 //! Values come from each host's latest result: `facts` for firmware, OFED and kernel, the
 //! `actual` of the setting checks for the rest (what a precheck found, or what apply read back).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
-use crate::ingest::result::{Phase, ResultFile, Status};
+use crate::ingest::result::{Phase, ResultFile, Status, Text};
 
 /// The per-NIC settings compared, by check id, in report order.
 pub const SETTINGS: [&str; 13] = [
@@ -71,11 +71,14 @@ pub struct FactValue {
     pub nics: BTreeMap<String, Vec<String>>,
 }
 
-/// `(fact, scope)` → value → host → NICs.
-type Table = BTreeMap<
-    (usize, &'static str, Option<String>),
-    BTreeMap<String, BTreeMap<String, Vec<String>>>,
->;
+/// `(order, fact, scope)` → value → the hosts that have it, each with the NICs that do. The
+/// scope is empty for a fact without one (a model is never empty), so that a lookup needs no
+/// allocation.
+type Table = BTreeMap<(usize, &'static str, String), BTreeMap<String, Hosts>>;
+
+/// Hosts in the order they were added, with their NICs: hosts come one at a time, and in name
+/// order from `report`, so a host's facts extend the last entry; `finish` sorts the rare rest.
+type Hosts = Vec<(Text, Vec<Text>)>;
 
 /// The groups for these hosts' latest results. `with_plan_sha` adds the plan the results were
 /// made from (useful without `--plan`, where stale results are not otherwise told apart).
@@ -113,37 +116,48 @@ impl Tally {
         &mut self,
         order: usize,
         fact: &'static str,
-        scope: Option<String>,
+        scope: &str,
         value: &str,
-        host: &str,
-        nic: Option<&str>,
+        host: &Text,
+        nic: Option<&Text>,
     ) {
         let value = if value.trim().is_empty() {
             UNSET
         } else {
             value
         };
-        let values = self.table.entry((order, fact, scope)).or_default();
-        if !values.contains_key(value) {
-            values.insert(value.to_string(), BTreeMap::new());
-        }
-        let Some(hosts) = values.get_mut(value) else {
-            return;
+        let key = (order, fact, scope.to_string());
+        let values = match self.table.get_mut(&key) {
+            Some(values) => values,
+            None => self.table.entry(key).or_default(),
         };
-        if !hosts.contains_key(host) {
-            hosts.insert(host.to_string(), Vec::new());
-        }
-        if let (Some(nics), Some(nic)) = (hosts.get_mut(host), nic) {
-            nics.push(nic.to_string());
+        let hosts = match values.get_mut(value) {
+            Some(hosts) => hosts,
+            None => values.entry(value.to_string()).or_default(),
+        };
+        let nics = match hosts.last_mut() {
+            Some((last, nics)) if last == host => nics,
+            _ => {
+                hosts.push((host.clone(), Vec::new()));
+                match hosts.last_mut() {
+                    Some((_, nics)) => nics,
+                    None => return,
+                }
+            }
+        };
+        if let Some(nic) = nic {
+            nics.push(nic.clone());
         }
     }
 
     /// Adds one host's latest result. The order facts are reported in: firmware, host-wide
     /// software, settings, provenance.
     pub fn add(&mut self, host: &str, r: &ResultFile) {
+        let host = Text::new(host);
         for (dev, facts) in &r.facts.nics {
             if let Some(fw) = facts.get("fw_ver") {
-                self.put(0, "firmware", Some(model(facts, fw)), fw, host, Some(dev));
+                let dev = Text::new(dev);
+                self.put(0, "firmware", &model(facts, fw), fw, &host, Some(&dev));
             }
         }
         if let Some(ofed) = &r.facts.ofed {
@@ -152,10 +166,10 @@ impl Tally {
             } else {
                 ofed
             };
-            self.put(1, "ofed", None, ofed, host, None);
+            self.put(1, "ofed", "", ofed, &host, None);
         }
         if let Some(kernel) = &r.facts.kernel {
-            self.put(2, "kernel", None, kernel, host, None);
+            self.put(2, "kernel", "", kernel, &host, None);
         }
         for c in &r.checks {
             let (Some(order), Some(nic)) = (SETTINGS.iter().position(|s| *s == c.id), &c.nic)
@@ -164,33 +178,30 @@ impl Tally {
             };
             // A skipped check has no value; a failed one still read what the host has.
             if c.status != Status::Skip {
-                self.put(3 + order, SETTINGS[order], None, &c.actual, host, Some(nic));
+                self.put(3 + order, SETTINGS[order], "", &c.actual, &host, Some(nic));
                 if r.phase != Phase::Rollback && !c.expected.trim().is_empty() {
-                    *self
-                        .expected
-                        .entry(c.id.clone())
-                        .or_default()
-                        .entry(c.expected.clone())
-                        .or_default() += 1;
+                    let by_value = match self.expected.get_mut(c.id.as_str()) {
+                        Some(by_value) => by_value,
+                        None => self.expected.entry(c.id.to_string()).or_default(),
+                    };
+                    match by_value.get_mut(c.expected.as_str()) {
+                        Some(n) => *n += 1,
+                        None => {
+                            by_value.insert(c.expected.to_string(), 1);
+                        }
+                    }
                 }
             }
         }
         let provenance = 3 + SETTINGS.len();
-        self.put(
-            provenance,
-            "tool_version",
-            None,
-            &r.tool_version,
-            host,
-            None,
-        );
+        self.put(provenance, "tool_version", "", &r.tool_version, &host, None);
         if self.with_plan_sha {
             self.put(
                 provenance + 1,
                 "plan_sha256",
-                None,
+                "",
                 &r.plan_sha256,
-                host,
+                &host,
                 None,
             );
         }
@@ -199,44 +210,44 @@ impl Tally {
     /// The groups, each with its values most common first.
     pub fn finish(self) -> Vec<FactGroup> {
         let Tally {
-            table, expected, ..
+            mut table,
+            expected,
+            ..
         } = self;
-        // All NICs of a host that report a fact, to tell "all its NICs" from "some".
-        let mut nics_of: BTreeMap<(&str, &str, Option<&str>), usize> = BTreeMap::new();
-        for ((_, fact, scope), values) in &table {
-            for hosts in values.values() {
-                for (host, nics) in hosts {
-                    *nics_of
-                        .entry((*fact, host.as_str(), scope.as_deref()))
-                        .or_default() += nics.len();
-                }
+        for values in table.values_mut() {
+            for hosts in values.values_mut() {
+                by_host(hosts);
             }
         }
 
         table
             .iter()
             .map(|((_, fact, scope), values)| {
-                let per_nic = values
-                    .values()
-                    .flat_map(BTreeMap::values)
-                    .any(|n| !n.is_empty());
+                // All NICs of a host that report a fact, to tell "all its NICs" from "some";
+                // with one value, every host has it on all of them.
+                let mut nics_of: HashMap<&str, usize> = HashMap::new();
+                if values.len() > 1 {
+                    for (host, nics) in values.values().flatten() {
+                        *nics_of.entry(host.as_str()).or_default() += nics.len();
+                    }
+                }
+                let per_nic = values.values().flatten().any(|(_, n)| !n.is_empty());
                 let mut values: Vec<FactValue> = values
                     .iter()
                     .map(|(value, hosts)| FactValue {
                         value: value.clone(),
                         count: hosts.len(),
-                        hosts: hosts.keys().cloned().collect(),
+                        hosts: hosts.iter().map(|(h, _)| h.to_string()).collect(),
                         nics: hosts
                             .iter()
                             .filter(|(host, nics)| {
-                                nics_of
-                                    .get(&(*fact, host.as_str(), scope.as_deref()))
-                                    .is_some_and(|n| *n != nics.len())
+                                nics_of.get(host.as_str()).is_some_and(|n| *n != nics.len())
                             })
                             .map(|(host, nics)| {
-                                let mut nics = nics.clone();
+                                let mut nics: Vec<String> =
+                                    nics.iter().map(Text::to_string).collect();
                                 nics.sort();
-                                (host.clone(), nics)
+                                (host.to_string(), nics)
                             })
                             .collect(),
                     })
@@ -260,7 +271,7 @@ impl Tally {
                 all_hosts.dedup();
                 FactGroup {
                     fact: (*fact).to_string(),
-                    scope: scope.clone(),
+                    scope: (!scope.is_empty()).then(|| scope.clone()),
                     per: if per_nic { "nic" } else { "host" },
                     planned,
                     agree: values.len() == 1,
@@ -270,6 +281,23 @@ impl Tally {
             })
             .collect()
     }
+}
+
+/// Sorts hosts by name and merges the entries of a host added more than once, its NICs in the
+/// order they came (a no-op for hosts added in name order, each once).
+fn by_host(hosts: &mut Hosts) {
+    if hosts.windows(2).all(|w| w[0].0 < w[1].0) {
+        return;
+    }
+    hosts.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut merged: Hosts = Vec::with_capacity(hosts.len());
+    for (host, nics) in hosts.drain(..) {
+        match merged.last_mut() {
+            Some((last, all)) if *last == host => all.extend(nics),
+            _ => merged.push((host, nics)),
+        }
+    }
+    *hosts = merged;
 }
 
 /// The model a NIC's firmware is compared within.

@@ -2,6 +2,7 @@
 //! form, and the parser that tells a result from a file that is something else (skipped) or a
 //! result that cannot be read (a problem). Pure.
 
+mod text;
 mod wire;
 
 use std::collections::BTreeMap;
@@ -12,6 +13,7 @@ use serde::de::{SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
+pub use text::Text;
 pub use wire::{MAX_TEXT, capped};
 use wire::{ReadFacts, Sniffed};
 
@@ -96,29 +98,29 @@ pub struct Counts {
     pub changed: u64,
 }
 
-/// One check of a result. Its strings are capped at [`MAX_TEXT`].
+/// One check of a result. Its strings are capped at [`MAX_TEXT`], and shared (see [`Text`]).
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 pub struct Check {
     /// The stable check id (`ib_dev`, `mtu`, …).
-    #[serde(deserialize_with = "wire::text")]
-    pub id: String,
+    #[serde(deserialize_with = "wire::shared_text")]
+    pub id: Text,
     /// The planned `ib_dev` the check is about; `None` for host-wide checks.
     #[serde(default, deserialize_with = "non_empty")]
-    pub nic: Option<String>,
+    pub nic: Option<Text>,
     /// The outcome.
     pub status: Status,
     /// `error`, `warning` or `info`, as the script rated the check.
-    #[serde(default, deserialize_with = "wire::text")]
-    pub severity: String,
+    #[serde(default, deserialize_with = "wire::shared_text")]
+    pub severity: Text,
     /// What the plan wants.
-    #[serde(default, deserialize_with = "wire::text")]
-    pub expected: String,
+    #[serde(default, deserialize_with = "wire::shared_text")]
+    pub expected: Text,
     /// What the host has (after apply: what it reads back).
-    #[serde(default, deserialize_with = "wire::text")]
-    pub actual: String,
+    #[serde(default, deserialize_with = "wire::shared_text")]
+    pub actual: Text,
     /// The script's sentence about it.
-    #[serde(default, deserialize_with = "wire::text")]
-    pub message: String,
+    #[serde(default, deserialize_with = "wire::shared_text")]
+    pub message: Text,
 }
 
 impl Check {
@@ -126,7 +128,7 @@ impl Check {
     pub fn item(&self) -> String {
         match &self.nic {
             Some(nic) => format!("{}:{nic}", self.id),
-            None => self.id.clone(),
+            None => self.id.to_string(),
         }
     }
 }
@@ -295,12 +297,13 @@ struct ReadChecks {
 }
 
 impl Check {
-    /// What it takes in memory, roughly: the struct, its text and an allocation per string.
+    /// What it takes in memory at most, roughly: the struct, its text and an allocation per
+    /// string (text shared with other checks takes less).
     fn size(&self) -> usize {
         std::mem::size_of::<Check>()
             + 6 * 16
             + self.id.len()
-            + self.nic.as_ref().map_or(0, String::len)
+            + self.nic.as_ref().map_or(0, |n| n.len())
             + self.severity.len()
             + self.expected.len()
             + self.actual.len()
@@ -475,17 +478,18 @@ fn limit_note(checks: usize, nics: usize) -> Option<Check> {
         status: Status::Warn,
         severity: "warning".into(),
         expected: "a result of the size a bundle writes".into(),
-        actual: parts.join(", "),
+        actual: parts.join(", ").into(),
         message: format!(
             "this result is larger than ingest keeps of one: {} are not in the report",
             parts.join(" and ")
-        ),
+        )
+        .into(),
     })
 }
 
 /// An empty `nic` means a host-wide check, like an absent one.
-fn non_empty<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    Ok(wire::opt_text(d)?.filter(|n| !n.is_empty()))
+fn non_empty<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Text>, D::Error> {
+    Ok(wire::opt_shared_text(d)?.filter(|n| !n.is_empty()))
 }
 
 #[cfg(test)]
@@ -761,8 +765,8 @@ mod tests {
         );
         let r = result_of(&bytes);
         for s in [
-            &r.checks[0].message,
-            &r.checks[0].actual,
+            r.checks[0].message.as_str(),
+            r.checks[0].actual.as_str(),
             &r.cluster,
             r.facts.kernel.as_ref().unwrap(),
             &r.facts.nics["mlx5_0"]["fw_ver"],

@@ -341,7 +341,11 @@ pub fn render(report: &ClusterReport) -> String {
             .iter()
             .filter(|c| matches!(c.status, Status::Warn | Status::Fail))
         {
-            let nic = check.nic.clone().unwrap_or_default();
+            let nic = check
+                .nic
+                .as_ref()
+                .map(|n| n.to_string())
+                .unwrap_or_default();
             let netdev = h.netdevs.get(&nic).cloned().unwrap_or_default();
             check_status.add(
                 vec![
@@ -349,7 +353,7 @@ pub fn render(report: &ClusterReport) -> String {
                     ("host", h.host.clone()),
                     ("nic", nic),
                     ("netdev", netdev),
-                    ("check", check.id.clone()),
+                    ("check", check.id.to_string()),
                 ],
                 status_code(check.status),
             );
