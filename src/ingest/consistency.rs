@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
-use crate::ingest::result::{Phase, ResultFile, Status, Text};
+use crate::ingest::result::{NicFacts, Phase, ResultFile, Status, Text};
 
 /// The per-NIC settings compared, by check id, in report order.
 pub const SETTINGS: [&str; 13] = [
@@ -71,10 +71,10 @@ pub struct FactValue {
     pub nics: BTreeMap<String, Vec<String>>,
 }
 
-/// `(order, fact, scope)` → value → the hosts that have it, each with the NICs that do. The
-/// scope is empty for a fact without one (a model is never empty), so that a lookup needs no
-/// allocation.
-type Table = BTreeMap<(usize, &'static str, String), BTreeMap<String, Hosts>>;
+/// Per fact, by its place in the report (`order`): its name, and scope → value → the hosts
+/// that have it, each with the NICs that do. The scope is empty for a fact without one (a model
+/// is never empty), so that a lookup needs no allocation.
+type Table = Vec<(&'static str, BTreeMap<String, BTreeMap<String, Hosts>>)>;
 
 /// Hosts in the order they were added, with their NICs: hosts come one at a time, and in name
 /// order from `report`, so a host's facts extend the last entry; `finish` sorts the rare rest.
@@ -126,10 +126,14 @@ impl Tally {
         } else {
             value
         };
-        let key = (order, fact, scope.to_string());
-        let values = match self.table.get_mut(&key) {
+        if self.table.len() <= order {
+            self.table.resize_with(order + 1, || ("", BTreeMap::new()));
+        }
+        let (name, scopes) = &mut self.table[order];
+        *name = fact;
+        let values = match scopes.get_mut(scope) {
             Some(values) => values,
-            None => self.table.entry(key).or_default(),
+            None => scopes.entry(scope.to_string()).or_default(),
         };
         let hosts = match values.get_mut(value) {
             Some(hosts) => hosts,
@@ -207,6 +211,32 @@ impl Tally {
         }
     }
 
+    /// Adds what `other` counted, of hosts after this tally's (in name order, as `report`
+    /// builds them).
+    pub fn merge(&mut self, other: Tally) {
+        if self.table.len() < other.table.len() {
+            self.table
+                .resize_with(other.table.len(), || ("", BTreeMap::new()));
+        }
+        for ((name, scopes), (fact, theirs)) in self.table.iter_mut().zip(other.table) {
+            if !fact.is_empty() {
+                *name = fact;
+            }
+            for (scope, values) in theirs {
+                let ours = scopes.entry(scope).or_default();
+                for (value, hosts) in values {
+                    ours.entry(value).or_default().extend(hosts);
+                }
+            }
+        }
+        for (id, by_value) in other.expected {
+            let ours = self.expected.entry(id).or_default();
+            for (value, n) in by_value {
+                *ours.entry(value).or_default() += n;
+            }
+        }
+    }
+
     /// The groups, each with its values most common first.
     pub fn finish(self) -> Vec<FactGroup> {
         let Tally {
@@ -214,15 +244,20 @@ impl Tally {
             expected,
             ..
         } = self;
-        for values in table.values_mut() {
-            for hosts in values.values_mut() {
+        for (_, scopes) in &mut table {
+            for hosts in scopes.values_mut().flat_map(BTreeMap::values_mut) {
                 by_host(hosts);
             }
         }
 
         table
             .iter()
-            .map(|((_, fact, scope), values)| {
+            .flat_map(|(fact, scopes)| {
+                scopes
+                    .iter()
+                    .map(move |(scope, values)| (fact, scope, values))
+            })
+            .map(|(fact, scope, values)| {
                 // All NICs of a host that report a fact, to tell "all its NICs" from "some";
                 // with one value, every host has it on all of them.
                 let mut nics_of: HashMap<&str, usize> = HashMap::new();
@@ -301,7 +336,7 @@ fn by_host(hosts: &mut Hosts) {
 }
 
 /// The model a NIC's firmware is compared within.
-fn model(facts: &BTreeMap<String, String>, fw: &str) -> String {
+fn model(facts: &NicFacts, fw: &str) -> String {
     MODEL_FACTS
         .iter()
         .find_map(|k| facts.get(*k).filter(|v| !v.trim().is_empty()).cloned())

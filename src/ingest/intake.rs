@@ -22,8 +22,8 @@ use crate::ingest::result::{self, Parsed, Phase, ResultFile, capped};
 pub struct Item {
     /// The path, and inside an archive `archive.tar.gz:member`.
     pub path: String,
-    /// The result.
-    pub result: ResultFile,
+    /// The result (boxed: a map node holds room for eleven entries, and a host has one or two).
+    pub result: Box<ResultFile>,
 }
 
 /// Which run of a host a result is: its script, and whether it was a dry run.
@@ -125,7 +125,7 @@ struct Pools {
 /// The newest result of a run kind so far, and the contents it won over.
 struct Kept {
     sha: Sha,
-    result: ResultFile,
+    result: Box<ResultFile>,
     older: Vec<Sha>,
 }
 
@@ -173,7 +173,7 @@ impl<'p> Taking<'p> {
                     pool,
                     Kept {
                         sha,
-                        result: *result,
+                        result,
                         older: Vec::new(),
                     },
                 );

@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
-use super::{Facts, Neighbor, NicHealth, Text, Transceiver};
+use super::{Facts, Neighbor, NicFacts, NicHealth, Text, Transceiver};
 
 /// The longest string a result keeps (names, messages, expected and actual values, facts);
 /// longer ones are cut and end in `…`.
@@ -341,7 +341,7 @@ impl<'de> Deserialize<'de> for ReadFacts {
 /// fit in [`FACTS_BUDGET`], the others counted.
 #[derive(Default)]
 struct Nics {
-    nics: BTreeMap<String, BTreeMap<String, String>>,
+    nics: BTreeMap<String, NicFacts>,
     health: BTreeMap<String, NicHealth>,
     dropped: usize,
 }
@@ -373,7 +373,7 @@ impl<'de> Deserialize<'de> for Nics {
                     if let Some(health) = nic.health() {
                         out.health.insert(dev.clone(), health);
                     }
-                    out.nics.insert(dev, nic.strings);
+                    out.nics.insert(dev, nic.strings.into());
                 }
                 Ok(out)
             }
