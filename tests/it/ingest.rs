@@ -2087,3 +2087,87 @@ fn an_archive_of_huge_results_is_read_in_bounded_memory() {
         "{stdout}"
     );
 }
+
+#[test]
+fn symbolic_links_in_a_results_folder_are_followed_only_to_files_inside_it() {
+    let dir = one_good_host();
+    let r = dir.path().join("results");
+    let mut other: Value =
+        serde_json::from_slice(&std::fs::read(r.join("gpu-001.apply.json")).unwrap()).unwrap();
+    other["host"] = Value::String("gpu-009".into());
+    let outside = dir.path().join("elsewhere");
+    std::fs::create_dir(&outside).unwrap();
+    std::fs::write(
+        outside.join("gpu-009.apply.json"),
+        serde_json::to_vec(&other).unwrap(),
+    )
+    .unwrap();
+    let link =
+        |target: &Path, name: &str| std::os::unix::fs::symlink(target, r.join(name)).unwrap();
+    // Outside the folder: a system file, another folder's result, another folder, the parent.
+    link(Path::new("/etc/passwd"), "passwd.json");
+    link(&outside.join("gpu-009.apply.json"), "gpu-009.apply.json");
+    link(&outside, "more");
+    link(Path::new(".."), "up");
+    // Inside: a second name of a result, a loop of folders, a loop of links.
+    link(Path::new("gpu-001.apply.json"), "again.json");
+    std::fs::create_dir(r.join("sub")).unwrap();
+    std::os::unix::fs::symlink("..", r.join("sub/back")).unwrap();
+    link(Path::new("loop.json"), "loop.json");
+
+    let run = ingest_results(dir.path(), &["--format", "json"]);
+    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    let notes = |key: &str| -> BTreeMap<String, String> {
+        report[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| {
+                let path = n["path"].as_str().unwrap().to_string();
+                (path, n["reason"].as_str().unwrap().to_string())
+            })
+            .collect()
+    };
+    let skipped = notes("skipped");
+    let real = |p: &Path| p.canonicalize().unwrap().display().to_string();
+    for (name, target) in [
+        ("passwd.json", "/etc/passwd".to_string()),
+        (
+            "gpu-009.apply.json",
+            real(&outside.join("gpu-009.apply.json")),
+        ),
+        ("more", real(&outside)),
+        ("up", real(dir.path())),
+    ] {
+        let reason = &skipped[&format!("results/{name}")];
+        assert_eq!(
+            *reason,
+            format!(
+                "a symbolic link to {target}, outside {}: not followed",
+                real(&r)
+            ),
+            "{name}"
+        );
+    }
+    assert_eq!(skipped.len(), 4, "{skipped:#?}");
+    // gpu-009's result outside was not read; the second name inside is a copy.
+    let hosts: Vec<&str> = report["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["host"].as_str().unwrap())
+        .collect();
+    assert_eq!(hosts, ["gpu-001"]);
+    assert_eq!(
+        notes("superseded")["results/gpu-001.apply.json"],
+        "a copy of results/again.json"
+    );
+    // The loop of links is named as unreadable; the loop of folders is not walked again.
+    let problems = notes("problems");
+    assert!(
+        problems["results/loop.json"].starts_with("could not read: "),
+        "{problems:#?}"
+    );
+    assert_eq!(problems.len(), 1, "{problems:#?}");
+    assert_eq!(run.code, 1, "{}", run.transcript());
+}
