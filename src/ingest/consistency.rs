@@ -175,7 +175,13 @@ impl Tally {
         if let Some(kernel) = &r.facts.kernel {
             self.put(2, "kernel", "", kernel, &host, None);
         }
-        for c in &r.checks {
+        // Without its passed checks, a result's settings would show only the odd values.
+        let checks = if r.passes_not_kept > 0 {
+            &[][..]
+        } else {
+            &r.checks[..]
+        };
+        for c in checks {
             let (Some(order), Some(nic)) = (SETTINGS.iter().position(|s| *s == c.id), &c.nic)
             else {
                 continue;

@@ -602,7 +602,10 @@ pub fn is_setting(id: &str) -> bool {
 
 fn run_of(item: &Item) -> Run {
     let r = &item.result;
-    let mut counts = Counts::default();
+    let mut counts = Counts {
+        pass: r.passes_not_kept,
+        ..Counts::default()
+    };
     for c in &r.checks {
         *match c.status {
             Status::Pass => &mut counts.pass,

@@ -289,10 +289,71 @@ pub struct ResultFile {
     pub status: Status,
     /// The counts the file states.
     pub counts: Counts,
-    /// Every check, in the script's order.
+    /// Every check, in the script's order (past ingest's retention budget, only those that did
+    /// not pass: see [`ResultFile::drop_passes`]).
     pub checks: Vec<Check>,
+    /// Checks that passed and are counted, not kept.
+    pub passes_not_kept: u64,
     /// Kernel, OFED and per-NIC facts.
     pub facts: Facts,
+}
+
+impl ResultFile {
+    /// What it takes in memory, estimated (shared text counted as if it were not): the
+    /// retention budget of `intake` adds these up.
+    pub fn size(&self) -> usize {
+        self.size_without_passes()
+            + self
+                .checks
+                .iter()
+                .filter(|c| c.status == Status::Pass)
+                .map(Check::size)
+                .sum::<usize>()
+    }
+
+    /// The same, once its passed checks are dropped.
+    pub fn size_without_passes(&self) -> usize {
+        let text = self.tool_version.len()
+            + self.cluster.len()
+            + self.host.len()
+            + self.observed_hostname.len()
+            + self.plan_sha256.len()
+            + self.bundle_sha256.len();
+        let checks: usize = self
+            .checks
+            .iter()
+            .filter(|c| c.status != Status::Pass)
+            .map(Check::size)
+            .sum();
+        let nics: usize = self
+            .facts
+            .nics
+            .iter()
+            .map(|(dev, f)| {
+                dev.len()
+                    + wire::ENTRY_COST
+                    + f.iter()
+                        .map(|(k, v)| k.len() + v.len() + wire::ENTRY_COST)
+                        .sum::<usize>()
+            })
+            .sum();
+        let health: usize = self
+            .facts
+            .health
+            .values()
+            .map(|h| std::mem::size_of::<NicHealth>() + h.counters.len() * wire::ENTRY_COST)
+            .sum();
+        std::mem::size_of::<ResultFile>() + 8 * wire::ENTRY_COST + text + checks + nics + health
+    }
+
+    /// Keeps only the checks that did not pass, and counts the others: what ingest does past
+    /// its retention budget, where a cluster's passing checks would not fit in memory.
+    pub fn drop_passes(&mut self) {
+        let before = self.checks.len();
+        self.checks.retain(|c| c.status != Status::Pass);
+        self.checks.shrink_to_fit();
+        self.passes_not_kept += (before - self.checks.len()) as u64;
+    }
 }
 
 /// The wire form; checked and converted into [`ResultFile`]. Strings are capped at
@@ -348,7 +409,7 @@ struct ReadChecks {
 impl Check {
     /// What it takes in memory at most, roughly: the struct, its text and an allocation per
     /// string (text shared with other checks takes less).
-    fn size(&self) -> usize {
+    pub fn size(&self) -> usize {
         std::mem::size_of::<Check>()
             + 6 * 16
             + self.id.len()
@@ -498,6 +559,7 @@ fn checked(wire: Wire) -> Parsed {
         status: wire.status,
         counts: wire.counts,
         checks,
+        passes_not_kept: 0,
         facts,
     }))
 }
