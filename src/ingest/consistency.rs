@@ -345,7 +345,7 @@ fn by_host(hosts: &mut Hosts) {
 fn model(facts: &NicFacts, fw: &str) -> String {
     MODEL_FACTS
         .iter()
-        .find_map(|k| facts.get(*k).filter(|v| !v.trim().is_empty()).cloned())
+        .find_map(|k| facts.get(k).filter(|v| !v.trim().is_empty()).cloned())
         .unwrap_or_else(|| match fw.split_once('.') {
             Some((major, _)) if !major.is_empty() && major.bytes().all(|b| b.is_ascii_digit()) => {
                 format!("{major}.x")

@@ -446,7 +446,8 @@ impl<'de> Deserialize<'de> for ReadChecks {
                         not_kept += 1;
                     }
                 }
-                let kept = read.drain(..).collect();
+                let mut kept = Vec::with_capacity(read.len());
+                kept.append(&mut read);
                 SCRATCH.with(|s| s.set(read));
                 Ok(ReadChecks { kept, not_kept })
             }

@@ -344,7 +344,7 @@ pub fn render(report: &ClusterReport) -> String {
             let nic = check
                 .nic
                 .as_ref()
-                .map(|n| n.to_string())
+                .map(std::string::ToString::to_string)
                 .unwrap_or_default();
             let netdev = h.netdevs.get(&nic).cloned().unwrap_or_default();
             check_status.add(
