@@ -89,8 +89,18 @@ impl Hasher for Fold {
 }
 
 /// An immutable, cheaply cloned string that compares, prints and serializes as its text.
-#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[derive(Clone, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct Text(Option<Arc<str>>);
+
+impl PartialEq for Text {
+    fn eq(&self, other: &Text) -> bool {
+        // Shared text is the same allocation: no need to compare the bytes.
+        match (&self.0, &other.0) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b) || a == b,
+            (a, b) => a == b,
+        }
+    }
+}
 
 impl Text {
     /// The text, shared with every other `Text` of the same value made on this thread while
