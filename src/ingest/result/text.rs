@@ -89,8 +89,14 @@ impl Hasher for Fold {
 }
 
 /// An immutable, cheaply cloned string that compares, prints and serializes as its text.
-#[derive(Clone, Eq, PartialOrd, Ord, Hash, Default)]
+#[derive(Clone, Eq, PartialOrd, Ord, Default)]
 pub struct Text(Option<Arc<str>>);
+
+impl std::hash::Hash for Text {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state);
+    }
+}
 
 impl PartialEq for Text {
     fn eq(&self, other: &Text) -> bool {
