@@ -67,7 +67,7 @@ pub(crate) fn run(opts: &Options<'_>) -> Result<ExitCode> {
     // each host and run kind stays in memory.
     let taking = intake::Taking::new(plan.as_ref());
     crate::ingest::collect::collect(opts.paths, &|found| taking.add(found))?;
-    let report = report::build(plan.as_ref(), taking.finish(), opts.require);
+    let report = report::build(plan.as_ref(), taking.finish()?, opts.require);
 
     let to_terminal = opts.output.is_none() && std::io::stdout().is_terminal();
     let text = match opts.format {

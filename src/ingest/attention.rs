@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use crate::ingest::report::{HostReport, State};
-use crate::ingest::result::Check;
+use crate::ingest::result::{Check, Text};
 
 /// Why a group is listed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -75,8 +75,8 @@ pub(crate) fn groups(hosts: &[HostReport]) -> Vec<Group> {
                 .into_iter()
                 .map(|(host, c)| Item {
                     host: host.to_string(),
-                    nic: c.nic.clone(),
-                    message: c.message.clone(),
+                    nic: c.nic.as_ref().map(Text::to_string),
+                    message: c.message.to_string(),
                 })
                 .collect(),
         })
@@ -114,22 +114,22 @@ pub(crate) fn changes(checks: &[Check]) -> Vec<Change> {
             Some(i) => i,
             None => {
                 out.push(Change {
-                    id: c.id.clone(),
+                    id: c.id.to_string(),
                     moves: Vec::new(),
                 });
                 out.len() - 1
             }
         };
         let moves = &mut out[i].moves;
-        let nic = c.nic.iter().cloned();
+        let nic = c.nic.iter().map(Text::to_string);
         match moves
             .iter_mut()
             .find(|m| m.from == c.actual && m.to == c.expected)
         {
             Some(m) => m.nics.extend(nic),
             None => moves.push(Move {
-                from: c.actual.clone(),
-                to: c.expected.clone(),
+                from: c.actual.to_string(),
+                to: c.expected.to_string(),
                 nics: nic.collect(),
             }),
         }
@@ -200,12 +200,12 @@ mod tests {
     fn check(id: &str, nic: Option<&str>, actual: &str, expected: &str) -> Check {
         Check {
             id: id.into(),
-            nic: nic.map(str::to_string),
+            nic: nic.map(Text::from),
             status: Status::Warn,
             severity: "error".into(),
             expected: expected.into(),
             actual: actual.into(),
-            message: String::new(),
+            message: Text::default(),
         }
     }
 

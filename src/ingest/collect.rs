@@ -1,6 +1,7 @@
 //! Finding and reading the files `ingest` reads (the I/O end of the pipeline): every `*.json`
 //! under the given paths, recursively, and inside `.tar.gz`/`.tgz`/`.tar` archives (also archives
-//! in archives, a few levels deep). Nothing here judges contents; a file that cannot be read is
+//! in archives, a few levels deep). Symbolic links in a folder are followed only to files inside
+//! it (see `Feed::walk`). Nothing here judges contents; a file that cannot be read is
 //! recorded with the reason, never fatal. Only a path given on the command line that does not
 //! exist stops `ingest` (exit 2).
 //!
@@ -263,11 +264,14 @@ impl Feed<'_> {
         self.push(Job::Done(found), 0);
     }
 
+    /// Every file under `dir`. Symbolic links are not followed as folders (a loop cannot hang
+    /// the walk); a link to a file is read when its target is inside `dir`, and passed over with
+    /// a note otherwise: a results folder is not a way to read `/etc/passwd` or another folder.
     fn walk(&mut self, dir: &Path) {
-        for entry in walkdir::WalkDir::new(dir)
-            .follow_links(true)
-            .sort_by_file_name()
-        {
+        // The folder itself may be reached through a link: what is inside is what is under its
+        // real path.
+        let root = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+        for entry in walkdir::WalkDir::new(dir).sort_by_file_name() {
             match entry {
                 Ok(e) if e.file_type().is_file() => {
                     let kind = kind_of(&e.file_name().to_string_lossy());
@@ -280,6 +284,7 @@ impl Feed<'_> {
                         self.file(e.path(), kind, 0);
                     }
                 }
+                Ok(e) if e.path_is_symlink() && e.depth() > 0 => self.link(e.path(), &root),
                 Ok(_) => {}
                 Err(e) => self.found(Found::Unreadable {
                     origin: e
@@ -289,6 +294,46 @@ impl Feed<'_> {
                 }),
             }
         }
+    }
+
+    /// A symbolic link met in the walk of `root`.
+    fn link(&mut self, path: &Path, root: &Path) {
+        let origin = path.display().to_string();
+        let target = match std::fs::canonicalize(path) {
+            Ok(target) => target,
+            Err(e) => {
+                // A dangling link, or a loop of links, named like a candidate.
+                if kind_of(&path.to_string_lossy()) != Kind::Other {
+                    self.found(Found::Unreadable {
+                        origin,
+                        reason: format!("could not read: {e}"),
+                    });
+                }
+                return;
+            }
+        };
+        let meta = std::fs::metadata(&target);
+        let is_dir = meta.as_ref().is_ok_and(std::fs::Metadata::is_dir);
+        if !target.starts_with(root) {
+            if is_dir || kind_of(&path.to_string_lossy()) != Kind::Other {
+                self.found(Found::Ignored {
+                    origin,
+                    reason: format!(
+                        "a symbolic link to {}, outside {}: not followed",
+                        target.display(),
+                        root.display()
+                    ),
+                });
+            }
+            return;
+        }
+        if is_dir {
+            // Inside the folder: its files are read under their own path.
+            return;
+        }
+        let kind = kind_of(&path.to_string_lossy());
+        let size = meta.map_or(0, |m| m.len());
+        self.file(path, kind, size);
     }
 
     fn file(&mut self, path: &Path, kind: Kind, size: u64) {

@@ -6,11 +6,11 @@
 //! NIC the DCBX owner, the GID index and the NV values; the `actual` of the setting and DCQCN
 //! checks for the rest (what a precheck found, or what apply read back).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
-use crate::ingest::result::{Phase, ResultFile, Status};
+use crate::ingest::result::{NicFacts, Phase, ResultFile, Status, Text};
 
 /// The per-NIC settings compared, by check id, in report order.
 pub(crate) const SETTINGS: [&str; 13] = [
@@ -77,16 +77,6 @@ pub(crate) const NIC_FACTS: [&str; 14] = [
 /// one outlier.
 pub(crate) const PER_NIC: usize = SETTINGS.len() + DCQCN.len() + NIC_FACTS.len();
 
-/// The check ids whose values are compared, in report order.
-fn compared_check(id: &str) -> Option<(usize, &'static str)> {
-    SETTINGS
-        .iter()
-        .chain(DCQCN.iter())
-        .enumerate()
-        .find(|(_, s)| **s == id)
-        .map(|(i, s)| (i, *s))
-}
-
 /// Facts that name a NIC's model, best first. The PSID (`board_id`) comes first because firmware
 /// is only comparable between cards of one PSID (OEM cards of one chip run other builds). Without
 /// any, the firmware's major version (which NVIDIA firmware ties to the device family) stands
@@ -130,11 +120,14 @@ pub(crate) struct FactValue {
     pub nics: BTreeMap<String, Vec<String>>,
 }
 
-/// `(fact, scope)` → value → host → NICs.
-type Table = BTreeMap<
-    (usize, &'static str, Option<String>),
-    BTreeMap<String, BTreeMap<String, Vec<String>>>,
->;
+/// Per fact, by its place in the report (`order`): its name, and scope → value → the hosts
+/// that have it, each with the NICs that do. The scope is empty for a fact without one (a model
+/// is never empty), so that a lookup needs no allocation.
+type Table = Vec<(&'static str, BTreeMap<String, BTreeMap<String, Hosts>>)>;
+
+/// Hosts in the order they were added, with their NICs: hosts come one at a time, and in name
+/// order from `report`, so a host's facts extend the last entry; `finish` sorts the rare rest.
+type Hosts = Vec<(Text, Vec<Text>)>;
 
 /// The groups for these hosts' latest results. `with_plan_sha` adds the plan the results were
 /// made from (useful without `--plan`, where stale results are not otherwise told apart). The
@@ -174,37 +167,52 @@ impl Tally {
         &mut self,
         order: usize,
         fact: &'static str,
-        scope: Option<String>,
+        scope: &str,
         value: &str,
-        host: &str,
-        nic: Option<&str>,
+        host: &Text,
+        nic: Option<&Text>,
     ) {
         let value = if value.trim().is_empty() {
             UNSET
         } else {
             value
         };
-        let values = self.table.entry((order, fact, scope)).or_default();
-        if !values.contains_key(value) {
-            values.insert(value.to_string(), BTreeMap::new());
+        if self.table.len() <= order {
+            self.table.resize_with(order + 1, || ("", BTreeMap::new()));
         }
-        let Some(hosts) = values.get_mut(value) else {
-            return;
+        let (name, scopes) = &mut self.table[order];
+        *name = fact;
+        let values = match scopes.get_mut(scope) {
+            Some(values) => values,
+            None => scopes.entry(scope.to_string()).or_default(),
         };
-        if !hosts.contains_key(host) {
-            hosts.insert(host.to_string(), Vec::new());
-        }
-        if let (Some(nics), Some(nic)) = (hosts.get_mut(host), nic) {
-            nics.push(nic.to_string());
+        let hosts = match values.get_mut(value) {
+            Some(hosts) => hosts,
+            None => values.entry(value.to_string()).or_default(),
+        };
+        let nics = match hosts.last_mut() {
+            Some((last, nics)) if last == host => nics,
+            _ => {
+                hosts.push((host.clone(), Vec::new()));
+                match hosts.last_mut() {
+                    Some((_, nics)) => nics,
+                    None => return,
+                }
+            }
+        };
+        if let Some(nic) = nic {
+            nics.push(nic.clone());
         }
     }
 
     /// Adds one host's latest result. The order facts are reported in: firmware, host-wide
     /// software, settings, provenance.
     pub(crate) fn add(&mut self, host: &str, r: &ResultFile) {
+        let host = Text::new(host);
         for (dev, facts) in &r.facts.nics {
             if let Some(fw) = facts.get("fw_ver") {
-                self.put(0, "firmware", Some(model(facts, fw)), fw, host, Some(dev));
+                let dev = Text::new(dev);
+                self.put(0, "firmware", &model(facts, fw), fw, &host, Some(&dev));
             }
         }
         if let Some(ofed) = &r.facts.ofed {
@@ -213,25 +221,35 @@ impl Tally {
             } else {
                 ofed
             };
-            self.put(1, "ofed", None, ofed, host, None);
+            self.put(1, "ofed", "", ofed, &host, None);
         }
         if let Some(kernel) = &r.facts.kernel {
-            self.put(2, "kernel", None, kernel, host, None);
+            self.put(2, "kernel", "", kernel, &host, None);
         }
-        for c in &r.checks {
+        // Without its passed checks, a result's settings would show only the odd values.
+        let checks = if r.passes_not_kept > 0 {
+            &[][..]
+        } else {
+            &r.checks[..]
+        };
+        for c in checks {
             let (Some((order, id)), Some(nic)) = (compared_check(&c.id), &c.nic) else {
                 continue;
             };
             // A skipped check has no value; a failed one still read what the host has.
             if c.status != Status::Skip {
-                self.put(3 + order, id, None, &c.actual, host, Some(nic));
+                self.put(3 + order, id, "", &c.actual, &host, Some(nic));
                 if r.phase != Phase::Rollback && !c.expected.trim().is_empty() {
-                    *self
-                        .expected
-                        .entry(c.id.clone())
-                        .or_default()
-                        .entry(c.expected.clone())
-                        .or_default() += 1;
+                    let by_value = match self.expected.get_mut(c.id.as_str()) {
+                        Some(by_value) => by_value,
+                        None => self.expected.entry(c.id.to_string()).or_default(),
+                    };
+                    match by_value.get_mut(c.expected.as_str()) {
+                        Some(n) => *n += 1,
+                        None => {
+                            by_value.insert(c.expected.to_string(), 1);
+                        }
+                    }
                 }
             }
         }
@@ -239,74 +257,99 @@ impl Tally {
         // older bundle, `firmware_config = off`) is not compared, not `unset`.
         let nic_facts = 3 + SETTINGS.len() + DCQCN.len();
         for (dev, facts) in &r.facts.nics {
+            let dev = Text::new(dev);
             for (i, fact) in NIC_FACTS.iter().enumerate() {
-                if let Some(value) = facts.get(*fact) {
-                    self.put(nic_facts + i, fact, None, value, host, Some(dev));
+                if let Some(value) = facts.get(fact) {
+                    self.put(nic_facts + i, fact, "", value, &host, Some(&dev));
                 }
             }
         }
         let provenance = nic_facts + NIC_FACTS.len();
-        self.put(
-            provenance,
-            "tool_version",
-            None,
-            &r.tool_version,
-            host,
-            None,
-        );
+        self.put(provenance, "tool_version", "", &r.tool_version, &host, None);
         if self.with_plan_sha {
             self.put(
                 provenance + 1,
                 "plan_sha256",
-                None,
+                "",
                 &r.plan_sha256,
-                host,
+                &host,
                 None,
             );
+        }
+    }
+
+    /// Adds what `other` counted, of hosts after this tally's (in name order, as `report`
+    /// builds them).
+    pub(crate) fn merge(&mut self, other: Tally) {
+        if self.table.len() < other.table.len() {
+            self.table
+                .resize_with(other.table.len(), || ("", BTreeMap::new()));
+        }
+        for ((name, scopes), (fact, theirs)) in self.table.iter_mut().zip(other.table) {
+            if !fact.is_empty() {
+                *name = fact;
+            }
+            for (scope, values) in theirs {
+                let ours = scopes.entry(scope).or_default();
+                for (value, hosts) in values {
+                    ours.entry(value).or_default().extend(hosts);
+                }
+            }
+        }
+        for (id, by_value) in other.expected {
+            let ours = self.expected.entry(id).or_default();
+            for (value, n) in by_value {
+                *ours.entry(value).or_default() += n;
+            }
         }
     }
 
     /// The groups, each with its values most common first.
     pub(crate) fn finish(self) -> Vec<FactGroup> {
         let Tally {
-            table, expected, ..
+            mut table,
+            expected,
+            ..
         } = self;
-        // All NICs of a host that report a fact, to tell "all its NICs" from "some".
-        let mut nics_of: BTreeMap<(&str, &str, Option<&str>), usize> = BTreeMap::new();
-        for ((_, fact, scope), values) in &table {
-            for hosts in values.values() {
-                for (host, nics) in hosts {
-                    *nics_of
-                        .entry((*fact, host.as_str(), scope.as_deref()))
-                        .or_default() += nics.len();
-                }
+        for (_, scopes) in &mut table {
+            for hosts in scopes.values_mut().flat_map(BTreeMap::values_mut) {
+                by_host(hosts);
             }
         }
 
         table
             .iter()
-            .map(|((_, fact, scope), values)| {
-                let per_nic = values
-                    .values()
-                    .flat_map(BTreeMap::values)
-                    .any(|n| !n.is_empty());
+            .flat_map(|(fact, scopes)| {
+                scopes
+                    .iter()
+                    .map(move |(scope, values)| (fact, scope, values))
+            })
+            .map(|(fact, scope, values)| {
+                // All NICs of a host that report a fact, to tell "all its NICs" from "some";
+                // with one value, every host has it on all of them.
+                let mut nics_of: HashMap<&str, usize> = HashMap::new();
+                if values.len() > 1 {
+                    for (host, nics) in values.values().flatten() {
+                        *nics_of.entry(host.as_str()).or_default() += nics.len();
+                    }
+                }
+                let per_nic = values.values().flatten().any(|(_, n)| !n.is_empty());
                 let mut values: Vec<FactValue> = values
                     .iter()
                     .map(|(value, hosts)| FactValue {
                         value: value.clone(),
                         count: hosts.len(),
-                        hosts: hosts.keys().cloned().collect(),
+                        hosts: hosts.iter().map(|(h, _)| h.to_string()).collect(),
                         nics: hosts
                             .iter()
                             .filter(|(host, nics)| {
-                                nics_of
-                                    .get(&(*fact, host.as_str(), scope.as_deref()))
-                                    .is_some_and(|n| *n != nics.len())
+                                nics_of.get(host.as_str()).is_some_and(|n| *n != nics.len())
                             })
                             .map(|(host, nics)| {
-                                let mut nics = nics.clone();
+                                let mut nics: Vec<String> =
+                                    nics.iter().map(Text::to_string).collect();
                                 nics.sort();
-                                (host.clone(), nics)
+                                (host.to_string(), nics)
                             })
                             .collect(),
                     })
@@ -330,7 +373,7 @@ impl Tally {
                 all_hosts.dedup();
                 FactGroup {
                     fact: (*fact).to_string(),
-                    scope: scope.clone(),
+                    scope: (!scope.is_empty()).then(|| scope.clone()),
                     per: if per_nic { "nic" } else { "host" },
                     planned,
                     agree: values.len() == 1,
@@ -342,11 +385,64 @@ impl Tally {
     }
 }
 
+/// Sorts hosts by name and merges the entries of a host added more than once, its NICs in the
+/// order they came (a no-op for hosts added in name order, each once).
+fn by_host(hosts: &mut Hosts) {
+    if hosts.windows(2).all(|w| w[0].0 < w[1].0) {
+        return;
+    }
+    hosts.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut merged: Hosts = Vec::with_capacity(hosts.len());
+    for (host, nics) in hosts.drain(..) {
+        match merged.last_mut() {
+            Some((last, all)) if *last == host => all.extend(nics),
+            _ => merged.push((host, nics)),
+        }
+    }
+    *hosts = merged;
+}
+
+/// The place of a setting in [`SETTINGS`]: asked for every check of every host, so a `match`
+/// rather than a search of the list.
+fn setting_order(id: &str) -> Option<usize> {
+    let order = match id {
+        "driver" => 0,
+        "mtu" => 1,
+        "trust" => 2,
+        "pfc" => 3,
+        "dscp2prio" => 4,
+        "pause" => 5,
+        "roce_mode" => 6,
+        "roce_tos" => 7,
+        "traffic_class" => 8,
+        "ecn_np" => 9,
+        "ecn_rp" => 10,
+        "cnp_dscp" => 11,
+        "cnp_priority" => 12,
+        _ => return None,
+    };
+    debug_assert_eq!(SETTINGS[order], id);
+    Some(order)
+}
+
+/// The place in the report and the id of a check whose values are compared: a setting, then a
+/// DCQCN parameter.
+fn compared_check(id: &str) -> Option<(usize, &'static str)> {
+    if let Some(order) = setting_order(id) {
+        return Some((order, SETTINGS[order]));
+    }
+    if !id.starts_with("dcqcn_") {
+        return None;
+    }
+    let i = DCQCN.iter().position(|d| *d == id)?;
+    Some((SETTINGS.len() + i, DCQCN[i]))
+}
+
 /// The model a NIC's firmware is compared within.
-fn model(facts: &BTreeMap<String, String>, fw: &str) -> String {
+fn model(facts: &NicFacts, fw: &str) -> String {
     MODEL_FACTS
         .iter()
-        .find_map(|k| facts.get(*k).filter(|v| !v.trim().is_empty()).cloned())
+        .find_map(|k| facts.get(k).filter(|v| !v.trim().is_empty()).cloned())
         .unwrap_or_else(|| match fw.split_once('.') {
             Some((major, _)) if !major.is_empty() && major.bytes().all(|b| b.is_ascii_digit()) => {
                 format!("{major}.x")
@@ -370,5 +466,15 @@ mod tests {
         let mut ids: Vec<&str> = ids.iter().map(String::as_str).collect();
         ids.sort_unstable();
         assert_eq!(compared, ids);
+    }
+
+    #[test]
+    fn every_setting_has_its_place_and_nothing_else_has_one() {
+        for (i, id) in SETTINGS.iter().enumerate() {
+            assert_eq!(setting_order(id), Some(i), "{id}");
+        }
+        for id in ["", "mtu ", "MTU", "fw_ver", "ib_dev"] {
+            assert_eq!(setting_order(id), None, "{id}");
+        }
     }
 }

@@ -12,17 +12,45 @@
 use std::collections::BTreeMap;
 use std::sync::{Mutex, PoisonError};
 
+use anyhow::{Result, bail};
 use sha2::{Digest, Sha256};
 
 use crate::ingest::collect::Found;
 use crate::ingest::report::{FileNote, PlanView};
-use crate::ingest::result::{self, Parsed, Phase, ResultFile, capped};
+use crate::ingest::result::{self, Check, LIMIT_CHECK, Parsed, Phase, ResultFile, Status, capped};
+
+/// What the results read may take in memory, estimated, before ingest keeps only the checks
+/// that did not pass (and counts the others): a few thousand hosts of a few hundred checks each
+/// fit below it, and memory does not grow past it with the number of passing checks.
+pub(crate) const LEAN_AT: usize = 512 << 20;
+
+/// What the results read may take in memory, estimated, without their passing checks: past it
+/// ingest stops (exit 2) rather than take the machine's memory.
+pub(crate) const REFUSE_AT: usize = 1 << 30;
+
+/// The budgets a [`Taking`] keeps to; [`Budgets::DEFAULT`] but in tests.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Budgets {
+    /// See [`LEAN_AT`].
+    pub lean_at: usize,
+    /// See [`REFUSE_AT`].
+    pub refuse_at: usize,
+}
+
+impl Budgets {
+    /// [`LEAN_AT`] and [`REFUSE_AT`].
+    pub(crate) const DEFAULT: Budgets = Budgets {
+        lean_at: LEAN_AT,
+        refuse_at: REFUSE_AT,
+    };
+}
 
 /// A result and where it was found.
 pub(crate) struct Item {
     /// The path, and inside an archive `archive.tar.gz:member`.
     pub path: String,
-    pub result: ResultFile,
+    /// The result (boxed: a map node holds room for eleven entries, and a host has one or two).
+    pub result: Box<ResultFile>,
 }
 
 /// Which run of a host a result is: its script, and whether it was a dry run.
@@ -101,6 +129,7 @@ pub(crate) fn run_kind_name((phase, dry_run): RunKey) -> String {
 /// The intake while files arrive: [`Taking::add`] from any thread, then [`Taking::finish`].
 pub(crate) struct Taking<'p> {
     plan: Option<&'p PlanView>,
+    budgets: Budgets,
     state: Mutex<State>,
 }
 
@@ -112,6 +141,15 @@ struct State {
     paths: BTreeMap<Sha, Vec<String>>,
     by_host: BTreeMap<String, Pools>,
     results: usize,
+    /// What every result read takes in memory, estimated, and without its passed checks: sums
+    /// over all of them, kept or not, so that what they decide does not depend on the order
+    /// files arrive in.
+    size: usize,
+    size_without_passes: usize,
+    /// Past [`Budgets::lean_at`]: only the checks that did not pass are kept.
+    lean: bool,
+    /// Past [`Budgets::refuse_at`]: the file that crossed it, and the error.
+    refused: Option<String>,
 }
 
 /// A host's kept results, by plan identity and run kind.
@@ -124,7 +162,7 @@ struct Pools {
 /// The newest result of a run kind so far, and the contents it won over.
 struct Kept {
     sha: Sha,
-    result: ResultFile,
+    result: Box<ResultFile>,
     older: Vec<Sha>,
 }
 
@@ -140,8 +178,14 @@ impl Kept {
 impl<'p> Taking<'p> {
     /// With a plan, results are sorted into those made from it and stale.
     pub(crate) fn new(plan: Option<&'p PlanView>) -> Self {
+        Self::with_budgets(plan, Budgets::DEFAULT)
+    }
+
+    /// With other budgets than [`Budgets::DEFAULT`] (tests).
+    pub(crate) fn with_budgets(plan: Option<&'p PlanView>, budgets: Budgets) -> Self {
         Taking {
             plan,
+            budgets,
             state: Mutex::default(),
         }
     }
@@ -149,9 +193,48 @@ impl<'p> Taking<'p> {
     /// Reads one file found and folds it in; its bytes are dropped on return. Parsing and
     /// hashing, the work, are done before the lock is taken.
     pub(crate) fn add(&self, found: Found) {
+        if lock(&self.state).refused.is_some() {
+            return;
+        }
         let classified = classify(found);
-        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        match classified {
+        let mut classified = match classified {
+            Classified::Result { path, sha, result } => {
+                let sizes = (result.size(), result.size_without_passes());
+                (Classified::Result { path, sha, result }, sizes)
+            }
+            other => (other, (0, 0)),
+        };
+        let mut state = lock(&self.state);
+        let state = &mut *state;
+        let (size, size_without_passes) = classified.1;
+        state.size = state.size.saturating_add(size);
+        state.size_without_passes = state
+            .size_without_passes
+            .saturating_add(size_without_passes);
+        if state.size_without_passes > self.budgets.refuse_at {
+            if let Classified::Result { path, .. } = &classified.0 {
+                state.refused.get_or_insert_with(|| {
+                    format!(
+                        "{path}: the results read take more than ingest's limit of {} MiB in \
+                         memory, even without their passing checks; ingest fewer at a time",
+                        self.budgets.refuse_at >> 20
+                    )
+                });
+            }
+            return;
+        }
+        if state.size > self.budgets.lean_at && !state.lean {
+            state.lean = true;
+            for pools in state.by_host.values_mut() {
+                for kept in pools.current.values_mut().chain(pools.stale.values_mut()) {
+                    kept.result.drop_passes();
+                }
+            }
+        }
+        if let (true, Classified::Result { result, .. }) = (state.lean, &mut classified.0) {
+            result.drop_passes();
+        }
+        match classified.0 {
             Classified::Problem(note) => state.problems.push(note),
             Classified::Skipped(note) => state.skipped.push(note),
             Classified::Result { path, sha, result } => {
@@ -172,7 +255,7 @@ impl<'p> Taking<'p> {
                     pool,
                     Kept {
                         sha,
-                        result: *result,
+                        result,
                         older: Vec::new(),
                     },
                 );
@@ -181,18 +264,33 @@ impl<'p> Taking<'p> {
     }
 
     /// Names every file now that all are in: the originals and their copies, the kept results
-    /// and those they superseded.
-    pub(crate) fn finish(self) -> Intake {
+    /// and those they superseded. `Err` when the results were refused (see [`REFUSE_AT`]).
+    pub(crate) fn finish(self) -> Result<Intake> {
         let State {
             problems,
             skipped,
             mut paths,
-            by_host,
+            mut by_host,
             results,
+            lean,
+            refused,
+            ..
         } = self
             .state
             .into_inner()
             .unwrap_or_else(PoisonError::into_inner);
+        if let Some(refused) = refused {
+            bail!(refused);
+        }
+        if lean {
+            // Every kept result says so, as one that was cut does: the report groups them.
+            let note = lean_note(self.budgets.lean_at);
+            for pools in by_host.values_mut() {
+                for kept in pools.current.values_mut().chain(pools.stale.values_mut()) {
+                    kept.result.checks.push(note.clone());
+                }
+            }
+        }
         let mut superseded = Vec::new();
         for found_at in paths.values_mut() {
             found_at.sort_unstable();
@@ -245,8 +343,32 @@ impl<'p> Taking<'p> {
         intake.problems.sort();
         intake.skipped.sort();
         intake.superseded.sort();
-        intake
+        Ok(intake)
     }
+}
+
+/// The warning every result gets past the retention budget.
+fn lean_note(lean_at: usize) -> Check {
+    Check {
+        id: LIMIT_CHECK.into(),
+        nic: None,
+        status: Status::Warn,
+        severity: "warning".into(),
+        expected: "results that fit in memory with their passing checks".into(),
+        actual: format!(
+            "the results read take more than {} MiB in memory",
+            lean_at >> 20
+        )
+        .into(),
+        message: "the results read are too many to keep every check: checks that passed are \
+                  counted, not listed, and settings are not compared across hosts"
+            .into(),
+    }
+}
+
+/// A lock that a panicked holder does not make unusable (nothing it guards is left half made).
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Keeps the newer of `kept` and the result of its kind already kept; the other is superseded.
@@ -298,6 +420,75 @@ mod tests {
         lines
     }
 
+    /// A result of `host` with a passed and a failed check.
+    fn with_checks(host: &str) -> Vec<u8> {
+        serde_json::to_vec(&serde_json::json!({
+            "schema": "roce-gen/result/v1", "host": host, "phase": "apply", "status": "fail",
+            "finished_at": "2026-11-30T08:00:00Z",
+            "checks": [{"id": "mtu", "nic": "mlx5_0", "status": "pass", "actual": "4200"},
+                       {"id": "pfc", "nic": "mlx5_0", "status": "fail", "actual": "none"}],
+        }))
+        .unwrap()
+    }
+
+    fn take(budgets: Budgets, files: &[(&str, Vec<u8>)]) -> Result<Intake> {
+        let taking = Taking::with_budgets(None, budgets);
+        for (path, bytes) in files {
+            taking.add(Found::File {
+                origin: (*path).into(),
+                bytes: bytes.clone(),
+            });
+        }
+        taking.finish()
+    }
+
+    #[test]
+    fn past_the_retention_budget_passed_checks_are_counted_whatever_the_order() {
+        let files = [("a.json", with_checks("a")), ("b.json", with_checks("b"))];
+        let one = match result::parse(&files[0].1) {
+            Parsed::Result(r) => r.size(),
+            other => panic!("{other:?}"),
+        };
+        // Room for one result with its passed checks, not for two.
+        let budgets = Budgets {
+            lean_at: one + one / 2,
+            refuse_at: usize::MAX,
+        };
+        let ids = |intake: &Intake| -> Vec<String> {
+            intake
+                .by_host
+                .values()
+                .flat_map(|h| h.current.values())
+                .map(|i| {
+                    let ids: Vec<&str> = i.result.checks.iter().map(|c| c.id.as_str()).collect();
+                    format!("{} {} +{}", i.path, ids.join(","), i.result.passes_not_kept)
+                })
+                .collect()
+        };
+        let forward = take(budgets, &files).unwrap();
+        let reversed = take(budgets, &[files[1].clone(), files[0].clone()]).unwrap();
+        assert_eq!(
+            ids(&forward),
+            ["a.json pfc,ingest_limit +1", "b.json pfc,ingest_limit +1"]
+        );
+        assert_eq!(ids(&reversed), ids(&forward));
+        // Below the budget, every check is kept and there is no note.
+        let roomy = take(Budgets::DEFAULT, &files).unwrap();
+        assert_eq!(ids(&roomy), ["a.json mtu,pfc +0", "b.json mtu,pfc +0"]);
+    }
+
+    #[test]
+    fn past_the_memory_limit_ingest_stops_naming_the_limit_and_the_file() {
+        let files = [("a.json", with_checks("a")), ("b.json", with_checks("b"))];
+        let budgets = Budgets {
+            lean_at: 0,
+            refuse_at: 1 << 10,
+        };
+        let why = take(budgets, &files).err().unwrap().to_string();
+        assert!(why.starts_with("a.json: "), "{why}");
+        assert!(why.contains("ingest's limit of 0 MiB"), "{why}");
+    }
+
     #[test]
     fn the_intake_does_not_depend_on_the_order_files_arrive_in() {
         let new = result("a", "2026-11-30T09:00:00Z", "pass");
@@ -322,7 +513,7 @@ mod tests {
                     bytes: bytes.clone(),
                 });
             }
-            summary(&taking.finish())
+            summary(&taking.finish().unwrap())
         };
         let first = take(&[0, 1, 2, 3, 4, 5]);
         for order in [[5, 4, 3, 2, 1, 0], [2, 0, 5, 3, 1, 4], [3, 1, 4, 0, 5, 2]] {

@@ -13,12 +13,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::ingest::attention;
 use crate::ingest::consistency::{self, FactGroup};
 use crate::ingest::intake::{HostResults, Intake, Item, RunKey};
-use crate::ingest::result::{Check, Counts, NicHealth, Phase, ResultFile, Status};
+use crate::ingest::result::{Check, Counts, NicFacts, NicHealth, Phase, ResultFile, Status};
 
 impl PlanView {
     /// Whether a result's `plan_sha256` names this plan, in either identity.
@@ -230,10 +231,10 @@ pub(crate) struct NicConfig {
 
 impl NicConfig {
     /// The configuration a NIC's facts record; `None` when they record none of it.
-    fn of(facts: &BTreeMap<String, String>) -> Option<Self> {
+    fn of(facts: &NicFacts) -> Option<Self> {
         let firmware: BTreeMap<String, String> = consistency::NIC_FACTS
             .iter()
-            .filter_map(|k| Some((k.strip_prefix("fw_")?, facts.get(*k)?)))
+            .filter_map(|k| Some((k.strip_prefix("fw_")?, facts.get(k)?)))
             .map(|(k, v)| (k.to_string(), v.clone()))
             .collect();
         let dcbx = facts.get("dcbx").filter(|v| !v.is_empty()).cloned();
@@ -343,29 +344,57 @@ pub(crate) fn build(plan: Option<&PlanView>, taken: Intake, require: Require) ->
     let mut names: BTreeSet<String> = by_host.keys().cloned().collect();
     names.extend(planned.keys().map(|n| (*n).to_string()));
 
-    let mut hosts = Vec::new();
     // Each counted host's latest result feeds the consistency tally and the cluster name as
-    // the host is built; then the result goes, its checks moved into the host's report.
+    // the host is built; then the result goes, its checks moved into the host's report. Hosts
+    // are built on every core, a run of names at a time, and the runs joined in name order.
+    let todo: Vec<(String, HostResults)> = names
+        .into_iter()
+        .map(|name| {
+            let results = by_host.remove(&name).unwrap_or_default();
+            (name, results)
+        })
+        .collect();
+    let runs: Vec<Built> = todo
+        .into_par_iter()
+        .with_min_len(HOSTS_AT_ONCE)
+        .fold(
+            || Built::new(plan.is_none()),
+            |mut built, (name, results)| {
+                let planned_host = planned.get(name.as_str()).copied();
+                let (tally, clusters) = (&mut built.tally, &mut built.clusters);
+                let host = host_report(
+                    name,
+                    plan,
+                    planned_host,
+                    results,
+                    require,
+                    &mut built.superseded,
+                    &mut |host, latest| {
+                        tally.add(host, latest);
+                        if !latest.cluster.is_empty() {
+                            *clusters.entry(latest.cluster.clone()).or_default() += 1;
+                        }
+                    },
+                );
+                built.hosts.push(host);
+                built
+            },
+        )
+        .collect();
+    let mut hosts = Vec::new();
     let mut tally = consistency::Tally::new(plan.is_none());
     let mut clusters: BTreeMap<String, usize> = BTreeMap::new();
-    for name in names {
-        let results = by_host.remove(&name).unwrap_or_default();
-        let planned_host = planned.get(name.as_str());
-        let host = host_report(
-            name,
-            plan,
-            planned_host.copied(),
-            results,
-            require,
-            &mut superseded,
-            &mut |host, latest| {
-                tally.add(host, latest);
-                if !latest.cluster.is_empty() {
-                    *clusters.entry(latest.cluster.clone()).or_default() += 1;
-                }
-            },
-        );
-        hosts.push(host);
+    for run in runs {
+        hosts.extend(run.hosts);
+        tally.merge(run.tally);
+        for (cluster, n) in run.clusters {
+            *clusters.entry(cluster).or_default() += n;
+        }
+        superseded.extend(run.superseded);
+    }
+    // The runs come back in order; were they not, the report would still be.
+    if !hosts.is_sorted_by(|a, b| a.host <= b.host) {
+        hosts.sort_by(|a, b| a.host.cmp(&b.host));
     }
     let consistency = tally.finish();
 
@@ -400,6 +429,30 @@ pub(crate) fn build(plan: Option<&PlanView>, taken: Intake, require: Require) ->
         totals,
     }
 }
+
+/// Hosts built by one thread in a row, with what they add to the consistency tally, the
+/// cluster names and the superseded notes.
+struct Built {
+    hosts: Vec<HostReport>,
+    tally: consistency::Tally,
+    clusters: BTreeMap<String, usize>,
+    superseded: Vec<FileNote>,
+}
+
+impl Built {
+    fn new(with_plan_sha: bool) -> Self {
+        Built {
+            hosts: Vec::new(),
+            tally: consistency::Tally::new(with_plan_sha),
+            clusters: BTreeMap::new(),
+            superseded: Vec::new(),
+        }
+    }
+}
+
+/// Hosts a thread builds at least in a row: fewer, and joining the tallies costs more than
+/// building them.
+const HOSTS_AT_ONCE: usize = 512;
 
 /// One host's report. `counted` sees the latest result of a host that counts in the verdict,
 /// before its checks move into the report (for the consistency section).
@@ -600,7 +653,10 @@ pub(crate) fn is_setting(id: &str) -> bool {
 
 fn run_of(item: &Item) -> Run {
     let r = &item.result;
-    let mut counts = Counts::default();
+    let mut counts = Counts {
+        pass: r.passes_not_kept,
+        ..Counts::default()
+    };
     for c in &r.checks {
         *match c.status {
             Status::Pass => &mut counts.pass,

@@ -2,6 +2,7 @@
 //! form, and the parser that tells a result from a file that is something else (skipped) or a
 //! result that cannot be read (a problem). Pure.
 
+mod text;
 mod wire;
 
 use std::collections::BTreeMap;
@@ -12,6 +13,7 @@ use serde::de::{SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
+pub(crate) use text::Text;
 pub(crate) use wire::capped;
 use wire::{ReadFacts, Sniffed};
 
@@ -96,29 +98,29 @@ pub struct Counts {
     pub changed: u64,
 }
 
-/// One check of a result. Its strings are capped at [`wire::MAX_TEXT`].
+/// One check of a result. Its strings are capped at [`wire::MAX_TEXT`], and shared (see [`Text`]).
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 pub struct Check {
     /// The stable check id (`ib_dev`, `mtu`, …).
-    #[serde(deserialize_with = "wire::text")]
-    pub id: String,
+    #[serde(deserialize_with = "wire::shared_text")]
+    pub id: Text,
     /// The planned `ib_dev` the check is about; `None` for host-wide checks.
     #[serde(default, deserialize_with = "non_empty")]
-    pub nic: Option<String>,
+    pub nic: Option<Text>,
     /// The outcome.
     pub status: Status,
     /// `error`, `warning` or `info`, as the script rated the check.
-    #[serde(default, deserialize_with = "wire::text")]
-    pub severity: String,
+    #[serde(default, deserialize_with = "wire::shared_text")]
+    pub severity: Text,
     /// What the plan wants.
-    #[serde(default, deserialize_with = "wire::text")]
-    pub expected: String,
+    #[serde(default, deserialize_with = "wire::shared_text")]
+    pub expected: Text,
     /// What the host has (after apply: what it reads back).
-    #[serde(default, deserialize_with = "wire::text")]
-    pub actual: String,
+    #[serde(default, deserialize_with = "wire::shared_text")]
+    pub actual: Text,
     /// The script's sentence about it.
-    #[serde(default, deserialize_with = "wire::text")]
-    pub message: String,
+    #[serde(default, deserialize_with = "wire::shared_text")]
+    pub message: Text,
 }
 
 impl Check {
@@ -126,7 +128,7 @@ impl Check {
     pub fn item(&self) -> String {
         match &self.nic {
             Some(nic) => format!("{}:{nic}", self.id),
-            None => self.id.clone(),
+            None => self.id.to_string(),
         }
     }
 }
@@ -141,10 +143,54 @@ pub struct Facts {
     pub ofed: Option<String>,
     /// Per planned `ib_dev`: `fw_ver`, `netdev`, `dcbx`, `gid_index`, the NV values (`fw_NAME`),
     /// and whatever else a newer script records.
-    pub nics: BTreeMap<String, BTreeMap<String, String>>,
+    pub nics: BTreeMap<String, NicFacts>,
     /// Per planned `ib_dev`, what the script recorded for monitoring (transceiver, link, PCIe,
     /// counters, LLDP neighbour); empty for results of bundles that record none.
     pub health: BTreeMap<String, NicHealth>,
+}
+
+/// One NIC's string facts, by name: a list in name order, not a map, because a NIC records a
+/// few and a map's node has room for eleven (most of what a host's result kept).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NicFacts(Vec<(String, String)>);
+
+impl NicFacts {
+    /// The value of fact `key`.
+    pub fn get(&self, key: &str) -> Option<&String> {
+        self.0
+            .binary_search_by(|(k, _)| k.as_str().cmp(key))
+            .ok()
+            .map(|i| &self.0[i].1)
+    }
+
+    /// Whether the NIC records fact `key`.
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.get(key).is_some()
+    }
+
+    /// Every fact, in name order.
+    pub fn iter(&self) -> impl Iterator<Item = (&String, &String)> {
+        self.0.iter().map(|(k, v)| (k, v))
+    }
+}
+
+impl From<BTreeMap<String, String>> for NicFacts {
+    fn from(map: BTreeMap<String, String>) -> Self {
+        NicFacts(map.into_iter().collect())
+    }
+}
+
+impl FromIterator<(String, String)> for NicFacts {
+    fn from_iter<I: IntoIterator<Item = (String, String)>>(iter: I) -> Self {
+        // The last value of a key counts, as in a map.
+        BTreeMap::from_iter(iter).into()
+    }
+}
+
+impl Serialize for NicFacts {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.iter())
+    }
 }
 
 /// One NIC's monitoring facts. Read leniently: a value of the wrong type is treated as absent,
@@ -244,10 +290,71 @@ pub struct ResultFile {
     pub status: Status,
     /// The counts the file states.
     pub counts: Counts,
-    /// Every check, in the script's order.
+    /// Every check, in the script's order (past ingest's retention budget, only those that did
+    /// not pass: see [`ResultFile::drop_passes`]).
     pub checks: Vec<Check>,
+    /// Checks that passed and are counted, not kept.
+    pub passes_not_kept: u64,
     /// Kernel, OFED and per-NIC facts.
     pub facts: Facts,
+}
+
+impl ResultFile {
+    /// What it takes in memory, estimated (shared text counted as if it were not): the
+    /// retention budget of `intake` adds these up.
+    pub fn size(&self) -> usize {
+        self.size_without_passes()
+            + self
+                .checks
+                .iter()
+                .filter(|c| c.status == Status::Pass)
+                .map(Check::size)
+                .sum::<usize>()
+    }
+
+    /// The same, once its passed checks are dropped.
+    pub fn size_without_passes(&self) -> usize {
+        let text = self.tool_version.len()
+            + self.cluster.len()
+            + self.host.len()
+            + self.observed_hostname.len()
+            + self.plan_sha256.len()
+            + self.bundle_sha256.len();
+        let checks: usize = self
+            .checks
+            .iter()
+            .filter(|c| c.status != Status::Pass)
+            .map(Check::size)
+            .sum();
+        let nics: usize = self
+            .facts
+            .nics
+            .iter()
+            .map(|(dev, f)| {
+                dev.len()
+                    + wire::ENTRY_COST
+                    + f.iter()
+                        .map(|(k, v)| k.len() + v.len() + wire::ENTRY_COST)
+                        .sum::<usize>()
+            })
+            .sum();
+        let health: usize = self
+            .facts
+            .health
+            .values()
+            .map(|h| std::mem::size_of::<NicHealth>() + h.counters.len() * wire::ENTRY_COST)
+            .sum();
+        std::mem::size_of::<ResultFile>() + 8 * wire::ENTRY_COST + text + checks + nics + health
+    }
+
+    /// Keeps only the checks that did not pass, and counts the others: what ingest does past
+    /// its retention budget, where a cluster's passing checks would not fit in memory.
+    pub fn drop_passes(&mut self) {
+        let before = self.checks.len();
+        self.checks.retain(|c| c.status != Status::Pass);
+        self.checks.shrink_to_fit();
+        self.passes_not_kept += (before - self.checks.len()) as u64;
+    }
 }
 
 /// The wire form; checked and converted into [`ResultFile`]. Strings are capped at
@@ -289,6 +396,11 @@ struct Wire {
 /// host of 8 NICs writes 300); checks past it are counted, not kept.
 const CHECKS_BUDGET: usize = 512 << 10;
 
+thread_local! {
+    /// The list a thread reads a result's checks into.
+    static SCRATCH: std::cell::Cell<Vec<Check>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
 /// The checks of a result, kept while they fit in [`CHECKS_BUDGET`], and how many did not.
 struct ReadChecks {
     kept: Vec<Check>,
@@ -296,12 +408,13 @@ struct ReadChecks {
 }
 
 impl Check {
-    /// What it takes in memory, roughly: the struct, its text and an allocation per string.
-    fn size(&self) -> usize {
+    /// What it takes in memory at most, roughly: the struct, its text and an allocation per
+    /// string (text shared with other checks takes less).
+    pub fn size(&self) -> usize {
         std::mem::size_of::<Check>()
             + 6 * 16
             + self.id.len()
-            + self.nic.as_ref().map_or(0, String::len)
+            + self.nic.as_ref().map_or(0, |n| n.len())
             + self.severity.len()
             + self.expected.len()
             + self.actual.len()
@@ -319,20 +432,24 @@ impl<'de> Deserialize<'de> for ReadChecks {
                 f.write_str("a sequence")
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<ReadChecks, A::Error> {
-                let mut kept = Vec::new();
+                // Read into the thread's reused list, then copied once into one of the exact
+                // size: growing a list per result, and trimming it, cost a tenth of ingest.
+                let mut read = SCRATCH.with(std::cell::Cell::take);
+                read.clear();
                 let mut used = 0;
                 let mut not_kept = 0;
                 while let Some(check) = seq.next_element::<Check>()? {
                     let size = check.size();
                     if not_kept == 0 && used + size <= CHECKS_BUDGET {
                         used += size;
-                        kept.push(check);
+                        read.push(check);
                     } else {
                         not_kept += 1;
                     }
                 }
-                // A bundle writes a few hundred checks; the growth's spare room is not kept.
-                kept.shrink_to_fit();
+                let mut kept = Vec::with_capacity(read.len());
+                kept.append(&mut read);
+                SCRATCH.with(|s| s.set(read));
                 Ok(ReadChecks { kept, not_kept })
             }
         }
@@ -443,6 +560,7 @@ fn checked(wire: Wire) -> Parsed {
         status: wire.status,
         counts: wire.counts,
         checks,
+        passes_not_kept: 0,
         facts,
     }))
 }
@@ -475,17 +593,18 @@ fn limit_note(checks: usize, nics: usize) -> Option<Check> {
         status: Status::Warn,
         severity: "warning".into(),
         expected: "a result of the size a bundle writes".into(),
-        actual: parts.join(", "),
+        actual: parts.join(", ").into(),
         message: format!(
             "this result is larger than ingest keeps of one: {} are not in the report",
             parts.join(" and ")
-        ),
+        )
+        .into(),
     })
 }
 
 /// An empty `nic` means a host-wide check, like an absent one.
-fn non_empty<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    Ok(wire::opt_text(d)?.filter(|n| !n.is_empty()))
+fn non_empty<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Text>, D::Error> {
+    Ok(wire::opt_shared_text(d)?.filter(|n| !n.is_empty()))
 }
 
 #[cfg(test)]
@@ -772,11 +891,11 @@ mod tests {
         );
         let r = result_of(&bytes);
         for s in [
-            &r.checks[0].message,
-            &r.checks[0].actual,
+            r.checks[0].message.as_str(),
+            r.checks[0].actual.as_str(),
             &r.cluster,
             r.facts.kernel.as_ref().unwrap(),
-            &r.facts.nics["mlx5_0"]["fw_ver"],
+            r.facts.nics["mlx5_0"].get("fw_ver").unwrap(),
         ] {
             assert!(s.len() <= MAX_TEXT, "{}", s.len());
             assert!(s.ends_with("éé…"), "{}", &s[s.len() - 10..]);

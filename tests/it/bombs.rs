@@ -200,15 +200,23 @@ fn plan_rows(more: &str) -> String {
 
 /// Runs `roce-gen validate FILE` under the address-space cap; the run and its peak RSS (KiB).
 fn run_measured(dir: &Path, file: &str) -> (Run, u64) {
+    measured(dir, ADDRESS_SPACE_KIB, &["validate", file])
+}
+
+/// Runs `roce-gen ARGS...` in `dir` with `address_space` KiB of address space and two worker
+/// threads (so that thread stacks and malloc arenas do not grow with the machine); the run and
+/// its peak RSS (KiB), as GNU time reads it from the child's rusage.
+pub(crate) fn measured(dir: &Path, address_space: u64, args: &[&str]) -> (Run, u64) {
     require("/usr/bin/time");
     let out = Command::new("sh")
         .arg("-c")
         .arg(format!(
-            "ulimit -v {ADDRESS_SPACE_KIB} && exec /usr/bin/time -f %M -o rss.txt \"$0\" validate \"$1\""
+            r#"ulimit -v {address_space} && exec /usr/bin/time -f %M -o rss.txt "$0" "$@""#
         ))
         .arg(env!("CARGO_BIN_EXE_roce-gen"))
-        .arg(file)
+        .args(args)
         .current_dir(dir)
+        .env("RAYON_NUM_THREADS", "2")
         .env_remove("NO_COLOR")
         .output()
         .unwrap();

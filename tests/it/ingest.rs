@@ -13,6 +13,7 @@ use std::process::Command;
 use roce_gen::testing::{SERIES_PER_HOST, SERIES_PER_NIC};
 use serde_json::Value;
 
+use crate::bombs::measured;
 use crate::common::{Run, on_path, prerequisite, require, roce_gen, tmp};
 use crate::fakehost::FakeHost;
 
@@ -2050,24 +2051,142 @@ fn an_archive_of_huge_results_is_read_in_bounded_memory() {
     // 540 MB of results: held all at once, as ingest once did, they do not fit in the 384 MiB
     // of address space given; read as a stream they take well under half of it (two workers,
     // so that thread stacks and malloc arenas do not grow with the machine).
-    let out = Command::new("sh")
-        .args([
-            "-c",
-            r#"ulimit -v 393216 && exec "$0" ingest padded.tar.gz"#,
-        ])
-        .arg(env!("CARGO_BIN_EXE_roce-gen"))
-        .current_dir(dir.path())
-        .env("RAYON_NUM_THREADS", "2")
-        .env_remove("NO_COLOR")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    let (run, peak) = measured(dir.path(), 393_216, &["ingest", "padded.tar.gz"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
     assert!(
-        stdout.contains(&format!("{RESULTS} results read, {RESULTS} used")),
-        "{stdout}"
+        run.stdout
+            .contains(&format!("{RESULTS} results read, {RESULTS} used")),
+        "{}",
+        run.stdout
     );
+    // The read-ahead (64 MiB) and a 15 MiB result being parsed on each of two workers.
+    assert!(peak < 160 << 10, "peak RSS {peak} KiB");
+}
+
+#[test]
+fn many_small_results_are_read_in_bounded_memory() {
+    // 20,000 hosts of 32 checks: 640,000 checks. Kept as one allocation per string and a map
+    // node per host, as ingest once did, they took 430 MiB; shared, under 200 MiB.
+    const HOSTS: usize = 20_000;
+    let dir = tmp();
+    let results = dir.path().join("results");
+    std::fs::create_dir(&results).unwrap();
+    let checks: Vec<Value> = (0..32)
+        .map(|i| {
+            let id = ["mtu", "trust", "pfc", "roce_mode"][i % 4];
+            serde_json::json!({"id": id,
+                "nic": format!("mlx5_{}", i / 4), "status": "pass", "severity": "error",
+                "expected": "4200", "actual": "4200", "message": "as planned"})
+        })
+        .collect();
+    let template = serde_json::json!({
+        "schema": "roce-gen/result/v1", "tool_version": "0.1.0", "cluster": "c", "host": "HOST",
+        "phase": "apply", "plan_sha256": "0".repeat(64), "status": "pass",
+        "finished_at": "2026-11-30T08:00:00Z", "checks": checks,
+        "facts": {"kernel": "6.8", "nics": {"mlx5_0": {"fw_ver": "28.39.1002", "netdev": "ens1"}}},
+    })
+    .to_string();
+    for i in 0..HOSTS {
+        let host = format!("gpu-{i:05}");
+        std::fs::write(
+            results.join(format!("{host}.json")),
+            template.replace("\"HOST\"", &format!("\"{host}\"")),
+        )
+        .unwrap();
+    }
+    let (run, peak) = measured(dir.path(), 4 << 20, &["ingest", "results"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert!(
+        run.stdout
+            .contains(&format!("{HOSTS} results read, {HOSTS} used")),
+        "{}",
+        run.stdout
+    );
+    assert!(peak < 300 << 10, "peak RSS {peak} KiB");
+}
+
+#[test]
+fn symbolic_links_in_a_results_folder_are_followed_only_to_files_inside_it() {
+    let dir = one_good_host();
+    let r = dir.path().join("results");
+    let mut other: Value =
+        serde_json::from_slice(&std::fs::read(r.join("gpu-001.apply.json")).unwrap()).unwrap();
+    other["host"] = Value::String("gpu-009".into());
+    let outside = dir.path().join("elsewhere");
+    std::fs::create_dir(&outside).unwrap();
+    std::fs::write(
+        outside.join("gpu-009.apply.json"),
+        serde_json::to_vec(&other).unwrap(),
+    )
+    .unwrap();
+    let link =
+        |target: &Path, name: &str| std::os::unix::fs::symlink(target, r.join(name)).unwrap();
+    // Outside the folder: a system file, another folder's result, another folder, the parent.
+    link(Path::new("/etc/passwd"), "passwd.json");
+    link(&outside.join("gpu-009.apply.json"), "gpu-009.apply.json");
+    link(&outside, "more");
+    link(Path::new(".."), "up");
+    // Inside: a second name of a result, a loop of folders, a loop of links.
+    link(Path::new("gpu-001.apply.json"), "again.json");
+    std::fs::create_dir(r.join("sub")).unwrap();
+    std::os::unix::fs::symlink("..", r.join("sub/back")).unwrap();
+    link(Path::new("loop.json"), "loop.json");
+
+    let run = ingest_results(dir.path(), &["--format", "json"]);
+    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    let notes = |key: &str| -> BTreeMap<String, String> {
+        report[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| {
+                let path = n["path"].as_str().unwrap().to_string();
+                (path, n["reason"].as_str().unwrap().to_string())
+            })
+            .collect()
+    };
+    let skipped = notes("skipped");
+    let real = |p: &Path| p.canonicalize().unwrap().display().to_string();
+    for (name, target) in [
+        ("passwd.json", "/etc/passwd".to_string()),
+        (
+            "gpu-009.apply.json",
+            real(&outside.join("gpu-009.apply.json")),
+        ),
+        ("more", real(&outside)),
+        ("up", real(dir.path())),
+    ] {
+        let reason = &skipped[&format!("results/{name}")];
+        assert_eq!(
+            *reason,
+            format!(
+                "a symbolic link to {target}, outside {}: not followed",
+                real(&r)
+            ),
+            "{name}"
+        );
+    }
+    assert_eq!(skipped.len(), 4, "{skipped:#?}");
+    // gpu-009's result outside was not read; the second name inside is a copy.
+    let hosts: Vec<&str> = report["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["host"].as_str().unwrap())
+        .collect();
+    assert_eq!(hosts, ["gpu-001"]);
+    assert_eq!(
+        notes("superseded")["results/gpu-001.apply.json"],
+        "a copy of results/again.json"
+    );
+    // The loop of links is named as unreadable; the loop of folders is not walked again.
+    let problems = notes("problems");
+    assert!(
+        problems["results/loop.json"].starts_with("could not read: "),
+        "{problems:#?}"
+    );
+    assert_eq!(problems.len(), 1, "{problems:#?}");
+    assert_eq!(run.code, 1, "{}", run.transcript());
 }
 
 /// A ConnectX-7's six NV parameters of port 1 (`NAME DEFAULT CURRENT NEXT`), as the simulated

@@ -250,10 +250,10 @@ fn absent_row(h: &HostReport, nic: &str, absent: bool) -> NicRow {
         .netdevs
         .get(nic)
         .cloned()
-        .or_else(|| check("netdev").map(|c| c.expected.clone()))
+        .or_else(|| check("netdev").map(|c| c.expected.to_string()))
         .unwrap_or_default();
     let absent_note = match check("ib_dev") {
-        Some(c) if absent => c.message.clone(),
+        Some(c) if absent => c.message.to_string(),
         _ => "no monitoring facts recorded".to_string(),
     };
     NicRow {
@@ -291,7 +291,7 @@ fn nic_row(h: &HostReport, nic: &str, n: &NicHealth) -> NicRow {
     let (optics, cabling) = (check("optics"), check("cabling"));
     let note = |c: Option<&Check>| {
         c.filter(|c| c.status != Status::Pass)
-            .map(|c| c.message.clone())
+            .map(|c| c.message.to_string())
     };
     let (module, temperature, tx, rx) = match &n.transceiver {
         Some(t) => (
@@ -322,7 +322,7 @@ fn nic_row(h: &HostReport, nic: &str, n: &NicHealth) -> NicRow {
         format!("max {pcie_max}")
     };
     let (planned, seen) = match cabling {
-        Some(c) => (c.expected.clone(), c.actual.clone()),
+        Some(c) => (c.expected.to_string(), c.actual.to_string()),
         None => (String::new(), String::new()),
     };
     let seen = if seen.is_empty() {
@@ -524,9 +524,9 @@ pub(crate) fn render(report: &ClusterReport) -> Result<String> {
                 .iter()
                 .map(|c| CheckRow {
                     item: c.item(),
-                    expected: c.expected.clone(),
-                    actual: c.actual.clone(),
-                    message: c.message.clone(),
+                    expected: c.expected.to_string(),
+                    actual: c.actual.to_string(),
+                    message: c.message.to_string(),
                 })
                 .collect(),
         })

@@ -213,8 +213,8 @@ fn host_suite(
     for c in &h.checks {
         let detail = format!("expected: {}\nactual: {}", c.expected, c.actual);
         cases.push(match c.status {
-            Status::Fail => case(&c.item(), "failure", c.message.clone(), detail),
-            Status::Skip => case(&c.item(), "skipped", c.message.clone(), String::new()),
+            Status::Fail => case(&c.item(), "failure", c.message.to_string(), detail),
+            Status::Skip => case(&c.item(), "skipped", c.message.to_string(), String::new()),
             Status::Warn => case(
                 &c.item(),
                 "pass",

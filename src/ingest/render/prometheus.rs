@@ -241,7 +241,11 @@ pub(crate) fn render(report: &ClusterReport) -> String {
             .iter()
             .filter(|c| matches!(c.status, Status::Warn | Status::Fail))
         {
-            let nic = check.nic.clone().unwrap_or_default();
+            let nic = check
+                .nic
+                .as_ref()
+                .map(std::string::ToString::to_string)
+                .unwrap_or_default();
             let netdev = h.netdevs.get(&nic).cloned().unwrap_or_default();
             check_status.add(
                 vec![
@@ -249,7 +253,7 @@ pub(crate) fn render(report: &ClusterReport) -> String {
                     ("host", h.host.clone()),
                     ("nic", nic),
                     ("netdev", netdev),
-                    ("check", check.id.clone()),
+                    ("check", check.id.to_string()),
                 ],
                 status_code(check.status),
             );

@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
-use super::{Facts, Neighbor, NicHealth, Transceiver};
+use super::{Facts, Neighbor, NicFacts, NicHealth, Text, Transceiver};
 
 /// The longest string a result keeps (names, messages, expected and actual values, facts);
 /// longer ones are cut and end in `…`.
@@ -44,6 +44,15 @@ pub(crate) fn capped(s: &str) -> String {
     out.push_str(&s[..end]);
     out.push('…');
     out
+}
+
+/// `s` capped as [`capped`] does, borrowed when it is short enough.
+fn capped_cow(s: &str) -> Cow<'_, str> {
+    if s.len() <= MAX_TEXT {
+        Cow::Borrowed(s)
+    } else {
+        Cow::Owned(capped(s))
+    }
 }
 
 fn capped_owned(s: String) -> String {
@@ -124,6 +133,45 @@ pub(super) fn opt_text<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>
         }
     }
     d.deserialize_option(V)
+}
+
+/// A string field of a check (strict, as [`text`]), capped and shared: read from the input
+/// without a copy of its own when it has no escapes.
+pub(super) fn shared_text<'de, D: Deserializer<'de>>(d: D) -> Result<Text, D::Error> {
+    d.deserialize_str(SharedTextVisitor)
+}
+
+/// An optional [`shared_text`]: `null` or absent is `None`, another type an error.
+pub(super) fn opt_shared_text<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Text>, D::Error> {
+    struct V;
+    impl<'de> Visitor<'de> for V {
+        type Value = Option<Text>;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("option")
+        }
+        fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            shared_text(d).map(Some)
+        }
+    }
+    d.deserialize_option(V)
+}
+
+struct SharedTextVisitor;
+
+impl Visitor<'_> for SharedTextVisitor {
+    type Value = Text;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string")
+    }
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<Text, E> {
+        Ok(Text::new(&capped_cow(s)))
+    }
 }
 
 struct TextVisitor;
@@ -293,7 +341,7 @@ impl<'de> Deserialize<'de> for ReadFacts {
 /// fit in [`FACTS_BUDGET`], the others counted.
 #[derive(Default)]
 struct Nics {
-    nics: BTreeMap<String, BTreeMap<String, String>>,
+    nics: BTreeMap<String, NicFacts>,
     health: BTreeMap<String, NicHealth>,
     dropped: usize,
 }
@@ -325,7 +373,7 @@ impl<'de> Deserialize<'de> for Nics {
                     if let Some(health) = nic.health() {
                         out.health.insert(dev.clone(), health);
                     }
-                    out.nics.insert(dev, nic.strings);
+                    out.nics.insert(dev, nic.strings.into());
                 }
                 Ok(out)
             }
