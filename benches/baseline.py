@@ -59,7 +59,8 @@ def main() -> None:
     cluster = {"name": name, "trust": "dscp", "roce_dscp": 26, "roce_priority": 3, "roce_tos": 106, "cnp_dscp": 48,
                "cnp_priority": 6, "pfc_vector": "0,0,0,1,0,0,0,0", "ecn_vector": "0,0,0,1,0,0,0,0",
                "roce_mode": "RoCE v2", "global_pause": "off", "persistence": True,
-               "dcbx": "check", "min_ofed_version": str(kv.get("min_ofed_version", "")), "min_fw_version": ""}
+               "dcbx": "check", "min_ofed_version": str(kv.get("min_ofed_version", "")), "min_fw_version": "",
+               "cable_length": "", "firmware_config": "report", "nccl_env": True, "dcqcn": []}
     sh_env = env_for(templates, sh)
     unit_env = env_for(templates, lambda v: v.replace("%", "%%").replace("$", "$$") if isinstance(v, str) else v)
     plain_env = env_for(templates, lambda v: v)

@@ -21,6 +21,12 @@ pub(crate) const MAX_MTIME: u64 = 0o777_7777_7777;
 /// system; the shared parts are compressed once, at level 9.
 const LEVEL: u32 = 6;
 
+thread_local! {
+    /// The per-host parts' compressor of this thread.
+    static COMPRESSOR: std::cell::RefCell<Compress> =
+        std::cell::RefCell::new(Compress::new(Compression::new(LEVEL), false));
+}
+
 /// A bundle packed both ways.
 #[derive(Debug, Clone)]
 pub(crate) struct Packed {
@@ -47,7 +53,7 @@ impl Shared {
         let files = entries
             .iter()
             .map(|(name, e)| {
-                let mut data = e.bytes.clone();
+                let mut data = e.bytes.to_vec();
                 data.resize(padded(data.len()), 0);
                 let mut out = Vec::new();
                 deflate(&mut best, &data, false, &mut out)?;
@@ -85,7 +91,7 @@ pub(crate) fn pack(bundle: &Bundle, mtime: u64, shared: &Shared) -> Result<Packe
             mtime,
         );
         builder
-            .append_data(&mut h, format!("{top}{name}"), entry.bytes.as_slice())
+            .append_data(&mut h, format!("{top}{name}"), &entry.bytes[..])
             .context("tar")?;
         if let Some(deflated) = shared.find(name, &entry.sha256) {
             let end = builder.get_ref().len();
@@ -95,14 +101,17 @@ pub(crate) fn pack(bundle: &Bundle, mtime: u64, shared: &Shared) -> Result<Packe
     let tar = builder.into_inner().context("tar")?;
     let mut body = Vec::with_capacity(tar.len() / 3);
     let mut at = 0;
-    let mut c = Compress::new(Compression::new(LEVEL), false);
-    for (start, end, deflated) in spliced {
-        deflate(&mut c, &tar[at..start], false, &mut body)?;
-        body.extend_from_slice(deflated);
-        at = end;
-    }
-    // The tar ends in two zero blocks, so this last part is never empty.
-    deflate(&mut c, &tar[at..], true, &mut body)?;
+    // One compressor per thread for the whole run: every part starts from a reset, so the bytes
+    // are those of a new one, without allocating and clearing its tables for every bundle.
+    COMPRESSOR.with_borrow_mut(|c| -> Result<()> {
+        for (start, end, deflated) in spliced {
+            deflate(c, &tar[at..start], false, &mut body)?;
+            body.extend_from_slice(deflated);
+            at = end;
+        }
+        // The tar ends in two zero blocks, so this last part is never empty.
+        deflate(c, &tar[at..], true, &mut body)
+    })?;
     let mut crc = crc32fast::Hasher::new();
     crc.update(&tar);
     // gzip (RFC 1952): no file name, no time (0), no extra flags, OS "unknown" (255).

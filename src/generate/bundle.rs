@@ -2,6 +2,7 @@
 //! `manifest.json` and `SHA256SUMS`. Pure: the archive and the output folder are other modules.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use serde::Serialize;
@@ -18,8 +19,8 @@ pub(crate) const HOST_SCHEMA: &str = "roce-gen/host/v1";
 /// One file of a bundle.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Entry {
-    /// Contents.
-    pub bytes: Vec<u8>,
+    /// Contents, shared: every bundle of a run holds the same shell files, not a copy each.
+    pub bytes: Arc<[u8]>,
     /// Unix mode: 0755 for scripts, 0644 otherwise.
     pub mode: u32,
     /// sha256 of the contents, computed once for the manifest and SHA256SUMS.
@@ -31,7 +32,7 @@ impl Entry {
     pub(crate) fn new(bytes: Vec<u8>, mode: u32) -> Self {
         let sha256 = sha256_hex(&bytes);
         Self {
-            bytes,
+            bytes: bytes.into(),
             mode,
             sha256,
         }

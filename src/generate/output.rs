@@ -92,7 +92,10 @@ impl Staging {
     /// Stages one file (mode 0644). Safe to call from several threads for different names.
     pub(crate) fn write(&self, name: &str, bytes: &[u8]) -> Result<()> {
         let path = self.dir.join(name);
-        if let Some(parent) = path.parent() {
+        // A bundle sits in the folder itself, which exists: no look-up of its parent per file.
+        if name.contains('/')
+            && let Some(parent) = path.parent()
+        {
             std::fs::create_dir_all(parent)
                 .with_context(|| format!("{}: could not create", parent.display()))?;
         }
@@ -100,7 +103,10 @@ impl Staging {
             .with_context(|| format!("{}: could not write", path.display()))?;
         f.write_all(bytes)
             .with_context(|| format!("{}: could not write", path.display()))?;
-        set_mode(&path, 0o644)
+        // Through the open file (fchmod), not the path again.
+        use std::os::unix::fs::PermissionsExt;
+        f.set_permissions(std::fs::Permissions::from_mode(0o644))
+            .with_context(|| format!("{}: could not set its mode", path.display()))
     }
 
     /// Makes the staged files the target folder, keeping the files of the previous output that

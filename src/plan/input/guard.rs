@@ -44,17 +44,29 @@ pub(crate) const MAX_SHARED_FORMULA_INDEX: u64 = 1_000_000;
 const LAST_ROW: u64 = 1_048_576;
 const LAST_COL: u64 = 16_384;
 
+/// What the walk learnt beside the limits.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Checked {
+    /// Some xlsx cell holds a formula with no saved value (or the workbook is not xlsx, whose
+    /// cells this walk does not look into): only then are formulas worth reading, since a sheet's
+    /// formulas are a second parse of its whole XML.
+    pub uncached_formulas: bool,
+}
+
 /// Checks workbook bytes against the limits before calamine reads them.
-pub(crate) fn check(bytes: &[u8]) -> Result<()> {
+pub(crate) fn check(bytes: &[u8]) -> Result<Checked> {
+    let unknown = Checked {
+        uncached_formulas: true,
+    };
     if bytes.starts_with(&xls::MAGIC) {
-        return xls::check(bytes);
+        return xls::check(bytes).map(|()| unknown);
     }
     // The zip reader finds the archive from its end, as calamine's does, so a file that does not
     // start like a zip may still be one.
     match zip::ZipArchive::new(Cursor::new(bytes)) {
         Ok(archive) => check_zip(archive),
         // Not a zip: calamine refuses it too.
-        Err(_) => Ok(()),
+        Err(_) => Ok(unknown),
     }
 }
 
@@ -82,6 +94,8 @@ struct Tally {
     cells: u64,
     /// Sheet names by part path (`xl/worksheets/sheet1.xml`), for messages.
     sheet_names: HashMap<String, String>,
+    /// An xlsx cell with a formula and no saved value, or an ods table, was met.
+    uncached_formulas: bool,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -118,7 +132,7 @@ impl<R: Read> Read for Metered<'_, R> {
     }
 }
 
-fn check_zip(mut archive: zip::ZipArchive<Cursor<&[u8]>>) -> Result<()> {
+fn check_zip(mut archive: zip::ZipArchive<Cursor<&[u8]>>) -> Result<Checked> {
     // Every part is checked, whatever its name: a relationship can point a sheet at any part.
     // The workbook and its relationships come first (sheet names for messages), then the shared
     // strings (their lengths, for the cells that use them), then the rest.
@@ -172,7 +186,9 @@ fn check_zip(mut archive: zip::ZipArchive<Cursor<&[u8]>>) -> Result<()> {
             links.resolve(&mut tally.sheet_names);
         }
     }
-    Ok(())
+    Ok(Checked {
+        uncached_formulas: tally.uncached_formulas,
+    })
 }
 
 /// Sheet names and relationship targets met in the workbook parts, to name sheets in messages.
@@ -237,6 +253,10 @@ struct XlsxCell {
     text: u64,
     /// Inside `<f>`: the shared formula's index and whether this cell is its master.
     formula: Option<(Option<u64>, bool, u64)>,
+    /// The cell has an `<f>`.
+    has_formula: bool,
+    /// Bytes of text inside its `<v>`.
+    value_text: u64,
 }
 
 /// An ods `<table:table>` being scanned.
@@ -394,6 +414,8 @@ impl<'a> Part<'a> {
             _ => {}
         }
         if e.name().as_ref() == "table:table" {
+            // ods cells are not looked into for formulas: calamine reads them all.
+            self.tally.uncached_formulas = true;
             self.table = Some(OdsTable {
                 name: attr(e, "table:name")
                     .map(|n| unescape_attr(&n))
@@ -437,6 +459,7 @@ impl<'a> Part<'a> {
                         None => false,
                     };
                     cell.formula = Some((index, master, 0));
+                    cell.has_formula = true;
                 }
                 _ => {}
             }
@@ -530,6 +553,10 @@ impl<'a> Part<'a> {
             (Some(_), "c") => {
                 let cell = sheet.cell.take().unwrap_or_default();
                 sheet.col = cell.pos.1 + 1;
+                // An empty `<v/>` is what some writers leave for a formula never calculated.
+                if cell.has_formula && cell.value_text == 0 {
+                    self.tally.uncached_formulas = true;
+                }
                 if !cell.content {
                     return Ok(());
                 }
@@ -585,6 +612,9 @@ impl<'a> Part<'a> {
         if let Some(sheet) = &mut self.sheet {
             if let Some(cell) = &mut sheet.cell {
                 cell.text = cell.text.saturating_add(len);
+                if cell.in_v {
+                    cell.value_text = cell.value_text.saturating_add(len);
+                }
                 if let Some((_, _, f)) = &mut cell.formula {
                     *f = f.saturating_add(len);
                 }
@@ -887,6 +917,23 @@ pub(crate) fn thousands(n: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn fixture(name: &str) -> Vec<u8> {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/fixtures");
+        std::fs::read(path.join(name)).unwrap()
+    }
+
+    #[test]
+    fn formulas_are_worth_reading_only_where_a_result_is_missing() {
+        let uncached = |name: &str| check(&fixture(name)).unwrap().uncached_formulas;
+        // openpyxl leaves `<v></v>` in each formula cell; LibreOffice saved the results.
+        assert!(uncached("formulas-no-cache.xlsx"));
+        assert!(!uncached("formulas-recalculated.xlsx"));
+        assert!(!uncached("sample-libreoffice.xlsx"));
+        // Cells of other formats are not looked into.
+        assert!(uncached("sample.ods"));
+        assert!(uncached("sample.xls"));
+    }
 
     #[test]
     fn references() {

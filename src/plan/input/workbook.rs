@@ -22,7 +22,7 @@ const HEADER_SEARCH_ROWS: u32 = 20;
 /// Reads the plan's three sheets from workbook bytes. Fails only when the bytes are not a
 /// workbook calamine can open; everything else is a diagnostic in the returned plan.
 pub(crate) fn read(bytes: &[u8]) -> Result<RawPlan> {
-    crate::plan::input::guard::check(bytes)?;
+    let checked = crate::plan::input::guard::check(bytes)?;
     let mut book = open_workbook_auto_from_rs(Cursor::new(bytes)).map_err(|e| {
         anyhow::anyhow!("not a readable workbook (.xlsx, .xlsm, .xls or .ods): {e}")
     })?;
@@ -84,8 +84,12 @@ pub(crate) fn read(bytes: &[u8]) -> Result<RawPlan> {
                 let merges = merged_cells(&merged_regions(&mut book, name), &range)
                     .with_context(|| format!("sheet {}", quoted(name)))?;
                 // Formulas are read only to explain empty cells: a formula whose result was never
-                // saved (workbooks written by scripts) reads as empty.
-                let formulas = book.worksheet_formula(name).ok();
+                // saved (workbooks written by scripts) reads as empty. The guard saw whether any
+                // cell is one; reading them parses the sheet's XML a second time.
+                let formulas = checked
+                    .uncached_formulas
+                    .then(|| book.worksheet_formula(name).ok())
+                    .flatten();
                 let sheet = SheetCells {
                     range: &range,
                     merges: &merges,
