@@ -116,23 +116,27 @@ pub(super) fn text<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> 
 
 /// An optional string field: `null` or absent is `None`, another type an error.
 pub(super) fn opt_text<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    struct V;
-    impl<'de> Visitor<'de> for V {
-        type Value = Option<String>;
-        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str("option")
-        }
-        fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
-            Ok(None)
-        }
-        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-            Ok(None)
-        }
-        fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-            text(d).map(Some)
-        }
+    d.deserialize_option(Optional(TextVisitor))
+}
+
+/// `null` or absent as `None`, else what the inner visitor reads: the same strictness for an
+/// optional field as for a required one.
+struct Optional<V>(V);
+
+impl<'de, V: Visitor<'de>> Visitor<'de> for Optional<V> {
+    type Value = Option<V::Value>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("option")
     }
-    d.deserialize_option(V)
+    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_str(self.0).map(Some)
+    }
 }
 
 /// A string field of a check (strict, as [`text`]), capped and shared: read from the input
@@ -143,23 +147,7 @@ pub(super) fn shared_text<'de, D: Deserializer<'de>>(d: D) -> Result<Text, D::Er
 
 /// An optional [`shared_text`]: `null` or absent is `None`, another type an error.
 pub(super) fn opt_shared_text<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Text>, D::Error> {
-    struct V;
-    impl<'de> Visitor<'de> for V {
-        type Value = Option<Text>;
-        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str("option")
-        }
-        fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
-            Ok(None)
-        }
-        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-            Ok(None)
-        }
-        fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-            shared_text(d).map(Some)
-        }
-    }
-    d.deserialize_option(V)
+    d.deserialize_option(Optional(SharedTextVisitor))
 }
 
 struct SharedTextVisitor;

@@ -183,23 +183,7 @@ fn object_member<'a>(
     key: &str,
     report: &mut Report,
 ) -> Option<&'a Map<String, Json>> {
-    match obj.get(key) {
-        Some(Json::Object(m)) => Some(m),
-        Some(_) => {
-            report.push(Diagnostic::error(
-                at(key),
-                format!("`{key}` must be an object"),
-            ));
-            None
-        }
-        None => {
-            report.push(Diagnostic::error(
-                Location::File,
-                format!("no `{key}` member"),
-            ));
-            None
-        }
-    }
+    member(obj, key, "an object", Json::as_object, report)
 }
 
 fn array_member<'a>(
@@ -207,21 +191,30 @@ fn array_member<'a>(
     key: &str,
     report: &mut Report,
 ) -> Option<&'a Vec<Json>> {
-    match obj.get(key) {
-        Some(Json::Array(a)) => Some(a),
-        Some(_) => {
-            report.push(Diagnostic::error(
-                at(key),
-                format!("`{key}` must be a list"),
-            ));
-            None
-        }
-        None => {
-            report.push(Diagnostic::error(
-                Location::File,
-                format!("no `{key}` member"),
-            ));
-            None
-        }
+    member(obj, key, "a list", Json::as_array, report)
+}
+
+/// The member `key` as `what` (`as_kind` says whether it is one); each way it is not is reported.
+fn member<'a, T: ?Sized>(
+    obj: &'a Map<String, Json>,
+    key: &str,
+    what: &str,
+    as_kind: fn(&'a Json) -> Option<&'a T>,
+    report: &mut Report,
+) -> Option<&'a T> {
+    let Some(value) = obj.get(key) else {
+        report.push(Diagnostic::error(
+            Location::File,
+            format!("no `{key}` member"),
+        ));
+        return None;
+    };
+    let found = as_kind(value);
+    if found.is_none() {
+        report.push(Diagnostic::error(
+            at(key),
+            format!("`{key}` must be {what}"),
+        ));
     }
+    found
 }
