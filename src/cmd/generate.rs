@@ -26,10 +26,14 @@ pub(crate) fn run(
     };
     print_diagnostics(&loaded.name, report)?;
     let started = std::time::Instant::now();
-    let wanted = opts.hosts.map_or(plan.hosts.len(), <[String]>::len);
-    let progress = progress_bar(wanted);
-    let outcome = generate::generate(plan, &loaded.sha256, opts, &|| progress.inc(1))?;
-    progress.finish_and_clear();
+    // Made at the first bundle, when the number selected is known.
+    let progress = std::sync::OnceLock::new();
+    let outcome = generate::generate(plan, &loaded.sha256, opts, &|total| {
+        progress.get_or_init(|| progress_bar(total)).inc(1);
+    })?;
+    if let Some(bar) = progress.get() {
+        bar.finish_and_clear();
+    }
     for line in &outcome.said {
         eprintln!("{line}");
     }

@@ -58,12 +58,13 @@ pub(crate) struct Outcome {
 }
 
 /// Writes the output folder for `plan` (whose identity is `plan_sha256`). `each_host` is called
-/// once per bundle written, from any thread (a progress bar).
+/// once per bundle written, from any thread, with the number of bundles selected (a progress
+/// bar).
 pub(crate) fn generate(
     plan: &Plan,
     plan_sha256: &str,
     opts: &Options<'_>,
-    each_host: &(dyn Fn() + Sync),
+    each_host: &(dyn Fn(usize) + Sync),
 ) -> Result<Outcome> {
     let hosts = hosts::select(&plan.hosts, opts.hosts)?;
     let renderer = Renderer::new(opts.templates)?;
@@ -85,7 +86,7 @@ pub(crate) fn generate(
             let packed = archive::pack(&bundle, opts.mtime, &compressed)?;
             let entry = IndexHost::new(host, &packed);
             staging.write(&entry.bundle, &packed.tar_gz)?;
-            each_host();
+            each_host(hosts.len());
             Ok((entry, packed.tar_gz.len()))
         })
         .collect::<Vec<Result<_>>>()

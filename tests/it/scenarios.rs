@@ -96,7 +96,7 @@ fn without_traces(state: &[String]) -> Vec<&String> {
 fn play(name: &str, sc: &Scenario, bash: &str) -> String {
     let mut b = FakeHost::of(&sc.kind).bash(bash);
     if let Some(p) = &sc.plan_host {
-        b = b.plan_host(if p == "node-b" { "node-b" } else { "node-a" });
+        b = b.plan_host(p);
     }
     if let Some(host) = &sc.host {
         b = b.host(host);
