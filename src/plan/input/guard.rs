@@ -12,7 +12,7 @@ mod xls;
 
 use std::borrow::Cow;
 use std::cell::Cell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::{BufReader, Cursor, Read};
 
 use anyhow::{Result, bail};
@@ -45,18 +45,30 @@ const LAST_ROW: u64 = 1_048_576;
 const LAST_COL: u64 = 16_384;
 
 /// What the walk learnt beside the limits.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) struct Checked {
     /// Some xlsx cell holds a formula with no saved value (or the workbook is not xlsx, whose
     /// cells this walk does not look into): only then are formulas worth reading, since a sheet's
     /// formulas are a second parse of its whole XML.
     pub uncached_formulas: bool,
+    /// The sheets (by name) that have merged regions, when the walk could tell each part's
+    /// sheet; `None` when it could not. calamine finds a sheet's merged regions by parsing its
+    /// whole XML again, which is worth doing only for these.
+    pub merged_sheets: Option<HashSet<String>>,
+}
+
+impl Checked {
+    /// Whether the sheet `name` may have merged regions.
+    pub(crate) fn may_have_merges(&self, name: &str) -> bool {
+        self.merged_sheets.as_ref().is_none_or(|s| s.contains(name))
+    }
 }
 
 /// Checks workbook bytes against the limits before calamine reads them.
 pub(crate) fn check(bytes: &[u8]) -> Result<Checked> {
     let unknown = Checked {
         uncached_formulas: true,
+        merged_sheets: None,
     };
     if bytes.starts_with(&xls::MAGIC) {
         return xls::check(bytes).map(|()| unknown);
@@ -96,6 +108,10 @@ struct Tally {
     sheet_names: HashMap<String, String>,
     /// An xlsx cell with a formula and no saved value, or an ods table, was met.
     uncached_formulas: bool,
+    /// Sheets with a `<mergeCell>`, by name.
+    merged_sheets: HashSet<String>,
+    /// A `<mergeCell>` was met in a part whose sheet name is not known.
+    merges_unplaced: bool,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -188,6 +204,7 @@ fn check_zip(mut archive: zip::ZipArchive<Cursor<&[u8]>>) -> Result<Checked> {
     }
     Ok(Checked {
         uncached_formulas: tally.uncached_formulas,
+        merged_sheets: (!tally.merges_unplaced).then_some(tally.merged_sheets),
     })
 }
 
@@ -392,6 +409,14 @@ impl<'a> Part<'a> {
                     && parse_range(&r).is_none()
                 {
                     bail!(malformed(&self.label, &r, local));
+                }
+                if local == "mergeCell" {
+                    match self.tally.sheet_names.get(self.name) {
+                        Some(sheet) => {
+                            self.tally.merged_sheets.insert(sheet.clone());
+                        }
+                        None => self.tally.merges_unplaced = true,
+                    }
                 }
             }
             "sheet" => {
@@ -933,6 +958,53 @@ mod tests {
         // Cells of other formats are not looked into.
         assert!(uncached("sample.ods"));
         assert!(uncached("sample.xls"));
+    }
+
+    /// A minimal xlsx: sheets "Servers" (sheet1.xml) and "NICs" (sheet2.xml), the second with a
+    /// merged region.
+    fn two_sheets_one_merged() -> Vec<u8> {
+        use std::io::Write;
+        let mut zip = zip::ZipWriter::new(Cursor::new(Vec::new()));
+        let parts = [
+            (
+                "xl/workbook.xml",
+                r#"<workbook xmlns:r="r"><sheets><sheet name="Servers" sheetId="1" r:id="rId1"/><sheet name="NICs" sheetId="2" r:id="rId2"/></sheets></workbook>"#,
+            ),
+            (
+                "xl/_rels/workbook.xml.rels",
+                r#"<Relationships><Relationship Id="rId1" Target="worksheets/sheet1.xml"/><Relationship Id="rId2" Target="worksheets/sheet2.xml"/></Relationships>"#,
+            ),
+            (
+                "xl/worksheets/sheet1.xml",
+                r#"<worksheet><sheetData><row r="1"><c r="A1"><v>1</v></c></row></sheetData></worksheet>"#,
+            ),
+            (
+                "xl/worksheets/sheet2.xml",
+                r#"<worksheet><sheetData><row r="1"><c r="A1"><v>1</v></c></row></sheetData><mergeCells count="1"><mergeCell ref="A1:A2"/></mergeCells></worksheet>"#,
+            ),
+        ];
+        for (name, text) in parts {
+            zip.start_file(name, zip::write::SimpleFileOptions::default())
+                .unwrap();
+            zip.write_all(text.as_bytes()).unwrap();
+        }
+        zip.finish().unwrap().into_inner()
+    }
+
+    #[test]
+    fn merged_regions_are_looked_for_only_in_the_sheets_that_have_them() {
+        let checked = check(&two_sheets_one_merged()).unwrap();
+        assert_eq!(
+            checked.merged_sheets,
+            Some(HashSet::from(["NICs".to_string()]))
+        );
+        assert!(checked.may_have_merges("NICs"));
+        assert!(!checked.may_have_merges("Servers"));
+        // LibreOffice's copy of the sample has no merged region.
+        let checked = check(&fixture("sample-libreoffice.xlsx")).unwrap();
+        assert_eq!(checked.merged_sheets, Some(HashSet::new()));
+        // The walk does not look into .xls sheets: calamine is asked for every one.
+        assert!(check(&fixture("sample.xls")).unwrap().may_have_merges("NICs"));
     }
 
     #[test]

@@ -81,7 +81,12 @@ pub(crate) fn read(bytes: &[u8]) -> Result<RawPlan> {
                 let range = book
                     .worksheet_range(name)
                     .with_context(|| format!("could not read sheet {}", quoted(name)))?;
-                let merges = merged_cells(&merged_regions(&mut book, name), &range)
+                let regions = if checked.may_have_merges(name) {
+                    merged_regions(&mut book, name)
+                } else {
+                    Vec::new()
+                };
+                let merges = merged_cells(&regions, &range)
                     .with_context(|| format!("sheet {}", quoted(name)))?;
                 // Formulas are read only to explain empty cells: a formula whose result was never
                 // saved (workbooks written by scripts) reads as empty. The guard saw whether any
