@@ -1,7 +1,7 @@
 //! What `generate` writes into the output folder besides the tarballs: `index.json` (every
 //! bundle with its checksums) and `SHA256SUMS`. Pure: [`crate::generate::output`] writes it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
@@ -60,7 +60,7 @@ impl IndexHost {
             host: host.hostname.to_string(),
             bundle: bundle_name(host),
             sha256: sha256_hex(&packed.tar_gz),
-            tar_sha256: sha256_hex(&packed.tar),
+            tar_sha256: packed.tar_sha256.clone(),
             mgmt_ip: host.mgmt_ip.to_string(),
             macs: host
                 .nics
@@ -135,17 +135,15 @@ impl<'a> DistContext<'a> {
     pub(crate) fn new(plan: &'a Plan, entries: &'a [IndexHost]) -> Self {
         let mut groups: BTreeMap<String, Vec<&IndexHost>> = BTreeMap::new();
         let mut ungrouped = Vec::new();
+        // By name: a scan of the plan per entry is quadratic (0.15 s at 10,000 hosts).
+        let group_of: HashMap<&str, &str> = plan
+            .hosts
+            .iter()
+            .filter_map(|h| Some((h.hostname.as_str(), h.group.as_ref()?.as_str())))
+            .collect();
         for entry in entries {
-            let group = plan
-                .hosts
-                .iter()
-                .find(|h| h.hostname.as_str() == entry.host)
-                .and_then(|h| h.group.as_ref());
-            match group {
-                Some(g) => groups
-                    .entry(ansible_group(g.as_str()))
-                    .or_default()
-                    .push(entry),
+            match group_of.get(entry.host.as_str()) {
+                Some(g) => groups.entry(ansible_group(g)).or_default().push(entry),
                 None => ungrouped.push(entry),
             }
         }

@@ -1004,7 +1004,11 @@ mod tests {
         let checked = check(&fixture("sample-libreoffice.xlsx")).unwrap();
         assert_eq!(checked.merged_sheets, Some(HashSet::new()));
         // The walk does not look into .xls sheets: calamine is asked for every one.
-        assert!(check(&fixture("sample.xls")).unwrap().may_have_merges("NICs"));
+        assert!(
+            check(&fixture("sample.xls"))
+                .unwrap()
+                .may_have_merges("NICs")
+        );
     }
 
     #[test]
