@@ -3,6 +3,7 @@
 //! Every diagnostic carries one of these so that an engineer can go straight to the cell.
 
 use std::fmt;
+use std::sync::Arc;
 
 /// A place in the plan's source.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -11,13 +12,13 @@ pub enum Location {
     File,
     /// A sheet as a whole (a missing column).
     Sheet {
-        /// The sheet's name as the workbook spells it.
-        sheet: String,
+        /// The sheet's name as the workbook spells it (shared: every cell of a sheet has one).
+        sheet: Arc<str>,
     },
     /// One cell, 0-based row and column as calamine counts them.
     Cell {
-        /// The sheet's name as the workbook spells it.
-        sheet: String,
+        /// The sheet's name as the workbook spells it (shared: every cell of a sheet has one).
+        sheet: Arc<str>,
         /// 0-based row.
         row: u32,
         /// 0-based column.
@@ -26,8 +27,8 @@ pub enum Location {
     /// A rectangle of cells (`C2:C40`), 0-based and inclusive: one problem shared by every cell
     /// of it, said once.
     Range {
-        /// The sheet's name as the workbook spells it.
-        sheet: String,
+        /// The sheet's name as the workbook spells it (shared: every cell of a sheet has one).
+        sheet: Arc<str>,
         /// Top-left cell: 0-based row and column.
         from: (u32, u32),
         /// Bottom-right cell.

@@ -68,7 +68,7 @@ pub(crate) fn read(bytes: &[u8]) -> Result<RawPlan> {
                 if let Some(how) = visibility.get(*name).and_then(|v| hidden_how(*v)) {
                     plan.report.push(Diagnostic::warning(
                         Location::Sheet {
-                            sheet: (*name).clone(),
+                            sheet: name.as_str().into(),
                         },
                         format!(
                             "sheet {} is hidden in the workbook ({how}); it is read as the \
@@ -306,7 +306,7 @@ fn report_unsaved_formulas(
             .unwrap_or_default();
         report.push(Diagnostic::error(
             Location::Range {
-                sheet: sheet.to_string(),
+                sheet: sheet.into(),
                 from: r.from,
                 to: r.to,
             },
@@ -339,9 +339,11 @@ fn read_table(
     cells: &SheetCells<'_>,
     report: &mut Report,
 ) -> Option<Table> {
+    // One name shared by every cell's location.
+    let name: std::sync::Arc<str> = sheet.into();
     let table = |rows| Table {
         location: Location::Sheet {
-            sheet: sheet.to_string(),
+            sheet: name.clone(),
         },
         rows,
     };
@@ -349,7 +351,7 @@ fn read_table(
     else {
         report.push(Diagnostic::error(
             Location::Sheet {
-                sheet: sheet.to_string(),
+                sheet: name.clone(),
             },
             format!(
                 "sheet is empty; it needs a header row with {}",
@@ -360,7 +362,7 @@ fn read_table(
     };
     let cell_at = |row: u32, col: u32| cells.data(row, col);
     let loc = |row: u32, col: u32| Location::Cell {
-        sheet: sheet.to_string(),
+        sheet: name.clone(),
         row,
         col,
     };
@@ -387,7 +389,7 @@ fn read_table(
             None if spec.name == layout::CLUSTER.name => {
                 report.push(Diagnostic::note(
                     Location::Sheet {
-                        sheet: sheet.to_string(),
+                        sheet: name.clone(),
                     },
                     "no `key`/`value` header row; reading the first two columns as key and value",
                 ));
@@ -396,7 +398,7 @@ fn read_table(
             }
             None => {
                 report.push(Diagnostic::error(
-                Location::Sheet { sheet: sheet.to_string() },
+                Location::Sheet { sheet: name.clone() },
                 format!(
                     "no header row: none of the first {HEADER_SEARCH_ROWS} rows has a `{}` column",
                     spec.columns[0].name
@@ -474,7 +476,9 @@ fn map_header(
         if !mapped.values().any(|c| c.name == column.name) {
             let sheet = loc(row, 0).sheet().unwrap_or_default().to_string();
             report.push(Diagnostic::error(
-                Location::Sheet { sheet },
+                Location::Sheet {
+                    sheet: sheet.into(),
+                },
                 format!(
                     "no column `{}` in the header row {} (also accepted: {})",
                     column.name,
