@@ -6,9 +6,10 @@ use std::collections::{BTreeMap, HashMap};
 use std::net::IpAddr;
 
 use ipnet::IpNet;
+use rayon::prelude::*;
 
 use crate::plan::diagnostic::{Diagnostic, Report, quoted};
-use crate::plan::input::raw::Table;
+use crate::plan::input::raw::{Row, Table};
 use crate::plan::location::Location;
 use crate::plan::model::{HostName, IbDev, IfName, Label, MacAddr, Mtu, PciAddr, parse_prefix};
 use crate::plan::validate::cells::RowReader;
@@ -99,52 +100,25 @@ pub(crate) fn read_nics(
             by_key.entry(key).or_insert(i);
         }
     }
+    // Each row is read on its own, on every core (80,000 rows for 10,000 hosts); what depends on
+    // the rows before it (a device named twice on one host) follows in row order, so the report
+    // reads as from one pass.
+    let read: Vec<(NicRow, Report)> = table
+        .rows
+        .par_iter()
+        .map(|row| {
+            let mut row_report = Report::default();
+            let nic = read_nic(row, table, &by_key, servers, default_mtu, &mut row_report);
+            (nic, row_report)
+        })
+        .collect();
     // (host, name) → first location, for the per-host uniqueness of ib_dev and netdev.
     let mut devs: BTreeMap<(usize, String), Location> = BTreeMap::new();
     let mut netdevs: BTreeMap<(usize, String), Location> = BTreeMap::new();
-    let mut rows = Vec::new();
-    for row in &table.rows {
-        let mut r = RowReader::new(row, report);
-        let host = row
-            .owner
-            .or_else(|| link_host(&mut r, &by_key, servers.is_some()));
-        let ib_dev = r.required("ib_dev", IbDev::parse);
-        let netdev = r.required("netdev", IfName::parse);
-        let ip = read_ip(&mut r);
-        let gateway = r.optional("gateway", parse_addr);
-        if let (Some(gw), Some(ip)) = (gateway, ip) {
-            check_gateway(&mut r, gw, ip);
-        }
-        let mtu_override = r.optional_int("mtu", Mtu::new);
-        if let (Some(m), Some(loc)) = (mtu_override, r.location("mtu"))
-            && m.get() < crate::plan::validate::cluster::MIN_ROCE_MTU
-        {
-            r.push(Diagnostic::warning(
-                loc,
-                crate::plan::validate::cluster::mtu_warning(m.get()),
-            ));
-        }
-        let nic = NicRow {
-            host,
-            rail: r.optional_int("rail", |n| {
-                u32::try_from(n).map_err(|_| "is not a rail number (0 or more)".to_string())
-            }),
-            pci: r.optional("pci", PciAddr::parse),
-            mac: r.optional("mac", MacAddr::parse),
-            switch: r.optional("switch", Label::parse),
-            switch_port: r.optional("switch_port", Label::parse),
-            ib_dev_at: r
-                .location("ib_dev")
-                .unwrap_or_else(|| table.location.clone()),
-            ip_at: r.location("ip").unwrap_or_else(|| table.location.clone()),
-            mtu_at: r.location("mtu").filter(|_| mtu_override.is_some()),
-            mtu: mtu_override.unwrap_or(default_mtu),
-            ib_dev,
-            netdev,
-            ip,
-            gateway,
-        };
-        if let Some(h) = host {
+    let mut rows = Vec::with_capacity(read.len());
+    for ((nic, row_report), row) in read.into_iter().zip(&table.rows) {
+        report.extend(row_report);
+        if let Some(h) = nic.host {
             let host_name = servers
                 .and_then(|s| s[h].hostname.as_ref())
                 .map(HostName::as_str)
@@ -177,6 +151,57 @@ pub(crate) fn read_nics(
         rows.push(nic);
     }
     rows
+}
+
+/// One NIC row, with what it alone says about itself.
+fn read_nic(
+    row: &Row,
+    table: &Table,
+    by_key: &HashMap<&str, usize>,
+    servers: Option<&[ServerRow]>,
+    default_mtu: Mtu,
+    report: &mut Report,
+) -> NicRow {
+    let mut r = RowReader::new(row, report);
+    let host = row
+        .owner
+        .or_else(|| link_host(&mut r, by_key, servers.is_some()));
+    let ib_dev = r.required("ib_dev", IbDev::parse);
+    let netdev = r.required("netdev", IfName::parse);
+    let ip = read_ip(&mut r);
+    let gateway = r.optional("gateway", parse_addr);
+    if let (Some(gw), Some(ip)) = (gateway, ip) {
+        check_gateway(&mut r, gw, ip);
+    }
+    let mtu_override = r.optional_int("mtu", Mtu::new);
+    if let (Some(m), Some(loc)) = (mtu_override, r.location("mtu"))
+        && m.get() < crate::plan::validate::cluster::MIN_ROCE_MTU
+    {
+        r.push(Diagnostic::warning(
+            loc,
+            crate::plan::validate::cluster::mtu_warning(m.get()),
+        ));
+    }
+    NicRow {
+        host,
+        rail: r.optional_int("rail", |n| {
+            u32::try_from(n).map_err(|_| "is not a rail number (0 or more)".to_string())
+        }),
+        pci: r.optional("pci", PciAddr::parse),
+        mac: r.optional("mac", MacAddr::parse),
+        switch: r.optional("switch", Label::parse),
+        switch_port: r.optional("switch_port", Label::parse),
+        ib_dev_at: r
+            .location("ib_dev")
+            .unwrap_or_else(|| table.location.clone()),
+        ip_at: r.location("ip").unwrap_or_else(|| table.location.clone()),
+        mtu_at: r.location("mtu").filter(|_| mtu_override.is_some()),
+        mtu: mtu_override.unwrap_or(default_mtu),
+        ib_dev,
+        netdev,
+        ip,
+        gateway,
+    }
 }
 
 /// The server row a NIC row names. A name that matches no server is reported as invalid or as
