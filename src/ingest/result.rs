@@ -5,14 +5,17 @@
 mod text;
 mod wire;
 
-use std::collections::BTreeMap;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 
 use jiff::Timestamp;
 use serde::de::{SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
+use text::Seeded;
 pub(crate) use text::Text;
 pub(crate) use wire::capped;
 use wire::{ReadFacts, Sniffed};
@@ -438,7 +441,7 @@ impl<'de> Deserialize<'de> for ReadChecks {
                 read.clear();
                 let mut used = 0;
                 let mut not_kept = 0;
-                while let Some(check) = seq.next_element::<Check>()? {
+                while let Some(check) = next_check(&mut seq)? {
                     let size = check.size();
                     if not_kept == 0 && used + size <= CHECKS_BUDGET {
                         used += size;
@@ -455,6 +458,48 @@ impl<'de> Deserialize<'de> for ReadChecks {
         }
         d.deserialize_seq(V)
     }
+}
+
+/// A check's text longer than this is not remembered (a message naming a value of its own).
+const SEEN_MAX_LEN: usize = 512;
+
+/// Distinct checks a thread remembers, at most: past that, new ones are read as they come.
+const SEEN_MAX_ENTRIES: usize = 4096;
+
+thread_local! {
+    /// The checks a thread has read, by their exact text. A fleet's results repeat the same
+    /// checks (same id, NIC, values and message) host after host: one read before is cloned,
+    /// its strings already shared, instead of read field by field again.
+    static SEEN: RefCell<HashMap<Box<str>, Check, Seeded>> =
+        RefCell::new(HashMap::with_hasher(Seeded::new()));
+}
+
+/// The next check of a result's `checks`; the same text gives the same check as reading it
+/// would, and a check that cannot be read fails with the same words.
+fn next_check<'de, A: SeqAccess<'de>>(seq: &mut A) -> Result<Option<Check>, A::Error> {
+    let Some(raw) = seq.next_element::<&'de RawValue>()? else {
+        return Ok(None);
+    };
+    let text = raw.get();
+    if text.len() > SEEN_MAX_LEN {
+        return read_check(text).map(Some);
+    }
+    if let Some(check) = SEEN.with(|seen| seen.borrow().get(text).cloned()) {
+        return Ok(Some(check));
+    }
+    let check = read_check(text)?;
+    SEEN.with(|seen| {
+        let mut seen = seen.borrow_mut();
+        if seen.len() < SEEN_MAX_ENTRIES {
+            seen.insert(text.into(), check.clone());
+        }
+    });
+    Ok(Some(check))
+}
+
+/// One check from its text. The reader of the whole file adds where the check is.
+fn read_check<E: serde::de::Error>(text: &str) -> Result<Check, E> {
+    serde_json::from_str(text).map_err(|e| E::custom(without_position(&e)))
 }
 
 /// What a file turned out to be.
@@ -943,6 +988,35 @@ mod tests {
                 .iter()
                 .all(|c| c.id != LIMIT_CHECK)
         );
+    }
+
+    #[test]
+    fn a_check_read_again_is_the_check_read_the_first_time() {
+        let bytes = result_with(&json!({}), &[("checks", json!("CHECKS"))]);
+        let with = |checks: &str| {
+            String::from_utf8(bytes.clone())
+                .unwrap()
+                .replace(r#""CHECKS""#, checks)
+        };
+        let good = with(
+            r#"[{"id": "mtu", "nic": "mlx5_0", "status": "fail", "actual": "1500"},
+                {"id": "pfc", "nic": "", "status": "warn", "message": "a \"b\" \u00e9"}]"#,
+        );
+        // The second time, the checks come from what this thread remembers of the first.
+        let first = result_of(good.as_bytes()).checks;
+        let again = result_of(good.as_bytes()).checks;
+        assert_eq!(again, first);
+        assert_eq!(first[0].actual, "1500");
+        assert_eq!(first[1].nic, None);
+        assert_eq!(first[1].message, "a \"b\" é");
+        // A check that cannot be read is said in the same words every time.
+        let bad = with(r#"[{"id": "mtu", "status": "pass", "id": "pfc"}]"#);
+        for _ in 0..2 {
+            assert_eq!(
+                corrupt(bad.as_bytes()),
+                "not a valid roce-gen/result/v1 result: duplicate field `id`"
+            );
+        }
     }
 
     #[test]
