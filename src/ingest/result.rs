@@ -30,7 +30,7 @@ const RESULT_SCHEMA_FAMILY: &str = "roce-gen/result/";
 pub(crate) const MAX_RESULT_BYTES: u64 = 16 << 20;
 
 /// The script that wrote a result.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Phase {
     /// `precheck.sh`: read-only checks.
