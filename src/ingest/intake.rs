@@ -18,7 +18,9 @@ use sha2::{Digest, Sha256};
 
 use crate::ingest::collect::{self, Found};
 use crate::ingest::report::{FileNote, PlanView};
-use crate::ingest::result::{self, Check, LIMIT_CHECK, Parsed, Phase, ResultFile, Status, capped};
+use crate::ingest::result::{
+    self, Check, CheckData, LIMIT_CHECK, Parsed, Phase, ResultFile, Status, capped,
+};
 
 /// What the results read may take in memory, estimated, before ingest keeps only the checks
 /// that did not pass (and counts the others): a few thousand hosts of a few hundred checks each
@@ -475,7 +477,7 @@ fn digest(bytes: &[u8]) -> Sha {
 
 /// The warning every result gets past the retention budget.
 fn lean_note(lean_at: usize) -> Check {
-    Check {
+    Check::new(CheckData {
         id: LIMIT_CHECK.into(),
         nic: None,
         status: Status::Warn,
@@ -489,7 +491,7 @@ fn lean_note(lean_at: usize) -> Check {
         message: "the results read are too many to keep every check: checks that passed are \
                   counted, not listed, and settings are not compared across hosts"
             .into(),
-    }
+    })
 }
 
 /// A lock that a panicked holder does not make unusable (nothing it guards is left half made).
