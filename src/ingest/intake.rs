@@ -419,7 +419,7 @@ impl State {
         );
         if let Some(unhashed) = self.ties.get_mut(&key) {
             for u in std::mem::take(unhashed) {
-                self.hash_again(&key, u);
+                self.hash_again(&key, &u);
             }
             return Content::Sha(sha.unwrap_or_else(|| digest(bytes)));
         }
@@ -440,7 +440,7 @@ impl State {
     /// Gives a result read before its sha256, wherever its number stood. A file that cannot
     /// be read again, or was rewritten since (its size changed), keeps its number: a content
     /// of its own.
-    fn hash_again(&mut self, (host, current, run, ..): &TieKey, u: Unhashed) {
+    fn hash_again(&mut self, (host, current, run, ..): &TieKey, u: &Unhashed) {
         let bytes = match collect::read_again(&u.again) {
             Ok(bytes) if bytes.len() == u.len => bytes,
             _ => return,
