@@ -235,9 +235,12 @@ impl NicConfig {
         let firmware: BTreeMap<String, String> = consistency::NIC_FACTS
             .iter()
             .filter_map(|k| Some((k.strip_prefix("fw_")?, facts.get(k)?)))
-            .map(|(k, v)| (k.to_string(), v.clone()))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
-        let dcbx = facts.get("dcbx").filter(|v| !v.is_empty()).cloned();
+        let dcbx = facts
+            .get("dcbx")
+            .filter(|v| !v.is_empty())
+            .map(str::to_string);
         let gid_index = facts.get("gid_index").and_then(|v| v.parse().ok());
         (dcbx.is_some() || facts.contains_key("gid_index") || !firmware.is_empty()).then_some(
             NicConfig {
@@ -538,7 +541,7 @@ fn host_report(
                     .facts
                     .nics
                     .iter()
-                    .filter_map(|(dev, f)| Some((dev.clone(), f.get("netdev")?.clone())))
+                    .filter_map(|(dev, f)| Some((dev.clone(), f.get("netdev")?.to_string())))
                     .collect()
             })
             .unwrap_or_default(),

@@ -195,17 +195,19 @@ pub struct Facts {
 }
 
 /// One NIC's string facts, by name: a list in name order, not a map, because a NIC records a
-/// few and a map's node has room for eleven (most of what a host's result kept).
+/// few and a map's node has room for eleven (most of what a host's result kept). Names and
+/// values are shared text: a fleet's NICs record the same few (firmware versions, netdev
+/// names, NV values).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct NicFacts(Vec<(String, String)>);
+pub struct NicFacts(Vec<(Text, Text)>);
 
 impl NicFacts {
     /// The value of fact `key`.
-    pub fn get(&self, key: &str) -> Option<&String> {
+    pub fn get(&self, key: &str) -> Option<&str> {
         self.0
             .binary_search_by(|(k, _)| k.as_str().cmp(key))
             .ok()
-            .map(|i| &self.0[i].1)
+            .map(|i| self.0[i].1.as_str())
     }
 
     /// Whether the NIC records fact `key`.
@@ -214,14 +216,24 @@ impl NicFacts {
     }
 
     /// Every fact, in name order.
-    pub fn iter(&self) -> impl Iterator<Item = (&String, &String)> {
-        self.0.iter().map(|(k, v)| (k, v))
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.0.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+}
+
+impl From<BTreeMap<Text, Text>> for NicFacts {
+    fn from(map: BTreeMap<Text, Text>) -> Self {
+        NicFacts(map.into_iter().collect())
     }
 }
 
 impl From<BTreeMap<String, String>> for NicFacts {
     fn from(map: BTreeMap<String, String>) -> Self {
-        NicFacts(map.into_iter().collect())
+        NicFacts(
+            map.into_iter()
+                .map(|(k, v)| (Text::from(k), Text::from(v)))
+                .collect(),
+        )
     }
 }
 
