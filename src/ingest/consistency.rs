@@ -468,7 +468,7 @@ fn model(facts: &NicFacts, fw: &str, out: &mut String) {
 }
 
 /// The place of a NIC fact in [`NIC_FACTS`], as [`setting_order`] does for settings.
-fn nic_fact_order(key: &str) -> Option<usize> {
+pub(crate) fn nic_fact_order(key: &str) -> Option<usize> {
     let order = match key {
         "dcbx" => 0,
         "gid_index" => 1,

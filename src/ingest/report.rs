@@ -232,10 +232,11 @@ pub(crate) struct NicConfig {
 impl NicConfig {
     /// The configuration a NIC's facts record; `None` when they record none of it.
     fn of(facts: &NicFacts) -> Option<Self> {
-        let firmware: BTreeMap<String, String> = consistency::NIC_FACTS
+        // The NIC's few facts looked up among those compared, not each of those among them.
+        let firmware: BTreeMap<String, String> = facts
             .iter()
-            .filter_map(|k| Some((k.strip_prefix("fw_")?, facts.get(k)?)))
-            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .filter(|(k, _)| consistency::nic_fact_order(k).is_some())
+            .filter_map(|(k, v)| Some((k.strip_prefix("fw_")?.to_string(), v.to_string())))
             .collect();
         let dcbx = facts
             .get("dcbx")
