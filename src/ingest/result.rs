@@ -495,7 +495,7 @@ impl<'de> Deserialize<'de> for ReadChecks {
                 read.clear();
                 let mut used = 0;
                 let mut not_kept = 0;
-                while let Some(check) = next_check(&mut seq)? {
+                while let Some(check) = next_check(&mut seq, read.len() + not_kept)? {
                     let size = check.size();
                     if not_kept == 0 && used + size <= CHECKS_BUDGET {
                         used += size;
@@ -520,17 +520,29 @@ const SEEN_MAX_LEN: usize = 512;
 /// Distinct checks a thread remembers, at most: past that, new ones are read as they come.
 const SEEN_MAX_ENTRIES: usize = 4096;
 
-thread_local! {
-    /// The checks a thread has read, by their exact text. A fleet's results repeat the same
-    /// checks (same id, NIC, values and message) host after host: one read before is shared
-    /// instead of read field by field again.
-    static SEEN: RefCell<HashMap<Box<str>, Check, Seeded>> =
-        RefCell::new(HashMap::with_hasher(Seeded::new()));
+/// Places of a result's checks whose last text a thread remembers (see [`Seen::last`]).
+const LAST_MAX: usize = 1024;
+
+/// The checks a thread has read, by their exact text. A fleet's results repeat the same checks
+/// (same id, NIC, values and message) host after host: one read before is shared instead of
+/// read field by field again.
+struct Seen {
+    by_text: HashMap<Arc<str>, Check, Seeded>,
+    /// Per place in a result's `checks`, the check last read there: the next result most often
+    /// has the same one at the same place, found with one comparison instead of a hash.
+    last: Vec<(Arc<str>, Check)>,
 }
 
-/// The next check of a result's `checks`; the same text gives the same check as reading it
-/// would, and a check that cannot be read fails with the same words.
-fn next_check<'de, A: SeqAccess<'de>>(seq: &mut A) -> Result<Option<Check>, A::Error> {
+thread_local! {
+    static SEEN: RefCell<Seen> = RefCell::new(Seen {
+        by_text: HashMap::with_hasher(Seeded::new()),
+        last: Vec::new(),
+    });
+}
+
+/// The next check of a result's `checks`, the one at place `at`; the same text gives the same
+/// check as reading it would, and a check that cannot be read fails with the same words.
+fn next_check<'de, A: SeqAccess<'de>>(seq: &mut A, at: usize) -> Result<Option<Check>, A::Error> {
     let Some(raw) = seq.next_element::<&'de RawValue>()? else {
         return Ok(None);
     };
@@ -538,17 +550,32 @@ fn next_check<'de, A: SeqAccess<'de>>(seq: &mut A) -> Result<Option<Check>, A::E
     if text.len() > SEEN_MAX_LEN {
         return read_check(text).map(Some);
     }
-    if let Some(check) = SEEN.with(|seen| seen.borrow().get(text).cloned()) {
-        return Ok(Some(check));
-    }
-    let check = read_check(text)?;
     SEEN.with(|seen| {
-        let mut seen = seen.borrow_mut();
-        if seen.len() < SEEN_MAX_ENTRIES {
-            seen.insert(text.into(), check.clone());
+        let seen = &mut *seen.borrow_mut();
+        if let Some((last, check)) = seen.last.get(at)
+            && **last == *text
+        {
+            return Ok(Some(check.clone()));
         }
-    });
-    Ok(Some(check))
+        let known = match seen.by_text.get_key_value(text) {
+            Some((text, check)) => (Arc::clone(text), check.clone()),
+            None => {
+                let check = read_check(text)?;
+                let text: Arc<str> = Arc::from(text);
+                if seen.by_text.len() < SEEN_MAX_ENTRIES {
+                    seen.by_text.insert(Arc::clone(&text), check.clone());
+                }
+                (text, check)
+            }
+        };
+        let check = known.1.clone();
+        if at < seen.last.len() {
+            seen.last[at] = known;
+        } else if at == seen.last.len() && at < LAST_MAX {
+            seen.last.push(known);
+        }
+        Ok(Some(check))
+    })
 }
 
 /// One check from its text. The reader of the whole file adds where the check is.
