@@ -207,7 +207,7 @@ struct Pools {
 
 /// The newest result of a run kind so far, and the contents it won over.
 struct Kept {
-    sha: Content,
+    content: Content,
     result: Box<ResultFile>,
     older: Vec<Content>,
 }
@@ -217,7 +217,11 @@ impl Kept {
     /// order whatever the files arrive in (a path is not one: a copy found later can have a
     /// smaller one).
     fn age_key(&self) -> (jiff::Timestamp, Option<jiff::Timestamp>, &Content) {
-        (self.result.finished_at, self.result.started_at, &self.sha)
+        (
+            self.result.finished_at,
+            self.result.started_at,
+            &self.content,
+        )
     }
 }
 
@@ -290,12 +294,12 @@ impl<'p> Taking<'p> {
             } => {
                 state.results += 1;
                 let current = self.plan.is_none_or(|p| p.made_from(&result.plan_sha256));
-                let sha = state.content_of(&result, current, sha, &bytes, again);
-                if let Some(paths) = state.paths.get_mut(&sha) {
+                let content = state.content_of(&result, current, sha, &bytes, again);
+                if let Some(paths) = state.paths.get_mut(&content) {
                     paths.push(path);
                     return;
                 }
-                state.paths.insert(sha, vec![path]);
+                state.paths.insert(content, vec![path]);
                 let host = state.by_host.entry(result.host.clone()).or_default();
                 let pool = if current {
                     &mut host.current
@@ -305,7 +309,7 @@ impl<'p> Taking<'p> {
                 keep_newest(
                     pool,
                     Kept {
-                        sha,
+                        content,
                         result,
                         older: Vec::new(),
                     },
@@ -353,11 +357,11 @@ impl<'p> Taking<'p> {
                 });
             }
         }
-        let path_of = |sha: &Content| paths.get(sha).map(|p| p[0].clone()).unwrap_or_default();
+        let path_of = |c: &Content| paths.get(c).map(|p| p[0].clone()).unwrap_or_default();
         let items = |pool: BTreeMap<RunKey, Kept>, superseded: &mut Vec<FileNote>| {
             pool.into_iter()
                 .map(|(key, kept)| {
-                    let path = path_of(&kept.sha);
+                    let path = path_of(&kept.content);
                     for older in &kept.older {
                         superseded.push(FileNote {
                             path: path_of(older),
@@ -401,7 +405,8 @@ impl<'p> Taking<'p> {
 impl State {
     /// What tells this result's content apart: a number of its own while it is the only
     /// result of its [`TieKey`] that can be read again, its sha256 otherwise. The second result
-    /// of a key has every earlier one of the key hashed, from its file read again.
+    /// of a key has every earlier one of the key hashed, from its file read again (under the
+    /// intake's lock: rare, it takes copies or two runs finished in the same second).
     fn content_of(
         &mut self,
         result: &ResultFile,
@@ -462,7 +467,7 @@ impl State {
             &mut pools.stale
         };
         if let Some(kept) = pool.get_mut(run) {
-            for content in std::iter::once(&mut kept.sha).chain(&mut kept.older) {
+            for content in std::iter::once(&mut kept.content).chain(&mut kept.older) {
                 if *content == old {
                     *content = new;
                 }
@@ -511,7 +516,7 @@ fn keep_newest(pool: &mut BTreeMap<RunKey, Kept>, kept: Kept) {
     } else {
         (old, kept)
     };
-    new.older.push(old.sha);
+    new.older.push(old.content);
     new.older.extend(old.older);
     pool.insert(key, new);
 }
