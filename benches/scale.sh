@@ -83,7 +83,7 @@ python3 "$here/make_results.py" 10000 "$work/results"
 measure "python json.load loop, 10000 results" python3 -c "$json_loop" "$work/results"
 floor=$last
 measure "ingest, 10000 results (text)" "$bin" ingest "$work/results"
-ratio=$(awk -v a="$floor" -v b="$last" 'BEGIN { if (b > 0) printf "%.1f", a / b }')
+ratio=$(awk -v a="$floor" -v b="$last" 'BEGIN { if (b > 0) printf "%.2f", a / b }')
 measure "ingest, 10000 results (json)" "$bin" ingest "$work/results" --format json
 python3 "$here/make_padded.py" 500 "$work/padded.tar.gz"
 measure "ingest, 500 results padded to 15 MiB in a $(du -m "$work/padded.tar.gz" | cut -f1) MB .tar.gz" \

@@ -195,10 +195,10 @@ pub(crate) fn changes_size(checks: &[Check]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ingest::result::Status;
+    use crate::ingest::result::{CheckData, Status};
 
     fn check(id: &str, nic: Option<&str>, actual: &str, expected: &str) -> Check {
-        Check {
+        Check::new(CheckData {
             id: id.into(),
             nic: nic.map(Text::from),
             status: Status::Warn,
@@ -206,7 +206,7 @@ mod tests {
             expected: expected.into(),
             actual: actual.into(),
             message: Text::default(),
-        }
+        })
     }
 
     #[test]

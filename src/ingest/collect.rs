@@ -46,6 +46,9 @@ pub(crate) enum Found {
         origin: String,
         /// Its content.
         bytes: Vec<u8>,
+        /// Where the same bytes can be read again ([`read_again`]): the file's path, `None`
+        /// inside an archive (a gzip stream is read once).
+        again: Option<PathBuf>,
     },
     /// A candidate that could not be read (a problem).
     Unreadable {
@@ -164,7 +167,11 @@ fn work(rx: &Mutex<Receiver<Task>>, budget: &Budget, each: &(dyn Fn(Found) + Syn
                 Job::Read(path, size) => {
                     let origin = path.display().to_string();
                     match read_capped(&path, size) {
-                        Ok(bytes) => Found::File { origin, bytes },
+                        Ok(bytes) => Found::File {
+                            origin,
+                            bytes,
+                            again: Some(path),
+                        },
                         Err(reason) => Found::Unreadable { origin, reason },
                     }
                 }
@@ -449,6 +456,7 @@ impl Feed<'_> {
                 Job::Done(Found::File {
                     origin: member,
                     bytes,
+                    again: None,
                 }),
                 cost,
             );
@@ -473,6 +481,11 @@ fn sniff(path: &Path) -> Kind {
         Ok(()) if magic == [0x1f, 0x8b] => Kind::TarGz,
         _ => Kind::Json,
     }
+}
+
+/// The bytes of a file read before, read again (see `intake`), with the same limit.
+pub(crate) fn read_again(path: &Path) -> Result<Vec<u8>, String> {
+    read_capped(path, 0)
 }
 
 /// The file's bytes, when they are at most [`MAX_RESULT_BYTES`]; `size` is what it was found

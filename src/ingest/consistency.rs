@@ -146,9 +146,9 @@ pub(crate) fn groups(hosts: &[(String, ResultFile)], with_plan_sha: bool) -> Vec
 #[derive(Debug, Default)]
 pub(crate) struct Tally {
     table: Table,
-    /// Per setting, how often each planned value is stated (a rollback's `expected` is the
-    /// value it restores, not the plan's).
-    expected: BTreeMap<String, BTreeMap<String, usize>>,
+    /// Per setting, by its place in the report (as `table`), how often each planned value is
+    /// stated (a rollback's `expected` is the value it restores, not the plan's).
+    expected: Vec<BTreeMap<String, usize>>,
     with_plan_sha: bool,
 }
 
@@ -209,10 +209,12 @@ impl Tally {
     /// software, settings, provenance.
     pub(crate) fn add(&mut self, host: &str, r: &ResultFile) {
         let host = Text::new(host);
+        let mut scope = String::new();
         for (dev, facts) in &r.facts.nics {
             if let Some(fw) = facts.get("fw_ver") {
                 let dev = Text::new(dev);
-                self.put(0, "firmware", &model(facts, fw), fw, &host, Some(&dev));
+                model(facts, fw, &mut scope);
+                self.put(0, "firmware", &scope, fw, &host, Some(&dev));
             }
         }
         if let Some(ofed) = &r.facts.ofed {
@@ -240,10 +242,10 @@ impl Tally {
             if c.status != Status::Skip {
                 self.put(3 + order, id, "", &c.actual, &host, Some(nic));
                 if r.phase != Phase::Rollback && !c.expected.trim().is_empty() {
-                    let by_value = match self.expected.get_mut(c.id.as_str()) {
-                        Some(by_value) => by_value,
-                        None => self.expected.entry(c.id.to_string()).or_default(),
-                    };
+                    if self.expected.len() <= 3 + order {
+                        self.expected.resize_with(3 + order + 1, BTreeMap::new);
+                    }
+                    let by_value = &mut self.expected[3 + order];
                     match by_value.get_mut(c.expected.as_str()) {
                         Some(n) => *n += 1,
                         None => {
@@ -258,9 +260,12 @@ impl Tally {
         let nic_facts = 3 + SETTINGS.len() + DCQCN.len();
         for (dev, facts) in &r.facts.nics {
             let dev = Text::new(dev);
-            for (i, fact) in NIC_FACTS.iter().enumerate() {
-                if let Some(value) = facts.get(fact) {
-                    self.put(nic_facts + i, fact, "", value, &host, Some(&dev));
+            // A NIC records a few facts: each is looked up among those compared, rather than
+            // each compared one among the NIC's (a NIC's facts go to separate places of the
+            // table, so the order they are counted in does not matter).
+            for (fact, value) in facts.iter() {
+                if let Some(i) = nic_fact_order(fact) {
+                    self.put(nic_facts + i, NIC_FACTS[i], "", value, &host, Some(&dev));
                 }
             }
         }
@@ -296,8 +301,11 @@ impl Tally {
                 }
             }
         }
-        for (id, by_value) in other.expected {
-            let ours = self.expected.entry(id).or_default();
+        if self.expected.len() < other.expected.len() {
+            self.expected
+                .resize_with(other.expected.len(), BTreeMap::new);
+        }
+        for (ours, by_value) in self.expected.iter_mut().zip(other.expected) {
             for (value, n) in by_value {
                 *ours.entry(value).or_default() += n;
             }
@@ -319,12 +327,13 @@ impl Tally {
 
         table
             .iter()
-            .flat_map(|(fact, scopes)| {
+            .enumerate()
+            .flat_map(|(order, (fact, scopes))| {
                 scopes
                     .iter()
-                    .map(move |(scope, values)| (fact, scope, values))
+                    .map(move |(scope, values)| (order, fact, scope, values))
             })
-            .map(|(fact, scope, values)| {
+            .map(|(order, fact, scope, values)| {
                 // All NICs of a host that report a fact, to tell "all its NICs" from "some";
                 // with one value, every host has it on all of them.
                 let mut nics_of: HashMap<&str, usize> = HashMap::new();
@@ -354,7 +363,7 @@ impl Tally {
                             .collect(),
                     })
                     .collect();
-                let planned = expected.get(*fact).and_then(|e| {
+                let planned = expected.get(order).and_then(|e| {
                     let most = e.values().max()?;
                     e.iter().find(|(_, n)| *n == most).map(|(v, _)| v.clone())
                 });
@@ -438,17 +447,47 @@ fn compared_check(id: &str) -> Option<(usize, &'static str)> {
     Some((SETTINGS.len() + i, DCQCN[i]))
 }
 
-/// The model a NIC's firmware is compared within.
-fn model(facts: &NicFacts, fw: &str) -> String {
-    MODEL_FACTS
+/// The model a NIC's firmware is compared within, into `out` (asked for every NIC: one string
+/// for all).
+fn model(facts: &NicFacts, fw: &str, out: &mut String) {
+    out.clear();
+    if let Some(model) = MODEL_FACTS
         .iter()
-        .find_map(|k| facts.get(k).filter(|v| !v.trim().is_empty()).cloned())
-        .unwrap_or_else(|| match fw.split_once('.') {
-            Some((major, _)) if !major.is_empty() && major.bytes().all(|b| b.is_ascii_digit()) => {
-                format!("{major}.x")
-            }
-            _ => "unknown model".to_string(),
-        })
+        .find_map(|k| facts.get(k).filter(|v| !v.trim().is_empty()))
+    {
+        out.push_str(model);
+        return;
+    }
+    match fw.split_once('.') {
+        Some((major, _)) if !major.is_empty() && major.bytes().all(|b| b.is_ascii_digit()) => {
+            out.push_str(major);
+            out.push_str(".x");
+        }
+        _ => out.push_str("unknown model"),
+    }
+}
+
+/// The place of a NIC fact in [`NIC_FACTS`], as [`setting_order`] does for settings.
+pub(crate) fn nic_fact_order(key: &str) -> Option<usize> {
+    let order = match key {
+        "dcbx" => 0,
+        "gid_index" => 1,
+        "fw_ROCE_CC_PRIO_MASK_P1" => 2,
+        "fw_ROCE_CC_PRIO_MASK_P2" => 3,
+        "fw_CNP_DSCP_P1" => 4,
+        "fw_CNP_DSCP_P2" => 5,
+        "fw_CNP_802P_PRIO_P1" => 6,
+        "fw_CNP_802P_PRIO_P2" => 7,
+        "fw_LLDP_NB_DCBX_P1" => 8,
+        "fw_LLDP_NB_DCBX_P2" => 9,
+        "fw_DCBX_WILLING_P1" => 10,
+        "fw_DCBX_WILLING_P2" => 11,
+        "fw_LINK_TYPE_P1" => 12,
+        "fw_LINK_TYPE_P2" => 13,
+        _ => return None,
+    };
+    debug_assert_eq!(NIC_FACTS[order], key);
+    Some(order)
 }
 
 #[cfg(test)]
@@ -475,6 +514,12 @@ mod tests {
         }
         for id in ["", "mtu ", "MTU", "fw_ver", "ib_dev"] {
             assert_eq!(setting_order(id), None, "{id}");
+        }
+        for (i, fact) in NIC_FACTS.iter().enumerate() {
+            assert_eq!(nic_fact_order(fact), Some(i), "{fact}");
+        }
+        for fact in ["", "fw_ver", "netdev", "DCBX", "fw_CNP_DSCP"] {
+            assert_eq!(nic_fact_order(fact), None, "{fact}");
         }
     }
 }

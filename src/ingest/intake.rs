@@ -6,18 +6,21 @@
 //! Files arrive in no fixed order (see `collect`), and the intake does not depend on it: of
 //! identical files the one with the smallest path is the original, the others its copies; of two
 //! results of one run kind the newer wins, by content, and notes name only the final winner.
-//! What is kept per file found is its path and the sha256 of its bytes; per host and run kind
-//! one result, whose size `result::parse` bounds.
+//! What is kept per file found is its path and what tells its content apart ([`Content`]); per
+//! host and run kind one result, whose size `result::parse` bounds.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
 use std::sync::{Mutex, PoisonError};
 
 use anyhow::{Result, bail};
 use sha2::{Digest, Sha256};
 
-use crate::ingest::collect::Found;
+use crate::ingest::collect::{self, Found};
 use crate::ingest::report::{FileNote, PlanView};
-use crate::ingest::result::{self, Check, LIMIT_CHECK, Parsed, Phase, ResultFile, Status, capped};
+use crate::ingest::result::{
+    self, Check, CheckData, LIMIT_CHECK, Parsed, Phase, ResultFile, Status, capped,
+};
 
 /// What the results read may take in memory, estimated, before ingest keeps only the checks
 /// that did not pass (and counts the others): a few thousand hosts of a few hundred checks each
@@ -84,13 +87,45 @@ pub(crate) struct Intake {
 /// The sha256 of a file's bytes: identical copies (the same run collected twice) count once.
 type Sha = [u8; 32];
 
+/// What tells a result's content from any other's: the sha256 of its bytes, or a number of its
+/// own while no other result read could be a copy of it or tie with it. Hashing every file took
+/// a tenth of ingest, and only results of one [`TieKey`] are ever compared by content: a copy
+/// reads the same, and `keep_newest` looks at the content only when the times are equal. A
+/// result gets its sha256 once a second one of its key is read (see [`State::content_of`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Content {
+    Sha(Sha),
+    Lone(usize),
+}
+
+/// Results that can be copies of one another or tie: the same host, plan identity (current or
+/// stale), run kind, finish time and start time.
+type TieKey = (
+    String,
+    bool,
+    RunKey,
+    jiff::Timestamp,
+    Option<jiff::Timestamp>,
+);
+
+/// A result without its sha256 yet ([`Content::Lone`]), and where its bytes can be read again.
+struct Unhashed {
+    id: usize,
+    again: PathBuf,
+    len: usize,
+}
+
 /// A file found, once read.
 enum Classified {
     Problem(FileNote),
     Skipped(FileNote),
     Result {
         path: String,
-        sha: Sha,
+        /// Kept until the result is folded in: its sha256 may be wanted then.
+        bytes: Vec<u8>,
+        /// Where the bytes can be read again; `None` (in an archive) is hashed at once.
+        again: Option<PathBuf>,
+        sha: Option<Sha>,
         result: Box<ResultFile>,
     },
 }
@@ -103,14 +138,20 @@ fn classify(found: Found) -> Classified {
     match found {
         Found::Unreadable { origin, reason } => Classified::Problem(note(origin, &reason)),
         Found::Ignored { origin, reason } => Classified::Skipped(note(origin, &reason)),
-        Found::File { origin, bytes } => match result::parse(&bytes) {
+        Found::File {
+            origin,
+            bytes,
+            again,
+        } => match result::parse(&bytes) {
             Parsed::Corrupt(reason) => Classified::Problem(note(origin, &reason)),
             Parsed::NotAResult(what) => {
                 Classified::Skipped(note(origin, &format!("not a result ({what})")))
             }
             Parsed::Result(result) => Classified::Result {
                 path: origin,
-                sha: Sha256::digest(&bytes).into(),
+                sha: again.is_none().then(|| digest(&bytes)),
+                bytes,
+                again,
                 result,
             },
         },
@@ -138,7 +179,12 @@ struct State {
     problems: Vec<FileNote>,
     skipped: Vec<FileNote>,
     /// Every path each content was found at.
-    paths: BTreeMap<Sha, Vec<String>>,
+    paths: BTreeMap<Content, Vec<String>>,
+    /// Per key, the results read that have no sha256 yet: emptied once a second one comes, and
+    /// every later one is hashed as it comes.
+    ties: HashMap<TieKey, Vec<Unhashed>>,
+    /// The next [`Content::Lone`].
+    lone: usize,
     by_host: BTreeMap<String, Pools>,
     results: usize,
     /// What every result read takes in memory, estimated, and without its passed checks: sums
@@ -161,17 +207,21 @@ struct Pools {
 
 /// The newest result of a run kind so far, and the contents it won over.
 struct Kept {
-    sha: Sha,
+    content: Content,
     result: Box<ResultFile>,
-    older: Vec<Sha>,
+    older: Vec<Content>,
 }
 
 impl Kept {
     /// Newest first is the largest key: finish time, start time, then the content, a fixed
     /// order whatever the files arrive in (a path is not one: a copy found later can have a
     /// smaller one).
-    fn age_key(&self) -> (jiff::Timestamp, Option<jiff::Timestamp>, &Sha) {
-        (self.result.finished_at, self.result.started_at, &self.sha)
+    fn age_key(&self) -> (jiff::Timestamp, Option<jiff::Timestamp>, &Content) {
+        (
+            self.result.finished_at,
+            self.result.started_at,
+            &self.content,
+        )
     }
 }
 
@@ -190,20 +240,18 @@ impl<'p> Taking<'p> {
         }
     }
 
-    /// Reads one file found and folds it in; its bytes are dropped on return. Parsing and
-    /// hashing, the work, are done before the lock is taken.
+    /// Reads one file found and folds it in; its bytes are dropped on return. Parsing, the
+    /// work, is done before the lock is taken; so is hashing a result from an archive.
     pub(crate) fn add(&self, found: Found) {
         if lock(&self.state).refused.is_some() {
             return;
         }
         let classified = classify(found);
-        let mut classified = match classified {
-            Classified::Result { path, sha, result } => {
-                let sizes = (result.size(), result.size_without_passes());
-                (Classified::Result { path, sha, result }, sizes)
-            }
-            other => (other, (0, 0)),
+        let sizes = match &classified {
+            Classified::Result { result, .. } => (result.size(), result.size_without_passes()),
+            _ => (0, 0),
         };
+        let mut classified = (classified, sizes);
         let mut state = lock(&self.state);
         let state = &mut *state;
         let (size, size_without_passes) = classified.1;
@@ -237,14 +285,21 @@ impl<'p> Taking<'p> {
         match classified.0 {
             Classified::Problem(note) => state.problems.push(note),
             Classified::Skipped(note) => state.skipped.push(note),
-            Classified::Result { path, sha, result } => {
+            Classified::Result {
+                path,
+                bytes,
+                again,
+                sha,
+                result,
+            } => {
                 state.results += 1;
-                if let Some(paths) = state.paths.get_mut(&sha) {
+                let current = self.plan.is_none_or(|p| p.made_from(&result.plan_sha256));
+                let content = state.content_of(&result, current, sha, &bytes, again);
+                if let Some(paths) = state.paths.get_mut(&content) {
                     paths.push(path);
                     return;
                 }
-                state.paths.insert(sha, vec![path]);
-                let current = self.plan.is_none_or(|p| p.made_from(&result.plan_sha256));
+                state.paths.insert(content, vec![path]);
                 let host = state.by_host.entry(result.host.clone()).or_default();
                 let pool = if current {
                     &mut host.current
@@ -254,7 +309,7 @@ impl<'p> Taking<'p> {
                 keep_newest(
                     pool,
                     Kept {
-                        sha,
+                        content,
                         result,
                         older: Vec::new(),
                     },
@@ -302,11 +357,11 @@ impl<'p> Taking<'p> {
                 });
             }
         }
-        let path_of = |sha: &Sha| paths.get(sha).map(|p| p[0].clone()).unwrap_or_default();
+        let path_of = |c: &Content| paths.get(c).map(|p| p[0].clone()).unwrap_or_default();
         let items = |pool: BTreeMap<RunKey, Kept>, superseded: &mut Vec<FileNote>| {
             pool.into_iter()
                 .map(|(key, kept)| {
-                    let path = path_of(&kept.sha);
+                    let path = path_of(&kept.content);
                     for older in &kept.older {
                         superseded.push(FileNote {
                             path: path_of(older),
@@ -347,9 +402,87 @@ impl<'p> Taking<'p> {
     }
 }
 
+impl State {
+    /// What tells this result's content apart: a number of its own while it is the only
+    /// result of its [`TieKey`] that can be read again, its sha256 otherwise. The second result
+    /// of a key has every earlier one of the key hashed, from its file read again (under the
+    /// intake's lock: rare, it takes copies or two runs finished in the same second).
+    fn content_of(
+        &mut self,
+        result: &ResultFile,
+        current: bool,
+        sha: Option<Sha>,
+        bytes: &[u8],
+        again: Option<PathBuf>,
+    ) -> Content {
+        let key: TieKey = (
+            result.host.clone(),
+            current,
+            (result.phase, result.dry_run),
+            result.finished_at,
+            result.started_at,
+        );
+        if let Some(unhashed) = self.ties.get_mut(&key) {
+            for u in std::mem::take(unhashed) {
+                self.hash_again(&key, &u);
+            }
+            return Content::Sha(sha.unwrap_or_else(|| digest(bytes)));
+        }
+        let (content, unhashed) = match (sha, again) {
+            (Some(sha), _) => (Content::Sha(sha), Vec::new()),
+            (None, Some(again)) => {
+                let id = self.lone;
+                self.lone += 1;
+                let len = bytes.len();
+                (Content::Lone(id), vec![Unhashed { id, again, len }])
+            }
+            (None, None) => (Content::Sha(digest(bytes)), Vec::new()),
+        };
+        self.ties.insert(key, unhashed);
+        content
+    }
+
+    /// Gives a result read before its sha256, wherever its number stood. A file that cannot
+    /// be read again, or was rewritten since (its size changed), keeps its number: a content
+    /// of its own.
+    fn hash_again(&mut self, (host, current, run, ..): &TieKey, u: &Unhashed) {
+        let bytes = match collect::read_again(&u.again) {
+            Ok(bytes) if bytes.len() == u.len => bytes,
+            _ => return,
+        };
+        let (old, new) = (Content::Lone(u.id), Content::Sha(digest(&bytes)));
+        if self.paths.contains_key(&new) {
+            // Rewritten into a copy of another since it was read: it stays what it was read as.
+            return;
+        }
+        if let Some(paths) = self.paths.remove(&old) {
+            self.paths.insert(new, paths);
+        }
+        let Some(pools) = self.by_host.get_mut(host) else {
+            return;
+        };
+        let pool = if *current {
+            &mut pools.current
+        } else {
+            &mut pools.stale
+        };
+        if let Some(kept) = pool.get_mut(run) {
+            for content in std::iter::once(&mut kept.content).chain(&mut kept.older) {
+                if *content == old {
+                    *content = new;
+                }
+            }
+        }
+    }
+}
+
+fn digest(bytes: &[u8]) -> Sha {
+    Sha256::digest(bytes).into()
+}
+
 /// The warning every result gets past the retention budget.
 fn lean_note(lean_at: usize) -> Check {
-    Check {
+    Check::new(CheckData {
         id: LIMIT_CHECK.into(),
         nic: None,
         status: Status::Warn,
@@ -363,7 +496,7 @@ fn lean_note(lean_at: usize) -> Check {
         message: "the results read are too many to keep every check: checks that passed are \
                   counted, not listed, and settings are not compared across hosts"
             .into(),
-    }
+    })
 }
 
 /// A lock that a panicked holder does not make unusable (nothing it guards is left half made).
@@ -383,7 +516,7 @@ fn keep_newest(pool: &mut BTreeMap<RunKey, Kept>, kept: Kept) {
     } else {
         (old, kept)
     };
-    new.older.push(old.sha);
+    new.older.push(old.content);
     new.older.extend(old.older);
     pool.insert(key, new);
 }
@@ -437,6 +570,7 @@ mod tests {
             taking.add(Found::File {
                 origin: (*path).into(),
                 bytes: bytes.clone(),
+                again: None,
             });
         }
         taking.finish()
@@ -490,6 +624,73 @@ mod tests {
     }
 
     #[test]
+    fn results_read_again_to_be_hashed_are_told_apart_as_results_hashed_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let new = result("a", "2026-11-30T09:00:00Z", "pass");
+        let old = result("a", "2026-11-30T08:00:00Z", "fail");
+        let tie_1 = result("b", "2026-11-30T08:00:00Z", "pass");
+        let tie_2 = result("b", "2026-11-30T08:00:00Z", "warn");
+        let files = [
+            ("z/a.json", &new),
+            ("m/a.json", &new),
+            ("y/old.json", &old),
+            ("q/b1.json", &tie_1),
+            ("c/b2.json", &tie_2),
+            ("r/b2.json", &tie_2),
+            ("s/lone.json", &tie_1),
+        ];
+        for (path, bytes) in &files {
+            let path = dir.path().join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, bytes).unwrap();
+        }
+        let take = |order: &[usize], read_again: bool| {
+            let taking = Taking::new(None);
+            for &i in order {
+                let (path, bytes) = files[i];
+                taking.add(Found::File {
+                    origin: path.into(),
+                    bytes: bytes.clone(),
+                    again: read_again.then(|| dir.path().join(path)),
+                });
+            }
+            summary(&taking.finish().unwrap())
+        };
+        let hashed_at_once = take(&[0, 1, 2, 3, 4, 5, 6], false);
+        for order in [
+            [0, 1, 2, 3, 4, 5, 6],
+            [6, 5, 4, 3, 2, 1, 0],
+            [3, 2, 6, 0, 5, 1, 4],
+        ] {
+            assert_eq!(take(&order, true), hashed_at_once, "order {order:?}");
+        }
+        assert!(hashed_at_once.contains(&"superseded z/a.json: a copy of m/a.json".to_string()));
+        assert!(
+            hashed_at_once.contains(&"superseded s/lone.json: a copy of q/b1.json".to_string())
+        );
+        assert!(hashed_at_once.contains(&"superseded r/b2.json: a copy of c/b2.json".to_string()));
+
+        // A file rewritten after it was read (another size) keeps a content of its own: what
+        // was read of it is not taken for a copy.
+        let taking = Taking::new(None);
+        let lone = dir.path().join("s/lone.json");
+        taking.add(Found::File {
+            origin: "s/lone.json".into(),
+            bytes: tie_1.clone(),
+            again: Some(lone.clone()),
+        });
+        std::fs::write(&lone, b"{}").unwrap();
+        taking.add(Found::File {
+            origin: "q/b1.json".into(),
+            bytes: tie_1.clone(),
+            again: None,
+        });
+        let lines = summary(&taking.finish().unwrap());
+        assert!(!lines.iter().any(|l| l.contains("a copy of")), "{lines:#?}");
+        assert!(lines.contains(&"2 results".to_string()), "{lines:#?}");
+    }
+
+    #[test]
     fn the_intake_does_not_depend_on_the_order_files_arrive_in() {
         let new = result("a", "2026-11-30T09:00:00Z", "pass");
         let old = result("a", "2026-11-30T08:00:00Z", "fail");
@@ -511,6 +712,7 @@ mod tests {
                 taking.add(Found::File {
                     origin: path.into(),
                     bytes: bytes.clone(),
+                    again: None,
                 });
             }
             summary(&taking.finish().unwrap())

@@ -232,12 +232,16 @@ pub(crate) struct NicConfig {
 impl NicConfig {
     /// The configuration a NIC's facts record; `None` when they record none of it.
     fn of(facts: &NicFacts) -> Option<Self> {
-        let firmware: BTreeMap<String, String> = consistency::NIC_FACTS
+        // The NIC's few facts looked up among those compared, not each of those among them.
+        let firmware: BTreeMap<String, String> = facts
             .iter()
-            .filter_map(|k| Some((k.strip_prefix("fw_")?, facts.get(k)?)))
-            .map(|(k, v)| (k.to_string(), v.clone()))
+            .filter(|(k, _)| consistency::nic_fact_order(k).is_some())
+            .filter_map(|(k, v)| Some((k.strip_prefix("fw_")?.to_string(), v.to_string())))
             .collect();
-        let dcbx = facts.get("dcbx").filter(|v| !v.is_empty()).cloned();
+        let dcbx = facts
+            .get("dcbx")
+            .filter(|v| !v.is_empty())
+            .map(str::to_string);
         let gid_index = facts.get("gid_index").and_then(|v| v.parse().ok());
         (dcbx.is_some() || facts.contains_key("gid_index") || !firmware.is_empty()).then_some(
             NicConfig {
@@ -538,7 +542,7 @@ fn host_report(
                     .facts
                     .nics
                     .iter()
-                    .filter_map(|(dev, f)| Some((dev.clone(), f.get("netdev")?.clone())))
+                    .filter_map(|(dev, f)| Some((dev.clone(), f.get("netdev")?.to_string())))
                     .collect()
             })
             .unwrap_or_default(),

@@ -5,14 +5,18 @@
 mod text;
 mod wire;
 
-use std::collections::BTreeMap;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
+use std::sync::Arc;
 
 use jiff::Timestamp;
 use serde::de::{SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
+use text::Seeded;
 pub(crate) use text::Text;
 pub(crate) use wire::capped;
 use wire::{ReadFacts, Sniffed};
@@ -27,7 +31,7 @@ const RESULT_SCHEMA_FAMILY: &str = "roce-gen/result/";
 pub(crate) const MAX_RESULT_BYTES: u64 = 16 << 20;
 
 /// The script that wrote a result.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Phase {
     /// `precheck.sh`: read-only checks.
@@ -98,9 +102,50 @@ pub struct Counts {
     pub changed: u64,
 }
 
-/// One check of a result. Its strings are capped at [`wire::MAX_TEXT`], and shared (see [`Text`]).
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
-pub struct Check {
+/// One check of a result, shared: a fleet's results hold the same checks host after host (see
+/// [`next_check`]), and a list of handles takes a thirteenth of the memory of a list of checks.
+/// Reads, compares, prints and serializes as its [`CheckData`].
+#[derive(Clone, PartialEq, Eq)]
+pub struct Check(Arc<CheckData>);
+
+impl Check {
+    /// A check of these fields.
+    pub fn new(data: CheckData) -> Check {
+        Check(Arc::new(data))
+    }
+}
+
+impl std::ops::Deref for Check {
+    type Target = CheckData;
+    fn deref(&self) -> &CheckData {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Check {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.0, f)
+    }
+}
+
+impl Serialize for Check {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Check {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        CheckData::deserialize(d).map(Check::new)
+    }
+}
+
+/// The fields of a [`Check`]. Its strings are capped at [`wire::MAX_TEXT`], and shared (see
+/// [`Text`]).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+// The name messages about a check that cannot be read give it.
+#[serde(rename = "Check")]
+pub struct CheckData {
     /// The stable check id (`ib_dev`, `mtu`, …).
     #[serde(deserialize_with = "wire::shared_text")]
     pub id: Text,
@@ -150,17 +195,19 @@ pub struct Facts {
 }
 
 /// One NIC's string facts, by name: a list in name order, not a map, because a NIC records a
-/// few and a map's node has room for eleven (most of what a host's result kept).
+/// few and a map's node has room for eleven (most of what a host's result kept). Names and
+/// values are shared text: a fleet's NICs record the same few (firmware versions, netdev
+/// names, NV values).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct NicFacts(Vec<(String, String)>);
+pub struct NicFacts(Vec<(Text, Text)>);
 
 impl NicFacts {
     /// The value of fact `key`.
-    pub fn get(&self, key: &str) -> Option<&String> {
+    pub fn get(&self, key: &str) -> Option<&str> {
         self.0
             .binary_search_by(|(k, _)| k.as_str().cmp(key))
             .ok()
-            .map(|i| &self.0[i].1)
+            .map(|i| self.0[i].1.as_str())
     }
 
     /// Whether the NIC records fact `key`.
@@ -169,14 +216,24 @@ impl NicFacts {
     }
 
     /// Every fact, in name order.
-    pub fn iter(&self) -> impl Iterator<Item = (&String, &String)> {
-        self.0.iter().map(|(k, v)| (k, v))
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.0.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+}
+
+impl From<BTreeMap<Text, Text>> for NicFacts {
+    fn from(map: BTreeMap<Text, Text>) -> Self {
+        NicFacts(map.into_iter().collect())
     }
 }
 
 impl From<BTreeMap<String, String>> for NicFacts {
     fn from(map: BTreeMap<String, String>) -> Self {
-        NicFacts(map.into_iter().collect())
+        NicFacts(
+            map.into_iter()
+                .map(|(k, v)| (Text::from(k), Text::from(v)))
+                .collect(),
+        )
     }
 }
 
@@ -409,9 +466,9 @@ struct ReadChecks {
 
 impl Check {
     /// What it takes in memory at most, roughly: the struct, its text and an allocation per
-    /// string (text shared with other checks takes less).
+    /// string (a check or text shared with other checks takes less).
     pub fn size(&self) -> usize {
-        std::mem::size_of::<Check>()
+        std::mem::size_of::<CheckData>()
             + 6 * 16
             + self.id.len()
             + self.nic.as_ref().map_or(0, |n| n.len())
@@ -438,7 +495,7 @@ impl<'de> Deserialize<'de> for ReadChecks {
                 read.clear();
                 let mut used = 0;
                 let mut not_kept = 0;
-                while let Some(check) = seq.next_element::<Check>()? {
+                while let Some(check) = next_check(&mut seq, read.len() + not_kept)? {
                     let size = check.size();
                     if not_kept == 0 && used + size <= CHECKS_BUDGET {
                         used += size;
@@ -455,6 +512,75 @@ impl<'de> Deserialize<'de> for ReadChecks {
         }
         d.deserialize_seq(V)
     }
+}
+
+/// A check's text longer than this is not remembered (a message naming a value of its own).
+const SEEN_MAX_LEN: usize = 512;
+
+/// Distinct checks a thread remembers, at most: past that, new ones are read as they come.
+const SEEN_MAX_ENTRIES: usize = 4096;
+
+/// Places of a result's checks whose last text a thread remembers (see [`Seen::last`]).
+const LAST_MAX: usize = 1024;
+
+/// The checks a thread has read, by their exact text. A fleet's results repeat the same checks
+/// (same id, NIC, values and message) host after host: one read before is shared instead of
+/// read field by field again.
+struct Seen {
+    by_text: HashMap<Arc<str>, Check, Seeded>,
+    /// Per place in a result's `checks`, the check last read there: the next result most often
+    /// has the same one at the same place, found with one comparison instead of a hash.
+    last: Vec<(Arc<str>, Check)>,
+}
+
+thread_local! {
+    static SEEN: RefCell<Seen> = RefCell::new(Seen {
+        by_text: HashMap::with_hasher(Seeded::new()),
+        last: Vec::new(),
+    });
+}
+
+/// The next check of a result's `checks`, the one at place `at`; the same text gives the same
+/// check as reading it would, and a check that cannot be read fails with the same words.
+fn next_check<'de, A: SeqAccess<'de>>(seq: &mut A, at: usize) -> Result<Option<Check>, A::Error> {
+    let Some(raw) = seq.next_element::<&'de RawValue>()? else {
+        return Ok(None);
+    };
+    let text = raw.get();
+    if text.len() > SEEN_MAX_LEN {
+        return read_check(text).map(Some);
+    }
+    SEEN.with(|seen| {
+        let seen = &mut *seen.borrow_mut();
+        if let Some((last, check)) = seen.last.get(at)
+            && **last == *text
+        {
+            return Ok(Some(check.clone()));
+        }
+        let known = match seen.by_text.get_key_value(text) {
+            Some((text, check)) => (Arc::clone(text), check.clone()),
+            None => {
+                let check = read_check(text)?;
+                let text: Arc<str> = Arc::from(text);
+                if seen.by_text.len() < SEEN_MAX_ENTRIES {
+                    seen.by_text.insert(Arc::clone(&text), check.clone());
+                }
+                (text, check)
+            }
+        };
+        let check = known.1.clone();
+        if at < seen.last.len() {
+            seen.last[at] = known;
+        } else if at == seen.last.len() && at < LAST_MAX {
+            seen.last.push(known);
+        }
+        Ok(Some(check))
+    })
+}
+
+/// One check from its text. The reader of the whole file adds where the check is.
+fn read_check<E: serde::de::Error>(text: &str) -> Result<Check, E> {
+    serde_json::from_str(text).map_err(|e| E::custom(without_position(&e)))
 }
 
 /// What a file turned out to be.
@@ -587,7 +713,7 @@ fn limit_note(checks: usize, nics: usize) -> Option<Check> {
     if parts.is_empty() {
         return None;
     }
-    Some(Check {
+    Some(Check::new(CheckData {
         id: LIMIT_CHECK.into(),
         nic: None,
         status: Status::Warn,
@@ -599,7 +725,7 @@ fn limit_note(checks: usize, nics: usize) -> Option<Check> {
             parts.join(" and ")
         )
         .into(),
-    })
+    }))
 }
 
 /// An empty `nic` means a host-wide check, like an absent one.
@@ -943,6 +1069,35 @@ mod tests {
                 .iter()
                 .all(|c| c.id != LIMIT_CHECK)
         );
+    }
+
+    #[test]
+    fn a_check_read_again_is_the_check_read_the_first_time() {
+        let bytes = result_with(&json!({}), &[("checks", json!("CHECKS"))]);
+        let with = |checks: &str| {
+            String::from_utf8(bytes.clone())
+                .unwrap()
+                .replace(r#""CHECKS""#, checks)
+        };
+        let good = with(
+            r#"[{"id": "mtu", "nic": "mlx5_0", "status": "fail", "actual": "1500"},
+                {"id": "pfc", "nic": "", "status": "warn", "message": "a \"b\" \u00e9"}]"#,
+        );
+        // The second time, the checks come from what this thread remembers of the first.
+        let first = result_of(good.as_bytes()).checks;
+        let again = result_of(good.as_bytes()).checks;
+        assert_eq!(again, first);
+        assert_eq!(first[0].actual, "1500");
+        assert_eq!(first[1].nic, None);
+        assert_eq!(first[1].message, "a \"b\" é");
+        // A check that cannot be read is said in the same words every time.
+        let bad = with(r#"[{"id": "mtu", "status": "pass", "id": "pfc"}]"#);
+        for _ in 0..2 {
+            assert_eq!(
+                corrupt(bad.as_bytes()),
+                "not a valid roce-gen/result/v1 result: duplicate field `id`"
+            );
+        }
     }
 
     #[test]

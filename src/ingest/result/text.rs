@@ -31,10 +31,10 @@ thread_local! {
 /// tenth of ingest. A multiply-fold of each 8 bytes with a seed drawn per table, so that which
 /// strings collide cannot be known in advance.
 #[derive(Clone, Copy)]
-struct Seeded(u64, u64);
+pub(super) struct Seeded(u64, u64);
 
 impl Seeded {
-    fn new() -> Self {
+    pub(super) fn new() -> Self {
         let random = RandomState::new();
         Seeded(random.hash_one(1u8) | 1, random.hash_one(2u8))
     }
@@ -50,7 +50,7 @@ impl BuildHasher for Seeded {
     }
 }
 
-struct Fold {
+pub(super) struct Fold {
     state: u64,
     key: u64,
 }

@@ -374,7 +374,7 @@ impl<'de> Deserialize<'de> for Nics {
 /// One NIC's facts object as read: every string value, and the objects health is made of.
 #[derive(Default)]
 struct Nic {
-    strings: BTreeMap<String, String>,
+    strings: BTreeMap<Text, Text>,
     /// Whether any of the health keys is there, whatever its value.
     has_health: bool,
     transceiver: Option<Transceiver>,
@@ -410,7 +410,7 @@ impl Nic {
         if !self.has_health {
             return None;
         }
-        let text = |k: &str| self.strings.get(k).cloned();
+        let text = |k: &str| self.strings.get(k).map(Text::to_string);
         Some(NicHealth {
             netdev: text("netdev").unwrap_or_default(),
             transceiver: self.transceiver.clone(),
@@ -475,7 +475,7 @@ impl<'de> Deserialize<'de> for LooseNic {
                         _ => Field::Other,
                     };
                     let mut value = map.next_value_seed(kind)?;
-                    let key = capped(&key);
+                    let key = Text::new(&capped_cow(&key));
                     if let NicValue::Text(s) = &mut value {
                         if nic.strings.len() < MAX_NIC_ENTRIES || nic.strings.contains_key(&key) {
                             nic.strings.insert(key, std::mem::take(s));
@@ -526,7 +526,7 @@ enum Field {
 /// anything else.
 #[derive(Default)]
 enum NicValue {
-    Text(String),
+    Text(Text),
     Transceiver(Transceiver),
     Link(Numbers),
     Pcie(Pcie),
@@ -549,10 +549,7 @@ impl<'de> Visitor<'de> for Field {
         f.write_str("any value")
     }
     fn visit_str<E: de::Error>(self, s: &str) -> Result<NicValue, E> {
-        Ok(NicValue::Text(capped(s)))
-    }
-    fn visit_string<E: de::Error>(self, s: String) -> Result<NicValue, E> {
-        Ok(NicValue::Text(capped_owned(s)))
+        Ok(NicValue::Text(Text::new(&capped_cow(s))))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<NicValue, A::Error> {
         Ok(match self {
@@ -646,10 +643,10 @@ impl<'de> Visitor<'de> for Field {
     }
     // An integer (`gid_index`) is kept as its text, as the facts compare and show it.
     fn visit_i64<E: de::Error>(self, n: i64) -> Result<NicValue, E> {
-        Ok(NicValue::Text(n.to_string()))
+        Ok(NicValue::Text(Text::new(&n.to_string())))
     }
     fn visit_u64<E: de::Error>(self, n: u64) -> Result<NicValue, E> {
-        Ok(NicValue::Text(n.to_string()))
+        Ok(NicValue::Text(Text::new(&n.to_string())))
     }
     ignore!(bool, f64, unit, seq);
 }
