@@ -44,7 +44,7 @@ pub(crate) struct Packed {
 /// Files that every bundle of a run carries unchanged (`lib.sh`), compressed once. Deflate
 /// output that ends in a sync flush is byte-aligned and refers to nothing before it, so it can be
 /// spliced into each bundle's stream between its own compressed parts: one ordinary gzip member,
-/// as `gzip -t` and every reader see it, for a third of the compression work.
+/// as `gzip -t` and every reader see it; a host compresses only its own parts.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Shared {
     files: Vec<SharedFile>,

@@ -553,6 +553,36 @@ mod tests {
         lines
     }
 
+    /// The summary of an intake fed `files` in `order`; `again` gives a file's path to read it
+    /// again by (a file found on disk) or `None` (hashed at once).
+    fn take_in(
+        files: &[(&str, &Vec<u8>)],
+        order: &[usize],
+        again: &dyn Fn(&str) -> Option<PathBuf>,
+    ) -> Vec<String> {
+        let taking = Taking::new(None);
+        for &i in order {
+            let (path, bytes) = files[i];
+            taking.add(Found::File {
+                origin: path.into(),
+                bytes: bytes.clone(),
+                again: again(path),
+            });
+        }
+        summary(&taking.finish().unwrap())
+    }
+
+    /// A newer and an older apply result of `a`, and two results of `b` that finished at the
+    /// same second (the content decides between them, not the path).
+    fn newer_older_and_tied() -> [Vec<u8>; 4] {
+        [
+            result("a", "2026-11-30T09:00:00Z", "pass"),
+            result("a", "2026-11-30T08:00:00Z", "fail"),
+            result("b", "2026-11-30T08:00:00Z", "pass"),
+            result("b", "2026-11-30T08:00:00Z", "warn"),
+        ]
+    }
+
     /// A result of `host` with a passed and a failed check.
     fn with_checks(host: &str) -> Vec<u8> {
         serde_json::to_vec(&serde_json::json!({
@@ -626,10 +656,7 @@ mod tests {
     #[test]
     fn results_read_again_to_be_hashed_are_told_apart_as_results_hashed_at_once() {
         let dir = tempfile::tempdir().unwrap();
-        let new = result("a", "2026-11-30T09:00:00Z", "pass");
-        let old = result("a", "2026-11-30T08:00:00Z", "fail");
-        let tie_1 = result("b", "2026-11-30T08:00:00Z", "pass");
-        let tie_2 = result("b", "2026-11-30T08:00:00Z", "warn");
+        let [new, old, tie_1, tie_2] = newer_older_and_tied();
         let files = [
             ("z/a.json", &new),
             ("m/a.json", &new),
@@ -644,25 +671,18 @@ mod tests {
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(path, bytes).unwrap();
         }
-        let take = |order: &[usize], read_again: bool| {
-            let taking = Taking::new(None);
-            for &i in order {
-                let (path, bytes) = files[i];
-                taking.add(Found::File {
-                    origin: path.into(),
-                    bytes: bytes.clone(),
-                    again: read_again.then(|| dir.path().join(path)),
-                });
-            }
-            summary(&taking.finish().unwrap())
-        };
-        let hashed_at_once = take(&[0, 1, 2, 3, 4, 5, 6], false);
+        let hashed_at_once = take_in(&files, &[0, 1, 2, 3, 4, 5, 6], &|_| None);
         for order in [
             [0, 1, 2, 3, 4, 5, 6],
             [6, 5, 4, 3, 2, 1, 0],
             [3, 2, 6, 0, 5, 1, 4],
         ] {
-            assert_eq!(take(&order, true), hashed_at_once, "order {order:?}");
+            let read_again = |path: &str| Some(dir.path().join(path));
+            assert_eq!(
+                take_in(&files, &order, &read_again),
+                hashed_at_once,
+                "order {order:?}"
+            );
         }
         assert!(hashed_at_once.contains(&"superseded z/a.json: a copy of m/a.json".to_string()));
         assert!(
@@ -692,11 +712,7 @@ mod tests {
 
     #[test]
     fn the_intake_does_not_depend_on_the_order_files_arrive_in() {
-        let new = result("a", "2026-11-30T09:00:00Z", "pass");
-        let old = result("a", "2026-11-30T08:00:00Z", "fail");
-        // Two other results finished at the same second: the content decides, not the path.
-        let tie_1 = result("b", "2026-11-30T08:00:00Z", "pass");
-        let tie_2 = result("b", "2026-11-30T08:00:00Z", "warn");
+        let [new, old, tie_1, tie_2] = newer_older_and_tied();
         let files = [
             ("z/a.json", &new),
             ("m/a.json", &new),
@@ -705,21 +721,9 @@ mod tests {
             ("q/b1.json", &tie_1),
             ("c/b2.json", &tie_2),
         ];
-        let take = |order: &[usize]| {
-            let taking = Taking::new(None);
-            for &i in order {
-                let (path, bytes) = files[i];
-                taking.add(Found::File {
-                    origin: path.into(),
-                    bytes: bytes.clone(),
-                    again: None,
-                });
-            }
-            summary(&taking.finish().unwrap())
-        };
-        let first = take(&[0, 1, 2, 3, 4, 5]);
+        let first = take_in(&files, &[0, 1, 2, 3, 4, 5], &|_| None);
         for order in [[5, 4, 3, 2, 1, 0], [2, 0, 5, 3, 1, 4], [3, 1, 4, 0, 5, 2]] {
-            assert_eq!(take(&order), first, "order {order:?}");
+            assert_eq!(take_in(&files, &order, &|_| None), first, "order {order:?}");
         }
         assert!(first.contains(&"superseded z/a.json: a copy of m/a.json".to_string()));
         assert!(first.contains(&"superseded y/old.json: a copy of b/old.json".to_string()));
