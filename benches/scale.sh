@@ -4,7 +4,9 @@
 # run, a straightforward Python generator (openpyxl + Jinja2 + tarfile) as the baseline. Ingest
 # reads 10,000 synthetic results of 8 NICs beside a Python loop that only json.loads the same
 # files (the floor of any reader), and a 35 MB .tar.gz of 500 results padded to 15 MiB each
-# (memory must stay bounded). Prints a Markdown table. Needs python3 with openpyxl and jinja2
+# (memory must stay bounded). Beside each `generate`, the floors under any generator that reads the plan with calamine and gives index.json its hashes
+# (benches/floor.rs): calamine alone reading the plan, and the sha256 of every .tar and .tar.gz
+# that index.json carries. Prints a Markdown table. Needs python3 with openpyxl and jinja2
 # (installed with pip when missing) and GNU time.
 #
 #   bash benches/scale.sh [HOSTS...]      default: 100 1000 10000
@@ -27,6 +29,7 @@ done
   python3 -m pip install --quiet openpyxl jinja2
 [ -x /usr/bin/time ] || { echo "GNU time is needed: apt-get install time" >&2; exit 2; }
 (cd "$repo" && cargo build --release --quiet)
+[ -n "$ingest_only" ] || (cd "$repo" && cargo bench --quiet --bench floor --no-run 2>/dev/null)
 bin="$repo/target/release/roce-gen"
 rm -rf "$work" && mkdir -p "$work"
 # Outputs are kept until the end: ext4 allocates inodes slowly right after many were deleted
@@ -57,6 +60,7 @@ for n in "${sizes[@]+"${sizes[@]}"}"; do
   python3 "$here/make_plan.py" "$n" "$work/plan-$n.xlsx"
   measure "validate, $n hosts" "$bin" validate "$work/plan-$n.xlsx"
   measure "generate, $n hosts" "$bin" generate "$work/plan-$n.xlsx" -o "$work/out-$n"
+  (cd "$repo" && cargo bench --quiet --bench floor -- "$work/plan-$n.xlsx" "$work/out-$n" 2>/dev/null)
   measure "python baseline, $n hosts" python3 "$here/baseline.py" "$work/plan-$n.xlsx" "$repo/templates" "$work/py-$n"
   # What the file system alone costs: as many files of the same size, written by Python.
   size=$(( $(du -sb "$work/out-$n" | cut -f1) / n ))
