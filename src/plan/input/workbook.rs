@@ -47,7 +47,18 @@ fn open<RS: Read + Seek + Clone>(reader: RS) -> Result<Sheets<RS>> {
 /// is the error whatever calamine made of the bytes.
 fn read_gated(bytes: &[u8], gate: &Gate) -> Result<RawPlan> {
     std::thread::scope(|s| {
-        let guard = s.spawn(|| guard::check_gated(bytes, Some(gate)));
+        // On its own thread the guard is outside the caller's `contain`: a panic in it becomes
+        // the same error as on the caller's thread.
+        let spawned = std::thread::Builder::new().spawn_scoped(s, || {
+            crate::plan::input::unwind::contain("the workbook reader", || {
+                guard::check_gated(bytes, Some(gate))
+            })
+        });
+        // No thread to be had: the guard first, then calamine, as without a gate.
+        let Ok(guard) = spawned else {
+            let checked = guard::check(bytes)?;
+            return read_book(open(Cursor::new(bytes))?, &checked, HashMap::new());
+        };
         let mut opened = open(Gated::new(bytes, gate));
         let mut early = HashMap::new();
         // An ods is read whole when it is opened; an xlsx's sheets are read here, behind the
