@@ -6,7 +6,9 @@
 //! below. Each refusal is an error naming the limit and the part (the caller adds the file).
 //!
 //! Zip workbooks (`.xlsx`, `.xlsm`, `.ods`) are checked part by part; `.xls` (an OLE compound
-//! file) in [`xls`]. Anything else is left to calamine, which refuses it.
+//! file) in [`xls`]. Anything else is left to calamine, which refuses it. While a zip workbook
+//! is walked, calamine may read each part the walk has checked, and an xlsx's worksheets right
+//! behind the walk ([`gate`]), keeping nothing it sizes from them until the walk accepts.
 
 pub(crate) mod gate;
 mod xls;
