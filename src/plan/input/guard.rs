@@ -6,14 +6,17 @@
 //! below. Each refusal is an error naming the limit and the part (the caller adds the file).
 //!
 //! Zip workbooks (`.xlsx`, `.xlsm`, `.ods`) are checked part by part; `.xls` (an OLE compound
-//! file) in [`xls`]. Anything else is left to calamine, which refuses it.
+//! file) in [`xls`]. Anything else is left to calamine, which refuses it. While a zip workbook
+//! is walked, calamine may read each part the walk has checked, and an xlsx's worksheets right
+//! behind the walk ([`gate`]), keeping nothing it sizes from them until the walk accepts.
 
+pub(crate) mod gate;
 mod xls;
 
 use std::borrow::Cow;
 use std::cell::Cell;
 use std::collections::{HashMap, HashSet};
-use std::io::{BufReader, Cursor, Read};
+use std::io::{BufReader, Read};
 
 use anyhow::{Result, bail};
 use quick_xml::events::{BytesStart, Event};
@@ -66,6 +69,22 @@ impl Checked {
 
 /// Checks workbook bytes against the limits before calamine reads them.
 pub(crate) fn check(bytes: &[u8]) -> Result<Checked> {
+    check_gated(bytes, None)
+}
+
+/// [`check`], telling `gate` how far the walk has got so that calamine can read behind it. The
+/// gate is ended when this returns (or panics): released whole if the workbook is accepted,
+/// refused otherwise.
+pub(crate) fn check_gated(bytes: &[u8], gate: Option<&gate::Gate>) -> Result<Checked> {
+    let _ending = gate.map(gate::Gate::ending);
+    let checked = walk(bytes, gate)?;
+    if let Some(gate) = gate {
+        gate.end(true);
+    }
+    Ok(checked)
+}
+
+fn walk(bytes: &[u8], gate: Option<&gate::Gate>) -> Result<Checked> {
     let unknown = Checked {
         uncached_formulas: true,
         merged_sheets: None,
@@ -75,8 +94,8 @@ pub(crate) fn check(bytes: &[u8]) -> Result<Checked> {
     }
     // The zip reader finds the archive from its end, as calamine's does, so a file that does not
     // start like a zip may still be one.
-    match zip::ZipArchive::new(Cursor::new(bytes)) {
-        Ok(archive) => check_zip(archive),
+    match zip::ZipArchive::new(gate::Tracked::new(bytes, gate)) {
+        Ok(archive) => check_zip(archive, gate),
         // Not a zip: calamine refuses it too.
         Err(_) => Ok(unknown),
     }
@@ -148,10 +167,15 @@ impl<R: Read> Read for Metered<'_, R> {
     }
 }
 
-fn check_zip(mut archive: zip::ZipArchive<Cursor<&[u8]>>) -> Result<Checked> {
+fn check_zip(
+    mut archive: zip::ZipArchive<gate::Tracked<'_>>,
+    gate: Option<&gate::Gate>,
+) -> Result<Checked> {
     // Every part is checked, whatever its name: a relationship can point a sheet at any part.
     // The workbook and its relationships come first (sheet names for messages), then the shared
-    // strings (their lengths, for the cells that use them), then the rest.
+    // strings (their lengths, for the cells that use them), then the rest, worksheets last so
+    // that the parts calamine reads when it opens the workbook (styles) are not held behind
+    // them.
     let mut order: Vec<(u8, usize, String)> = (0..archive.len())
         .filter_map(|i| {
             let name = archive.name_for_index(i)?.ok()?.into_owned();
@@ -160,6 +184,8 @@ fn check_zip(mut archive: zip::ZipArchive<Cursor<&[u8]>>) -> Result<Checked> {
                 0
             } else if lower.ends_with("sharedstrings.xml") {
                 1
+            } else if lower.contains("worksheets/") {
+                3
             } else {
                 2
             };
@@ -181,14 +207,26 @@ fn check_zip(mut archive: zip::ZipArchive<Cursor<&[u8]>>) -> Result<Checked> {
     let meter = Meter::default();
     let mut tally = Tally::default();
     let mut links = Links::default();
+    // A part checked or skipped may be read whole by calamine.
+    let pass = |index| {
+        if let Some(gate) = gate {
+            gate.passed(index);
+        }
+    };
     for (rank, index, name) in order {
         // An entry that cannot be opened (an unsupported method, encryption) cannot be read by
         // calamine either.
         let Ok(file) = archive.by_index(index) else {
+            pass(index);
             continue;
         };
         if file.is_dir() {
+            pass(index);
             continue;
+        }
+        // calamine may trail the walk only in a part the workbook names as a sheet.
+        if let Some(gate) = gate {
+            gate.begin(index, rank == 3 && tally.sheet_names.contains_key(&name));
         }
         meter.part.set(0);
         meter.event_start.set(0);
@@ -198,6 +236,7 @@ fn check_zip(mut archive: zip::ZipArchive<Cursor<&[u8]>>) -> Result<Checked> {
         });
         let mut part = Part::new(&name, &mut tally, &mut links);
         scan_xml(reader, &mut part, &meter)?;
+        pass(index);
         if rank == 0 {
             links.resolve(&mut tally.sheet_names);
         }
@@ -963,7 +1002,7 @@ mod tests {
     /// A minimal xlsx: sheets "Servers" (sheet1.xml) and "NICs" (sheet2.xml), the second with a
     /// merged region.
     fn two_sheets_one_merged() -> Vec<u8> {
-        use std::io::Write;
+        use std::io::{Cursor, Write};
         let mut zip = zip::ZipWriter::new(Cursor::new(Vec::new()));
         let parts = [
             (
