@@ -17,6 +17,11 @@ const PREVIOUS: &str = ".roce-gen-previous-";
 /// Staging folders of this process, removed when a signal stops it (see [`on_signals`]).
 static LIVE: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
 
+/// Held shared while a file is put into a staging folder, and taken for good by the signal
+/// handler before it removes the folders: a write in progress ends first and none starts after,
+/// so no file lands in a folder being removed (which would leave it behind).
+static WRITES: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
 /// Installs the handler that removes this process's staging folders when SIGINT, SIGTERM or
 /// SIGHUP stops it, then exits with 128 + the signal. The folder swap holds `LIVE`, so a
 /// signal waits for a swap in progress to finish: the output is then old or new, never torn.
@@ -28,6 +33,10 @@ pub(crate) fn on_signals() -> Result<()> {
         .context("could not install the signal handler")?;
     std::thread::spawn(move || {
         if let Some(signal) = signals.forever().next() {
+            // Never released: the process exits holding it.
+            let _writes = WRITES
+                .write()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
             let live = LIVE
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -73,14 +82,21 @@ impl Staging {
             .with_context(|| format!("{}: could not create", parent.display()))?;
         let lock = lock(&parent);
         sweep(&parent, &name)?;
-        let dir = tempfile::Builder::new()
-            .prefix(&format!("{STAGING}{name}-"))
-            .tempdir_in(&parent)
-            .with_context(|| format!("{}: could not create a staging folder", parent.display()))?
-            .keep();
-        LIVE.lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .push(dir.clone());
+        // Created and listed under one lock, so a signal never finds the folder unlisted.
+        let dir = {
+            let mut live = LIVE
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let dir = tempfile::Builder::new()
+                .prefix(&format!("{STAGING}{name}-"))
+                .tempdir_in(&parent)
+                .with_context(|| {
+                    format!("{}: could not create a staging folder", parent.display())
+                })?
+                .keep();
+            live.push(dir.clone());
+            dir
+        };
         set_mode(&dir, 0o755)?;
         Ok(Self {
             target,
@@ -91,6 +107,9 @@ impl Staging {
 
     /// Stages one file (mode 0644). Safe to call from several threads for different names.
     pub(crate) fn write(&self, name: &str, bytes: &[u8]) -> Result<()> {
+        let _writing = WRITES
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let path = self.dir.join(name);
         // A bundle sits in the folder itself, which exists: no look-up of its parent per file.
         if name.contains('/')
@@ -114,6 +133,9 @@ impl Staging {
     pub(crate) fn commit(self, owned: &dyn Fn(&str) -> bool) -> Result<()> {
         let target = self.target.clone();
         if std::fs::symlink_metadata(&target).is_ok() {
+            let _writing = WRITES
+                .read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
             carry_over(&target, &self.dir, owned)?;
             if let Ok(meta) = std::fs::metadata(&target) {
                 let _ = std::fs::set_permissions(&self.dir, meta.permissions());
