@@ -28,11 +28,14 @@ const HEADER_SEARCH_ROWS: u32 = 20;
 pub(crate) fn read(bytes: &[u8]) -> Result<RawPlan> {
     match Gate::new(bytes) {
         Some(gate) => read_gated(bytes, &gate),
-        None => {
-            let checked = guard::check(bytes)?;
-            read_book(open(Cursor::new(bytes))?, &checked, HashMap::new())
-        }
+        None => read_sequentially(bytes),
     }
+}
+
+/// The guard first, then calamine: the read without a gate.
+fn read_sequentially(bytes: &[u8]) -> Result<RawPlan> {
+    let checked = guard::check(bytes)?;
+    read_book(open(Cursor::new(bytes))?, &checked, HashMap::new())
 }
 
 fn open<RS: Read + Seek + Clone>(reader: RS) -> Result<Sheets<RS>> {
@@ -56,8 +59,7 @@ fn read_gated(bytes: &[u8], gate: &Gate) -> Result<RawPlan> {
         });
         // No thread to be had: the guard first, then calamine, as without a gate.
         let Ok(guard) = spawned else {
-            let checked = guard::check(bytes)?;
-            return read_book(open(Cursor::new(bytes))?, &checked, HashMap::new());
+            return read_sequentially(bytes);
         };
         let mut opened = open(Gated::new(bytes, gate));
         let mut early = HashMap::new();
@@ -668,12 +670,6 @@ mod tests {
             .iter()
             .map(|r| format!("{}:{}", a1(r.from.0, r.from.1), a1(r.to.0, r.to.1)))
             .collect()
-    }
-
-    /// Guard first, then calamine: the read without a gate.
-    fn read_sequentially(bytes: &[u8]) -> Result<RawPlan> {
-        let checked = guard::check(bytes)?;
-        read_book(open(Cursor::new(bytes))?, &checked, HashMap::new())
     }
 
     /// Reads through the gate, failing the test instead of hanging if the read never ends.

@@ -205,17 +205,15 @@ impl Drop for Ending<'_> {
 /// for them (short reads are fine for [`Read`]).
 #[derive(Clone)]
 pub(crate) struct Gated<'a> {
-    bytes: &'a [u8],
+    inner: Cursor<&'a [u8]>,
     gate: &'a Gate,
-    pos: u64,
 }
 
 impl<'a> Gated<'a> {
     pub(crate) fn new(bytes: &'a [u8], gate: &'a Gate) -> Self {
         Self {
-            bytes,
+            inner: Cursor::new(bytes),
             gate,
-            pos: 0,
         }
     }
 }
@@ -225,35 +223,16 @@ impl Read for Gated<'_> {
         if buf.is_empty() {
             return Ok(0);
         }
-        let limit = self.gate.readable(self.pos)?;
-        let (Ok(from), Ok(to)) = (usize::try_from(self.pos), usize::try_from(limit)) else {
-            return Ok(0);
-        };
-        let Some(available) = self.bytes.get(from..to) else {
-            return Ok(0);
-        };
-        let n = available.len().min(buf.len());
-        buf[..n].copy_from_slice(&available[..n]);
-        self.pos += n as u64;
-        Ok(n)
+        let pos = self.inner.position();
+        let released = self.gate.readable(pos)?.saturating_sub(pos);
+        let n = usize::try_from(released).map_or(buf.len(), |r| r.min(buf.len()));
+        self.inner.read(&mut buf[..n])
     }
 }
 
 impl Seek for Gated<'_> {
     fn seek(&mut self, to: SeekFrom) -> std::io::Result<u64> {
-        let pos = match to {
-            SeekFrom::Start(p) => Some(p),
-            SeekFrom::End(d) => self.gate.len.checked_add_signed(d),
-            SeekFrom::Current(d) => self.pos.checked_add_signed(d),
-        };
-        let pos = pos.ok_or_else(|| {
-            std::io::Error::new(
-                std::io::ErrorKind::InvalidInput,
-                "seek before the start of the workbook",
-            )
-        })?;
-        self.pos = pos;
-        Ok(pos)
+        self.inner.seek(to)
     }
 }
 
