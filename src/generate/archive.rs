@@ -119,7 +119,11 @@ impl Sink<'_> {
     /// Adds a shared file's data (its header was just written): the host's bytes before it are
     /// compressed as one part, then the shared part follows as it is.
     fn splice(&mut self, file: &SharedFile) -> Result<()> {
-        deflate(self.compressor, &self.pending, false, &mut self.body)?;
+        if self.pending.len() <= HEADERS_ONLY {
+            stored(&self.pending, &mut self.body);
+        } else {
+            deflate(self.compressor, &self.pending, false, &mut self.body)?;
+        }
         self.pending.clear();
         self.body.extend_from_slice(&file.deflated);
         self.sha.update(&file.padded);
@@ -188,6 +192,24 @@ pub(crate) fn pack(bundle: &Bundle, mtime: u64, shared: &Shared) -> Result<Packe
             tar_gz,
         })
     })
+}
+
+/// Parts no longer than this are tar headers alone (an entry's, with a GNU long-name entry or the
+/// folder's before it), between two shared files.
+const HEADERS_ONLY: usize = 3 * 512;
+
+/// Appends `data` as one stored (uncompressed) deflate block, RFC 1951 3.2.4: the stream is
+/// byte-aligned here (every part ends in a sync flush), so the block is a zero byte (not final,
+/// type 00), LEN and its complement, then the bytes. A compressor reset clears a 128 KiB hash
+/// table; for a header between two shared files that costs more than the header saves.
+fn stored(data: &[u8], out: &mut Vec<u8>) {
+    debug_assert!(data.len() <= usize::from(u16::MAX));
+    #[allow(clippy::cast_possible_truncation)]
+    let len = data.len() as u16;
+    out.push(0);
+    out.extend_from_slice(&len.to_le_bytes());
+    out.extend_from_slice(&(!len).to_le_bytes());
+    out.extend_from_slice(data);
 }
 
 /// The size of a file's data in a tar: whole 512-byte blocks.
@@ -321,6 +343,8 @@ mod tests {
         let mut bundle = two_files();
         bundle.host = host.to_string();
         bundle.files.insert("lib.sh".to_string(), library.clone());
+        // Right after lib.sh: its header alone separates the two shared parts.
+        bundle.files.insert("lib2.sh".to_string(), library.clone());
         bundle.files.insert(
             "z.txt".to_string(),
             Entry::new(format!("{host}\n").into_bytes(), 0o644),
@@ -334,7 +358,11 @@ mod tests {
             .map(|i| format!("line {i} of the library\n"))
             .collect();
         let library = Entry::new(text.into_bytes(), 0o644);
-        let shared = Shared::new(&[("lib.sh".to_string(), library.clone())]).unwrap();
+        let shared = Shared::new(&[
+            ("lib.sh".to_string(), library.clone()),
+            ("lib2.sh".to_string(), library.clone()),
+        ])
+        .unwrap();
         // The long name needs a GNU long-name entry before the shared file's header.
         for host in ["h1", "h2", &"h".repeat(120)] {
             let plain = pack(&with_library(host, &library), 1, &Shared::default()).unwrap();
@@ -357,8 +385,18 @@ mod tests {
                 }
                 names.push(name);
             }
-            assert_eq!(names.len(), 5);
+            assert_eq!(names.len(), 6);
             assert!(names.contains(&format!("{host}/lib.sh")), "{names:?}");
+            // The header between the two shared files is stored, not compressed: its path is
+            // in the .tar.gz as it is.
+            let path = format!("{host}/lib2.sh");
+            assert!(
+                spliced
+                    .tar_gz
+                    .windows(path.len())
+                    .any(|w| w == path.as_bytes()),
+                "{path} not stored"
+            );
             // gzip(1) checks the CRC and the length in the trailer too.
             let mut gzip = std::process::Command::new("gzip")
                 .args(["-dc"])
