@@ -61,9 +61,9 @@ FAKEHOST_DIR=$(cd "$FAKEHOST_DIR" && pwd)
 FAKEHOST_STUBS=$FAKEHOST_DIR/stubs
 FAKEHOST_FIXTURES=$FAKEHOST_DIR/fixtures
 
-# Tools every fake host has (iproute2, ethtool, systemd, hostname, kmod), and the ones
+# Tools every fake host has (iproute2, ethtool, systemd and udev, hostname, kmod), and the ones
 # only MLNX_OFED / DOCA-OFED installs (mlnx-tools and ofed-scripts).
-FAKEHOST_COMMON_TOOLS='dcb ethtool ip systemctl hostname modprobe'
+FAKEHOST_COMMON_TOOLS='dcb ethtool ip systemctl hostname modprobe udevadm'
 # (lldpcli / lldptool come with --lldp.)
 FAKEHOST_OFED_TOOLS='ofed_info mlnx_qos cma_roce_mode cma_roce_tos ibdev2netdev'
 # The DCQCN files of an OFED port and their firmware defaults (driver reload restores them).

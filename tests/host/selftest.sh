@@ -127,9 +127,9 @@ eq 'create ofed: exit status' 0 $?
 eq 'create inbox: exit status' 0 $?
 cp -a "$O" "$T/pristine" # an untouched OFED host, copied for the fixture cases
 
-eq 'ofed bin/' 'cma_roce_mode cma_roce_tos dcb ethtool hostname ibdev2netdev ip mlnx_qos modprobe ofed_info stub systemctl' \
+eq 'ofed bin/' 'cma_roce_mode cma_roce_tos dcb ethtool hostname ibdev2netdev ip mlnx_qos modprobe ofed_info stub systemctl udevadm' \
   "$(cd "$O/bin" && echo *)"
-eq 'inbox bin/ (no mlnx_qos: inbox hosts have dcb only)' 'dcb ethtool hostname ip modprobe stub systemctl' "$(cd "$I/bin" && echo *)"
+eq 'inbox bin/ (no mlnx_qos: inbox hosts have dcb only)' 'dcb ethtool hostname ip modprobe stub systemctl udevadm' "$(cd "$I/bin" && echo *)"
 eq 'the stand-ins are copied into lib/fakehost' "$(cd "$HERE/stubs" && echo *)" "$(cd "$O/lib/fakehost" && echo *)"
 eq 'no absolute symlink in the tree' '' "$(find "$O" "$I" -type l -lname '/*')"
 
@@ -650,6 +650,23 @@ call "$O" hostname evil
 expect 'hostname NAME is refused' 2 '' $'stub hostname: not implemented: evil\n'
 call "$I" modprobe rdma_cm
 expect 'modprobe' 0 '' ''
+
+# udevadm (systemd's udevadm-control.c): only control --reload, counted
+call "$O" udevadm control --reload
+call "$O" udevadm control -R
+expect 'udevadm control -R' 0 '' ''
+eq 'udevadm reload counter' 2 "$(val "$O/.fake/udev/reload")"
+call "$O" udevadm control
+expect 'udevadm control without a command' 1 '' $'No control command option is specified.\n'
+call "$O" udevadm control --reload now
+expect 'udevadm control with an extra argument' 1 '' $'Extraneous argument: now\n'
+printf 'Failed to send reload request: Connection refused\n' >"$O/.fake/fail/udevadm"
+call "$O" udevadm control --reload
+expect 'udevadm control --reload, udevd unreachable' 1 '' $'Failed to send reload request: Connection refused\n'
+eq 'udevadm: a failed reload is not counted' 2 "$(val "$O/.fake/udev/reload")"
+rm "$O/.fake/fail/udevadm"
+call "$O" udevadm trigger
+expect 'udevadm trigger is not modelled' 2 '' $'stub udevadm: not implemented: trigger\n'
 
 
 # ---------------------------------------------------------------------------------------

@@ -86,7 +86,7 @@ fn apply_actions(stderr: &str) -> Vec<String> {
 }
 
 /// The tools the simulated host has stand-ins for (the others, mkdir, cp, mv, are real).
-const STUBBED: [&str; 7] = [
+const STUBBED: [&str; 8] = [
     "mlnx_qos",
     "dcb",
     "ip",
@@ -94,6 +94,7 @@ const STUBBED: [&str; 7] = [
     "cma_roce_mode",
     "cma_roce_tos",
     "systemctl",
+    "udevadm",
 ];
 
 /// The summary's entries for settings (`  trust: 2 ports pcp → dscp` and their group lines),

@@ -374,6 +374,15 @@ impl FakeHost {
     }
 }
 
+/// State lines that record that something happened rather than a setting: the reload counters
+/// of systemd and udev and the links' flap counts, the traces a change leaves that a rollback
+/// cannot take back.
+pub(crate) fn is_trace(line: &str) -> bool {
+    line.starts_with(".fake/systemd/daemon-reload=")
+        || line.starts_with(".fake/udev/reload=")
+        || line.contains("/flaps=")
+}
+
 /// Commands that change a host, as opposed to the reads every run makes.
 pub(crate) fn changes(commands: &[String]) -> Vec<String> {
     commands

@@ -7,7 +7,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::fakehost::{FakeHost, for_each_bash};
+use crate::fakehost::{FakeHost, for_each_bash, is_trace};
 
 /// The fake host's state, less the traces that apply and rollback leave by design: systemd's
 /// daemon-reload counter and the driver's log of link flaps.
@@ -15,8 +15,7 @@ use crate::fakehost::{FakeHost, for_each_bash};
 pub(crate) fn state(h: &FakeHost) -> String {
     h.snapshot()
         .lines()
-        .filter(|l| !l.starts_with(".fake/systemd/daemon-reload="))
-        .filter(|l| !l.contains("/flaps="))
+        .filter(|l| !is_trace(l))
         .map(|l| match l.split_once("/app=") {
             Some((path, entries)) => {
                 let mut entries: Vec<&str> = entries.split("\\n").collect();
@@ -329,9 +328,34 @@ fn inbox_hosts_get_a_udev_trigger_that_rollback_removes() {
         rule.contains("ACTION==\"add\", SUBSYSTEM==\"infiniband\", KERNEL==\"mlx5_0|mlx5_1\", RUN+=\"/bin/systemctl --no-block restart roce-gen.service\""),
         "{rule}"
     );
+    // udevd is told to read the rules again when the rule is written and when it is removed.
+    assert_eq!(read(&h, ".fake/udev/reload").trim(), "1");
     let back = h.run("rollback.sh", &[]);
     assert_eq!(back.status("persistence_reload", ""), "changed");
     assert!(!h.fake("etc/udev/rules.d/90-roce-gen-lab.rules").exists());
+    assert_eq!(read(&h, ".fake/udev/reload").trim(), "2");
+}
+
+#[test]
+fn an_unreachable_udevd_does_not_fail_the_udev_rule() {
+    // A host whose udevd is not running (a container, a rescue boot): the rule is still
+    // written, for the next boot's udevd to read.
+    let h = FakeHost::inbox().build();
+    std::fs::create_dir_all(h.fake(".fake/fail")).unwrap();
+    std::fs::write(
+        h.fake(".fake/fail/udevadm"),
+        "Failed to send reload request: Connection refused\n",
+    )
+    .unwrap();
+    let apply = h.run("apply.sh", &[]);
+    assert_eq!(
+        apply.status("persistence_reload", ""),
+        "changed",
+        "{}",
+        apply.stdout
+    );
+    assert!(h.fake("etc/udev/rules.d/90-roce-gen-lab.rules").exists());
+    assert!(!h.fake(".fake/udev/reload").exists());
 }
 
 #[test]

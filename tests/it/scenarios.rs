@@ -8,7 +8,7 @@
 //! - precheck and any `--dry-run` change nothing (state and commands);
 //! - an apply after an apply that passed changes nothing;
 //! - a rollback after apply restores the state from before the first apply (link flaps and
-//!   systemd's reload counter aside: they are the traces a change leaves).
+//!   systemd's and udev's reload counters aside: they are the traces a change leaves).
 //!
 //! Adding a scenario is adding a file; `INSTA_UPDATE=always cargo test --test it scenarios`
 //! writes its snapshot, to be reviewed.
@@ -19,7 +19,7 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::fakehost::{FakeHost, ScriptRun, changes, for_each_bash};
+use crate::fakehost::{FakeHost, ScriptRun, changes, for_each_bash, is_trace};
 
 /// One scenario file.
 #[derive(Debug, Deserialize)]
@@ -50,11 +50,6 @@ struct Scenario {
 
 /// What the state snapshot covers: the fake sysfs and tool state, and what apply installs.
 const STATE: [&str; 5] = ["sys", ".fake", "etc", "opt", "var/lib/roce-gen"];
-
-/// State lines that record that something happened rather than a setting.
-fn is_trace(line: &str) -> bool {
-    line.starts_with(".fake/systemd/daemon-reload=") || line.contains("/flaps=")
-}
 
 fn state(h: &FakeHost) -> Vec<String> {
     h.snapshot_of(&STATE).lines().map(str::to_string).collect()
