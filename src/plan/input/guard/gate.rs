@@ -272,6 +272,77 @@ impl Seek for Tracked<'_> {
 mod tests {
     use super::*;
 
+    /// The margin holds only while zip reads ahead of its inflater by less than [`MARGIN`] (zip
+    /// 9.8 puts an 8 KiB buffer there). Measured on the real crate, so that an upgrade that grows
+    /// the buffer fails here instead of letting calamine read unchecked bytes.
+    #[test]
+    fn zip_reads_ahead_of_its_inflater_by_less_than_the_margin() {
+        use std::cell::Cell;
+        use std::io::Write;
+
+        struct Watched<'a> {
+            inner: Cursor<&'a [u8]>,
+            furthest: &'a Cell<u64>,
+        }
+        impl Read for Watched<'_> {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                let n = self.inner.read(buf)?;
+                self.furthest
+                    .set(self.furthest.get().max(self.inner.position()));
+                Ok(n)
+            }
+        }
+        impl Seek for Watched<'_> {
+            fn seek(&mut self, to: SeekFrom) -> std::io::Result<u64> {
+                self.inner.seek(to)
+            }
+        }
+
+        // Incompressible data: deflate stores it, so the compressed offset of every output byte
+        // is its own offset plus a few block headers, and any lead beyond that is read-ahead.
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let data: Vec<u8> = (0..1_000_000)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                state.to_le_bytes()[0]
+            })
+            .collect();
+        let mut zip = zip::ZipWriter::new(Cursor::new(Vec::new()));
+        let options = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Deflated);
+        zip.start_file("xl/worksheets/sheet1.xml", options).unwrap();
+        zip.write_all(&data).unwrap();
+        let bytes = zip.finish().unwrap().into_inner();
+
+        let furthest = Cell::new(0);
+        let reader = Watched {
+            inner: Cursor::new(&bytes),
+            furthest: &furthest,
+        };
+        let mut archive = zip::ZipArchive::new(reader).unwrap();
+        let mut entry = archive.by_index(0).unwrap();
+        let start = entry.data_start().unwrap();
+        furthest.set(0);
+        let (mut out, mut lead) = (0u64, 0u64);
+        let mut buf = [0u8; 1000];
+        loop {
+            let n = entry.read(&mut buf).unwrap();
+            if n == 0 {
+                break;
+            }
+            out += n as u64;
+            lead = lead.max(furthest.get().saturating_sub(start + out));
+        }
+        assert_eq!(out, data.len() as u64);
+        assert!(lead > 0, "no read-ahead measured");
+        assert!(
+            lead < MARGIN,
+            "zip reads {lead} bytes ahead of its inflater, the margin is {MARGIN}"
+        );
+    }
+
     /// Reads of a span wait for the guard; outside spans they do not; a refusal fails them.
     #[test]
     fn reads_wait_for_releases_and_fail_on_refusal() {
