@@ -318,6 +318,37 @@ fn a_shared_string_table_that_declares_ten_billion_strings() {
     );
 }
 
+/// Two broken limits, the sheet's first in the file: the guard walks the parts calamine opens
+/// the workbook with (the shared strings among them) before the sheets it reads behind the
+/// guard, so the refusal names the shared strings, whatever the order of the parts in the zip.
+#[test]
+fn a_workbook_that_breaks_two_limits_is_refused_for_its_shared_strings_first() {
+    let strings = entry(
+        "xl/sharedStrings.xml",
+        r#"<?xml version="1.0"?><sst uniqueCount="10000000000"><si><t>a</t></si></sst>"#,
+    );
+    let far = r#"<row r="1048576"><c r="XFD1048576"><v>1</v></c></row>"#;
+    let bytes = xlsx(sheet(&plan_rows(far)), Some(strings));
+    // The names of the local file headers, in the order of the file.
+    let names: Vec<String> = (0..bytes.len().saturating_sub(30))
+        .filter(|&i| bytes[i..].starts_with(b"PK\x03\x04"))
+        .map(|i| {
+            let len = usize::from(u16::from_le_bytes([bytes[i + 26], bytes[i + 27]]));
+            String::from_utf8_lossy(&bytes[i + 30..i + 30 + len]).into_owned()
+        })
+        .collect();
+    let at = |name: &str| names.iter().position(|n| n == name).unwrap();
+    assert!(
+        at("xl/worksheets/sheet1.xml") < at("xl/sharedStrings.xml"),
+        "{names:?}"
+    );
+    expect_refused(
+        "plan.xlsx",
+        &bytes,
+        "declares 10,000,000,000 shared strings (limit: 1,000,000)",
+    );
+}
+
 #[test]
 fn an_unused_1_gb_shared_string() {
     let strings = repeated(
