@@ -53,8 +53,10 @@ pub(crate) fn formatter(
     state: &mut State<'_, '_>,
     value: &Value,
 ) -> Result<(), Error> {
-    let mode = match state.auto_escape() {
-        AutoEscape::Custom(name) => name.to_string(),
+    // Borrowed, not copied: this runs for every value of every host's files.
+    let auto_escape = state.auto_escape();
+    let mode: &str = match &auto_escape {
+        AutoEscape::Custom(name) => name,
         _ => return minijinja::escape_formatter(out, state, value),
     };
     if value.is_safe() {
@@ -64,7 +66,7 @@ pub(crate) fn formatter(
     }
     let text = match value.kind() {
         ValueKind::Number | ValueKind::Bool => return write!(out, "{value}").map_err(Error::from),
-        ValueKind::String => value.as_str().unwrap_or_default().to_string(),
+        ValueKind::String => value.as_str().unwrap_or_default(),
         kind => {
             return Err(Error::new(
                 ErrorKind::InvalidOperation,
@@ -74,10 +76,12 @@ pub(crate) fn formatter(
             ));
         }
     };
-    let escaped = match mode.as_str() {
-        "sh" => sh_quote(&text).map(Cow::into_owned),
-        "systemd" => systemd_escape(&text),
-        "json" => serde_json::to_string(&text).map_err(|e| e.to_string()),
+    let escaped = match mode {
+        "sh" => sh_quote(text),
+        "systemd" => systemd_escape(text).map(Cow::Owned),
+        "json" => serde_json::to_string(text)
+            .map(Cow::Owned)
+            .map_err(|e| e.to_string()),
         other => Err(format!("unknown escape mode {other}")),
     };
     let escaped = escaped.map_err(|why| Error::new(ErrorKind::InvalidOperation, why))?;
