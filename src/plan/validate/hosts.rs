@@ -2,7 +2,8 @@
 //! rules that need only one row or one host (unique names, address with prefix, gateway in
 //! subnet, a NIC's host exists). Rules across the cluster are in `cross`.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::net::IpAddr;
 
 use ipnet::IpNet;
@@ -112,41 +113,44 @@ pub(crate) fn read_nics(
             (nic, row_report)
         })
         .collect();
-    // (host, name) → first location, for the per-host uniqueness of ib_dev and netdev.
-    let mut devs: BTreeMap<(usize, String), Location> = BTreeMap::new();
-    let mut netdevs: BTreeMap<(usize, String), Location> = BTreeMap::new();
+    // A device named twice on one host: (host, name) → where it was first named. The keys and
+    // locations borrow the rows (80,000 of them), and the rare diagnostics wait for the pass that
+    // moves the rows out.
+    let mut devs: HashMap<(usize, &str), &Location> = HashMap::with_capacity(read.len());
+    let mut netdevs: HashMap<(usize, &str), &Location> = HashMap::with_capacity(read.len());
+    let mut twice: Vec<(usize, Diagnostic)> = Vec::new();
+    for (i, ((nic, _), row)) in read.iter().zip(&table.rows).enumerate() {
+        let Some(h) = nic.host else { continue };
+        let host_name = servers
+            .and_then(|s| s[h].hostname.as_ref())
+            .map(HostName::as_str)
+            .unwrap_or_default();
+        if let Some(dev) = &nic.ib_dev {
+            let at = &nic.ib_dev_at;
+            if let Some(d) = unique_per_host(&mut devs, (h, dev.as_str()), at, "ib_dev", host_name)
+            {
+                twice.push((i, d));
+            }
+        }
+        if let Some(dev) = &nic.netdev {
+            let at = row
+                .cells
+                .get("netdev")
+                .map_or(&nic.ib_dev_at, |c| &c.location);
+            if let Some(d) =
+                unique_per_host(&mut netdevs, (h, dev.as_str()), at, "netdev", host_name)
+            {
+                twice.push((i, d));
+            }
+        }
+    }
+    drop((devs, netdevs));
+    let mut twice = twice.into_iter().peekable();
     let mut rows = Vec::with_capacity(read.len());
-    for ((nic, row_report), row) in read.into_iter().zip(&table.rows) {
+    for (i, (nic, row_report)) in read.into_iter().enumerate() {
         report.extend(row_report);
-        if let Some(h) = nic.host {
-            let host_name = servers
-                .and_then(|s| s[h].hostname.as_ref())
-                .map(HostName::as_str)
-                .unwrap_or_default();
-            if let Some(dev) = &nic.ib_dev {
-                unique_per_host(
-                    &mut devs,
-                    (h, dev.to_string()),
-                    &nic.ib_dev_at,
-                    "ib_dev",
-                    host_name,
-                    report,
-                );
-            }
-            if let Some(dev) = &nic.netdev {
-                let at = row
-                    .cells
-                    .get("netdev")
-                    .map_or_else(|| nic.ib_dev_at.clone(), |c| c.location.clone());
-                unique_per_host(
-                    &mut netdevs,
-                    (h, dev.to_string()),
-                    &at,
-                    "netdev",
-                    host_name,
-                    report,
-                );
-            }
+        while let Some((_, d)) = twice.next_if(|(at, _)| *at == i) {
+            report.push(d);
         }
         rows.push(nic);
     }
@@ -231,25 +235,27 @@ fn link_host(
     None
 }
 
-fn unique_per_host(
-    seen: &mut BTreeMap<(usize, String), Location>,
-    key: (usize, String),
-    at: &Location,
+fn unique_per_host<'a>(
+    seen: &mut HashMap<(usize, &'a str), &'a Location>,
+    key: (usize, &'a str),
+    at: &'a Location,
     column: &str,
     host: &str,
-    report: &mut Report,
-) {
-    if let Some(first) = seen.get(&key) {
-        report.push(Diagnostic::error(
+) -> Option<Diagnostic> {
+    match seen.entry(key) {
+        Entry::Occupied(first) => Some(Diagnostic::error(
             at.clone(),
             format!(
-                "{column} {} is used twice on host {} (first at {first})",
-                quoted(&key.1),
-                quoted(host)
+                "{column} {} is used twice on host {} (first at {})",
+                quoted(key.1),
+                quoted(host),
+                first.get()
             ),
-        ));
-    } else {
-        seen.insert(key, at.clone());
+        )),
+        Entry::Vacant(slot) => {
+            slot.insert(at);
+            None
+        }
     }
 }
 
