@@ -22,6 +22,19 @@ static LIVE: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
 /// so no file lands in a folder being removed (which would leave it behind).
 static WRITES: std::sync::RwLock<()> = std::sync::RwLock::new(());
 
+/// `LIVE`, also after a panic elsewhere: every change to it is one push or one removal.
+fn live() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    LIVE.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// A shared hold on `WRITES` for one write into a staging folder.
+fn writing() -> std::sync::RwLockReadGuard<'static, ()> {
+    WRITES
+        .read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// Installs the handler that removes this process's staging folders when SIGINT, SIGTERM or
 /// SIGHUP stops it, then exits with 128 + the signal. The folder swap holds `LIVE`, so a
 /// signal waits for a swap in progress to finish: the output is then old or new, never torn.
@@ -37,9 +50,7 @@ pub(crate) fn on_signals() -> Result<()> {
             let _writes = WRITES
                 .write()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
-            let live = LIVE
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let live = live();
             for dir in live.iter() {
                 let _ = std::fs::remove_dir_all(dir);
             }
@@ -84,9 +95,7 @@ impl Staging {
         sweep(&parent, &name)?;
         // Created and listed under one lock, so a signal never finds the folder unlisted.
         let dir = {
-            let mut live = LIVE
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut live = live();
             let dir = tempfile::Builder::new()
                 .prefix(&format!("{STAGING}{name}-"))
                 .tempdir_in(&parent)
@@ -107,9 +116,7 @@ impl Staging {
 
     /// Stages one file (mode 0644). Safe to call from several threads for different names.
     pub(crate) fn write(&self, name: &str, bytes: &[u8]) -> Result<()> {
-        let _writing = WRITES
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let _writing = writing();
         let path = self.dir.join(name);
         // A bundle sits in the folder itself, which exists: no look-up of its parent per file.
         if name.contains('/')
@@ -133,9 +140,7 @@ impl Staging {
     pub(crate) fn commit(self, owned: &dyn Fn(&str) -> bool) -> Result<()> {
         let target = self.target.clone();
         if std::fs::symlink_metadata(&target).is_ok() {
-            let _writing = WRITES
-                .read()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let _writing = writing();
             carry_over(&target, &self.dir, owned)?;
             if let Ok(meta) = std::fs::metadata(&target) {
                 let _ = std::fs::set_permissions(&self.dir, meta.permissions());
@@ -147,9 +152,7 @@ impl Staging {
             let _ = rustix::fs::syncfs(&dir);
         }
         let old = {
-            let _swap = LIVE
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let _swap = live();
             swap(&self.dir, &target)?
         };
         if let Some(old) = old {
@@ -167,9 +170,7 @@ impl Drop for Staging {
     /// A staging folder that was not committed (an error on the way) goes.
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.dir);
-        LIVE.lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .retain(|d| d != &self.dir);
+        live().retain(|d| d != &self.dir);
     }
 }
 

@@ -979,10 +979,11 @@ pub(crate) fn thousands(n: u64) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn fixture(name: &str) -> Vec<u8> {
+    /// A file of the integration tests' fixtures.
+    pub(in crate::plan::input) fn fixture(name: &str) -> Vec<u8> {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/fixtures");
         std::fs::read(path.join(name)).unwrap()
     }

@@ -647,6 +647,7 @@ fn value_of(data: &Data) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::input::guard::tests::fixture;
 
     /// The ranges of a sheet whose formula cells are `cells` (none with a saved result), with
     /// every column from A to F mapped but D.
@@ -682,11 +683,6 @@ mod tests {
         receive
             .recv_timeout(std::time::Duration::from_secs(120))
             .expect("the gated read ended")
-    }
-
-    fn fixture(name: &str) -> Vec<u8> {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/fixtures");
-        std::fs::read(path.join(name)).unwrap()
     }
 
     /// A Servers sheet with merged cells, and a NICs sheet of `rows` rows.

@@ -144,7 +144,6 @@ pub(crate) fn read_nics(
             }
         }
     }
-    drop((devs, netdevs));
     let mut twice = twice.into_iter().peekable();
     let mut rows = Vec::with_capacity(read.len());
     for (i, (nic, row_report)) in read.into_iter().enumerate() {
