@@ -4,8 +4,9 @@
 
 use std::fmt::Write as _;
 
-/// A string from outside made safe to print: control characters (escape sequences, NUL,
-/// newlines inside a message) become visible escapes such as `\u{1b}`.
+/// A string from outside made safe to print: control characters (C0, DEL and C1: escape
+/// sequences, NUL, newlines inside a message) and bidirectional controls (which reorder the
+/// text around them on screen) become visible escapes such as `\u{1b}` and `\u{202e}`.
 pub(crate) fn clean(s: &str) -> String {
     clean_but(s, None)
 }
@@ -14,13 +15,24 @@ pub(crate) fn clean(s: &str) -> String {
 pub(crate) fn clean_but(s: &str, keep: Option<char>) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
-        if c.is_control() && Some(c) != keep {
+        if needs_escape(c) && Some(c) != keep {
             let _ = write!(out, "{}", c.escape_unicode());
         } else {
             out.push(c);
         }
     }
     out
+}
+
+/// Whether `c` must not reach a screen as it is: a control character (Unicode's `Cc`: C0, DEL,
+/// C1) or a bidirectional formatting character (the embeddings, overrides and isolates, the
+/// left-to-right, right-to-left and Arabic letter marks).
+pub(crate) fn needs_escape(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{200e}' | '\u{200f}' | '\u{061c}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+        )
 }
 
 /// The first `max` characters of `s`, with `…` when some were cut.
@@ -70,6 +82,19 @@ mod tests {
         assert_eq!(clean("a\u{1b}[31mb\nc\0"), "a\\u{1b}[31mb\\u{a}c\\u{0}");
         assert_eq!(clean_but("a\nb\tc", Some('\n')), "a\nb\\u{9}c");
         assert_eq!(clean("gpu-001 ✅"), "gpu-001 ✅");
+        assert_eq!(clean("a\u{7f}\u{85}\u{9b}b"), "a\\u{7f}\\u{85}\\u{9b}b");
+    }
+
+    #[test]
+    fn bidi_controls_become_visible() {
+        assert_eq!(clean("\u{202e}gnp.exe"), "\\u{202e}gnp.exe");
+        for c in [
+            '\u{200e}', '\u{200f}', '\u{061c}', '\u{202a}', '\u{202d}', '\u{2066}', '\u{2069}',
+        ] {
+            assert_eq!(clean(&c.to_string()), c.escape_unicode().to_string());
+        }
+        // Joiners and other format characters that reorder nothing stay as they are.
+        assert_eq!(clean("a\u{200d}b\u{2070}"), "a\u{200d}b\u{2070}");
     }
 
     #[test]
