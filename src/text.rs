@@ -5,8 +5,9 @@
 use std::fmt::Write as _;
 
 /// A string from outside made safe to print: control characters (C0, DEL and C1: escape
-/// sequences, NUL, newlines inside a message) and bidirectional controls (which reorder the
-/// text around them on screen) become visible escapes such as `\u{1b}` and `\u{202e}`.
+/// sequences, NUL, newlines inside a message), bidirectional controls (which reorder the text
+/// around them on screen) and the noncharacters U+FFFE and U+FFFF become visible escapes such
+/// as `\u{1b}` and `\u{202e}` (see [`needs_escape`]).
 pub(crate) fn clean(s: &str) -> String {
     clean_but(s, None)
 }
@@ -25,13 +26,21 @@ pub(crate) fn clean_but(s: &str, keep: Option<char>) -> String {
 }
 
 /// Whether `c` must not reach a screen as it is: a control character (Unicode's `Cc`: C0, DEL,
-/// C1) or a bidirectional formatting character (the embeddings, overrides and isolates, the
-/// left-to-right, right-to-left and Arabic letter marks).
+/// C1), a bidirectional formatting character (the embeddings, overrides and isolates, the
+/// left-to-right, right-to-left and Arabic letter marks), or one of the noncharacters U+FFFE
+/// and U+FFFF, which XML 1.0 forbids (one in a JUnit report makes the whole file unreadable)
+/// and which render as nothing or a replacement glyph.
 pub(crate) fn needs_escape(c: char) -> bool {
     c.is_control()
         || matches!(
             c,
-            '\u{200e}' | '\u{200f}' | '\u{061c}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+            '\u{200e}'
+                | '\u{200f}'
+                | '\u{061c}'
+                | '\u{202a}'..='\u{202e}'
+                | '\u{2066}'..='\u{2069}'
+                | '\u{fffe}'
+                | '\u{ffff}'
         )
 }
 
@@ -95,6 +104,16 @@ mod tests {
         }
         // Joiners and other format characters that reorder nothing stay as they are.
         assert_eq!(clean("a\u{200d}b\u{2070}"), "a\u{200d}b\u{2070}");
+    }
+
+    #[test]
+    fn the_noncharacters_xml_forbids_become_visible() {
+        assert_eq!(clean("a\u{fffe}b\u{ffff}"), "a\\u{fffe}b\\u{ffff}");
+        // Those XML allows stay, as does the last character before them.
+        assert_eq!(
+            clean("\u{fdd0}\u{fffd}\u{1fffe}"),
+            "\u{fdd0}\u{fffd}\u{1fffe}"
+        );
     }
 
     #[test]

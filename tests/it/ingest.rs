@@ -1750,6 +1750,157 @@ fn hostile_strings_stay_inert_in_every_format() {
     }
 }
 
+/// What a host or its network can put in a result that must never reach a report as it is: C0
+/// (an escape sequence, NUL, a carriage return, a tab), DEL, C1 (CSI), bidi controls (an
+/// override (U+202E) that shows `gnp.exe` after it as `exe.png`, an isolate) and the noncharacters XML forbids.
+const HOSTILE: &str = "\u{1b}[2K\r\u{0}\t\u{7f}\u{9b}31m\u{202e}gnp.exe\u{2066}\u{fffe}\u{ffff}";
+
+/// Whether `c` may not appear raw in a report: what [`HOSTILE`] holds, and every other control,
+/// bidi control and XML-forbidden code point (written out here, not taken from roce-gen).
+fn forbidden(c: char) -> bool {
+    (c.is_control() && c != '\n')
+        || matches!(
+            c,
+            '\u{200e}' | '\u{200f}' | '\u{061c}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+                | '\u{fffe}' | '\u{ffff}'
+        )
+}
+
+/// The forbidden code points in `out`, raw or as character references (`&#x1b;`, `&#8238;`),
+/// which render as the control itself, each with a little context.
+fn forbidden_in(out: &str) -> Vec<String> {
+    let mut found: Vec<String> = out
+        .char_indices()
+        .filter(|(_, c)| forbidden(*c))
+        .map(|(i, c)| format!("raw {c:?} at byte {i}"))
+        .collect();
+    for (i, _) in out.match_indices("&#") {
+        let rest = &out[i + 2..];
+        let end = rest.find(';').unwrap_or(rest.len());
+        let code = match rest[..end].strip_prefix(['x', 'X']) {
+            Some(hex) => u32::from_str_radix(hex, 16),
+            None => rest[..end].parse(),
+        };
+        if code.ok().and_then(char::from_u32).is_some_and(forbidden) {
+            found.push(format!("reference &#{}; at byte {i}", &rest[..end]));
+        }
+    }
+    found
+}
+
+/// Two results carrying [`HOSTILE`] everywhere a host writes text: the host name, a failing
+/// check's message, expected and actual, a NIC name, a setting to change, the LLDP neighbour,
+/// the kernel and firmware compared across hosts, and the file name.
+fn hostile_results() -> tempfile::TempDir {
+    let dir = tmp();
+    let read = |rel: &str| -> Value {
+        serde_json::from_slice(&std::fs::read(fixtures().join(rel)).unwrap()).unwrap()
+    };
+    let mut failing = read("usb-1/gpu-002.precheck.json");
+    failing["host"] = Value::String(format!("gpu-002{HOSTILE}"));
+    failing["facts"]["kernel"] = Value::String(HOSTILE.into());
+    failing["facts"]["nics"]["mlx5_0"]["fw_ver"] = Value::String(format!("28.{HOSTILE}"));
+    for c in failing["checks"].as_array_mut().unwrap() {
+        if c["status"] == "fail" {
+            c["message"] = Value::String(HOSTILE.into());
+            c["expected"] = Value::String(HOSTILE.into());
+            c["actual"] = Value::String(HOSTILE.into());
+            c["nic"] = Value::String(format!("mlx5_1{HOSTILE}"));
+        }
+        if c["id"] == "trust" && c["status"] == "warn" {
+            c["actual"] = Value::String(HOSTILE.into());
+        }
+    }
+    let mut lldp = read("usb-2/gpu-003.apply.json");
+    lldp["host"] = Value::String(format!("gpu-003{HOSTILE}"));
+    lldp["facts"]["nics"]["mlx5_1"]["neighbor"]["switch"] =
+        Value::String(format!("leaf-2{HOSTILE}"));
+    lldp["facts"]["nics"]["mlx5_1"]["neighbor"]["port"] = Value::String(HOSTILE.into());
+    for c in lldp["checks"].as_array_mut().unwrap() {
+        if c["status"] == "warn" {
+            c["message"] = Value::String(format!("cabled to leaf-2{HOSTILE}"));
+            c["actual"] = Value::String(HOSTILE.into());
+        }
+    }
+    let results = dir.path().join("results");
+    std::fs::create_dir(&results).unwrap();
+    for (name, result) in [
+        (
+            "gpu-002\u{1b}[2K\u{202e}\u{fffe}.precheck.json".to_string(),
+            failing,
+        ),
+        ("gpu-003.apply.json".to_string(), lldp),
+    ] {
+        std::fs::write(results.join(name), serde_json::to_vec(&result).unwrap()).unwrap();
+    }
+    dir
+}
+
+#[test]
+fn no_control_bidi_or_xml_forbidden_character_reaches_any_format_raw() {
+    let dir = hostile_results();
+    for format in FORMATS {
+        let run = roce_gen(dir.path(), &["ingest", "results", "--format", format]);
+        assert_eq!(run.code, 1, "{format}: {}", run.transcript());
+        let out = &run.stdout;
+        if format == "json" {
+            // For programs: the exact strings, JSON-escaped where JSON must.
+            let doc: Value = serde_json::from_str(out).unwrap();
+            let hosts: Vec<&str> = doc["hosts"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|h| h["host"].as_str().unwrap())
+                .collect();
+            assert_eq!(
+                hosts,
+                [format!("gpu-002{HOSTILE}"), format!("gpu-003{HOSTILE}")]
+            );
+            continue;
+        }
+        assert_eq!(forbidden_in(out), Vec::<String>::new(), "{format}:\n{out}");
+        assert_eq!(forbidden_in(&run.stderr), Vec::<String>::new(), "{format}");
+        // Shown, not dropped: the override as its escape, before the text it would reverse
+        // (Prometheus and Markdown escape the backslash on top).
+        assert!(out.contains("u{202e}gnp.exe"), "{format}:\n{out}");
+        assert!(out.contains("u{fffe}"), "{format}:\n{out}");
+    }
+
+    let junit = roce_gen(dir.path(), &["ingest", "results", "--format", "junit"]).stdout;
+    let doc = roxmltree::Document::parse(&junit)
+        .unwrap_or_else(|e| panic!("the JUnit report is not XML: {e}\n{junit}"));
+    let messages: Vec<&str> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("failure"))
+        .filter_map(|n| n.attribute("message"))
+        .collect();
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.contains(r"\u{1b}[2K\u{d}\u{0}\u{9}")),
+        "{messages:?}"
+    );
+    let Some(()) = prerequisite(
+        on_path("xmllint"),
+        "xmllint is missing (apt-get install libxml2-utils)",
+        "libxml2's reading of the hostile JUnit report",
+    ) else {
+        return;
+    };
+    let path = dir.path().join("report.xml");
+    std::fs::write(&path, &junit).unwrap();
+    let out = Command::new("xmllint")
+        .arg("--noout")
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success() && out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// The results the simulated hosts of `hosts.rs` write, collected in two rounds, ingested with
 /// the plan their bundles were made from.
 #[test]
