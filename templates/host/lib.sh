@@ -322,12 +322,20 @@ rg_list() {
   printf '%s' "${names:-none}"
 }
 
+# rg_result_name: the file name of this run's result: `<host>.<phase>.json`, and for a dry run
+# `<host>.<phase>.dry-run.json`, so that a dry run never replaces a real run's result.
+rg_result_name() {
+  local dry=""
+  [ "$RG_DRY_RUN" = no ] || dry=.dry-run
+  printf '%s.%s%s.json' "$RG_HOST" "$RG_PHASE" "$dry"
+}
+
 # rg_result_path: where this run's result goes.
 rg_result_path() {
   if [ -n "$RG_OUT" ]; then
     printf '%s' "$RG_OUT"
   else
-    printf '%s/%s.%s.json' "${RG_RESULTS_DIR:-$RG_DIR/results}" "$RG_HOST" "$RG_PHASE"
+    printf '%s/%s' "${RG_RESULTS_DIR:-$RG_DIR/results}" "$(rg_result_name)"
   fi
 }
 
@@ -375,7 +383,7 @@ rg_write_result() {
   fi
   rg_check result "" fail error "$path" "not written" "cannot write the result to $path: ${err:-unknown error}"
   RG_EXIT_OVERRIDE=2
-  path="${TMPDIR:-/tmp}/roce-gen.$RG_HOST.$RG_PHASE.json"
+  path="${TMPDIR:-/tmp}/roce-gen.$(rg_result_name)"
   doc=$(rg_result_json)
   if err=$(rg_write_file "$path" "$doc" 2>&1); then
     rg_log "error: the result could not be written where asked; it is in $path"

@@ -418,3 +418,126 @@ fn a_plan_with_pause_on_and_pfc_off() {
         }
     });
 }
+
+/// What `roce-gen ingest DIR --plan PLAN --format json` makes of a host: its exit status, the
+/// cluster's `ok` and the host's state.
+pub(crate) fn verdict(h: &FakeHost, dir: &std::path::Path, host: &str) -> (i32, Value, Value) {
+    let plan = h.plan().display().to_string();
+    let run = crate::common::roce_gen(dir, &["ingest", ".", "--plan", &plan, "--format", "json"]);
+    let report: Value = serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|e| panic!("ingest: {e}\n{}", run.transcript()));
+    let state = report["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["host"] == host)
+        .map(|r| r["state"].clone())
+        .unwrap_or_else(|| panic!("no {host} in\n{}", run.stdout));
+    (run.code, report["ok"].clone(), state)
+}
+
+/// The result files of a folder, by name, byte for byte.
+pub(crate) fn results_in(dir: &std::path::Path) -> BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| {
+            let e = e.unwrap();
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                std::fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// Asserts that `after` holds `before`'s files unchanged and one more: the dry run's result,
+/// named `<host>.<phase>.dry-run.json`, phase `phase`, `"dry_run": true`.
+pub(crate) fn only_a_dry_run_result_added(
+    before: &BTreeMap<String, Vec<u8>>,
+    after: &BTreeMap<String, Vec<u8>>,
+    name: &str,
+    phase: &str,
+    ctx: &str,
+) {
+    for (file, bytes) in before {
+        assert!(
+            after.get(file) == Some(bytes),
+            "{ctx}: the dry run replaced or removed {file}"
+        );
+    }
+    let added: Vec<&String> = after.keys().filter(|f| !before.contains_key(*f)).collect();
+    assert_eq!(added, [name], "{ctx}");
+    let dry: Value = serde_json::from_slice(&after[name]).unwrap();
+    assert_eq!(dry["phase"], phase, "{ctx}");
+    assert_eq!(dry["dry_run"], true, "{ctx}");
+}
+
+/// A dry run after an apply, in the bundle folder (its `results/`) and from a stick
+/// (`run-here.sh`, the copy on the stick and the one on the host): the apply's result stays
+/// byte for byte, the dry run's goes beside it, and ingest's verdict on the host is unchanged.
+/// Rollback's dry run after a rollback likewise leaves the rollback's result.
+#[test]
+fn a_dry_run_never_replaces_the_result_of_a_real_run() {
+    for_each_bash(|bash| {
+        let h = FakeHost::ofed().bash(bash).build();
+        let results = h.bundle.join("results");
+        let apply = h.bundle.join("apply.sh").display().to_string();
+        let rollback = h.bundle.join("rollback.sh").display().to_string();
+        on_host(&h, &[bash, &apply, "--no-persist"]);
+        let before = results_in(&results);
+        let verdict_before = verdict(&h, &results, "node-a");
+        assert_eq!(verdict_before.2, "configured", "{bash}");
+        // As the apply ran, so that it predicts no change.
+        on_host(&h, &[bash, &apply, "--dry-run", "--no-persist"]);
+        let after = results_in(&results);
+        only_a_dry_run_result_added(
+            &before,
+            &after,
+            "node-a.apply.dry-run.json",
+            "apply",
+            &format!("{bash} bundle"),
+        );
+        assert_eq!(verdict(&h, &results, "node-a"), verdict_before, "{bash}");
+
+        on_host(&h, &[bash, &rollback]);
+        let before = results_in(&results);
+        // Nothing to restore now, and the dry run says so in a file of its own.
+        on_host(&h, &[bash, &rollback, "--dry-run"]);
+        only_a_dry_run_result_added(
+            &before,
+            &results_in(&results),
+            "node-a.rollback.dry-run.json",
+            "rollback",
+            &format!("{bash} bundle rollback"),
+        );
+
+        // From a stick.
+        let stick = h.dist().join("results");
+        let kept = h.fake("var/lib/roce-gen/lab/results");
+        let run_here = h.dist().join("run-here.sh").display().to_string();
+        on_host(&h, &[bash, &run_here, "apply", "--no-persist"]);
+        let (on_stick, on_host_) = (results_in(&stick), results_in(&kept));
+        let verdict_before = verdict(&h, &stick, "node-a");
+        assert_eq!(verdict_before.2, "configured", "{bash}");
+        let (code, stdout, stderr) =
+            h.run_cmd(&[bash, &run_here, "apply", "--dry-run", "--no-persist"]);
+        assert_eq!(code, 0, "{bash}: {stdout}{stderr}");
+        assert!(
+            stdout.contains(&format!(
+                "run-here: result copied to {}/node-a.apply.dry-run.json\n",
+                stick.display()
+            )),
+            "{bash}: {stdout}"
+        );
+        for (dir, before, what) in [(&stick, &on_stick, "stick"), (&kept, &on_host_, "host")] {
+            only_a_dry_run_result_added(
+                before,
+                &results_in(dir),
+                "node-a.apply.dry-run.json",
+                "apply",
+                &format!("{bash} run-here.sh, the {what}'s copy"),
+            );
+        }
+        assert_eq!(verdict(&h, &stick, "node-a"), verdict_before, "{bash}");
+    });
+}

@@ -358,6 +358,11 @@ impl FakeHost {
         self.bundle.parent().unwrap().join("dist")
     }
 
+    /// The plan (its JSON form) the bundles were generated from, for `roce-gen ingest --plan`.
+    pub(crate) fn plan(&self) -> PathBuf {
+        self._dir.path().join("plan.json")
+    }
+
     /// Runs any command on the host (isolated like the scripts): exit code, stdout, stderr.
     pub(crate) fn run_cmd(&self, cmd: &[&str]) -> (i32, String, String) {
         let out = fakehost_sh("run", &self.root)

@@ -487,3 +487,54 @@ fn run_here_prints_ascii_on_a_plain_console() {
         }
     });
 }
+
+/// `--post`: a dry run after an apply is sent under a name of its own, so the apply's result on
+/// the server stays byte for byte and ingest's verdict on the host with it.
+#[test]
+fn a_dry_run_sent_with_post_never_replaces_the_apply_on_the_server() {
+    for_each_bash(|bash| {
+        let h = FakeHost::ofed().bash(bash).build();
+        let dist = h.dist();
+        let sent = dist.join("results");
+        let run = |extra: &str| {
+            served(
+                &h,
+                &dist,
+                0,
+                &format!(
+                    "{FETCH_RUN_HERE}\"$TEST_BASH\" \"$ROCE_GEN_ROOT/root/run-here.sh\" --from \"$URL\" --post \"${{URL}}results/\" apply --no-persist{extra}"
+                ),
+            )
+        };
+        let apply = run("");
+        assert_eq!(apply.code, 0, "{bash}: {apply:#?}");
+        let before = crate::dryrun::results_in(&sent);
+        let verdict_before = crate::dryrun::verdict(&h, &sent, "node-a");
+        assert_eq!(verdict_before.2, "configured", "{bash}");
+        let dry = run(" --dry-run");
+        assert_eq!(dry.code, 0, "{bash}: {dry:#?}");
+        assert!(
+            dry.log
+                .contains("\"PUT /results/node-a.apply.dry-run.json HTTP/1.1\" 201"),
+            "{bash}: {}",
+            dry.log
+        );
+        assert!(
+            !dry.log.contains("PUT /results/node-a.apply.json"),
+            "{bash}: {}",
+            dry.log
+        );
+        crate::dryrun::only_a_dry_run_result_added(
+            &before,
+            &crate::dryrun::results_in(&sent),
+            "node-a.apply.dry-run.json",
+            "apply",
+            &format!("{bash} --post"),
+        );
+        assert_eq!(
+            crate::dryrun::verdict(&h, &sent, "node-a"),
+            verdict_before,
+            "{bash}"
+        );
+    });
+}

@@ -6,7 +6,8 @@
 # values that contradict the plan, for the next boot (never at boot). --boot (the unit, the
 # hook) waits for the planned devices and configures those that are there. --dry-run prints what
 # it would run and changes nothing.
-# Writes results/<host>.apply.json beside this script (or --out FILE, --results-dir DIR).
+# Writes results/<host>.apply.json beside this script, results/<host>.apply.dry-run.json with
+# --dry-run (or --out FILE, --results-dir DIR).
 # Exit status: 0 configured, 1 something failed or was refused, 2 the script could not run.
 # Part of a roce-gen bundle: the same in every bundle; this host's values are in plan.sh.
 RG_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

@@ -3,7 +3,8 @@
 # roce-gen first changed them; firmware values for the next boot), in the reverse of the order
 # the driver needs, removes the nccl.env, the boot unit and the driver-reload hook apply
 # installed, then forgets the saved state.
-# Writes results/<host>.rollback.json beside this script (or --out FILE, --results-dir DIR).
+# Writes results/<host>.rollback.json beside this script, results/<host>.rollback.dry-run.json
+# with --dry-run (or --out FILE, --results-dir DIR).
 # Exit status: 0 restored, 1 something could not be restored, 2 the script could not run.
 # Part of a roce-gen bundle: the same in every bundle; this host's values are in plan.sh.
 RG_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
