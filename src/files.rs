@@ -79,11 +79,13 @@ pub(crate) fn write_file_atomic(path: &Path, bytes: &[u8], overwrite: bool) -> R
             .map(drop)
             .with_context(|| format!("{}: could not write", path.display()))
     } else {
-        tmp.persist_noclobber(path).map(drop).with_context(|| {
-            format!(
-                "{}: could not write (it exists? use --force to replace it)",
-                path.display()
-            )
-        })
+        // The OS error alone: tempfile's error would print it twice (its text and its source).
+        match tmp.persist_noclobber(path) {
+            Ok(_) => Ok(()),
+            Err(e) if e.error.kind() == std::io::ErrorKind::AlreadyExists => {
+                anyhow::bail!("{} exists; use --force to overwrite", path.display())
+            }
+            Err(e) => Err(e.error).with_context(|| format!("{}: could not write", path.display())),
+        }
     }
 }

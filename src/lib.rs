@@ -55,9 +55,21 @@ pub mod testing {
 
 use std::process::ExitCode;
 
+/// Prints why a command could not run as one `error:` line on stderr, escaped (a path or a
+/// value in the chain may hold control characters), its label coloured when asked.
+pub fn print_error(err: &anyhow::Error) {
+    cmd::console::error(&format!("{err:#}"));
+}
+
 /// Runs one command line. `Ok` carries the exit status for a command that ran (0 or 1); `Err`
 /// means the command could not run (exit 2).
 pub fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
+    // First, so that the config file's warnings are printed as the flags say.
+    cmd::set_ui(cmd::Ui {
+        quiet: cli.quiet,
+        verbose: cli.verbose,
+        color: cli.color,
+    });
     // The config is read by the commands that use it; a `--config` that names no file is an
     // error whatever the command.
     let uses_config = matches!(
@@ -73,11 +85,6 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
         None
     };
     let config = config.as_ref();
-    cmd::set_ui(cmd::Ui {
-        quiet: cli.quiet,
-        verbose: cli.verbose,
-        color: cli.color,
-    });
     match cli.command {
         cli::Command::Generate {
             plan,
@@ -122,7 +129,9 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
         } => {
             // What generate would refuse, validate refuses too.
             cmd::generate::mtime_from_env()?;
-            cmd::validate::run(&cmd::resolve_plan(plan, config)?, format, strict)
+            let from_config = plan.path.is_none() && !plan.sample;
+            let plan = cmd::resolve_plan(plan, config)?;
+            cmd::validate::run(&plan, format, strict, from_config)
         }
         cli::Command::Plan { plan } => cmd::plan::run(&cmd::resolve_plan(plan, config)?),
         cli::Command::Dashboard {

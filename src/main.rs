@@ -25,7 +25,7 @@ fn main() -> ExitCode {
             if broken_pipe {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("error: {err:#}");
+            roce_gen::print_error(&err);
             ExitCode::from(2)
         }
     }

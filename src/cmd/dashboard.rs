@@ -82,13 +82,12 @@ impl std::fmt::Debug for Options<'_> {
 /// Runs `dashboard`.
 pub(crate) fn run(opts: &Options<'_>) -> Result<ExitCode> {
     let dashboard = crate::dashboard::build(opts.datasource_uid.as_deref());
-    let mut text = serde_json::to_string_pretty(&dashboard)?;
-    text.push('\n');
+    let text = crate::cmd::console::json(&dashboard)?;
     match opts.output {
         Some(path) => {
             crate::files::write_file_atomic(path, text.as_bytes(), true)
                 .with_context(|| format!("{}: could not write the dashboard", path.display()))?;
-            eprintln!("wrote {}", path.display());
+            crate::cmd::console::say(&format!("wrote {}", path.display()));
         }
         None if !opts.push => {
             let mut out = std::io::stdout().lock();
@@ -119,17 +118,20 @@ pub(crate) fn run(opts: &Options<'_>) -> Result<ExitCode> {
     let grafana = Grafana::new(base, &key);
     match push(&grafana, &dashboard, opts.folder.as_deref()) {
         Ok(url) => {
-            println!(
-                "pushed dashboard {:?} to {url}{}",
-                crate::dashboard::TITLE,
-                opts.folder
-                    .as_deref()
-                    .map_or_else(String::new, |f| format!(" (folder {f})"))
-            );
+            crate::cmd::console::print(
+                &mut std::io::stdout().lock(),
+                &format!(
+                    "pushed dashboard {:?} to {url}{}",
+                    crate::dashboard::TITLE,
+                    opts.folder
+                        .as_deref()
+                        .map_or_else(String::new, |f| format!(" (folder {f})"))
+                ),
+            )?;
             Ok(ExitCode::SUCCESS)
         }
         Err(PushError::Refused(message)) => {
-            eprintln!("error: {message}");
+            crate::cmd::console::error(&message);
             Ok(ExitCode::from(1))
         }
         Err(PushError::Unreachable(err)) => Err(err),

@@ -2,14 +2,15 @@
 //! [`crate::generate`] and says what it wrote. The summary line and the progress bar are the
 //! only things here that read the clock.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
+use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::cli::PlanArg;
-use crate::cmd::{invalid_plan, load, print_diagnostics};
+use crate::cmd::{console, invalid_plan, load, print_diagnostics};
 use crate::generate::{self, archive};
 
 /// Runs `generate`: exit 0 with the bundles written, 1 for an invalid plan (nothing written).
@@ -24,7 +25,7 @@ pub(crate) fn run(
         Ok(ok) => ok,
         Err(report) => return invalid_plan(&loaded.name, report, Some("nothing was written")),
     };
-    print_diagnostics(&loaded.name, report)?;
+    print_diagnostics(&loaded.name, report);
     let started = std::time::Instant::now();
     // Made at the first bundle, when the number selected is known.
     let progress = std::sync::OnceLock::new();
@@ -34,35 +35,51 @@ pub(crate) fn run(
     if let Some(bar) = progress.get() {
         bar.finish_and_clear();
     }
-    for line in &outcome.said {
-        eprintln!("{line}");
+    for (severity, line) in &outcome.said {
+        match severity {
+            Some(severity) => console::tell(*severity, line),
+            None => console::say(line),
+        }
     }
-    let ui = crate::cmd::ui();
-    if ui.verbose {
-        for b in &outcome.written.written {
-            eprintln!("wrote {} (sha256 {})", b.bundle, b.sha256);
-        }
-        for host in &outcome.written.kept {
-            eprintln!("kept the bundle of {host}");
-        }
+    for b in &outcome.written.written {
+        console::detail(&format!("wrote {} (sha256 {})", b.bundle, b.sha256));
+    }
+    for host in &outcome.written.kept {
+        console::detail(&format!("kept the bundle of {host}"));
     }
     if format == crate::cli::Format::Json {
-        let mut out = std::io::stdout().lock();
-        serde_json::to_writer_pretty(&mut out, &outcome.written)?;
-        writeln!(out)?;
+        console::print_json(&outcome.written)?;
     }
-    if !ui.quiet {
-        let n = outcome.built;
-        eprintln!(
-            "generated {n} bundle{} for cluster {} in {} ({} bytes, {:.2} s)",
-            if n == 1 { "" } else { "s" },
-            plan.cluster.cluster_name,
-            opts.out.display(),
-            outcome.bytes,
-            started.elapsed().as_secs_f64()
-        );
+    let n = outcome.built;
+    console::say(&format!(
+        "generated {n} bundle{} for cluster {} in {} ({} bytes, {:.2} s)",
+        if n == 1 { "" } else { "s" },
+        plan.cluster.cluster_name,
+        opts.out.display(),
+        outcome.bytes,
+        started.elapsed().as_secs_f64()
+    ));
+    for line in next_step(opts.out, arg.path.as_deref().filter(|_| !arg.sample)) {
+        console::say(&line);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What to do with the folder: deliver it, run the precheck, bring the results back to ingest.
+/// Paths are quoted for a shell, so the commands can be pasted.
+fn next_step(out: &Path, plan: Option<&Path>) -> [String; 2] {
+    let dir = console::shell_word(out);
+    let results = console::shell_word(&out.join("results"));
+    let plan = plan.map_or_else(String::new, |p| {
+        format!(" --plan {}", console::shell_word(p))
+    });
+    [
+        format!(
+            "next: copy {dir} to the hosts (USB stick, share or web server) and run \
+             `bash run-here.sh precheck` on each;"
+        ),
+        format!("      then bring {results} back and run `roce-gen ingest {results}{plan}`"),
+    ]
 }
 
 /// A progress bar on stderr for long runs, only when stderr is a terminal.

@@ -67,13 +67,13 @@ pub(crate) fn run(subcommand: Option<&str>, dir: Option<&Path>) -> Result<ExitCo
         for page in &pages {
             let path = dir.join(&page.file);
             crate::files::write_file_atomic(&path, &page.roff, true)?;
-            if super::ui().verbose {
-                eprintln!("wrote {}", path.display());
-            }
+            super::console::detail(&format!("wrote {}", path.display()));
         }
-        if !super::ui().quiet {
-            eprintln!("wrote {} manual pages in {}", pages.len(), dir.display());
-        }
+        super::console::say(&format!(
+            "wrote {} manual pages in {}",
+            pages.len(),
+            dir.display()
+        ));
         return Ok(ExitCode::SUCCESS);
     }
     let wanted = match subcommand {

@@ -2,6 +2,7 @@
 //! here: reading the config file, choosing the plan (command line, else config), loading it and
 //! printing its diagnostics.
 
+pub(crate) mod console;
 pub(crate) mod dashboard;
 pub(crate) mod generate;
 pub(crate) mod ingest;
@@ -11,7 +12,6 @@ pub(crate) mod sample;
 pub(crate) mod validate;
 pub(crate) mod verify;
 
-use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
@@ -66,13 +66,11 @@ pub(crate) fn load(arg: &PlanArg) -> Result<Loaded> {
 /// How the embedded sample plan is named in messages.
 const SAMPLE_NAME: &str = "<sample>";
 
-/// Prints every diagnostic to stderr as `severity: file: location: message`.
-pub(crate) fn print_diagnostics(name: &str, report: &Report) -> Result<()> {
-    let mut err = std::io::stderr().lock();
+/// Prints every diagnostic to stderr as `severity: file: location: message`, escaped.
+pub(crate) fn print_diagnostics(name: &str, report: &Report) {
     for d in report.diagnostics() {
-        writeln!(err, "{}: {}", d.severity, d.display_in(name))?;
+        console::tell(d.severity, &d.display_in(name).to_string());
     }
-    Ok(())
 }
 
 /// Prints an invalid plan's problems and the closing `error:` line (`consequence` says what
@@ -82,9 +80,9 @@ pub(crate) fn invalid_plan(
     report: &Report,
     consequence: Option<&str>,
 ) -> Result<ExitCode> {
-    print_diagnostics(name, report)?;
+    print_diagnostics(name, report);
     let tail = consequence.map(|c| format!("; {c}")).unwrap_or_default();
-    eprintln!("error: {name}: invalid plan: {}{tail}", report.summary());
+    console::error(&format!("{name}: invalid plan: {}{tail}", report.summary()));
     Ok(ExitCode::from(1))
 }
 
@@ -155,7 +153,7 @@ pub(crate) fn read_config(explicit: Option<&Path>) -> Result<Option<Config>> {
     let dir = path.parent().unwrap_or(Path::new(""));
     let config = config::parse(&name, dir, config::Kind::of(&path), &text)?;
     for w in &config.warnings {
-        eprintln!("warning: {w}");
+        console::warning(w);
     }
     if config.grafana.api_key.is_some() {
         warn_if_shared(&name, mode);
@@ -168,13 +166,12 @@ pub(crate) fn read_config(explicit: Option<&Path>) -> Result<Option<Config>> {
 /// worked, and the key is already exposed by the time roce-gen runs.
 pub(crate) fn warn_if_shared(name: &str, mode: u32) {
     if mode & 0o077 != 0 {
-        eprintln!(
-            "warning: {} holds the Grafana API key and other users have access to it (mode {:04o}); \
+        console::warning(&format!(
+            "{name} holds the Grafana API key and other users have access to it (mode {:04o}); \
              chmod 600 {}",
-            crate::text::clean(name),
             mode & 0o7777,
-            crate::text::clean(&shlex::try_quote(name).unwrap_or_else(|_| name.into()))
-        );
+            shlex::try_quote(name).unwrap_or_else(|_| name.into())
+        ));
     }
 }
 

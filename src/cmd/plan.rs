@@ -13,7 +13,7 @@ pub(crate) fn run(arg: &PlanArg) -> Result<ExitCode> {
     let loaded = load(arg)?;
     match &loaded.outcome {
         Ok((plan, report)) => {
-            print_diagnostics(&loaded.name, report)?;
+            print_diagnostics(&loaded.name, report);
             let mut out = std::io::stdout().lock();
             out.write_all(&plan.normalized_json()?)?;
             out.flush()?;

@@ -5,6 +5,8 @@ use std::process::ExitCode;
 
 use anyhow::{Result, bail};
 
+use crate::cmd::console;
+
 /// Runs `sample`. Refuses to replace an existing file unless `force`.
 pub(crate) fn run(output: &Path, force: bool) -> Result<ExitCode> {
     let ext = output
@@ -19,11 +21,14 @@ pub(crate) fn run(output: &Path, force: bool) -> Result<ExitCode> {
     }
     let bytes = crate::plan::sample::workbook()?;
     crate::files::write_file_atomic(output, &bytes, force)?;
-    eprintln!(
-        "wrote {} ({} bytes); fill it in, then run: roce-gen validate {}",
+    console::say(&format!(
+        "wrote {} ({} bytes)",
         output.display(),
-        bytes.len(),
-        output.display()
-    );
+        bytes.len()
+    ));
+    console::say(&format!(
+        "next: fill it in, then run `roce-gen validate {}`",
+        console::shell_word(output)
+    ));
     Ok(ExitCode::SUCCESS)
 }

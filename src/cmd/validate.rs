@@ -7,7 +7,7 @@ use anyhow::Result;
 use serde::Serialize;
 
 use crate::cli::{Format, PlanArg};
-use crate::cmd::{load, print_diagnostics};
+use crate::cmd::{console, load, print_diagnostics};
 use crate::plan::diagnostic::{Report, Severity};
 
 /// Schema tag of `validate --format json`.
@@ -48,8 +48,13 @@ struct JsonDiagnostic<'a> {
 }
 
 /// Runs `validate`: exit 0 when the plan is usable, 1 when it has errors (or, with `strict`,
-/// warnings).
-pub(crate) fn run(arg: &PlanArg, format: Format, strict: bool) -> Result<ExitCode> {
+/// warnings). `from_config`: the config file named the plan, so the next command need not.
+pub(crate) fn run(
+    arg: &PlanArg,
+    format: Format,
+    strict: bool,
+    from_config: bool,
+) -> Result<ExitCode> {
     let loaded = load(arg)?;
     let (plan, report) = match &loaded.outcome {
         Ok((plan, report)) => (Some(plan), report),
@@ -58,19 +63,25 @@ pub(crate) fn run(arg: &PlanArg, format: Format, strict: bool) -> Result<ExitCod
     let mut out = std::io::stdout().lock();
     match format {
         Format::Text => {
-            print_diagnostics(&loaded.name, report)?;
+            print_diagnostics(&loaded.name, report);
             match plan {
                 Some(_) if crate::cmd::ui().quiet => {}
-                Some(plan) => writeln!(
-                    out,
-                    "{}: valid plan for cluster {}: {} hosts, {} NICs ({})",
-                    loaded.name,
-                    plan.cluster.cluster_name,
-                    plan.hosts.len(),
-                    plan.hosts.iter().map(|h| h.nics.len()).sum::<usize>(),
-                    report.summary()
+                Some(plan) => console::print(
+                    &mut out,
+                    &format!(
+                        "{}: valid plan for cluster {}: {} hosts, {} NICs ({})",
+                        loaded.name,
+                        plan.cluster.cluster_name,
+                        plan.hosts.len(),
+                        plan.hosts.iter().map(|h| h.nics.len()).sum::<usize>(),
+                        report.summary()
+                    ),
                 )?,
-                None => eprintln!("error: {}: invalid plan: {}", loaded.name, report.summary()),
+                None => console::error(&format!(
+                    "{}: invalid plan: {}",
+                    loaded.name,
+                    report.summary()
+                )),
             }
         }
         Format::Json => {
@@ -95,27 +106,42 @@ pub(crate) fn run(arg: &PlanArg, format: Format, strict: bool) -> Result<ExitCod
                     })
                     .collect(),
             };
-            serde_json::to_writer_pretty(&mut out, &doc)?;
-            writeln!(out)?;
+            out.write_all(console::json(&doc)?.as_bytes())?;
         }
     }
     let warned = strict && report.count(Severity::Warning) > 0;
     if warned && plan.is_some() && format == Format::Text {
-        eprintln!(
-            "error: {}: --strict: {} count as errors",
+        console::error(&format!(
+            "{}: --strict: {} count as errors",
             loaded.name,
             match report.count(Severity::Warning) {
                 1 => "1 warning".to_string(),
                 n => format!("{n} warnings"),
             }
-        );
+        ));
     }
     out.flush()?;
+    if plan.is_some() && !warned && format == Format::Text {
+        let plan = if from_config {
+            String::new()
+        } else {
+            format!(" {}", plan_words(arg))
+        };
+        console::say(&format!("next: run `roce-gen generate{plan}`"));
+    }
     Ok(if plan.is_some() && !warned {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
     })
+}
+
+/// The plan as the next command would name it: the path quoted for a shell, or `--sample`.
+fn plan_words(arg: &PlanArg) -> String {
+    match &arg.path {
+        Some(path) if !arg.sample => console::shell_word(path),
+        _ => "--sample".into(),
+    }
 }
 
 fn counts(report: &Report) -> Counts {

@@ -2,12 +2,14 @@
 //! against their SHA256SUMS and manifests, naming every file that does not match.
 
 use std::collections::BTreeMap;
+use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 
+use crate::cmd::console;
 use crate::generate::dist::{INDEX, Index};
 use crate::generate::verify::{Files, check, read_tarball};
 
@@ -37,31 +39,32 @@ pub(crate) fn run(paths: &[std::path::PathBuf], format: crate::cli::Format) -> R
         paths: Vec::new(),
     };
     let ui = crate::cmd::ui();
+    let mut out = std::io::stdout().lock();
     for path in paths {
         let problems = verify_path(path)?;
         failed |= !problems.is_empty();
+        let shown = path.display().to_string();
         if format == crate::cli::Format::Json {
             doc.paths.push(VerifiedPath {
-                path: path.display().to_string(),
+                path: shown,
                 ok: problems.is_empty(),
                 problems,
             });
         } else if problems.is_empty() {
             if !ui.quiet {
-                println!("ok: {}", path.display());
+                console::print(&mut out, &format!("ok: {shown}"))?;
             }
         } else {
             for p in problems {
-                println!("FAILED: {}: {p}", path.display());
+                console::print(&mut out, &format!("FAILED: {shown}: {p}"))?;
             }
         }
     }
     if format == crate::cli::Format::Json {
         doc.ok = !failed;
-        let mut out = std::io::stdout().lock();
-        serde_json::to_writer_pretty(&mut out, &doc)?;
-        std::io::Write::write_all(&mut out, b"\n")?;
+        out.write_all(console::json(&doc)?.as_bytes())?;
     }
+    out.flush()?;
     Ok(if failed {
         ExitCode::from(1)
     } else {

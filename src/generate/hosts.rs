@@ -9,7 +9,11 @@ use anyhow::{Result, bail};
 
 use super::Options;
 use super::dist::{self, INDEX, Index, IndexHost};
+use crate::plan::diagnostic::Severity;
 use crate::plan::model::{Host, Plan};
+
+/// A line for the user: a warning or a note, or (`None`) plain information.
+pub(crate) type Said = (Option<Severity>, String);
 
 /// The hosts `--hosts` names, in plan order; an unknown name is an error.
 pub(crate) fn select<'p>(hosts: &'p [Host], names: Option<&[String]>) -> Result<Vec<&'p Host>> {
@@ -114,7 +118,7 @@ impl Previous {
 /// The new index's entries, and what to tell the user about the bundles kept or removed.
 pub(crate) struct Merged {
     pub(crate) entries: Vec<IndexHost>,
-    pub(crate) said: Vec<String>,
+    pub(crate) said: Vec<Said>,
     /// Hosts whose bundle `--prune` removed.
     pub(crate) removed: Vec<String>,
 }
@@ -157,16 +161,22 @@ pub(crate) fn merge(
                 by_host.remove(&host.to_ascii_lowercase());
             }
             removed.clone_from(&gone);
-            said.push(format!(
-                "removed the bundles of {} the plan no longer has: {}",
-                plural(gone.len(), "host", "hosts"),
-                gone.join(", ")
+            said.push((
+                None,
+                format!(
+                    "removed the bundles of {} the plan no longer has: {}",
+                    plural(gone.len(), "host", "hosts"),
+                    gone.join(", ")
+                ),
             ));
         } else {
-            said.push(format!(
-                "warning: kept the bundles of {} the plan no longer has: {} (--prune removes them)",
-                plural(gone.len(), "host", "hosts"),
-                gone.join(", ")
+            said.push((
+                Some(Severity::Warning),
+                format!(
+                    "kept the bundles of {} the plan no longer has: {} (--prune removes them)",
+                    plural(gone.len(), "host", "hosts"),
+                    gone.join(", ")
+                ),
             ));
         }
     }
@@ -183,11 +193,14 @@ pub(crate) fn merge(
     entries.extend(by_host.into_values());
     let older = entries.iter().filter(|e| e.plan_sha256.is_some()).count();
     if older > 0 && opts.hosts.is_some() {
-        said.push(format!(
-            "note: {} in the folder {} made from an earlier plan; their results will show as stale \
+        said.push((
+            Some(Severity::Note),
+            format!(
+                "{} in the folder {} made from an earlier plan; their results will show as stale \
              against this one (generate without --hosts to refresh them)",
-            plural(older, "bundle", "bundles"),
-            if older == 1 { "is" } else { "are" }
+                plural(older, "bundle", "bundles"),
+                if older == 1 { "is" } else { "are" }
+            ),
         ));
     }
     Merged {

@@ -54,7 +54,7 @@ pub(crate) struct Outcome {
     /// Bytes written into the folder.
     pub bytes: usize,
     /// Warnings and notes about the bundles kept or removed, one line each.
-    pub said: Vec<String>,
+    pub said: Vec<hosts::Said>,
 }
 
 /// Writes the output folder for `plan` (whose identity is `plan_sha256`). `each_host` is called

@@ -127,7 +127,8 @@ fn column_order_is_free_and_unknown_columns_are_notes() {
     assert_eq!(run.code, 0);
     assert_eq!(
         run.stderr,
-        "note: plan.xlsx: Servers!E1: column \"comment\" is not part of the plan and is ignored\n"
+        "note: plan.xlsx: Servers!E1: column \"comment\" is not part of the plan and is ignored\n\
+         next: run `roce-gen generate plan.xlsx`\n"
     );
 }
 

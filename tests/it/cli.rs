@@ -1,6 +1,6 @@
 //! The command line itself: help, usage errors (exit 2), the embedded sample, and `sample`.
 
-use crate::common::{roce_gen, tmp};
+use crate::common::{Book, roce_gen, s, tmp};
 
 #[test]
 fn help_lists_the_commands() {
@@ -32,7 +32,7 @@ fn the_embedded_sample_is_valid() {
         run.stdout,
         "<sample>: valid plan for cluster demo: 4 hosts, 32 NICs (0 errors, 0 warnings, 0 notes)\n"
     );
-    assert_eq!(run.stderr, "");
+    assert_eq!(run.stderr, "next: run `roce-gen generate --sample`\n");
 }
 
 #[test]
@@ -374,4 +374,71 @@ fn color_always_and_never_override_the_terminal_test() {
     assert!(!auto.stdout.contains('\u{1b}'));
     assert!(always.stdout.contains("\u{1b}["), "{}", always.stdout);
     assert!(!never.stdout.contains('\u{1b}'));
+}
+
+#[test]
+fn hostile_plan_paths_and_cells_are_printed_escaped() {
+    let dir = tmp();
+    let p = dir.path();
+    let title = "\u{1b}]0;T\u{7}.xlsx";
+    // Missing: the `error:` line of a command that could not run.
+    let run = roce_gen(p, &["validate", title]);
+    assert_eq!(run.code, 2, "{}", run.transcript());
+    crate::verify::assert_escaped(&run);
+    assert!(
+        run.stderr.starts_with("error: \\u{1b}]0;T\\u{7}.xlsx: "),
+        "{}",
+        run.stderr
+    );
+
+    // There, with a hostile cell: every diagnostic and the closing line.
+    let mut book = Book::base();
+    book.sheet("Servers")
+        .set(1, "group", s("g\u{9b}31m\u{202e}1"));
+    book.sheet("NICs").set(1, "ip", s("\u{1b}[2K\r10.1.0.1/24"));
+    book.write(p, title);
+    let run = roce_gen(p, &["validate", title]);
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    crate::verify::assert_escaped(&run);
+    assert!(
+        run.stderr
+            .contains("error: \\u{1b}]0;T\\u{7}.xlsx: NICs!D2: ip \"\\u{1b}[2K\\r10.1.0.1/24\""),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.ends_with(
+            "error: \\u{1b}]0;T\\u{7}.xlsx: invalid plan: 2 errors, 0 warnings, 0 notes\n"
+        ),
+        "{}",
+        run.stderr
+    );
+    let json = roce_gen(p, &["validate", "--format", "json", title]);
+    crate::verify::assert_escaped(&json);
+    let doc: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(doc["file"], title);
+
+    // A valid plan under a name with a bidi override: the summary line and the next step.
+    let name = "\u{202e}nalp.xlsx";
+    Book::base().write(p, name);
+    let run = roce_gen(p, &["validate", name]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    crate::verify::assert_escaped(&run);
+    assert!(
+        run.stdout.starts_with("\\u{202e}nalp.xlsx: valid plan"),
+        "{}",
+        run.stdout
+    );
+
+    // generate, sample and dashboard name the files they wrote and the next step.
+    for args in [
+        &["generate", name, "-o", "d\u{1b}[31m"][..],
+        &["-v", "sample", "-o", "\u{1b}[2Ks.xlsx"],
+        &["dashboard", "-o", "\u{1b}[2Kd.json"],
+    ] {
+        let run = roce_gen(p, args);
+        assert_eq!(run.code, 0, "{}", run.transcript());
+        crate::verify::assert_escaped(&run);
+        assert!(run.stderr.contains("\\u{1b}["), "{args:?}: {}", run.stderr);
+    }
 }

@@ -103,7 +103,8 @@ fn unknown_keys_are_warnings_and_change_nothing() {
     assert_eq!(
         run.stderr,
         "warning: config.ini: [COMMANDS] CONCURRENCY is not a roce-gen setting; ignored\n\
-         warning: config.ini: [SSH] user is not a roce-gen setting; ignored\n"
+         warning: config.ini: [SSH] user is not a roce-gen setting; ignored\n\
+         next: run `roce-gen generate`\n"
     );
     std::fs::remove_file(dir.path().join("config.ini")).unwrap();
     std::fs::write(
@@ -115,7 +116,8 @@ fn unknown_keys_are_warnings_and_change_nothing() {
     assert_eq!(run.code, 0, "{}", run.transcript());
     assert_eq!(
         run.stderr,
-        "warning: roce-gen.toml: [plan] sheet is not a roce-gen setting; ignored\n"
+        "warning: roce-gen.toml: [plan] sheet is not a roce-gen setting; ignored\n\
+         next: run `roce-gen generate`\n"
     );
 }
 

@@ -1757,7 +1757,7 @@ const HOSTILE: &str = "\u{1b}[2K\r\u{0}\t\u{7f}\u{9b}31m\u{202e}gnp.exe\u{2066}\
 
 /// Whether `c` may not appear raw in a report: what [`HOSTILE`] holds, and every other control,
 /// bidi control and XML-forbidden code point (written out here, not taken from roce-gen).
-fn forbidden(c: char) -> bool {
+pub(crate) fn forbidden(c: char) -> bool {
     (c.is_control() && c != '\n')
         || matches!(
             c,

@@ -161,3 +161,101 @@ fn a_corrupt_tarball_and_a_path_that_is_nothing_are_reported() {
     let run = roce_gen(dir.path(), &["verify", "nowhere"]);
     assert_eq!(run.code, 2, "{}", run.transcript());
 }
+
+/// Asserts that nothing a run printed (stdout and stderr) holds a raw control character other
+/// than the newline, DEL, a C1 control or a bidi control: what a hostile name could use to
+/// redraw the screen.
+pub(crate) fn assert_escaped(run: &Run) {
+    let printed = format!("{}{}", run.stdout, run.stderr);
+    let raw: Vec<(usize, char)> = printed
+        .char_indices()
+        .filter(|(_, c)| crate::ingest::forbidden(*c))
+        .collect();
+    assert!(raw.is_empty(), "raw {raw:?} in:\n{}", run.transcript());
+}
+
+/// A bundle tarball whose one member, a symbolic link, is named to draw a fake success line
+/// over the real one and hide what follows.
+fn spoofing_tarball() -> Vec<u8> {
+    let mut builder = tar::Builder::new(Vec::new());
+    let mut h = tar::Header::new_gnu();
+    h.set_entry_type(tar::EntryType::Symlink);
+    h.set_size(0);
+    h.set_mode(0o777);
+    builder
+        .append_link(
+            &mut h,
+            "gpu-001/\u{1b}[2K\rok: all bundles verified \u{1b}[8m",
+            "/etc/passwd",
+        )
+        .unwrap();
+    let tar = builder.into_inner().unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(&tar).unwrap();
+    gz.finish().unwrap()
+}
+
+#[test]
+fn hostile_member_names_checksum_lines_and_paths_are_printed_escaped() {
+    let dir = generated();
+    let p = dir.path();
+    std::fs::write(p.join("esc.tar.gz"), spoofing_tarball()).unwrap();
+    let run = roce_gen(p, &["verify", "esc.tar.gz"]);
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert_escaped(&run);
+    assert_eq!(
+        run.stdout,
+        "FAILED: esc.tar.gz: not a bundle tarball: gpu-001/\\u{1b}[2K\\u{d}ok: all bundles \
+         verified \\u{1b}[8m: unexpected entry of type Symlink\n"
+    );
+
+    // A line of the folder's SHA256SUMS naming a file that is not there, in green.
+    let mut sums = std::fs::read_to_string(p.join("out/SHA256SUMS")).unwrap();
+    sums.push_str(&format!("{}  \u{1b}[32mok: d2\u{1b}[0m\n", "0".repeat(64)));
+    std::fs::write(p.join("out/SHA256SUMS"), sums).unwrap();
+    let run = roce_gen(p, &["verify", "out"]);
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert_escaped(&run);
+    assert_eq!(
+        run.stdout,
+        "FAILED: out: \\u{1b}[32mok: d2\\u{1b}[0m: listed in SHA256SUMS but missing\n"
+    );
+
+    // The JSON stays a document that means the raw names, with no raw control in its bytes.
+    let json = roce_gen(p, &["verify", "--format", "json", "esc.tar.gz", "out"]);
+    assert_eq!(json.code, 1, "{}", json.transcript());
+    assert_escaped(&json);
+    let doc: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    let problems = |i: usize| doc["paths"][i]["problems"][0].as_str().unwrap().to_string();
+    assert!(
+        problems(0).contains("gpu-001/\u{1b}[2K\rok: all"),
+        "{}",
+        json.stdout
+    );
+    assert!(
+        problems(1).starts_with("\u{1b}[32mok: d2"),
+        "{}",
+        json.stdout
+    );
+
+    // A path on the command line that is nothing at all: the error line escapes it too; a
+    // bidi override in a file name is shown, not obeyed.
+    let run = roce_gen(p, &["verify", "\u{1b}[31mX"]);
+    assert_eq!(run.code, 2, "{}", run.transcript());
+    assert_escaped(&run);
+    assert_eq!(
+        run.stderr,
+        "error: \\u{1b}[31mX: not a bundle tarball, a bundle folder or an output folder of \
+         roce-gen generate\n"
+    );
+    std::fs::write(p.join("\u{202e}zg.rat.exe"), b"not gzip").unwrap();
+    let run = roce_gen(p, &["verify", "\u{202e}zg.rat.exe"]);
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert_escaped(&run);
+    assert!(
+        run.stdout
+            .starts_with("FAILED: \\u{202e}zg.rat.exe: not a bundle tarball: not gzip"),
+        "{}",
+        run.stdout
+    );
+}
