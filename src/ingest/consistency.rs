@@ -95,8 +95,13 @@ pub(crate) struct FactGroup {
     pub scope: Option<String>,
     /// `host` for host-wide facts, `nic` for per-NIC ones.
     pub per: &'static str,
-    /// What the plan wants, as the prechecks and applies state it (`expected`), when they do.
+    /// What the plan wants, as the prechecks and applies state it (`expected`); absent when
+    /// they state none (firmware, OFED, kernel, the NIC facts, …).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub planned: Option<String>,
+    /// The common value (the first of `values`) is the planned one; `true` when the plan
+    /// names no value, `false` also when every host agrees on another one.
+    pub matches_plan: bool,
     /// Every host has the same value.
     pub agree: bool,
     /// Hosts with a value.
@@ -104,6 +109,21 @@ pub(crate) struct FactGroup {
     /// The values, most hosts first (on a tie the planned one, then by value); the first is
     /// the common one, the others are the outliers.
     pub values: Vec<FactValue>,
+}
+
+impl FactGroup {
+    /// Nothing to point out: every host has the same value, and it is the planned one (or the
+    /// plan names none). Every format marks only such a group as fine.
+    pub(crate) fn ok(&self) -> bool {
+        self.agree && self.matches_plan
+    }
+
+    /// The planned value where a format must show it beside the values: whenever the group is
+    /// not [`ok`](Self::ok), so that a value every host has and the plan does not is never
+    /// shown alone.
+    pub(crate) fn plan_note(&self) -> Option<&str> {
+        self.planned.as_deref().filter(|_| !self.ok())
+    }
 }
 
 /// One value of a fact and the hosts that have it.
@@ -380,11 +400,16 @@ impl Tally {
                     .collect();
                 all_hosts.sort_unstable();
                 all_hosts.dedup();
+                let matches_plan = match (&planned, values.first()) {
+                    (Some(planned), Some(common)) => *planned == common.value,
+                    _ => true,
+                };
                 FactGroup {
                     fact: (*fact).to_string(),
                     scope: (!scope.is_empty()).then(|| scope.clone()),
                     per: if per_nic { "nic" } else { "host" },
                     planned,
+                    matches_plan,
                     agree: values.len() == 1,
                     hosts: all_hosts.len(),
                     values,

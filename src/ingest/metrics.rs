@@ -38,6 +38,10 @@ pub(crate) const CHECK_STATUS: &str = "roce_gen_check_status";
 pub(crate) const FACT_HOSTS: &str = "roce_gen_fact_hosts";
 /// `roce_gen_fact_outlier{host,fact,scope,value}`: 1 for a host that differs from most.
 pub(crate) const FACT_OUTLIER: &str = "roce_gen_fact_outlier";
+/// `roce_gen_fact_matches_plan{fact,scope,planned,value}`: 1 when most hosts' value of a fact
+/// is the planned one, 0 when it is another (also when every host has it); only for the facts
+/// the plan names.
+pub(crate) const FACT_MATCHES_PLAN: &str = "roce_gen_fact_matches_plan";
 /// `roce_gen_nic_module_temperature_celsius`.
 pub(crate) const MODULE_TEMPERATURE: &str = "roce_gen_nic_module_temperature_celsius";
 /// `roce_gen_nic_module_tx_power_dbm{lane}`: dBm, as optics are specified and their alarm

@@ -1750,6 +1750,106 @@ fn hostile_strings_stay_inert_in_every_format() {
     }
 }
 
+#[test]
+fn a_value_every_host_has_but_the_plan_does_not_is_marked_in_every_format() {
+    // Only gpu-002, still unconfigured: MTU 1500 on its one NIC, the plan 4200.
+    let dir = scenario();
+    let only = dir.path().join("only");
+    std::fs::create_dir(&only).unwrap();
+    std::fs::copy(
+        dir.path().join("usb-1/gpu-002.precheck.json"),
+        only.join("gpu-002.precheck.json"),
+    )
+    .unwrap();
+    let run = |format: &str| {
+        let run = roce_gen(
+            dir.path(),
+            &["ingest", "only", "--plan", "plan.json", "--format", format],
+        );
+        assert_eq!(run.code, 1, "{format}: {}", run.transcript());
+        run.stdout
+    };
+    let has = |format: &str, out: &str, needles: &[&str]| {
+        for needle in needles {
+            assert!(out.contains(needle), "{format}: no {needle:?} in:\n{out}");
+        }
+    };
+
+    let text = run("text");
+    has(
+        "text",
+        &text,
+        &[
+            "\n⚠ mtu (plan 4200): 1500 on 1 host\n",
+            "\n⚠ trust (plan dscp): pcp on 1 host\n",
+            // What the plan does not name stays as it was.
+            "\n✅ kernel: 5.15.0-105-generic on 1 host\n",
+        ],
+    );
+    assert!(!text.contains("✅ mtu"), "{text}");
+
+    let markdown = run("markdown");
+    has(
+        "markdown",
+        &markdown,
+        &["| ⚠ | mtu (plan `4200`) | `1500` | 1 host |"],
+    );
+    assert!(!markdown.contains("| ✅ | mtu"), "{markdown}");
+
+    let html = run("html");
+    let row = html
+        .split("<tr>")
+        .find(|r| r.contains(r#"<td class="mono">mtu<div class="sub">plan: 4200</div>"#))
+        .unwrap_or_else(|| panic!("no mtu row in:\n{html}"));
+    has(
+        "html",
+        row,
+        &[
+            r#"<span class="mark warn">"#,
+            r#"<span class="chip mono odd">1500</span>"#,
+            "same on every host, not the planned value",
+        ],
+    );
+    assert!(!row.contains("mark ok") && !row.contains("agree"), "{row}");
+
+    let doc: Value = serde_json::from_str(&run("json")).unwrap();
+    let group = |fact: &str| {
+        doc["consistency"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["fact"] == fact)
+            .unwrap_or_else(|| panic!("no {fact} in {}", doc["consistency"]))
+            .clone()
+    };
+    let mtu = group("mtu");
+    assert_eq!(
+        (&mtu["planned"], &mtu["matches_plan"], &mtu["agree"]),
+        (
+            &Value::from("4200"),
+            &Value::from(false),
+            &Value::from(true)
+        ),
+        "{mtu}"
+    );
+    let kernel = group("kernel");
+    assert!(kernel.get("planned").is_none(), "{kernel}");
+    assert_eq!(kernel["matches_plan"], true, "{kernel}");
+
+    has(
+        "junit",
+        &run("junit"),
+        &["differs from the plan: mtu: 1500 (plan 4200)"],
+    );
+    has(
+        "prometheus",
+        &run("prometheus"),
+        &[
+            r#"roce_gen_fact_matches_plan{cluster="demo",fact="mtu",scope="",planned="4200",value="1500"} 0"#,
+        ],
+    );
+}
+
 /// What a host or its network can put in a result that must never reach a report as it is: C0
 /// (an escape sequence, NUL, a carriage return, a tab), DEL, C1 (CSI), bidi controls (an
 /// override (U+202E) that shows `gnp.exe` after it as `exe.png`, an isolate) and the noncharacters XML forbids.

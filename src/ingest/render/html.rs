@@ -15,8 +15,8 @@ use serde::Serialize;
 
 use crate::ingest::attention::{Group, Kind, change_lines};
 use crate::ingest::render::{
-    all_hosts, files_line, host_count, hosts_line, hosts_of, reason_detail, render_template,
-    run_name, short_sha, standing,
+    common_hosts, compared_hosts, files_line, host_count, hosts_line, hosts_of, reason_detail,
+    render_template, run_name, short_sha, standing,
 };
 use crate::ingest::report::{ClusterReport, FileNote, HostReport, Require, State};
 use crate::ingest::result::{Check, Counts, NicHealth, Status, pcie_gts};
@@ -155,7 +155,9 @@ struct CheckRow {
 struct FactRow {
     name: String,
     planned: Option<String>,
-    agree: bool,
+    /// Every host agrees on the planned value (or the plan names none): the only green row.
+    ok: bool,
+    matches_plan: bool,
     common: String,
     common_hosts: String,
     others: Vec<Other>,
@@ -531,6 +533,7 @@ pub(crate) fn render(report: &ClusterReport) -> Result<String> {
                 .collect(),
         })
         .collect();
+    let of = compared_hosts(&report.consistency);
     let consistency = report
         .consistency
         .iter()
@@ -542,13 +545,10 @@ pub(crate) fn render(report: &ClusterReport) -> Result<String> {
                     None => g.fact.clone(),
                 },
                 planned: g.planned.clone(),
-                agree: g.agree,
+                ok: g.ok(),
+                matches_plan: g.matches_plan,
                 common: common.value.clone(),
-                common_hosts: if g.agree {
-                    all_hosts(common.count)
-                } else {
-                    host_count(common.count)
-                },
+                common_hosts: common_hosts(g, of),
                 others: others
                     .iter()
                     .map(|v| Other {

@@ -12,8 +12,10 @@
 //! `testsuites` form `package` (the cluster) and `id`; each case `name`, `classname` and `time`.
 //! Two things the Ant schema has no room for are kept because those readers show them: totals
 //! on `testsuites`, and a passing case's `system-out` (its warning or change). A host's suite
-//! says in its own `system-out` that a reboot is required (also the `reboot_required` property)
-//! and which facts it differs from most hosts in; neither fails it.
+//! says in its own `system-out` that a reboot is required (also the `reboot_required` property),
+//! which facts it differs from most hosts in and which planned values it does not have (also
+//! when every host lacks them); none of these fails it (a setting off the plan already fails its
+//! check or its `state` case).
 
 use anyhow::Result;
 use jiff::Timestamp;
@@ -138,14 +140,15 @@ impl Suite {
     }
 }
 
+/// How a host's facts compare: the lines of those it differs from most hosts in, and of those
+/// whose planned value it does not have.
+struct Differs<'a> {
+    from_most: Option<&'a Vec<String>>,
+    from_plan: Option<&'a Vec<String>>,
+}
+
 /// `as_of` times a host without a readable result: when the report's newest result was written.
-/// `outliers` are the lines of the facts the host differs from most hosts in.
-fn host_suite(
-    h: &HostReport,
-    plan_sha: Option<&str>,
-    as_of: Timing,
-    outliers: Option<&Vec<String>>,
-) -> Suite {
+fn host_suite(h: &HostReport, plan_sha: Option<&str>, as_of: Timing, differs: &Differs) -> Suite {
     let case = |name: &str, outcome, message: String, text: String| Case {
         classname: h.host.clone(),
         name: name.to_string(),
@@ -236,10 +239,18 @@ fn host_suite(
         out.push("reboot required: firmware values take effect at the next boot".to_string());
     }
     out.extend(
-        outliers
+        differs
+            .from_most
             .into_iter()
             .flatten()
             .map(|o| format!("differs from most hosts: {o}")),
+    );
+    out.extend(
+        differs
+            .from_plan
+            .into_iter()
+            .flatten()
+            .map(|o| format!("differs from the plan: {o}")),
     );
     let mut suite = Suite::new(h.host.clone(), h.host.clone(), timing, properties, cases);
     suite.out = out.join("\n");
@@ -260,11 +271,18 @@ pub(crate) fn render(report: &ClusterReport) -> Result<String> {
         seconds: 0.0,
     };
     let outliers = crate::ingest::render::outliers(&report.consistency);
+    let off_plan = crate::ingest::render::off_plan(&report.consistency);
     let mut suites: Vec<Suite> = report
         .hosts
         .iter()
         .filter(|h| h.counted())
-        .map(|h| host_suite(h, plan_sha, as_of, outliers.get(h.host.as_str())))
+        .map(|h| {
+            let differs = Differs {
+                from_most: outliers.get(h.host.as_str()),
+                from_plan: off_plan.get(h.host.as_str()),
+            };
+            host_suite(h, plan_sha, as_of, &differs)
+        })
         .collect();
     let mut files: Vec<Case> = report
         .problems

@@ -7,8 +7,8 @@ use std::fmt::Write;
 
 use crate::ingest::attention::{Kind, change_lines};
 use crate::ingest::render::{
-    all_hosts, clean, files_line, host_count, hosts_line, hosts_of, reason, run_name, short_sha,
-    standing,
+    clean, common_hosts, compared_hosts, files_line, host_count, hosts_line, hosts_of, reason,
+    run_name, short_sha, standing,
 };
 use crate::ingest::report::{ClusterReport, FileNote, HostReport, State};
 
@@ -210,6 +210,7 @@ pub(crate) fn render(report: &ClusterReport) -> String {
     }
 
     if !report.consistency.is_empty() {
+        let of = compared_hosts(&report.consistency);
         let _ = writeln!(out, "## Consistency\n");
         let _ = writeln!(out, "| | fact | value | hosts |");
         let _ = writeln!(out, "| --- | --- | --- | --- |");
@@ -218,13 +219,16 @@ pub(crate) fn render(report: &ClusterReport) -> String {
                 Some(scope) => format!("{} ({})", md(&g.fact), md(scope)),
                 None => md(&g.fact),
             };
-            if let Some(planned) = g.planned.as_ref().filter(|_| !g.agree) {
+            if let Some(planned) = g.plan_note() {
                 let _ = write!(name, " (plan {})", code(planned));
             }
             for (i, v) in g.values.iter().enumerate() {
-                let (sign, fact, hosts) = match (i, g.agree) {
-                    (0, true) => ("✅", name.as_str(), all_hosts(v.count)),
-                    (0, false) => ("⚠", name.as_str(), host_count(v.count)),
+                let (sign, fact, hosts) = match i {
+                    0 => (
+                        if g.ok() { "✅" } else { "⚠" },
+                        name.as_str(),
+                        common_hosts(g, of),
+                    ),
                     _ => ("", "", md(&hosts_of(v))),
                 };
                 let _ = writeln!(out, "| {sign} | {fact} | {} | {hosts} |", code(&v.value));

@@ -181,10 +181,7 @@ pub(crate) fn outliers(groups: &[FactGroup]) -> BTreeMap<&str, Vec<String>> {
         let Some((common, others)) = g.values.split_first() else {
             continue;
         };
-        let fact = match &g.scope {
-            Some(scope) => format!("{} [{}]", g.fact, clean(scope)),
-            None => g.fact.clone(),
-        };
+        let fact = fact_name(g);
         for v in others {
             for host in &v.hosts {
                 let nics = v
@@ -194,13 +191,82 @@ pub(crate) fn outliers(groups: &[FactGroup]) -> BTreeMap<&str, Vec<String>> {
                     .unwrap_or_default();
                 by_host.entry(host).or_default().push(format!(
                     "{fact}: {}{nics} (most hosts: {})",
-                    clean(&v.value),
-                    clean(&common.value)
+                    value_text(&v.value),
+                    value_text(&common.value)
                 ));
             }
         }
     }
     by_host
+}
+
+/// Per host, a line for each fact whose planned value it does not have, in the consistency
+/// section's order: `mtu: 1500 (plan 4200)`, naming the NICs when only some have it; also when
+/// every host has that value.
+pub(crate) fn off_plan(groups: &[FactGroup]) -> BTreeMap<&str, Vec<String>> {
+    let mut by_host: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    for g in groups {
+        let Some(planned) = &g.planned else {
+            continue;
+        };
+        for v in g.values.iter().filter(|v| v.value != *planned) {
+            for host in &v.hosts {
+                let nics = v
+                    .nics
+                    .get(host)
+                    .map(|n| format!(" on {}", clean(&n.join(", "))))
+                    .unwrap_or_default();
+                by_host.entry(host).or_default().push(format!(
+                    "{}: {}{nics} (plan {})",
+                    fact_name(g),
+                    value_text(&v.value),
+                    value_text(planned)
+                ));
+            }
+        }
+    }
+    by_host
+}
+
+/// `firmware [28.x]`, `mtu`: a fact group's name with its scope, cleaned.
+pub(crate) fn fact_name(g: &FactGroup) -> String {
+    match &g.scope {
+        Some(scope) => format!("{} [{}]", g.fact, clean(scope)),
+        None => g.fact.clone(),
+    }
+}
+
+/// How many hosts the consistency section compares: those of its widest fact (every result
+/// gives `tool_version`).
+pub(crate) fn compared_hosts(groups: &[FactGroup]) -> usize {
+    groups.iter().map(|g| g.hosts).max().unwrap_or(0)
+}
+
+/// The hosts of a fact's common value, out of the `of` hosts compared: `all 6 hosts`, `1 host`,
+/// `3 hosts` when others differ, and `the 5 hosts that report it` when every host that reports
+/// the fact agrees but some do not report it: never "all" of a subset.
+pub(crate) fn common_hosts(g: &FactGroup, of: usize) -> String {
+    let n = g.values.first().map_or(0, |v| v.count);
+    if !g.agree {
+        host_count(n)
+    } else if n >= of {
+        all_hosts(n)
+    } else if n == 1 {
+        "the 1 host that reports it".to_string()
+    } else {
+        format!("the {n} hosts that report it")
+    }
+}
+
+/// A fact's value in running text, cleaned, and quoted when it has a space so that the words
+/// around it read apart: `"rx on tx on" on 1 host`, not `rx on tx on on 1 host`.
+pub(crate) fn value_text(value: &str) -> String {
+    let value = clean(value);
+    if value.contains(' ') {
+        format!("\"{value}\"")
+    } else {
+        value
+    }
 }
 
 /// `all 5 hosts`, and `1 host` rather than `all 1 host`.

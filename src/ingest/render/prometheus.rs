@@ -191,7 +191,7 @@ pub(crate) fn render(report: &ClusterReport) -> String {
 
     let mut host_ok = Family::new(
         HOST_OK,
-        "1 when the host's latest result is from this plan and did not fail, 0 when it failed, is missing or stale.",
+        "1 when the host is ready (ingest's verdict): its latest result is from this plan and shows the plan in force (configured, or prechecked under --require prechecked); 0 when it is pending, drifted, rolled back, failed, missing or stale, or only prechecked.",
     );
     let mut planned = Family::new(
         HOST_PLANNED,
@@ -282,7 +282,7 @@ pub(crate) fn render(report: &ClusterReport) -> String {
         reboot.add(host_labels(h), u8::from(run.reboot_required));
     }
 
-    let (fact_hosts, outlier) = facts(report, &cluster);
+    let (fact_hosts, outlier, matches_plan) = facts(report, &cluster);
     let nic_families = nic_facts(report, &cluster);
 
     let mut out = String::new();
@@ -300,6 +300,7 @@ pub(crate) fn render(report: &ClusterReport) -> String {
         &check_status,
         &fact_hosts,
         &outlier,
+        &matches_plan,
     ] {
         family.write(&mut out);
     }
@@ -309,10 +310,15 @@ pub(crate) fn render(report: &ClusterReport) -> String {
     out
 }
 
-/// `roce_gen_fact_hosts` and `roce_gen_fact_outlier`. A host whose NICs differ from most in
-/// more than one way (MTU 1500 on one, 9000 on another) has one outlier series per fact, its
-/// values joined, so its series stay one per fact however many NICs it has.
-fn facts(report: &ClusterReport, cluster: &str) -> (Family, Family) {
+/// `roce_gen_fact_hosts`, `roce_gen_fact_outlier` and `roce_gen_fact_matches_plan`. A host
+/// whose NICs differ from most in more than one way (MTU 1500 on one, 9000 on another) has one
+/// outlier series per fact, its values joined, so its series stay one per fact however many
+/// NICs it has; the plan's series are one per fact of the cluster.
+fn facts(report: &ClusterReport, cluster: &str) -> (Family, Family, Family) {
+    let mut matches_plan = Family::new(
+        FACT_MATCHES_PLAN,
+        "1 when the value most hosts have of a fact is the planned one, 0 when it is another (also when every host has it); value is that most common value.",
+    );
     let mut fact_hosts = Family::new(
         FACT_HOSTS,
         "Hosts that have each value of a fact that should agree across hosts.",
@@ -324,6 +330,18 @@ fn facts(report: &ClusterReport, cluster: &str) -> (Family, Family) {
     let mut outliers: BTreeMap<(&str, &str, String), BTreeSet<&str>> = BTreeMap::new();
     for g in &report.consistency {
         let scope = g.scope.clone().unwrap_or_default();
+        if let (Some(planned), Some(common)) = (&g.planned, g.values.first()) {
+            matches_plan.add(
+                vec![
+                    ("cluster", cluster.to_string()),
+                    ("fact", g.fact.clone()),
+                    ("scope", scope.clone()),
+                    ("planned", planned.clone()),
+                    ("value", common.value.clone()),
+                ],
+                u8::from(g.matches_plan),
+            );
+        }
         for (i, v) in g.values.iter().enumerate() {
             fact_hosts.add(
                 vec![
@@ -357,7 +375,7 @@ fn facts(report: &ClusterReport, cluster: &str) -> (Family, Family) {
             1,
         );
     }
-    (fact_hosts, outlier)
+    (fact_hosts, outlier, matches_plan)
 }
 
 /// The families of the NIC facts, each sample labelled cluster, host, nic, netdev.

@@ -8,8 +8,10 @@ use std::fmt::Write;
 use anstyle::{AnsiColor, Style};
 
 use crate::ingest::attention::{Group, Kind, change_lines};
+use crate::ingest::consistency::FactGroup;
 use crate::ingest::render::{
-    all_hosts, clean, files_line, host_count, hosts_line, hosts_of, reason, short_sha,
+    all_hosts, clean, common_hosts, compared_hosts, fact_name, files_line, host_count, hosts_line,
+    hosts_of, reason, short_sha, value_text,
 };
 use crate::ingest::report::{ClusterReport, HostReport, Require, State};
 
@@ -155,56 +157,14 @@ pub(crate) fn render(report: &ClusterReport, color: bool) -> String {
     }
 
     if !report.consistency.is_empty() {
+        let of = compared_hosts(&report.consistency);
         line(&mut out, &p.dim(RULE));
         line(
             &mut out,
-            &p.bold(&format!(
-                "consistency across {}:",
-                host_count(
-                    report
-                        .consistency
-                        .iter()
-                        .map(|g| g.hosts)
-                        .max()
-                        .unwrap_or(0)
-                )
-            )),
+            &p.bold(&format!("consistency across {}:", host_count(of))),
         );
         for g in &report.consistency {
-            let mut name = match &g.scope {
-                Some(scope) => format!("{} [{}]", g.fact, clean(scope)),
-                None => g.fact.clone(),
-            };
-            if let Some(planned) = g.planned.as_ref().filter(|_| !g.agree) {
-                let _ = write!(name, " (plan {})", clean(planned));
-            }
-            let Some((common, others)) = g.values.split_first() else {
-                continue;
-            };
-            if others.is_empty() {
-                line(
-                    &mut out,
-                    &format!(
-                        "✅ {name}: {} on {}",
-                        clean(&common.value),
-                        all_hosts(common.count)
-                    ),
-                );
-            } else {
-                let rest: Vec<String> = others
-                    .iter()
-                    .map(|v| format!("{} on {}", clean(&v.value), hosts_of(v)))
-                    .collect();
-                line(
-                    &mut out,
-                    &p.yellow(&format!(
-                        "⚠ {name}: {} on {}; {}",
-                        clean(&common.value),
-                        host_count(common.count),
-                        rest.join("; ")
-                    )),
-                );
-            }
+            consistency_line(&mut out, &p, g, of);
         }
     }
 
@@ -249,6 +209,31 @@ pub(crate) fn render(report: &ClusterReport, color: bool) -> String {
         &format!("results: {}", files_line(&report.totals)),
     );
     out
+}
+
+/// `✅ ofed: … on all 6 hosts`, or, when a host differs or the value is not the planned one,
+/// `⚠ mtu (plan 4200): 1500 on 1 host` and the other values with their hosts.
+fn consistency_line(out: &mut String, p: &Paint, g: &FactGroup, of: usize) {
+    let Some((common, others)) = g.values.split_first() else {
+        return;
+    };
+    let mut name = fact_name(g);
+    if let Some(planned) = g.plan_note() {
+        let _ = write!(name, " (plan {})", value_text(planned));
+    }
+    let mut text = format!(
+        "{name}: {} on {}",
+        value_text(&common.value),
+        common_hosts(g, of)
+    );
+    for v in others {
+        let _ = write!(text, "; {} on {}", value_text(&v.value), hosts_of(v));
+    }
+    let _ = if g.ok() {
+        writeln!(out, "✅ {text}")
+    } else {
+        writeln!(out, "{}", p.yellow(&format!("⚠ {text}")))
+    };
 }
 
 /// The host's latest result says a firmware value waits for the next boot.
