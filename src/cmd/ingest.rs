@@ -72,7 +72,7 @@ pub(crate) fn run(opts: &Options<'_>) -> Result<ExitCode> {
     let to_terminal = opts.output.is_none() && std::io::stdout().is_terminal();
     let text = match opts.format {
         ReportFormat::Text => render::text::render(&report, crate::cmd::ui().colored(to_terminal)),
-        ReportFormat::Json => render::json::render(&report)?,
+        ReportFormat::Json => crate::cmd::console::json(&render::json::document(&report))?,
         ReportFormat::Markdown => render::markdown::render(&report),
         ReportFormat::Junit => render::junit::render(&report)?,
         ReportFormat::Prometheus => render::prometheus::render(&report),

@@ -1943,8 +1943,12 @@ fn no_control_bidi_or_xml_forbidden_character_reaches_any_format_raw() {
         let run = roce_gen(dir.path(), &["ingest", "results", "--format", format]);
         assert_eq!(run.code, 1, "{format}: {}", run.transcript());
         let out = &run.stdout;
+        assert_eq!(forbidden_in(out), Vec::<String>::new(), "{format}:\n{out}");
+        assert_eq!(forbidden_in(&run.stderr), Vec::<String>::new(), "{format}");
         if format == "json" {
-            // For programs: the exact strings, JSON-escaped where JSON must.
+            // For programs: the exact strings, every control and bidi character as a `\u`
+            // escape.
+            assert!(out.contains(r"\u202egnp.exe\u2066\ufffe\uffff"), "{out}");
             let doc: Value = serde_json::from_str(out).unwrap();
             let hosts: Vec<&str> = doc["hosts"]
                 .as_array()
@@ -1958,8 +1962,6 @@ fn no_control_bidi_or_xml_forbidden_character_reaches_any_format_raw() {
             );
             continue;
         }
-        assert_eq!(forbidden_in(out), Vec::<String>::new(), "{format}:\n{out}");
-        assert_eq!(forbidden_in(&run.stderr), Vec::<String>::new(), "{format}");
         // Shown, not dropped: the override as its escape, before the text it would reverse
         // (Prometheus and Markdown escape the backslash on top).
         assert!(out.contains("u{202e}gnp.exe"), "{format}:\n{out}");
