@@ -107,12 +107,12 @@ const APPLY: (&str, bool) = ("apply", false);
 const DRY_RUN: (&str, bool) = ("apply", true);
 const ROLLBACK: (&str, bool) = ("rollback", false);
 
-/// Writes `results/<host>.<phase>[.dry].json` files.
+/// Writes `results/<host>.<phase>[.dry-run].json` files, named as the bundles name them.
 fn write(dir: &Path, results: &[Value]) {
     let out = dir.join("results");
     std::fs::create_dir_all(&out).unwrap();
     for r in results {
-        let dry = if r["dry_run"] == true { ".dry" } else { "" };
+        let dry = if r["dry_run"] == true { ".dry-run" } else { "" };
         let name = format!(
             "{}.{}{dry}.json",
             r["host"].as_str().unwrap(),
@@ -448,6 +448,85 @@ fn every_format_follows_the_verdict() {
         );
     }
     assert!(prom.stdout.contains("roce_gen_ok{cluster=\"t1\"} 0"));
+}
+
+#[test]
+fn a_dry_run_newer_than_an_apply_never_stands_for_it() {
+    let dir = tmp();
+    Book::hosts(2).write(dir.path(), "plan.xlsx");
+    let sha = identity(dir.path(), "plan.xlsx");
+    let s = sha.as_str();
+    // What a dry run after an apply records: the settings as planned, nothing to change.
+    let nothing_to_do = healthy("pass");
+    // A dry run that fails (a tool that hung, say): it shows the host as it is, but it is
+    // no apply, and the apply before it still is the host's.
+    let failed_dry_run = with(
+        nothing_to_do.clone(),
+        &[(
+            "mtu",
+            Some("mlx5_1"),
+            "fail",
+            "4200",
+            "",
+            "ip link show did not answer",
+        )],
+    );
+    write(
+        dir.path(),
+        &[
+            result("h1", s, APPLY, 10, &healthy("changed")),
+            result("h1", s, DRY_RUN, 40, &nothing_to_do),
+            // h2 was never applied: its newer dry run does not make it configured either.
+            result("h2", s, PRECHECK, 5, &nothing_to_do),
+            result("h2", s, DRY_RUN, 40, &nothing_to_do),
+        ],
+    );
+    assert!(dir.path().join("results/h1.apply.dry-run.json").is_file());
+    let run = ingest(dir.path(), &["--format", "json"]);
+    let doc: Value = serde_json::from_str(&run.stdout).unwrap();
+    let h1 = &doc["hosts"][0];
+    assert_eq!(h1["state"], "configured", "{h1}");
+    assert_eq!(h1["ok"], true, "{h1}");
+    // Both runs are the host's, neither superseded by the other.
+    let runs: Vec<String> = h1["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| format!("{} dry_run={} {}", r["phase"], r["dry_run"], r["path"]))
+        .collect();
+    assert_eq!(
+        runs,
+        [
+            r#""apply" dry_run=false "results/h1.apply.json""#,
+            r#""apply" dry_run=true "results/h1.apply.dry-run.json""#,
+        ]
+    );
+    assert_eq!(doc["superseded"], json!([]));
+    assert_eq!(doc["hosts"][1]["state"], "prechecked");
+
+    let text = ingest(dir.path(), &[]);
+    assert!(
+        text.stdout.contains("✅ h1 (10.0.0.1): configured\n"),
+        "{}",
+        text.stdout
+    );
+    assert!(!text.stdout.contains("h1: prechecked"), "{}", text.stdout);
+
+    // However much newer, and whatever it says, a dry run is never the apply it follows.
+    write(dir.path(), &[result("h1", s, DRY_RUN, 50, &failed_dry_run)]);
+    let doc: Value =
+        serde_json::from_str(&ingest(dir.path(), &["--format", "json"]).stdout).unwrap();
+    let h1 = &doc["hosts"][0];
+    assert_eq!(h1["state"], "failed", "{h1}");
+    assert_eq!(h1["latest"]["dry_run"], true, "{h1}");
+    let apply = h1["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["dry_run"] == false)
+        .unwrap();
+    assert_eq!(apply["path"], "results/h1.apply.json", "{h1}");
+    assert_eq!(apply["status"], "pass", "{h1}");
 }
 
 #[test]
