@@ -39,7 +39,8 @@ pub enum Command {
         #[command(flatten)]
         plan: PlanArg,
         /// The output folder (replaced as a whole; files in it that are not roce-gen's are
-        /// kept); default: the config's output folder, else dist.
+        /// kept; never the working folder or one that holds it); default: the config's output
+        /// folder, else dist.
         #[arg(short, long, value_name = "DIR")]
         output: Option<PathBuf>,
         /// Only these hosts (comma-separated); the other bundles in the folder are kept.

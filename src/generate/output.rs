@@ -87,7 +87,9 @@ impl Staging {
     /// Starts writing `target`: resolves it, locks its parent folder, sweeps debris of runs
     /// that were killed, and creates the staging folder.
     pub(crate) fn new(target: &Path) -> Result<Self> {
+        let given = target;
         let target = resolve(target)?;
+        refuse_enclosing(given, &target)?;
         let (parent, name) = split(&target)?;
         std::fs::create_dir_all(&parent)
             .with_context(|| format!("{}: could not create", parent.display()))?;
@@ -197,6 +199,33 @@ fn resolve(target: &Path) -> Result<PathBuf> {
             .with_context(|| format!("{}: could not read", target.display())),
         Ok(_) => anyhow::bail!("{}: exists and is not a folder", target.display()),
     }
+}
+
+/// Refuses an output folder that is the working folder or holds it (`-o .`, `-o ..`, a link to
+/// either): the swap would leave the user's shell in the old folder, removed, where `ls` shows
+/// nothing until `cd .`. `target` is [`resolve`]d; both sides are compared canonical.
+fn refuse_enclosing(given: &Path, target: &Path) -> Result<()> {
+    let (Ok(cwd), Ok(target)) = (
+        std::env::current_dir().and_then(std::fs::canonicalize),
+        std::fs::canonicalize(target),
+    ) else {
+        // A folder that does not exist yet holds nothing.
+        return Ok(());
+    };
+    if !cwd.starts_with(&target) {
+        return Ok(());
+    }
+    let what = if cwd == target {
+        "is the working folder".to_string()
+    } else {
+        format!("holds the working folder ({})", cwd.display())
+    };
+    anyhow::bail!(
+        "-o {}: {what}; generate replaces its output folder as a whole, which would leave this \
+         shell in a removed folder; nothing was written: write to a subfolder instead, such as \
+         -o dist",
+        given.display()
+    )
 }
 
 /// The parent folder and the file name of a target.

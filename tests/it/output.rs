@@ -324,3 +324,73 @@ fn without_folder_exchange_the_swap_is_two_renames_and_still_old_or_new() {
     drop(scene);
     drop(fs);
 }
+
+/// Everything under `dir`, links and folders too (path → what it is or holds), and the
+/// folder's own inode: a swap would give the path another one.
+fn listing(dir: &Path) -> (u64, BTreeMap<String, String>) {
+    use std::os::unix::fs::MetadataExt;
+    let all = walkdir::WalkDir::new(dir)
+        .sort_by_file_name()
+        .min_depth(1)
+        .into_iter()
+        .map(|e| e.unwrap())
+        .map(|e| {
+            let what = if e.path_is_symlink() {
+                format!("-> {}", std::fs::read_link(e.path()).unwrap().display())
+            } else if e.file_type().is_dir() {
+                "dir".into()
+            } else {
+                format!("{:?}", std::fs::read(e.path()).unwrap())
+            };
+            (
+                e.path().strip_prefix(dir).unwrap().display().to_string(),
+                what,
+            )
+        })
+        .collect();
+    (std::fs::metadata(dir).unwrap().ino(), all)
+}
+
+#[test]
+fn the_working_folder_or_one_holding_it_is_refused_as_output() {
+    let dir = tmp();
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(work.join("sub")).unwrap();
+    Book::base().write(&work, "plan.xlsx");
+    std::fs::write(work.join("NOTES.txt"), "mine\n").unwrap();
+    std::os::unix::fs::symlink(".", work.join("here")).unwrap();
+    let before = (listing(dir.path()), listing(&work));
+    for (from, out, what) in [
+        (&work, ".", "is the working folder;"),
+        (&work, "./sub/..", "is the working folder;"),
+        (&work, "here", "is the working folder;"),
+        (&work, &work.display().to_string(), "is the working folder;"),
+        (&work, "..", "holds the working folder ("),
+        (&work.join("sub"), "..", "holds the working folder ("),
+        (&work.join("sub"), "../here", "holds the working folder ("),
+    ] {
+        let plan = work.join("plan.xlsx").display().to_string();
+        let run = roce_gen(from, &["generate", &plan, "-o", out]);
+        assert_eq!(run.code, 2, "-o {out}: {}", run.transcript());
+        assert_eq!(run.stdout, "");
+        assert!(
+            run.stderr.starts_with(&format!("error: -o {out}: {what}")),
+            "-o {out}: {}",
+            run.stderr
+        );
+        assert!(
+            run.stderr.ends_with(
+                "generate replaces its output folder as a whole, which would leave this shell \
+                 in a removed folder; nothing was written: write to a subfolder instead, such \
+                 as -o dist\n"
+            ),
+            "{}",
+            run.stderr
+        );
+        assert_eq!((listing(dir.path()), listing(&work)), before, "-o {out}");
+    }
+    // A folder below the working folder is fine.
+    let run = roce_gen(&work, &["generate", "plan.xlsx", "-o", "sub/dist"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert!(work.join("sub/dist/index.json").is_file());
+}
