@@ -156,6 +156,20 @@ fn nic_values_out_of_charset() {
 }
 
 #[test]
+fn netdev_that_reads_as_an_option() {
+    check(
+        "netdev_option",
+        &edit(|b| {
+            let nics = b.sheet("NICs");
+            nics.set(1, "netdev", s("-h"));
+            nics.set(2, "netdev", s("--help"));
+            // Inside the name a hyphen is fine.
+            nics.set(3, "netdev", s("ens1-0"));
+        }),
+    );
+}
+
+#[test]
 fn error_cells() {
     check(
         "error_cells",

@@ -41,7 +41,7 @@ name_type!(
     IbDev
 );
 name_type!(
-    /// A Linux interface name: `[A-Za-z0-9_.-]{1,15}`, not `.` or `..`.
+    /// A Linux interface name: `[A-Za-z0-9_.-]{1,15}`, not `.` or `..`, not starting with `-`.
     IfName
 );
 name_type!(
@@ -123,10 +123,15 @@ impl IfName {
     /// Checks a Linux interface name.
     pub fn parse(s: &str) -> Result<Self, String> {
         let chars_ok = all_chars(s, |c| c.is_ascii_alphanumeric() || "_.-".contains(c));
-        if (1..=15).contains(&s.len()) && chars_ok && s != "." && s != ".." {
-            Ok(Self(s.to_string()))
-        } else {
+        if !((1..=15).contains(&s.len()) && chars_ok && s != "." && s != "..") {
             Err("is not a Linux interface name (1 to 15 letters, digits, `_`, `.` or `-`)".into())
+        } else if s.starts_with('-') {
+            // Linux allows it, but every tool the scripts give it to would take it for an option.
+            Err("starts with `-`, which the tools the scripts run (ethtool, ip, mlnx_qos, lldpcli) \
+                 would read as an option; rename the interface"
+                .into())
+        } else {
+            Ok(Self(s.to_string()))
         }
     }
 }
@@ -207,6 +212,11 @@ mod tests {
         assert!(IfName::parse("ens1f0np0abcdefg").is_err()); // 16 characters
         assert!(IfName::parse("..").is_err());
         assert!(IfName::parse("eth0'").is_err());
+        for option in ["-h", "--help", "-"] {
+            let err = IfName::parse(option).unwrap_err();
+            assert!(err.starts_with("starts with `-`"), "{option}: {err}");
+        }
+        assert!(IfName::parse("eth-0").is_ok());
     }
 
     #[test]
