@@ -77,7 +77,9 @@ fn verify_path(path: &Path) -> Result<Vec<String>> {
         return verify_output_dir(path);
     }
     if path.is_dir() && path.join("manifest.json").is_file() {
-        return Ok(check(&read_folder(path)?));
+        let (files, mut problems) = read_folder(path)?;
+        problems.extend(check(&files));
+        return Ok(problems);
     }
     if path.is_file() {
         let bytes =
@@ -159,9 +161,13 @@ fn verify_output_dir(dir: &Path) -> Result<Vec<String>> {
     Ok(problems)
 }
 
-/// The files of an unpacked bundle folder; `results/`, where the scripts write, is not part of it.
-fn read_folder(dir: &Path) -> Result<Files> {
+/// The files of an unpacked bundle folder, and what in it cannot be a bundle's file: a symbolic
+/// link, an empty folder, a device or pipe (a bundle holds regular files only; the regular files
+/// it does not list are [`check`]'s to name). `results/`, where the scripts write, is not part of
+/// it.
+fn read_folder(dir: &Path) -> Result<(Files, Vec<String>)> {
     let mut files = Files::new();
+    let mut odd = Vec::new();
     for entry in walkdir::WalkDir::new(dir).sort_by_file_name().min_depth(1) {
         let entry = entry.with_context(|| format!("{}: could not read", dir.display()))?;
         let rel = entry
@@ -170,13 +176,34 @@ fn read_folder(dir: &Path) -> Result<Files> {
             .unwrap_or(entry.path())
             .display()
             .to_string();
-        if rel == "results" || rel.starts_with("results/") || !entry.file_type().is_file() {
+        if rel == "results" || rel.starts_with("results/") {
             continue;
         }
-        let bytes = std::fs::read(entry.path())
-            .with_context(|| format!("{}: could not read", entry.path().display()))?;
-        let mode = entry.metadata().ok().map(|m| m.permissions().mode());
-        files.insert(rel, (bytes, mode));
+        let kind = entry.file_type();
+        if kind.is_symlink() {
+            let to = std::fs::read_link(entry.path())
+                .map_or_else(|_| "?".into(), |t| t.display().to_string());
+            odd.push(format!(
+                "{rel}: a symbolic link (to {to}); a bundle holds only the files manifest.json lists"
+            ));
+        } else if kind.is_dir() {
+            let empty = std::fs::read_dir(entry.path())
+                .with_context(|| format!("{}: could not read", entry.path().display()))?
+                .next()
+                .is_none();
+            if empty {
+                odd.push(format!("{rel}/: an empty folder, not in manifest.json"));
+            }
+        } else if kind.is_file() {
+            let bytes = std::fs::read(entry.path())
+                .with_context(|| format!("{}: could not read", entry.path().display()))?;
+            let mode = entry.metadata().ok().map(|m| m.permissions().mode());
+            files.insert(rel, (bytes, mode));
+        } else {
+            odd.push(format!(
+                "{rel}: not a regular file; a bundle holds only the files manifest.json lists"
+            ));
+        }
     }
-    Ok(files)
+    Ok((files, odd))
 }

@@ -259,3 +259,63 @@ fn hostile_member_names_checksum_lines_and_paths_are_printed_escaped() {
         run.stdout
     );
 }
+
+#[test]
+fn links_folders_and_other_files_a_bundle_folder_does_not_list_are_named() {
+    let dir = generated();
+    let p = dir.path();
+    let b = p.join("b");
+    std::fs::create_dir(&b).unwrap();
+    assert!(
+        Command::new("tar")
+            .args(["-xzf", "out/h1.tar.gz", "-C", "b"])
+            .current_dir(p)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let bundle = b.join("h1");
+    std::os::unix::fs::symlink("/etc/passwd", bundle.join("evil-link")).unwrap();
+    std::os::unix::fs::symlink("/etc", bundle.join("\u{1b}[2Kok")).unwrap();
+    std::fs::create_dir_all(bundle.join("sub/deeper")).unwrap();
+    std::fs::write(bundle.join("sub/inner.sh"), "echo hi\n").unwrap();
+    std::fs::create_dir(bundle.join("empty")).unwrap();
+    assert!(
+        Command::new("mkfifo")
+            .arg(bundle.join("pipe"))
+            .status()
+            .unwrap()
+            .success()
+    );
+    // A listed file replaced by a link to an identical copy elsewhere.
+    std::fs::rename(bundle.join("plan.sh"), p.join("plan.sh")).unwrap();
+    std::os::unix::fs::symlink(p.join("plan.sh"), bundle.join("plan.sh")).unwrap();
+
+    let run = roce_gen(p, &["verify", "b/h1"]);
+    assert_escaped(&run);
+    let links = "a bundle holds only the files manifest.json lists";
+    for needle in [
+        format!("FAILED: b/h1: evil-link: a symbolic link (to /etc/passwd); {links}"),
+        format!("FAILED: b/h1: \\u{{1b}}[2Kok: a symbolic link (to /etc); {links}"),
+        format!(
+            "FAILED: b/h1: plan.sh: a symbolic link (to {}); {links}",
+            p.join("plan.sh").display()
+        ),
+        "FAILED: b/h1: plan.sh: listed in SHA256SUMS but missing".into(),
+        "FAILED: b/h1: sub/inner.sh: not listed in manifest.json".into(),
+        "FAILED: b/h1: sub/deeper/: an empty folder, not in manifest.json".into(),
+        "FAILED: b/h1: empty/: an empty folder, not in manifest.json".into(),
+        format!("FAILED: b/h1: pipe: not a regular file; {links}"),
+    ] {
+        failed(&run, &needle);
+    }
+    // The same folder without them verifies again.
+    for extra in ["evil-link", "\u{1b}[2Kok", "pipe", "plan.sh"] {
+        std::fs::remove_file(bundle.join(extra)).unwrap();
+    }
+    std::fs::remove_dir_all(bundle.join("sub")).unwrap();
+    std::fs::remove_dir(bundle.join("empty")).unwrap();
+    std::fs::rename(p.join("plan.sh"), bundle.join("plan.sh")).unwrap();
+    let run = roce_gen(p, &["verify", "b/h1"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+}
