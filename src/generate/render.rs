@@ -77,6 +77,9 @@ pub(crate) const APPLY_SH: FileTemplate = plain("host/apply.sh", 0o755);
 pub(crate) const ROLLBACK_SH: FileTemplate = plain("host/rollback.sh", 0o755);
 /// `lib.sh`: the shell library the scripts source (it sources its parts, `lib-*.sh`).
 pub(crate) const LIB_SH: FileTemplate = plain("host/lib.sh", 0o644);
+/// `lib-text.sh`: text for the console (every host's or network's text escaped); `run-here.sh`
+/// includes it too.
+pub(crate) const LIB_TEXT_SH: FileTemplate = plain("host/lib-text.sh", 0o644);
 /// `lib-parse.sh`: the readers of every tool output the scripts parse.
 pub(crate) const LIB_PARSE_SH: FileTemplate = plain("host/lib-parse.sh", 0o644);
 /// `lib-checks.sh`: identity and environment checks, the precheck.
@@ -114,11 +117,12 @@ pub(crate) const DIST_FILES: [FileTemplate; 3] = [RUN_HERE_SH, ANSIBLE_INVENTORY
 pub(crate) const HOST_FILES: [FileTemplate; 1] = [PLAN_SH];
 
 /// The files that do not depend on the host: made once per run, shared by every bundle.
-pub(crate) const SHARED_FILES: [FileTemplate; 13] = [
+pub(crate) const SHARED_FILES: [FileTemplate; 14] = [
     PRECHECK_SH,
     APPLY_SH,
     ROLLBACK_SH,
     LIB_SH,
+    LIB_TEXT_SH,
     LIB_PARSE_SH,
     LIB_CHECKS_SH,
     LIB_PROBE_SH,
@@ -147,12 +151,17 @@ macro_rules! embedded {
     };
 }
 
+/// The plain files a template includes (`{% include %}`): `run-here.sh` carries the bundle's
+/// console text functions, one copy for both. They must hold no template syntax.
+const INCLUDED: &[&str] = &["host/lib-text.sh"];
+
 /// Every file of `templates/` compiled into the binary.
 const EMBEDDED: &[(&str, &str)] = embedded![
     "host/precheck.sh",
     "host/apply.sh",
     "host/rollback.sh",
     "host/lib.sh",
+    "host/lib-text.sh",
     "host/lib-parse.sh",
     "host/lib-checks.sh",
     "host/lib-probe.sh",
@@ -205,6 +214,15 @@ impl Renderer {
                 None => (*source).to_string(),
             };
             if !file.ends_with(".j2") {
+                if INCLUDED.contains(file) {
+                    env.add_template_owned(*file, source.clone())
+                        .with_context(|| {
+                            format!(
+                                "{} does not parse as a template",
+                                template_path(dir, file).display()
+                            )
+                        })?;
+                }
                 plain.push((*file, source));
                 continue;
             }

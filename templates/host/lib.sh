@@ -1,37 +1,25 @@
 # shellcheck shell=bash
 # lib.sh: the shell library of a roce-gen bundle, the same in every bundle. precheck.sh, apply.sh
 # and rollback.sh source it; it sets strict mode, sources plan.sh (this host's values, RG_*)
-# and its parts: lib-parse.sh, lib-checks.sh, lib-probe.sh, lib-settings.sh, lib-rdma.sh,
-# lib-persist.sh, lib-firmware.sh.
+# and its parts: lib-text.sh, lib-parse.sh, lib-checks.sh, lib-probe.sh, lib-settings.sh,
+# lib-rdma.sh, lib-persist.sh, lib-firmware.sh.
 # Here: the command line, logging, the run lock, time limits on tools, the checks of a run, the
 # JSON result and the summary. Bash 4.2 (RHEL 7) or newer, coreutils, and the host's own tools;
 # nothing else.
 
 set -euo pipefail
 
-# rg_plain_console: true when the console may not show UTF-8, so the summary is printed in
-# ASCII: the locale's character set (the first of LC_ALL, LC_CTYPE, LANG that is set; none is
-# the POSIX locale) is not UTF-8, or TERM is a serial terminal (vt100, vt220, …, as serial
-# getty and BMC serial-over-LAN set it) or the Linux text console (`linux`, a BMC's video
-# redirection), whose fonts have no status symbols. Read before LC_ALL=C below hides the locale.
-rg_plain_console() {
-  local charset=${LC_ALL:-${LC_CTYPE:-${LANG:-}}}
-  case ${charset,,} in
-    *utf-8* | *utf8*) ;;
-    *) return 0 ;;
-  esac
-  case ${TERM:-} in
-    vt[0-9]* | linux) return 0 ;;
-  esac
-  return 1
-}
+RG_DIR=${RG_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)}
+# Text for the console: rg_esc, rg_console, the plain console rule.
+# shellcheck source=lib-text.sh
+. "$RG_DIR/lib-text.sh"
+# Read before LC_ALL=C below hides the locale.
 RG_ASCII=no
 ! rg_plain_console || RG_ASCII=yes
 # Tool output is parsed: keep it in English and byte-oriented.
 export LC_ALL=C
 PATH="${PATH:-/usr/bin:/bin}:/usr/sbin:/sbin"
 export PATH
-RG_DIR=${RG_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)}
 # This host's values (RG_*), the only part of the bundle's shell that differs between hosts.
 # shellcheck source=plan.sh
 . "$RG_DIR/plan.sh"
@@ -78,9 +66,6 @@ RG_C_MSG=()
 RG_C_KIND=()
 RG_C_FROM=()
 
-# The summary's symbols, in UTF-8 and for plain consoles (--ascii) in ASCII, index for index.
-RG_SYM_UTF8=('✅' '❌' '⚠' 'ℹ' '→' '…')
-RG_SYM_PLAIN=('[OK]' '[FAIL]' '[WARN]' '[INFO]' '->' '...')
 # rg_symbols: RG_OK RG_FAIL RG_WARN RG_INFO RG_TO RG_MORE, in the console's form.
 rg_symbols() {
   local -a sym=(${RG_SYM_UTF8[@]+"${RG_SYM_UTF8[@]}"})
@@ -89,20 +74,12 @@ rg_symbols() {
 }
 rg_symbols
 
-# rg_console TEXT: prints TEXT for the console: as it is, or on a plain console with each
-# symbol in its ASCII form and every other byte beyond ASCII (a tool's or a host's text) as `?`.
-rg_console() {
-  local s=$1 k
-  if [ "$RG_ASCII" = yes ]; then
-    for ((k = 0; k < ${#RG_SYM_UTF8[@]}; k++)); do
-      s=${s//"${RG_SYM_UTF8[k]}"/${RG_SYM_PLAIN[k]}}
-    done
-    s=${s//[$'\200'-$'\377']/?}
-  fi
-  printf '%s\n' "$s"
+# rg_log MESSAGE: one line on stderr, everything in it escaped (a tool's text cannot start a line
+# of its own).
+rg_log() {
+  rg_esc "$*"
+  rg_console "$REPLY" >&2
 }
-
-rg_log() { rg_console "$*" >&2; }
 
 # rg_die MESSAGE: the script itself cannot run (exit 2), before any check was made.
 rg_die() {
@@ -182,56 +159,6 @@ rg_status_of() {
       return 0
     fi
   done
-}
-
-# rg_utf8 STRING: REPLY = STRING with every byte that is not part of valid UTF-8 (RFC 3629: no
-# overlong forms, surrogates or code points above U+10FFFF) replaced by U+FFFD. LC_ALL=C makes
-# bash index bytes.
-rg_utf8() {
-  local s=$1 out="" i=0 n=${#1} b b2 len k lo hi ok
-  while ((i < n)); do
-    printf -v b '%d' "'${s:i:1}"
-    # Bytes of a sign-extended char print negative on some platforms.
-    ((b >= 0)) || b=$((b + 256))
-    if ((b < 128)); then
-      out+=${s:i:1}
-      i=$((i + 1))
-      continue
-    fi
-    len=0 lo=128 hi=191
-    if ((b >= 0xc2 && b <= 0xdf)); then
-      len=2
-    elif ((b >= 0xe0 && b <= 0xef)); then
-      len=3
-      ((b != 0xe0)) || lo=0xa0
-      ((b != 0xed)) || hi=0x9f
-    elif ((b >= 0xf0 && b <= 0xf4)); then
-      len=4
-      ((b != 0xf0)) || lo=0x90
-      ((b != 0xf4)) || hi=0x8f
-    fi
-    ok=0
-    if ((len > 0 && i + len <= n)); then
-      ok=1
-      for ((k = 1; k < len; k++)); do
-        printf -v b2 '%d' "'${s:i+k:1}"
-        ((b2 >= 0)) || b2=$((b2 + 256))
-        ((k == 1)) || { lo=128 hi=191; }
-        if ((b2 < lo || b2 > hi)); then
-          ok=0
-          break
-        fi
-      done
-    fi
-    if ((ok)); then
-      out+=${s:i:len}
-      i=$((i + len))
-    else
-      out+=$'\357\277\275'
-      i=$((i + 1))
-    fi
-  done
-  REPLY=$out
 }
 
 # rg_json_str STRING: prints STRING as a JSON string literal, valid UTF-8 whatever bytes it holds.
@@ -407,6 +334,24 @@ rg_write_file() {
   }
 }
 
+# rg_summary_texts: RG_E_MSG, RG_E_FROM and RG_E_EXP, the checks' messages and values as the
+# summary prints them: escaped (rg_esc), so that a host's or a tool's text can neither run on the
+# terminal nor, with a newline of its own, start a line of the summary.
+RG_E_MSG=()
+RG_E_FROM=()
+RG_E_EXP=()
+rg_summary_texts() {
+  local i
+  for ((i = ${#RG_E_MSG[@]}; i < ${#RG_C_ID[@]}; i++)); do
+    rg_esc "${RG_C_MSG[i]}"
+    RG_E_MSG[i]=$REPLY
+    rg_esc "${RG_C_FROM[i]}"
+    RG_E_FROM[i]=$REPLY
+    rg_esc "${RG_C_EXP[i]}"
+    RG_E_EXP[i]=$REPLY
+  done
+}
+
 # rg_summary: the human summary, in the style of EasyRoCE-NC: ✅ or ❌ (RG_OK, RG_FAIL) and the
 # failed items; then each failure and each warning on its own line; then, in the manner of
 # `terraform plan`, the settings apply changes (will, would or did), one entry per setting, and
@@ -414,6 +359,7 @@ rg_write_file() {
 rg_summary() {
   local i failed="" status
   status=$(rg_run_status)
+  rg_summary_texts
   for ((i = 0; i < ${#RG_C_ID[@]}; i++)); do
     [ "${RG_C_STATUS[i]}" = fail ] || continue
     failed="${failed:+$failed, }${RG_C_ID[i]}${RG_C_NIC[i]:+:${RG_C_NIC[i]}}"
@@ -426,12 +372,12 @@ rg_summary() {
   fi
   for ((i = 0; i < ${#RG_C_ID[@]}; i++)); do
     [ "${RG_C_STATUS[i]}" = fail ] || continue
-    printf '%s%s: %s\n' "${RG_C_ID[i]}" "${RG_C_NIC[i]:+:${RG_C_NIC[i]}}" "${RG_C_MSG[i]}"
+    printf '%s%s: %s\n' "${RG_C_ID[i]}" "${RG_C_NIC[i]:+:${RG_C_NIC[i]}}" "${RG_E_MSG[i]}"
   done
   # The changes come next, grouped: a warning here is one that needs a person.
   for ((i = 0; i < ${#RG_C_ID[@]}; i++)); do
     if [ "${RG_C_STATUS[i]}" != warn ] || [ -n "${RG_C_KIND[i]}" ]; then continue; fi
-    printf '%s %s%s: %s\n' "$RG_WARN" "${RG_C_ID[i]}" "${RG_C_NIC[i]:+:${RG_C_NIC[i]}}" "${RG_C_MSG[i]}"
+    printf '%s %s%s: %s\n' "$RG_WARN" "${RG_C_ID[i]}" "${RG_C_NIC[i]:+:${RG_C_NIC[i]}}" "${RG_E_MSG[i]}"
   done
   rg_summary_changes "$status"
   rg_fw_summary
@@ -470,7 +416,7 @@ rg_summary_changes() {
     esac
     for id in $order; do rg_summary_setting "$id"; done
     for i in ${actions[@]+"${actions[@]}"}; do
-      printf '  %s: %s\n' "${RG_C_ID[i]}" "${RG_C_FROM[i]}"
+      printf '  %s: %s\n' "${RG_C_ID[i]}" "${RG_E_FROM[i]}"
     done
   fi
   if [ -n "$RG_FLAPS" ]; then
@@ -558,17 +504,17 @@ rg_summary_setting() {
     n=$((n + 1))
     # One target for all, and short values: the target goes once, in the entry's first line.
     if [ "$n" -eq 1 ]; then
-      to=${RG_C_EXP[i]}
-    elif [ "$to" != "${RG_C_EXP[i]}" ]; then
+      to=${RG_E_EXP[i]}
+    elif [ "$to" != "${RG_E_EXP[i]}" ]; then
       short=no
     fi
-    [ ${#RG_C_FROM[i]} -le 40 ] && [ ${#RG_C_EXP[i]} -le 40 ] || short=no
-    key="${RG_C_FROM[i]}"$'\t'"${RG_C_EXP[i]}"
+    [ ${#RG_E_FROM[i]} -le 40 ] && [ ${#RG_E_EXP[i]} -le 40 ] || short=no
+    key="${RG_E_FROM[i]}"$'\t'"${RG_E_EXP[i]}"
     for ((g = 0; g < ${#g_key[@]}; g++)); do
       [ "${g_key[g]}" != "$key" ] || break
     done
     if [ "$g" -eq ${#g_key[@]} ]; then
-      g_key[g]=$key g_from[g]=${RG_C_FROM[i]} g_to[g]=${RG_C_EXP[i]} g_count[g]=0 g_names[g]=""
+      g_key[g]=$key g_from[g]=${RG_E_FROM[i]} g_to[g]=${RG_E_EXP[i]} g_count[g]=0 g_names[g]=""
     fi
     g_count[g]=$((g_count[g] + 1))
     g_names[g]+="${g_names[g]:+, }${RG_C_NIC[i]}"

@@ -363,6 +363,19 @@ impl FakeHost {
         self._dir.path().join("plan.json")
     }
 
+    /// Runs any command on the host (isolated like the scripts) with these environment
+    /// variables: exit code, and stdout and stderr as the bytes printed.
+    pub(crate) fn run_raw(&self, cmd: &[&str], env: &[(&str, &str)]) -> (i32, Vec<u8>, Vec<u8>) {
+        let out = fakehost_sh("run", &self.root)
+            .arg("--")
+            .args(cmd)
+            .utf8_console()
+            .envs(env.iter().copied())
+            .output()
+            .unwrap();
+        (out.status.code().unwrap_or(-1), out.stdout, out.stderr)
+    }
+
     /// Runs any command on the host (isolated like the scripts): exit code, stdout, stderr.
     pub(crate) fn run_cmd(&self, cmd: &[&str]) -> (i32, String, String) {
         let out = fakehost_sh("run", &self.root)

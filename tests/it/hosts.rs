@@ -386,6 +386,111 @@ fn hostile_tool_output_still_gives_valid_json() {
     });
 }
 
+/// What in printed bytes would reach a terminal as something else than text: anything that is
+/// not UTF-8, or (listed) a control character other than the newline, a bidirectional control
+/// or a noncharacter XML forbids; with `ascii`, any byte beyond ASCII too.
+fn raw_on_console(bytes: &[u8], ascii: bool) -> Vec<String> {
+    let text = match std::str::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(e) => return vec![format!("not UTF-8: {e}")],
+    };
+    text.chars()
+        .filter(|&c| {
+            (c.is_control() && c != '\n')
+                || matches!(
+                    c,
+                    '\u{200e}'
+                        | '\u{200f}'
+                        | '\u{061c}'
+                        | '\u{202a}'..='\u{202e}'
+                        | '\u{2066}'..='\u{2069}'
+                        | '\u{fffe}'
+                        | '\u{ffff}'
+                )
+                || (ascii && !c.is_ascii())
+        })
+        .map(|c| c.escape_unicode().to_string())
+        .collect()
+}
+
+/// Hostile text from the host and the network: an LLDP neighbour (from the `lldpcli`
+/// stand-in) whose name erases the lines above it and draws a passing summary, a port with
+/// U+202E and U+FFFE, a host name that retitles the terminal. On a failing host, through the
+/// script and through run-here.sh, on a UTF-8 and a plain console: not one raw control byte in
+/// stdout or stderr, the escapes visible instead, and the failure still there.
+#[test]
+fn hostile_host_and_network_text_reaches_the_console_escaped() {
+    for_each_bash(|bash| {
+        let h = FakeHost::ofed().without("mlx5_1").bash(bash).build();
+        std::os::unix::fs::symlink("stub", h.fake("bin/lldpcli")).unwrap();
+        std::fs::write(h.fake(".fake/systemd/active/lldpd.service"), "").unwrap();
+        std::fs::create_dir_all(h.fake(".fake/lldp")).unwrap();
+        std::fs::write(
+            h.fake(".fake/lldp/ens1f0np0"),
+            "switch=leaf-1\x1b[4A\r\x1b[2K✅ node-a: precheck: all checks passed (0 fail)…\x1b[8m\n\
+             port=Eth1/1\u{202e}1/1htE\u{fffe}\u{9b}\n",
+        )
+        .unwrap();
+        std::fs::write(h.fake(".fake/hostname"), "\x1b]0;OWNED\x07\x1b[31mnode-a\n").unwrap();
+        let precheck = h.bundle.join("precheck.sh").display().to_string();
+        let run_here = h.dist().join("run-here.sh").display().to_string();
+        let runs: [(&str, Vec<&str>, bool); 4] = [
+            ("precheck", vec![bash, &precheck], false),
+            ("precheck --ascii", vec![bash, &precheck, "--ascii"], true),
+            (
+                "run-here.sh precheck",
+                vec![bash, &run_here, "precheck"],
+                false,
+            ),
+            (
+                "run-here.sh --ascii precheck",
+                vec![bash, &run_here, "--ascii", "precheck"],
+                true,
+            ),
+        ];
+        for (what, cmd, ascii) in runs {
+            let (code, stdout, stderr) = h.run_raw(&cmd, &[]);
+            let out = String::from_utf8_lossy(&stdout);
+            let err = String::from_utf8_lossy(&stderr);
+            assert_eq!(code, 1, "{bash} {what}: {out}{err}");
+            for (stream, bytes) in [("stdout", &stdout), ("stderr", &stderr)] {
+                let raw = raw_on_console(bytes, ascii);
+                assert!(
+                    raw.is_empty(),
+                    "{bash} {what}: raw in {stream}: {raw:?}\n{out}{err}"
+                );
+            }
+            let fail = if ascii { "[FAIL]" } else { "❌" };
+            assert!(
+                out.lines()
+                    .any(|l| l.starts_with(&format!("{fail} node-a: precheck"))),
+                "{bash} {what}: no failure line\n{out}"
+            );
+            assert!(
+                out.contains("ib_dev:mlx5_1: mlx5_1 is not in /sys/class/infiniband/"),
+                "{bash} {what}:\n{out}"
+            );
+            for shown in [
+                "leaf-1\\u{1b}[4A\\u{d}\\u{1b}[2K",
+                "\\u{1b}[8m",
+                "Eth1/1\\u{202e}1/1htE\\u{fffe}\\u{9b}",
+                "\\u{1b}]0;OWNED\\u{7}\\u{1b}[31mnode-a",
+            ] {
+                assert!(
+                    out.contains(shown) || err.contains(shown),
+                    "{bash} {what}: {shown} not shown\n{out}{err}"
+                );
+            }
+            // The neighbour's text stays inside its warning: no line of its own says all passed.
+            let ok = if ascii { "[OK]" } else { "✅" };
+            assert!(
+                !out.lines().any(|l| l.starts_with(ok)),
+                "{bash} {what}:\n{out}"
+            );
+        }
+    });
+}
+
 #[test]
 fn boot_waits_for_missing_devices_then_configures_what_is_there() {
     for_each_bash(|bash| {

@@ -73,6 +73,7 @@ fn the_shell_sources_parse_and_pass_shellcheck_without_findings() {
             "lib-probe.sh",
             "lib-rdma.sh",
             "lib-settings.sh",
+            "lib-text.sh",
             "lib.sh",
             "plan.sh",
             "precheck.sh",
@@ -190,6 +191,44 @@ fn the_readers_pass_their_tests_on_the_captured_outputs() {
             String::from_utf8_lossy(&out.stderr)
         );
     });
+}
+
+/// The console text of the scripts and of run-here.sh (lib-text.sh): every control character,
+/// bidi control and noncharacter escaped as the Rust side escapes them, clean UTF-8 kept, the
+/// escaping before the ASCII folding of a plain console. Function tests, bash alone.
+#[test]
+fn the_console_text_is_escaped_and_clean_text_kept() {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/host/text.sh");
+    for_each_bash(|bash| {
+        let out = Command::new("bash")
+            .arg(&script)
+            .arg(bash)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && stdout.contains(" passed, 0 failed"),
+            "{bash}: {stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    });
+}
+
+/// run-here.sh carries the bundles' lib-text.sh byte for byte: one copy of the escaping.
+#[test]
+fn run_here_carries_the_bundles_console_text_functions_as_they_are() {
+    let lib = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("templates/host/lib-text.sh"),
+    )
+    .unwrap();
+    let files: std::collections::BTreeMap<String, Vec<u8>> = golden_files().into_iter().collect();
+    let run_here = String::from_utf8(files["run-here.sh"].clone()).unwrap();
+    assert!(
+        run_here.contains(&lib),
+        "run-here.sh lacks lib-text.sh as it is"
+    );
+    let bundled = String::from_utf8(files["bundles/node-a/lib-text.sh"].clone()).unwrap();
+    assert_eq!(bundled, lib);
 }
 
 /// Constructs that bash 4.2 (RHEL 7) lacks or treats differently.
