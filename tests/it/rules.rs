@@ -189,6 +189,43 @@ fn duplicate_host() {
 }
 
 #[test]
+fn a_duplicate_host_that_was_meant_to_be_another_is_one_error() {
+    // gpu-003 typed as gpu-002: one error on the row, saying which host it was meant to be,
+    // instead of one more for each NIC row of the host the sheet no longer has.
+    check(
+        "duplicate_host_meant",
+        &edit(|b| {
+            *b = Book::hosts(4);
+            b.sheet("Servers").set(3, "hostname", s("h2"));
+        }),
+    );
+}
+
+#[test]
+fn nic_rows_of_a_host_not_in_servers_are_one_error_per_name() {
+    // Two unknown names (so no guess which the duplicate row was meant to be), one of them on
+    // five rows; in cell order among the other rows' errors.
+    check(
+        "unknown_hosts_folded",
+        &edit(|b| {
+            b.sheet("Servers").rows.push(vec![s("H1"), s("10.0.0.9")]);
+            let nics = b.sheet("NICs");
+            let template = nics.rows[1].clone();
+            for (r, host) in ["h9", "h8", "h9", "h9", "H9", "h9"].iter().enumerate() {
+                let mut row = template.clone();
+                row[0] = s(host);
+                row[1] = C::S(format!("mlx5_{}", r + 4));
+                row[2] = C::S(format!("ens{}f0np0", r + 4));
+                row[3] = C::S(format!("10.1.0.{}/24", r + 20));
+                row[4] = C::E;
+                nics.rows.push(row);
+            }
+            nics.set(6, "ip", s("10.1.0.300/24"));
+        }),
+    );
+}
+
+#[test]
 fn duplicate_ib_dev_and_netdev_on_a_host() {
     check(
         "duplicate_nic_names",

@@ -34,6 +34,9 @@ pub(crate) struct ServerRow {
 #[derive(Debug)]
 pub(crate) struct NicRow {
     pub(crate) host: Option<usize>,
+    /// The host name as written when no server row has it (reported once per name, for all
+    /// the rows that use it).
+    pub(crate) unknown_host: Option<String>,
     pub(crate) ib_dev: Option<IbDev>,
     pub(crate) netdev: Option<IfName>,
     pub(crate) ip: Option<IpNet>,
@@ -49,12 +52,27 @@ pub(crate) struct NicRow {
     pub(crate) mtu_at: Option<Location>,
 }
 
-/// Reads `Servers`, reporting bad values and duplicate host names.
-pub(crate) fn read_servers(table: &Table, report: &mut Report) -> Vec<ServerRow> {
+/// The `Servers` rows, and the host a duplicate row was probably meant to be.
+#[derive(Debug)]
+pub(crate) struct Servers {
+    pub(crate) rows: Vec<ServerRow>,
+    /// When one row repeats a host name and the NIC rows name one host that no row has, that
+    /// host (folded): the duplicate's error says so, and its NIC rows are not reported again as
+    /// naming a host that is not in the sheet.
+    pub(crate) meant: Option<String>,
+}
+
+/// Reads `Servers`, reporting bad values and duplicate host names. `nics` is looked at only when
+/// a name is used twice, for the host that row was meant to be.
+pub(crate) fn read_servers(table: &Table, nics: Option<&Table>, report: &mut Report) -> Servers {
     let mut seen: HashMap<String, Location> = HashMap::new();
     let mut rows = Vec::new();
-    for row in &table.rows {
-        let mut r = RowReader::new(row, report);
+    let mut row_reports = Vec::with_capacity(table.rows.len());
+    // (row, name, where it was first)
+    let mut twice: Vec<(usize, String, Location)> = Vec::new();
+    for (i, row) in table.rows.iter().enumerate() {
+        let mut row_report = Report::default();
+        let mut r = RowReader::new(row, &mut row_report);
         let key = r.text("hostname").map(|t| t.to_lowercase());
         let hostname = r.required("hostname", HostName::parse);
         let hostname_at = r
@@ -72,29 +90,97 @@ pub(crate) fn read_servers(table: &Table, report: &mut Report) -> Vec<ServerRow>
         };
         if let Some(name) = &server.hostname {
             if let Some(first) = seen.get(&name.folded()) {
-                report.push(Diagnostic::error(
-                    server.hostname_at.clone(),
-                    format!(
-                        "hostname {} is used twice (first at {first})",
-                        quoted(name.as_str())
-                    ),
-                ));
+                twice.push((i, name.as_str().to_string(), first.clone()));
             } else {
                 seen.insert(name.folded(), server.hostname_at.clone());
             }
         }
+        row_reports.push(row_report);
         rows.push(server);
     }
-    rows
+    let meant = match (&twice[..], nics) {
+        ([_], Some(nics)) => sole_unknown_host(&rows, nics),
+        _ => None,
+    };
+    let mut twice = twice.into_iter().peekable();
+    for (i, row_report) in row_reports.into_iter().enumerate() {
+        report.extend(row_report);
+        if let Some((_, name, first)) = twice.next_if(|(at, _, _)| *at == i) {
+            let mut message = format!(
+                "hostname {} is used twice (first at {first})",
+                quoted(&name)
+            );
+            if let Some((written, at)) = &meant {
+                message.push_str(&format!(
+                    "; no row has {}, and {}: is this row meant to be {}?",
+                    quoted(written),
+                    named_by(at),
+                    quoted(written)
+                ));
+            }
+            report.push(Diagnostic::error(rows[i].hostname_at.clone(), message));
+        }
+    }
+    Servers {
+        rows,
+        meant: meant.map(|(written, _)| written.to_lowercase()),
+    }
+}
+
+/// The one host name the NIC rows use that no server row has (as first written, and the cells
+/// that name it), if there is exactly one.
+fn sole_unknown_host(servers: &[ServerRow], nics: &Table) -> Option<(String, Vec<Location>)> {
+    let known: std::collections::HashSet<&str> =
+        servers.iter().filter_map(|s| s.key.as_deref()).collect();
+    let mut found: Option<(String, String, Vec<Location>)> = None;
+    let mut scratch = Report::default();
+    for row in nics.rows.iter().filter(|r| r.owner.is_none()) {
+        let Some(cell) = row.cells.get("hostname") else {
+            continue;
+        };
+        let Some(name) = crate::plan::validate::cells::text_of(cell, "hostname", &mut scratch)
+        else {
+            continue;
+        };
+        let key = name.to_lowercase();
+        if known.contains(key.as_str()) || HostName::parse(&name).is_err() {
+            continue;
+        }
+        match &mut found {
+            Some((k, _, at)) if *k == key => at.push(cell.location.clone()),
+            // A second unknown name: which one the row was meant to be is a guess.
+            Some(_) => return None,
+            None => found = Some((key, name, vec![cell.location.clone()])),
+        }
+    }
+    found.map(|(_, name, at)| (name, at))
+}
+
+/// `8 NIC rows name it (NICs!A6, NICs!A7, NICs!A8 and 5 more)`, or `NICs!A6 names it`.
+fn named_by(at: &[impl std::fmt::Display]) -> String {
+    const SHOWN: usize = 3;
+    match at {
+        [one] => format!("{one} names it"),
+        _ => {
+            let shown: Vec<String> = at.iter().take(SHOWN).map(ToString::to_string).collect();
+            let more = match at.len().saturating_sub(SHOWN) {
+                0 => String::new(),
+                n => format!(" and {n} more"),
+            };
+            format!("{} NIC rows name it ({}{more})", at.len(), shown.join(", "))
+        }
+    }
 }
 
 /// Reads `NICs`, linking each row to its server and reporting per-row and per-host problems.
 pub(crate) fn read_nics(
     table: &Table,
-    servers: Option<&[ServerRow]>,
+    servers: Option<&Servers>,
     default_mtu: Mtu,
     report: &mut Report,
 ) -> Vec<NicRow> {
+    let meant = servers.and_then(|s| s.meant.as_deref());
+    let servers = servers.map(|s| s.rows.as_slice());
     let mut by_key: HashMap<&str, usize> = HashMap::new();
     for (i, s) in servers.unwrap_or_default().iter().enumerate() {
         if let Some(key) = &s.key {
@@ -119,7 +205,18 @@ pub(crate) fn read_nics(
     let mut devs: HashMap<(usize, &str), &Location> = HashMap::with_capacity(read.len());
     let mut netdevs: HashMap<(usize, &str), &Location> = HashMap::with_capacity(read.len());
     let mut twice: Vec<(usize, Diagnostic)> = Vec::new();
+    // A host name no server row has: (folded, as written, first row, the cells naming it).
+    let mut unknown: Vec<(String, &str, usize, Vec<&Location>)> = Vec::new();
     for (i, ((nic, _), row)) in read.iter().zip(&table.rows).enumerate() {
+        if let (Some(name), Some(cell)) = (&nic.unknown_host, row.cells.get("hostname")) {
+            let key = name.to_lowercase();
+            if meant != Some(key.as_str()) {
+                match unknown.iter_mut().find(|(k, ..)| *k == key) {
+                    Some((.., at)) => at.push(&cell.location),
+                    None => unknown.push((key, name, i, vec![&cell.location])),
+                }
+            }
+        }
         let Some(h) = nic.host else { continue };
         let host_name = servers
             .and_then(|s| s[h].hostname.as_ref())
@@ -144,9 +241,25 @@ pub(crate) fn read_nics(
             }
         }
     }
+    // The name's problem comes first in its row, as the row's own problems did.
+    let mut unknown = unknown
+        .into_iter()
+        .map(|(_, name, first, at)| {
+            let mut message = format!("hostname {} is not in the Servers sheet", quoted(name));
+            if at.len() > 1 {
+                message.push_str(&format!("; {}", named_by(&at)));
+            }
+            (first, Diagnostic::error(at[0].clone(), message))
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .peekable();
     let mut twice = twice.into_iter().peekable();
     let mut rows = Vec::with_capacity(read.len());
     for (i, (nic, row_report)) in read.into_iter().enumerate() {
+        if let Some((_, d)) = unknown.next_if(|(at, _)| *at == i) {
+            report.push(d);
+        }
         report.extend(row_report);
         while let Some((_, d)) = twice.next_if(|(at, _)| *at == i) {
             report.push(d);
@@ -166,9 +279,14 @@ fn read_nic(
     report: &mut Report,
 ) -> NicRow {
     let mut r = RowReader::new(row, report);
-    let host = row
-        .owner
-        .or_else(|| link_host(&mut r, by_key, servers.is_some()));
+    let (host, unknown_host) = match row.owner {
+        Some(owner) => (Some(owner), None),
+        None => match link_host(&mut r, by_key) {
+            Link::Found(i) => (Some(i), None),
+            Link::Unknown(name) if servers.is_some() => (None, Some(name)),
+            Link::Unknown(_) | Link::None => (None, None),
+        },
+    };
     let ib_dev = r.required("ib_dev", IbDev::parse);
     let netdev = r.required("netdev", IfName::parse);
     let ip = read_ip(&mut r);
@@ -187,6 +305,7 @@ fn read_nic(
     }
     NicRow {
         host,
+        unknown_host,
         rail: r.optional_int("rail", |n| {
             u32::try_from(n).map_err(|_| "is not a rail number (0 or more)".to_string())
         }),
@@ -207,31 +326,32 @@ fn read_nic(
     }
 }
 
-/// The server row a NIC row names. A name that matches no server is reported as invalid or as
-/// unknown (the latter only when there is a Servers sheet to look in).
-fn link_host(
-    r: &mut RowReader<'_>,
-    by_key: &HashMap<&str, usize>,
-    have_servers: bool,
-) -> Option<usize> {
+/// What a NIC row's host name links to.
+enum Link {
+    /// The server row.
+    Found(usize),
+    /// A valid host name no server row has (reported by the caller, once per name).
+    Unknown(String),
+    /// Nothing: the name is missing or invalid, and reported.
+    None,
+}
+
+/// The server row a NIC row names. A missing or invalid name is reported here.
+fn link_host(r: &mut RowReader<'_>, by_key: &HashMap<&str, usize>) -> Link {
     let Some(name) = r.text("hostname") else {
         r.missing("hostname");
-        return None;
+        return Link::None;
     };
     if let Some(&i) = by_key.get(name.to_lowercase().as_str()) {
-        return Some(i);
+        return Link::Found(i);
     }
     match HostName::parse(&name) {
-        Err(why) => r.error_at("hostname", format!("hostname {} {why}", quoted(&name))),
-        Ok(_) if have_servers => {
-            r.error_at(
-                "hostname",
-                format!("hostname {} is not in the Servers sheet", quoted(&name)),
-            );
+        Err(why) => {
+            r.error_at("hostname", format!("hostname {} {why}", quoted(&name)));
+            Link::None
         }
-        Ok(_) => {}
+        Ok(_) => Link::Unknown(name),
     }
-    None
 }
 
 fn unique_per_host<'a>(

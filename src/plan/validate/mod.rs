@@ -19,13 +19,14 @@ pub fn validate(raw: RawPlan) -> Result<(Plan, Report), Report> {
     let servers = raw
         .servers
         .as_ref()
-        .map(|t| hosts::read_servers(t, &mut report));
+        .map(|t| hosts::read_servers(t, raw.nics.as_ref(), &mut report));
     let default_mtu = cluster::default_mtu(cluster.as_ref());
     let nics = raw
         .nics
         .as_ref()
-        .map(|t| hosts::read_nics(t, servers.as_deref(), default_mtu, &mut report))
+        .map(|t| hosts::read_nics(t, servers.as_ref(), default_mtu, &mut report))
         .unwrap_or_default();
+    let servers = servers.map(|s| s.rows);
     if let (Some(servers), Some(table)) = (&servers, &raw.servers)
         && servers.is_empty()
     {
