@@ -14,7 +14,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 
 use crate::cli::{PlanArg, ReportFormat};
-use crate::cmd::{invalid_plan, load};
+use crate::cmd::{console, invalid_plan, load};
 use crate::ingest::report::{self, ClusterReport, PlanView, PlannedHost, Require};
 use crate::ingest::{intake, render};
 
@@ -87,7 +87,7 @@ pub(crate) fn run(opts: &Options<'_>) -> Result<ExitCode> {
             if !crate::cmd::ui().quiet {
                 println!(
                     "wrote {}: {}",
-                    path.display(),
+                    render::clean(&path.display().to_string()),
                     render::hosts_line(&report.totals)
                 );
             }
@@ -101,6 +101,7 @@ pub(crate) fn run(opts: &Options<'_>) -> Result<ExitCode> {
             out.flush()?;
         }
     }
+    tell_files(&report);
     let verdict_in_file = opts.output.is_some() && opts.format == ReportFormat::Prometheus;
     let ok = report.ok;
     // The process ends right after this: freeing every host's report one allocation at a
@@ -118,13 +119,30 @@ pub(crate) fn run(opts: &Options<'_>) -> Result<ExitCode> {
 /// person running ingest, on stderr (the text report lists them itself).
 fn tell_stderr(report: &ClusterReport, format: ReportFormat) {
     for f in &report.problems {
-        eprintln!(
-            "error: {}: {}",
-            render::clean(&f.path),
-            render::clean(&f.reason)
-        );
+        console::error(&format!("{}: {}", f.path, f.reason));
     }
     if format != ReportFormat::Text && report.hosts.is_empty() && report.problems.is_empty() {
-        eprintln!("error: no result files under the paths given");
+        console::error("no result files under the paths given");
+    }
+}
+
+/// With `-v`, every result read and what became of it, on stderr: the one each host's state
+/// and runs come from, and each superseded one with why (the text report counts them).
+fn tell_files(report: &ClusterReport) {
+    if !crate::cmd::ui().verbose {
+        return;
+    }
+    for h in &report.hosts {
+        for run in &h.runs {
+            console::detail(&format!(
+                "used: {}: {} of {}",
+                run.path,
+                render::run_name(run),
+                h.host
+            ));
+        }
+    }
+    for f in &report.superseded {
+        console::detail(&format!("superseded: {}: {}", f.path, f.reason));
     }
 }

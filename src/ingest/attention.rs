@@ -180,16 +180,40 @@ pub(crate) fn ports_of(checks: &[Check]) -> usize {
         .len()
 }
 
-/// `5 settings on 8 ports`: the size of a host's changes.
-pub(crate) fn changes_size(checks: &[Check]) -> String {
-    let settings = checks.iter().map(|c| &c.id).collect::<BTreeSet<_>>().len();
-    let ports = ports_of(checks);
-    let s = if settings == 1 { "setting" } else { "settings" };
-    match ports {
-        0 => format!("{settings} {s}"),
-        1 => format!("{settings} {s} on 1 port"),
-        p => format!("{settings} {s} on {p} ports"),
+/// `7 settings to change on 8 ports, 1 host-wide change`: the size of a host's changes, counted
+/// as the host scripts' summary counts them (`rg_summary_changes` in `lib.sh`), so that a
+/// precheck and ingest say the same of one result: a setting is a check id on a port, the ports
+/// are the NICs those touch, and each change without a NIC (persistence, `nccl.env`) is one
+/// host-wide change. `what` follows the settings (`to change`, `drifted`).
+pub(crate) fn changes_size(checks: &[Check], what: &str) -> String {
+    let on_ports: Vec<&Check> = checks.iter().filter(|c| c.nic.is_some()).collect();
+    let settings = on_ports
+        .iter()
+        .map(|c| &c.id)
+        .collect::<BTreeSet<_>>()
+        .len();
+    let host_wide = checks.len() - on_ports.len();
+    let mut text = String::new();
+    if settings > 0 {
+        let ports = ports_of(checks);
+        text = format!(
+            "{} {what} on {}",
+            count(settings, "setting", "settings"),
+            count(ports, "port", "ports")
+        );
     }
+    if host_wide > 0 {
+        if !text.is_empty() {
+            text.push_str(", ");
+        }
+        text.push_str(&count(host_wide, "host-wide change", "host-wide changes"));
+    }
+    text
+}
+
+/// `1 port`, `8 ports`.
+fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 #[cfg(test)]
@@ -235,6 +259,17 @@ mod tests {
                 "persistence: unset → installed",
             ]
         );
-        assert_eq!(changes_size(&checks), "3 settings on 8 ports");
+        assert_eq!(
+            changes_size(&checks, "to change"),
+            "2 settings to change on 8 ports, 1 host-wide change"
+        );
+        assert_eq!(
+            changes_size(&checks[..1], "drifted"),
+            "1 setting drifted on 1 port"
+        );
+        assert_eq!(
+            changes_size(&checks[16..], "to change"),
+            "1 host-wide change"
+        );
     }
 }

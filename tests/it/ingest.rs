@@ -110,18 +110,17 @@ fn the_text_report_names_every_host_that_did_not_pass_and_why() {
     assert_eq!(run.code, 1, "{}", run.transcript());
     assert_eq!(run.stderr, "");
     for needle in [
-        // EasyRoCE-NC's shape: the host, its failing item ids, then each with its reason.
+        // EasyRoCE-NC's shape: the host, then each failing item with its reason.
         "❌ gpu-002: failed items:\n\
-         fw_ver:mlx5_0, ib_dev:mlx5_1, netdev:mlx5_1\n\
          fw_ver:mlx5_0: firmware 28.36.1010 is older than 28.39.1002\n\
          ib_dev:mlx5_1: mlx5_1 is not in /sys/class/infiniband/ (present: mlx5_0)\n",
-        "❌ gpu-005: stale: apply at 2026-11-28T10:00:03Z (usb-2/gpu-005.apply.json) was made from another plan",
+        "❌ gpu-005: stale: apply at 2026-11-28T10:00:03Z (usb-2/gpu-005.apply.json) was made from another plan (plan_sha256 4c65cf547679, this plan 6362f4acaa59); regenerate the bundles and run again\n",
         "❌ gpu-006: missing: no result\n",
         // The old failed apply of gpu-003 is superseded by the newer one.
         "✅ gpu-003 (10.230.1.13): configured; 2 warnings\n",
         "✅ gpu-001 (10.230.1.11): configured\n",
         // Prechecked with settings still to change: pending, one line per setting.
-        "⏳ gpu-004: pending: precheck at 2026-11-30T08:01:01Z (usb-2/gpu-004.precheck.json) found 3 settings on 2 ports to change; run apply\n    trust: 2 ports pcp → dscp\n",
+        "⏳ gpu-004: pending: precheck at 2026-11-30T08:01:01Z (usb-2/gpu-004.precheck.json) found 3 settings to change on 2 ports; run apply\n    trust: 2 ports pcp → dscp\n",
         // From inside the archive: applied, then rolled back.
         "↩ gpu-007: rolled back: rollback at 2026-11-30T09:00:02Z (collected.tar.gz:results/gpu-007.rollback.json)\n",
         // gpu-003's warnings, grouped with their NIC.
@@ -134,12 +133,33 @@ fn the_text_report_names_every_host_that_did_not_pass_and_why() {
         "⚠ firmware [28.x]: 28.39.1002 on 5 hosts; 28.36.1010 on gpu-002\n",
         "⚠ trust (plan dscp): dscp on 3 hosts; pcp on gpu-002, gpu-004, gpu-007\n",
         "✅ ofed: MLNX_OFED_LINUX-24.10-1.1.4.0 on all 6 hosts\n",
-        "7 planned hosts: 2 ready (2 configured), 1 pending, 1 rolled back, 1 failed, 1 missing, 1 stale; 1 not in plan\n",
-        "results: 11 results read, 9 used, 2 superseded; 2 files skipped, 2 problems\n",
+        // The close: what to do, on which hosts, and the counts.
+        "❌ not ready: fix the problems above and run again\n\
+         next: run apply on gpu-004, gpu-007 (rolled back); precheck on gpu-002 (failed), gpu-005 (stale), gpu-006 (missing)\n\
+         7 planned hosts: 2 ready (2 configured), 1 pending, 1 rolled back, 1 failed, 1 missing, 1 stale; 1 not in plan\n",
+        "results: 11 results read, 9 used, 2 superseded; 2 files skipped, 2 problems; the newest",
     ] {
         assert!(
             run.stdout.contains(needle),
             "missing {needle:?} in:\n{}",
+            run.stdout
+        );
+    }
+    // Said once each: the files line, every host's reason, every failure, every bad file.
+    for once in [
+        "results: ",
+        "gpu-004: pending:",
+        "gpu-005: stale:",
+        "gpu-006: missing",
+        "gpu-007: rolled back:",
+        "fw_ver:mlx5_0",
+        "usb-2/future.json",
+        "usb-2/gpu-006.precheck.json",
+    ] {
+        assert_eq!(
+            run.stdout.matches(once).count(),
+            1,
+            "{once}:\n{}",
             run.stdout
         );
     }
@@ -1243,7 +1263,7 @@ fn the_html_page_names_the_date_the_plan_and_what_needs_attention() {
         ),
         "<div class=\"verdict bad\">&#10007; Not ready</div>",
         // A host not ready: its reason, and for a pending one what apply will change.
-        "found 3 settings on 2 ports to change; run apply</p>",
+        "found 3 settings to change on 2 ports; run apply</p>",
         "<li>trust: 2 ports pcp → dscp</li>",
         // The missing hosts in one block, and no card of their own.
         "<h3><span>Missing (1)</span></h3>",
@@ -1682,6 +1702,58 @@ fn colour_only_on_a_terminal_and_never_with_no_color() {
     assert!(on_tty(Some("")).contains('\u{1b}'));
     let piped = ingest_results(dir.path(), &[]);
     assert!(!piped.stdout.contains('\u{1b}'));
+    // --color says otherwise: always colours a pipe, never leaves a terminal plain.
+    let always = ingest_results(dir.path(), &["--color", "always"]);
+    assert!(
+        always.stdout.contains("\u{1b}[32m✅ gpu-001"),
+        "{:?}",
+        always.stdout
+    );
+    let mut cmd = Command::new("script");
+    cmd.args(["-qec"])
+        .arg(format!(
+            "{} --color never ingest results --plan plan.json",
+            env!("CARGO_BIN_EXE_roce-gen")
+        ))
+        .arg("/dev/null")
+        .current_dir(dir.path())
+        .env_remove("NO_COLOR");
+    let never = String::from_utf8_lossy(&cmd.output().unwrap().stdout).into_owned();
+    assert!(never.contains("✅ gpu-001"), "{never:?}");
+    assert!(!never.contains('\u{1b}'), "{never:?}");
+}
+
+#[test]
+fn verbose_names_every_result_read_and_what_became_of_it() {
+    let dir = scenario();
+    let quiet = ingest(dir.path(), &[]);
+    assert_eq!(quiet.stderr, "");
+    let run = ingest(dir.path(), &["-v"]);
+    assert_eq!(run.stdout, quiet.stdout, "-v changes the report");
+    for needle in [
+        "used: usb-1/gpu-001.precheck.json: precheck of gpu-001\n",
+        "used: collected.tar.gz:results/gpu-007.rollback.json: rollback of gpu-007\n",
+        "superseded: usb-2/gpu-001.apply.json: a copy of usb-1/gpu-001.apply.json\n",
+    ] {
+        assert!(
+            run.stderr.contains(needle),
+            "no {needle:?} in:\n{}",
+            run.stderr
+        );
+    }
+    assert_eq!(
+        run.stderr
+            .lines()
+            .filter(|l| l.starts_with("used: "))
+            .count(),
+        9,
+        "the 9 results used:\n{}",
+        run.stderr
+    );
+    // For a format read by machines too, the lines go to stderr, never into the document.
+    let json = ingest(dir.path(), &["-v", "--format", "json"]);
+    serde_json::from_str::<Value>(&json.stdout).unwrap();
+    assert!(json.stderr.contains("superseded: "), "{}", json.stderr);
 }
 
 #[test]
@@ -1784,6 +1856,8 @@ fn a_value_every_host_has_but_the_plan_does_not_is_marked_in_every_format() {
             "\n⚠ trust (plan dscp): pcp on 1 host\n",
             // What the plan does not name stays as it was.
             "\n✅ kernel: 5.15.0-105-generic on 1 host\n",
+            // One of a thing is one, not ones.
+            "results: 1 result read, 1 used, 0 superseded; 0 files skipped, 0 problems;",
         ],
     );
     assert!(!text.contains("✅ mtu"), "{text}");
@@ -1847,6 +1921,85 @@ fn a_value_every_host_has_but_the_plan_does_not_is_marked_in_every_format() {
         &[
             r#"roce_gen_fact_matches_plan{cluster="demo",fact="mtu",scope="",planned="4200",value="1500"} 0"#,
         ],
+    );
+}
+
+/// The host scripts' own summary of a dry run on eight ports (lib.sh's, over checks recorded
+/// directly), and the result of the same checks: ingest counts the changes in the same terms.
+#[test]
+fn ingest_counts_the_changes_as_the_host_summary_does() {
+    let lib = Path::new(env!("CARGO_MANIFEST_DIR")).join("templates/host/lib.sh");
+    let script = format!(
+        r#"
+. {lib}
+RG_PHASE=apply
+RG_DRY_RUN=yes
+RG_HOST=gpu-001
+RG_NIC_IBDEV=(mlx5_0 mlx5_1 mlx5_2 mlx5_3 mlx5_4 mlx5_5 mlx5_6 mlx5_7)
+RG_NIC_NETDEV=(eth0 eth1 eth2 eth3 eth4 eth5 eth6 eth7)
+change() {{ rg_check_change "$1" "$2" warn error "$3" "$4" "dry run: $1 would change from $4 to $3" "$4"; }}
+for i in 0 1 2 3 4 5 6 7; do
+  dev=${{RG_NIC_IBDEV[i]}}
+  rg_check link_state "$dev" pass warning "4: ACTIVE" "4: ACTIVE" "port 1 of $dev is ACTIVE"
+  change trust "$dev" dscp pcp
+  change pfc "$dev" 0,0,0,1,0,0,0,0 0,0,0,0,0,0,0,0
+  case $i in
+    0) change mtu "$dev" 4200 1500 ; change roce_tos "$dev" 106 0 ;;
+    1) change traffic_class "$dev" 106 96 ; change ecn_np "$dev" 1 0 ;;
+    7) change cnp_dscp "$dev" 48 0 ;;
+  esac
+done
+rg_check_action persistence "" warn info installed "" "dry run: would install the bundle" "absent → installed"
+rg_summary
+for ((i = 0; i < ${{#RG_C_ID[@]}}; i++)); do
+  printf 'CHECK\t%s\t%s\t%s\t%s\t%s\t%s\n' "${{RG_C_ID[i]}}" "${{RG_C_NIC[i]}}" "${{RG_C_STATUS[i]}}" \
+    "${{RG_C_EXP[i]}}" "${{RG_C_ACT[i]}}" "${{RG_C_MSG[i]}}"
+done
+"#,
+        lib = lib.display()
+    );
+    let out = Command::new("bash").args(["-c", &script]).output().unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let said = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("Plan: "))
+        .unwrap_or_else(|| {
+            panic!(
+                "no Plan: line in:\n{stdout}{}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
+    assert_eq!(said, "7 settings to change on 8 ports, 1 host-wide change.");
+    let checks: Vec<Value> = stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("CHECK\t"))
+        .map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            let mut c = serde_json::json!({"id": f[0], "status": f[2], "severity": "error",
+                "expected": f[3], "actual": f[4], "message": f[5]});
+            if !f[1].is_empty() {
+                c["nic"] = f[1].into();
+            }
+            c
+        })
+        .collect();
+    let dir = tmp();
+    std::fs::create_dir(dir.path().join("results")).unwrap();
+    let result = serde_json::json!({
+        "schema": "roce-gen/result/v1", "host": "gpu-001", "phase": "apply", "dry_run": true,
+        "status": "warn", "finished_at": "2026-11-30T08:00:00Z", "checks": checks,
+    });
+    std::fs::write(
+        dir.path().join("results/gpu-001.apply.dry-run.json"),
+        result.to_string(),
+    )
+    .unwrap();
+    let run = roce_gen(dir.path(), &["ingest", "results"]);
+    assert!(
+        run.stdout
+            .contains(" found 7 settings to change on 8 ports, 1 host-wide change; run apply\n"),
+        "{}",
+        run.stdout
     );
 }
 
@@ -2034,7 +2187,6 @@ fn results_of_simulated_hosts_become_a_report() {
     assert!(
         run.stdout.contains(
             "❌ node-a: failed items:\n\
-             ib_dev:mlx5_1, netdev:mlx5_1\n\
              ib_dev:mlx5_1: mlx5_1 is not in /sys/class/infiniband/ (present: mlx5_0)\n"
         ),
         "{}",
@@ -2631,18 +2783,32 @@ fn hosts_that_differ_in_dcqcn_dcbx_or_firmware_are_named_in_every_format() {
         ),
     ] {
         assert!(suite.starts_with(&format!("name=\"{host}\"")), "{suite}");
-        assert!(
-            suite.contains(&format!(
-                "\n    <system-out>differs from most hosts: {line}</system-out>\n"
-            )),
+        // The fact it differs from most hosts in, then the planned values it lacks (every host
+        // is pending here), a line each.
+        let out = suite
+            .split("\n    <system-out>")
+            .nth(1)
+            .and_then(|o| o.split("</system-out>").next())
+            .unwrap_or_else(|| panic!("{host}: no system-out in {suite}"));
+        let mut lines = out.lines();
+        assert_eq!(
+            lines.next(),
+            Some(format!("differs from most hosts: {line}").as_str()),
             "{host}: {suite}"
         );
+        for l in lines {
+            assert!(l.starts_with("differs from the plan: "), "{host}: {l}");
+        }
         assert!(!suite.contains("reboot_required"), "{suite}");
     }
     assert!(suites[0].contains(r#"<property name="reboot_required" value="true"/>"#));
-    assert!(suites[0].contains(
-        "<system-out>reboot required: firmware values take effect at the next boot</system-out>"
-    ));
+    assert!(
+        suites[0].contains(
+            "<system-out>reboot required: firmware values take effect at the next boot\n"
+        ),
+        "{}",
+        suites[0]
+    );
     require("xmllint");
     let (valid, said) = junit_schema_valid(&junit);
     assert!(valid, "{said}\n{junit}");

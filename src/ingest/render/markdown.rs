@@ -7,8 +7,8 @@ use std::fmt::Write;
 
 use crate::ingest::attention::{Kind, change_lines};
 use crate::ingest::render::{
-    clean, common_hosts, compared_hosts, files_line, host_count, hosts_line, hosts_of, reason,
-    run_name, short_sha, standing,
+    clean, common_hosts, compared_hosts, files_line, host_count, hosts_line, hosts_of, next_step,
+    reason, run_name, short_sha, standing,
 };
 use crate::ingest::report::{ClusterReport, FileNote, HostReport, State};
 
@@ -74,6 +74,9 @@ pub(crate) fn render(report: &ClusterReport) -> String {
         "❌ not ready"
     };
     let _ = writeln!(out, "**{verdict}**: {}.\n", hosts_line(t));
+    if let Some(next) = next_step(report, md) {
+        let _ = writeln!(out, "Next: {next}.\n");
+    }
     if let Some(plan) = &report.plan {
         let _ = writeln!(
             out,

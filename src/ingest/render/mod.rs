@@ -19,7 +19,7 @@ use serde::Serialize;
 
 use crate::ingest::attention::changes_size;
 use crate::ingest::consistency::{FactGroup, FactValue};
-use crate::ingest::report::{HostReport, Run, State, Totals};
+use crate::ingest::report::{ClusterReport, HostReport, Run, State, Totals};
 use crate::ingest::result::Phase;
 
 pub(crate) use crate::text::clean;
@@ -70,7 +70,8 @@ pub(crate) fn reason_detail(h: &HostReport, plan_sha: Option<&str>) -> String {
     );
     if h.stale && h.planned != Some(false) {
         return format!(
-            "{at} was made from another plan (plan_sha256 {}, this plan {})",
+            "{at} was made from another plan (plan_sha256 {}, this plan {}); regenerate the \
+             bundles and run again",
             short_sha(&run.plan_sha256),
             short_sha(plan_sha.unwrap_or_default()),
         );
@@ -85,12 +86,12 @@ pub(crate) fn reason_detail(h: &HostReport, plan_sha: Option<&str>) -> String {
     };
     match h.state {
         State::Pending => format!(
-            "{at} found {} to change; run apply",
-            changes_size(&h.changes)
+            "{at} found {}; run apply",
+            changes_size(&h.changes, "to change")
         ),
         State::Drifted => format!(
-            "{at} found {} drifted{}",
-            changes_size(&h.changes),
+            "{at} found {}{}",
+            changes_size(&h.changes, "drifted"),
             applied()
         ),
         State::Prechecked if !h.ok => format!(
@@ -99,6 +100,56 @@ pub(crate) fn reason_detail(h: &HostReport, plan_sha: Option<&str>) -> String {
         ),
         _ => at,
     }
+}
+
+/// At most this many hosts are named per step of [`next_step`]; the rest are counted.
+const NEXT_HOSTS: usize = 6;
+
+/// What to run next on the hosts that are not ready, in one line: `run apply on gpu-004,
+/// gpu-007 (rolled back); precheck on gpu-002 (failed), gpu-006 (missing)`. A host is named
+/// with its state unless it is pending (what apply is for); a failed one with the run that
+/// failed, to run again once fixed; a stale or missing one with a precheck of the new bundle.
+/// `None` when every counted host is ready. `name` escapes a host name for the format.
+pub(crate) fn next_step(report: &ClusterReport, name: fn(&str) -> String) -> Option<String> {
+    const STEPS: [&str; 4] = ["apply", "precheck", "rollback", "apply --dry-run"];
+    let mut steps: Vec<Vec<String>> = vec![Vec::new(); STEPS.len()];
+    for h in report.hosts.iter().filter(|h| h.counted() && !h.ok) {
+        let (step, note) = if h.stale {
+            ("precheck", Some("stale"))
+        } else {
+            match (h.state, &h.latest) {
+                (State::Missing, _) => ("precheck", Some("missing")),
+                (State::Failed, Some(run)) => {
+                    let step = match (run.phase, run.dry_run) {
+                        (Phase::Apply, true) => "apply --dry-run",
+                        (phase, _) => phase.as_str(),
+                    };
+                    (step, Some("failed"))
+                }
+                (State::Pending, _) => ("apply", None),
+                (state, _) => ("apply", Some(state.as_str())),
+            }
+        };
+        let i = STEPS.iter().position(|s| *s == step).unwrap_or(0);
+        steps[i].push(match note {
+            Some(note) => format!("{} ({note})", name(&h.host)),
+            None => name(&h.host),
+        });
+    }
+    let parts: Vec<String> = STEPS
+        .iter()
+        .zip(steps)
+        .filter(|(_, hosts)| !hosts.is_empty())
+        .map(|(step, hosts)| {
+            let more = hosts.len().saturating_sub(NEXT_HOSTS);
+            let mut named = hosts[..hosts.len() - more].join(", ");
+            if more > 0 {
+                let _ = write!(named, " and {more} more");
+            }
+            format!("{step} on {named}")
+        })
+        .collect();
+    (!parts.is_empty()).then(|| format!("run {}", parts.join("; ")))
 }
 
 /// `7 planned hosts: 4 ready (3 configured, 1 prechecked), 1 pending, 1 failed, 1 missing, 0
@@ -146,8 +197,9 @@ pub(crate) fn hosts_line(t: &Totals) -> String {
 /// `11 results read, 7 used, 4 superseded; 3 files skipped, 2 problems`.
 pub(crate) fn files_line(t: &Totals) -> String {
     format!(
-        "{} results read, {} used, {} superseded; {} {} skipped, {} {}",
+        "{} {} read, {} used, {} superseded; {} {} skipped, {} {}",
         t.results,
+        plural(t.results, "result", "results"),
         t.used,
         t.superseded,
         t.skipped,

@@ -11,7 +11,7 @@ use crate::ingest::attention::{Group, Kind, change_lines};
 use crate::ingest::consistency::FactGroup;
 use crate::ingest::render::{
     all_hosts, clean, common_hosts, compared_hosts, fact_name, files_line, host_count, hosts_line,
-    hosts_of, reason, short_sha, value_text,
+    hosts_of, next_step, reason, short_sha, value_text,
 };
 use crate::ingest::report::{ClusterReport, HostReport, Require, State};
 
@@ -182,32 +182,22 @@ pub(crate) fn render(report: &ClusterReport, color: bool) -> String {
                 all_hosts(report.hosts.iter().filter(|h| h.counted()).count())
             )),
         );
-    } else {
+    } else if report.hosts.is_empty() && report.problems.is_empty() {
         line(
             &mut out,
-            &p.red("❌ not ready; fix the problems above and run again:"),
+            &p.red("❌ not ready: no result files under the paths given"),
         );
-        for h in report.hosts.iter().filter(|h| h.counted() && !h.ok) {
-            line(
-                &mut out,
-                &format!("- {}: {}", clean(&h.host), reason(h, plan_sha)),
-            );
-        }
-        for f in &report.problems {
-            line(
-                &mut out,
-                &format!("- {}: {}", clean(&f.path), clean(&f.reason)),
-            );
-        }
-        if report.hosts.is_empty() && report.problems.is_empty() {
-            line(&mut out, "- no result files under the paths given");
+    } else {
+        // Each host and file was named above with its reason: the close says only what to do.
+        line(
+            &mut out,
+            &p.red("❌ not ready: fix the problems above and run again"),
+        );
+        if let Some(next) = next_step(report, clean) {
+            line(&mut out, &format!("next: {next}"));
         }
     }
     line(&mut out, &hosts_line(&report.totals));
-    line(
-        &mut out,
-        &format!("results: {}", files_line(&report.totals)),
-    );
     out
 }
 
@@ -319,8 +309,6 @@ fn host_block(out: &mut String, p: &Paint, h: &HostReport, plan_sha: Option<&str
         );
         return;
     }
-    let ids: Vec<String> = h.failures.iter().map(|c| clean(&c.item())).collect();
-    let _ = writeln!(out, "{}", ids.join(", "));
     for c in &h.failures {
         let _ = writeln!(out, "{}: {}", clean(&c.item()), clean(&c.message));
     }
