@@ -19,7 +19,8 @@ pub struct Cli {
     /// Say less: only errors, warnings and what was asked for (the report, the JSON).
     #[arg(short, long, global = true, conflicts_with = "verbose")]
     pub quiet: bool,
-    /// Say more: every bundle written, every path verified.
+    /// Say more: generate lists every bundle written, verify every file it checked, ingest
+    /// every result read and what became of it, man --dir every page written.
     #[arg(short, long, global = true)]
     pub verbose: bool,
     /// Colour in console output: auto (a terminal, and no NO_COLOR), always or never.

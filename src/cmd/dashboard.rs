@@ -17,7 +17,7 @@
 use std::fs::OpenOptions;
 use std::io::{Read, Write};
 use std::net::IpAddr;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -104,10 +104,18 @@ pub(crate) fn run(opts: &Options<'_>) -> Result<ExitCode> {
         .as_deref()
         .map_or_else(String::new, |f| format!(" ({f} has none)"));
     let key = api_key(opts)?;
-    let (Some(url), Some(key)) = (opts.url.as_deref(), key) else {
-        bail!(
-            "--push needs Grafana's URL and API key{from}: set GRAFANA_URL and API_KEY (or API_KEY_FILE) in config.ini's [GRAFANA], or url and api_key (or api_key_file) in roce-gen.toml's [grafana]; the key can also come from {API_KEY_ENV}"
-        );
+    // Say which part is missing, and every way to give it.
+    let (url, key) = match (opts.url.as_deref(), key) {
+        (Some(url), Some(key)) => (url, key),
+        (Some(_), None) => bail!(
+            "--push needs a Grafana API key{from}: set {API_KEY_ENV}, or API_KEY (or API_KEY_FILE) in config.ini's [GRAFANA], or api_key (or api_key_file) in roce-gen.toml's [grafana]"
+        ),
+        (None, Some(_)) => bail!(
+            "--push needs Grafana's URL{from}: give --grafana-url URL, or set GRAFANA_URL in config.ini's [GRAFANA] or url in roce-gen.toml's [grafana]"
+        ),
+        (None, None) => bail!(
+            "--push needs Grafana's URL and an API key{from}: give --grafana-url URL, or set GRAFANA_URL in config.ini's [GRAFANA] or url in roce-gen.toml's [grafana]; the key: {API_KEY_ENV}, or API_KEY (or API_KEY_FILE) in config.ini's [GRAFANA], or api_key (or api_key_file) in roce-gen.toml's [grafana]"
+        ),
     };
     let base = url.trim_end_matches('/');
     let shown = clean(&redact_passwords(url));
@@ -200,7 +208,6 @@ fn read_key_file(path: &Path) -> Result<String> {
     if key.is_empty() {
         bail!("{name}: the Grafana API key file is empty");
     }
-    super::warn_if_shared(&name, meta.permissions().mode());
     checked_key(key, &name)
 }
 

@@ -91,7 +91,7 @@ pub(crate) fn invalid_plan(
 pub(crate) struct Ui {
     /// `-q`: only errors, warnings and what was asked for.
     pub quiet: bool,
-    /// `-v`: every bundle written, every path verified.
+    /// `-v`: the details (`cli::Cli::verbose` says which, per command).
     pub verbose: bool,
     /// `--color`.
     pub color: crate::cli::ColorChoice,
@@ -158,13 +158,21 @@ pub(crate) fn read_config(explicit: Option<&Path>) -> Result<Option<Config>> {
     if config.grafana.api_key.is_some() {
         warn_if_shared(&name, mode);
     }
+    // The key file is looked at (not read: that is for a push only) here, so that every
+    // command that reads the config warns about it alike.
+    if let Some(file) = &config.grafana.api_key_file
+        && let Ok(meta) = std::fs::metadata(file)
+        && meta.is_file()
+    {
+        warn_if_shared(&file.display().to_string(), meta.permissions().mode());
+    }
     Ok(Some(config))
 }
 
-/// Warns (once per file: each file is read once) when a file that holds the Grafana API key is
+/// Warns (once per file: each is looked at once, by [`read_config`]) when a file that holds the Grafana API key is
 /// open to the group or others. A warning, not an error: refusing would break a setup that has
 /// worked, and the key is already exposed by the time roce-gen runs.
-pub(crate) fn warn_if_shared(name: &str, mode: u32) {
+fn warn_if_shared(name: &str, mode: u32) {
     if mode & 0o077 != 0 {
         console::warning(&format!(
             "{name} holds the Grafana API key and other users have access to it (mode {:04o}); \

@@ -41,7 +41,7 @@ pub(crate) fn run(paths: &[std::path::PathBuf], format: crate::cli::Format) -> R
     let ui = crate::cmd::ui();
     let mut out = std::io::stdout().lock();
     for path in paths {
-        let problems = verify_path(path)?;
+        let Outcome { problems, checked } = verify_path(path)?;
         failed |= !problems.is_empty();
         let shown = path.display().to_string();
         if format == crate::cli::Format::Json {
@@ -51,6 +51,11 @@ pub(crate) fn run(paths: &[std::path::PathBuf], format: crate::cli::Format) -> R
                 problems,
             });
         } else if problems.is_empty() {
+            if ui.verbose {
+                for file in checked {
+                    console::print(&mut out, &format!("ok: {shown}: {file}"))?;
+                }
+            }
             if !ui.quiet {
                 console::print(&mut out, &format!("ok: {shown}"))?;
             }
@@ -72,21 +77,38 @@ pub(crate) fn run(paths: &[std::path::PathBuf], format: crate::cli::Format) -> R
     })
 }
 
-fn verify_path(path: &Path) -> Result<Vec<String>> {
+/// What verifying one path found: every problem, and the files it checked (all of them
+/// verified when there is no problem; listed with `-v`).
+#[derive(Default)]
+struct Outcome {
+    problems: Vec<String>,
+    checked: Vec<String>,
+}
+
+fn verify_path(path: &Path) -> Result<Outcome> {
     if path.is_dir() && path.join(INDEX).is_file() {
         return verify_output_dir(path);
     }
     if path.is_dir() && path.join("manifest.json").is_file() {
         let (files, mut problems) = read_folder(path)?;
         problems.extend(check(&files));
-        return Ok(problems);
+        return Ok(Outcome {
+            problems,
+            checked: files.into_keys().collect(),
+        });
     }
     if path.is_file() {
         let bytes =
             std::fs::read(path).with_context(|| format!("{}: could not read", path.display()))?;
         return Ok(match read_tarball(&bytes) {
-            Ok(files) => check(&files),
-            Err(e) => vec![format!("not a bundle tarball: {e:#}")],
+            Ok(files) => Outcome {
+                problems: check(&files),
+                checked: files.into_keys().collect(),
+            },
+            Err(e) => Outcome {
+                problems: vec![format!("not a bundle tarball: {e:#}")],
+                checked: Vec::new(),
+            },
         });
     }
     bail!(
@@ -96,13 +118,19 @@ fn verify_path(path: &Path) -> Result<Vec<String>> {
 }
 
 /// An output folder: its SHA256SUMS and index against the tarballs, then each tarball.
-fn verify_output_dir(dir: &Path) -> Result<Vec<String>> {
+fn verify_output_dir(dir: &Path) -> Result<Outcome> {
     let mut problems = Vec::new();
+    let mut checked = vec![INDEX.to_string()];
     let index_bytes = std::fs::read(dir.join(INDEX))
         .with_context(|| format!("{}: could not read", dir.join(INDEX).display()))?;
     let index: Index = match serde_json::from_slice(&index_bytes) {
         Ok(i) => i,
-        Err(e) => return Ok(vec![format!("{INDEX}: not an index: {e}")]),
+        Err(e) => {
+            return Ok(Outcome {
+                problems: vec![format!("{INDEX}: not an index: {e}")],
+                checked,
+            });
+        }
     };
     let mut top: Files = BTreeMap::new();
     if let Ok(sums) = std::fs::read(dir.join("SHA256SUMS")) {
@@ -124,11 +152,14 @@ fn verify_output_dir(dir: &Path) -> Result<Vec<String>> {
             problems.push(format!("{}: sha256 does not match {INDEX}", h.bundle));
         }
         match read_tarball(&bytes) {
-            Ok(files) => problems.extend(
-                check(&files)
-                    .into_iter()
-                    .map(|p| format!("{}: {p}", h.bundle)),
-            ),
+            Ok(files) => {
+                problems.extend(
+                    check(&files)
+                        .into_iter()
+                        .map(|p| format!("{}: {p}", h.bundle)),
+                );
+                checked.extend(files.keys().map(|f| format!("{}: {f}", h.bundle)));
+            }
             Err(e) => problems.push(format!("{}: not a bundle tarball: {e:#}", h.bundle)),
         }
         top.insert(h.bundle.clone(), (bytes, None));
@@ -137,8 +168,9 @@ fn verify_output_dir(dir: &Path) -> Result<Vec<String>> {
     // (run-here.sh, ansible/…), read here; a name that would leave the folder is refused.
     let Some((sums, _)) = top.get("SHA256SUMS") else {
         problems.push("SHA256SUMS: missing".into());
-        return Ok(problems);
+        return Ok(Outcome { problems, checked });
     };
+    checked.push("SHA256SUMS".into());
     for line in String::from_utf8_lossy(sums).lines() {
         let Some((hash, name)) = line.split_once("  ") else {
             problems.push(format!("SHA256SUMS: {line:?} is not `<sha256>  <file>`"));
@@ -153,12 +185,12 @@ fn verify_output_dir(dir: &Path) -> Result<Vec<String>> {
             None => None,
         };
         match actual {
-            Some(sum) if sum == hash => {}
+            Some(sum) if sum == hash => checked.push(name.to_string()),
             Some(_) => problems.push(format!("{name}: sha256 does not match SHA256SUMS")),
             None => problems.push(format!("{name}: listed in SHA256SUMS but missing")),
         }
     }
-    Ok(problems)
+    Ok(Outcome { problems, checked })
 }
 
 /// The files of an unpacked bundle folder, and what in it cannot be a bundle's file: a symbolic

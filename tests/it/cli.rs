@@ -59,7 +59,10 @@ fn sample_writes_the_embedded_plan_and_never_clobbers() {
     std::fs::write(dir.path().join("mine.xlsx"), b"keep me").unwrap();
     let again = roce_gen(dir.path(), &["sample", "-o", "mine.xlsx"]);
     assert_eq!(again.code, 2, "{}", again.transcript());
-    assert!(again.stderr.contains("--force"), "{}", again.stderr);
+    assert_eq!(
+        again.stderr,
+        "error: mine.xlsx exists; use --force to overwrite\n"
+    );
     assert_eq!(
         std::fs::read(dir.path().join("mine.xlsx")).unwrap(),
         b"keep me"
@@ -441,4 +444,116 @@ fn hostile_plan_paths_and_cells_are_printed_escaped() {
         crate::verify::assert_escaped(&run);
         assert!(run.stderr.contains("\\u{1b}["), "{args:?}: {}", run.stderr);
     }
+}
+
+#[test]
+fn validate_and_generate_end_with_the_next_step_unless_quiet() {
+    let dir = tmp();
+    let p = dir.path();
+    Book::base().write(p, "my plan.xlsx");
+    let run = roce_gen(p, &["validate", "my plan.xlsx"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert_eq!(run.stderr, "next: run `roce-gen generate 'my plan.xlsx'`\n");
+    let run = roce_gen(p, &["generate", "my plan.xlsx", "-o", "usb stick"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let lines: Vec<&str> = run.stderr.lines().collect();
+    assert!(
+        lines[0].starts_with("generated 2 bundles for cluster t1 in usb stick ("),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        lines[1..],
+        [
+            "next: copy 'usb stick' to the hosts (USB stick, share or web server) and run \
+             `bash run-here.sh precheck` on each;",
+            "      then bring 'usb stick/results' back and run `roce-gen ingest 'usb \
+             stick/results' --plan 'my plan.xlsx'`",
+        ]
+    );
+    // The embedded sample has no file to name.
+    let run = roce_gen(p, &["generate", "--sample"]);
+    assert!(
+        run.stderr.ends_with("run `roce-gen ingest dist/results`\n"),
+        "{}",
+        run.stderr
+    );
+    for args in [
+        &["-q", "validate", "my plan.xlsx"][..],
+        &["-q", "generate", "my plan.xlsx", "-o", "quiet"],
+    ] {
+        let run = roce_gen(p, args);
+        assert_eq!((run.code, run.stderr.as_str()), (0, ""), "{args:?}");
+    }
+}
+
+#[test]
+fn color_always_colours_every_commands_error_and_warning_labels() {
+    let dir = tmp();
+    let p = dir.path();
+    let mut book = Book::base();
+    book.sheet("NICs").set(1, "ip", s("10.1.0.300/24"));
+    book.key("mtu", crate::common::C::N(1500.0));
+    book.write(p, "bad.xlsx");
+    let red = "\u{1b}[1m\u{1b}[31merror:\u{1b}[0m ";
+    let yellow = "\u{1b}[1m\u{1b}[33mwarning:\u{1b}[0m ";
+    let run = roce_gen(p, &["--color", "always", "validate", "bad.xlsx"]);
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    for line in run.stderr.lines() {
+        assert!(
+            line.starts_with(red) || line.starts_with(yellow),
+            "{line:?}"
+        );
+    }
+    assert!(run.stderr.contains(&format!("{yellow}bad.xlsx: Cluster!B")));
+    assert!(run.stderr.contains(&format!("{red}bad.xlsx: NICs!D2: ip")));
+    // The error of a command that could not run, too; and never, or a pipe, stays plain.
+    let run = roce_gen(p, &["verify", "--color", "always", "nowhere"]);
+    assert!(run.stderr.starts_with(red), "{:?}", run.stderr);
+    for args in [
+        &["--color", "never", "validate", "bad.xlsx"][..],
+        &["validate", "bad.xlsx"],
+    ] {
+        let run = roce_gen(p, args);
+        assert!(!run.stderr.contains('\u{1b}'), "{args:?}: {}", run.stderr);
+        assert!(run.stderr.starts_with("warning: ") || run.stderr.starts_with("error: "));
+    }
+}
+
+#[test]
+fn verbose_verify_lists_every_file_it_checked() {
+    let dir = tmp();
+    let p = dir.path();
+    Book::base().write(p, "plan.xlsx");
+    assert_eq!(
+        roce_gen(p, &["-q", "generate", "plan.xlsx", "-o", "out"]).code,
+        0
+    );
+    let members =
+        roce_gen::testing::read_tarball(&std::fs::read(p.join("out/h1.tar.gz")).unwrap()).unwrap();
+    let run = roce_gen(p, &["-v", "verify", "out/h1.tar.gz", "out"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let mut want: Vec<String> = members
+        .keys()
+        .map(|m| format!("ok: out/h1.tar.gz: {m}"))
+        .collect();
+    want.push("ok: out/h1.tar.gz".into());
+    want.push("ok: out: index.json".into());
+    for h in ["h1", "h2"] {
+        want.extend(members.keys().map(|m| format!("ok: out: {h}.tar.gz: {m}")));
+    }
+    want.push("ok: out: SHA256SUMS".into());
+    for line in std::fs::read_to_string(p.join("out/SHA256SUMS"))
+        .unwrap()
+        .lines()
+    {
+        want.push(format!("ok: out: {}", line.split_once("  ").unwrap().1));
+    }
+    want.push("ok: out".into());
+    assert_eq!(run.stdout.lines().collect::<Vec<_>>(), want);
+    // A failing path lists its problems only: no file is said to be ok when its bundle is not.
+    std::fs::write(p.join("out/h2.tar.gz"), b"damaged").unwrap();
+    let run = roce_gen(p, &["-v", "verify", "out"]);
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert!(!run.stdout.contains("ok:"), "{}", run.stdout);
 }

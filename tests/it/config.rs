@@ -233,3 +233,30 @@ fn a_key_in_a_malformed_config_is_never_printed() {
         }
     }
 }
+
+#[test]
+fn every_command_that_reads_the_config_warns_about_a_shared_key_file_alike() {
+    let dir = folder();
+    std::fs::write(
+        dir.path().join("config.ini"),
+        EASYROCE_INI.replace("API_KEY =\n", "API_KEY_FILE = grafana.key\n"),
+    )
+    .unwrap();
+    let key = dir.path().join("grafana.key");
+    std::fs::write(&key, "glsa_secret\n").unwrap();
+    std::fs::set_permissions(&key, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
+    let warning = "warning: grafana.key holds the Grafana API key and other users have access to \
+                   it (mode 0644); chmod 600 grafana.key\n";
+    for args in [
+        &["validate"][..],
+        &["plan"],
+        &["generate", "-q"],
+        &["dashboard", "-q", "-o", "d.json"],
+    ] {
+        let run = roce_gen(dir.path(), args);
+        assert_eq!(run.code, 0, "{args:?}: {}", run.transcript());
+        assert!(run.stderr.starts_with(warning), "{args:?}: {}", run.stderr);
+        assert_eq!(run.stderr.matches("warning:").count(), 1, "{}", run.stderr);
+        assert!(!run.stderr.contains("glsa_secret"));
+    }
+}

@@ -391,15 +391,36 @@ fn a_refused_push_names_the_url_status_and_grafanas_message() {
         run.stderr
     );
 
-    // No URL or key: exit 2 before any request.
+    // No URL or key: exit 2 before any request, saying which part is missing and how to give it.
     config(dir.path(), "", "", "");
     let run = push(dir.path());
     assert_eq!(run.code, 2, "{}", run.transcript());
     assert!(
-        run.stderr
-            .starts_with("error: --push needs Grafana's URL and API key (config.ini has none)"),
+        run.stderr.starts_with(
+            "error: --push needs Grafana's URL and an API key (config.ini has none): give \
+             --grafana-url URL,"
+        ),
         "{}",
         run.stderr
+    );
+    let run = roce_gen(
+        dir.path(),
+        &["dashboard", "--push", "--grafana-url", "http://127.0.0.1:9"],
+    );
+    assert_eq!(run.code, 2, "{}", run.transcript());
+    assert_eq!(
+        run.stderr,
+        "error: --push needs a Grafana API key (config.ini has none): set \
+         ROCE_GEN_GRAFANA_API_KEY, or API_KEY (or API_KEY_FILE) in config.ini's [GRAFANA], or \
+         api_key (or api_key_file) in roce-gen.toml's [grafana]\n"
+    );
+    config(dir.path(), "", "k", "");
+    let run = push(dir.path());
+    assert_eq!(run.code, 2, "{}", run.transcript());
+    assert_eq!(
+        run.stderr,
+        "error: --push needs Grafana's URL (config.ini has none): give --grafana-url URL, or \
+         set GRAFANA_URL in config.ini's [GRAFANA] or url in roce-gen.toml's [grafana]\n"
     );
     config(dir.path(), "ftp://grafana", "k", "");
     let run = push(dir.path());
