@@ -49,6 +49,9 @@ pub(crate) enum Found {
         /// Where the same bytes can be read again ([`read_again`]): the file's path, `None`
         /// inside an archive (a gzip stream is read once).
         again: Option<PathBuf>,
+        /// Reached through a symbolic link in a folder: a copy of the file it points to is
+        /// never the original (see `intake`).
+        linked: bool,
     },
     /// A candidate that could not be read (a problem).
     Unreadable {
@@ -134,7 +137,7 @@ pub(crate) fn collect(paths: &[PathBuf], each: &(dyn Fn(Found) + Sync)) -> Resul
                     Kind::Other => sniff(path),
                     k => k,
                 };
-                feed.file(path, kind, meta.len());
+                feed.file(path, kind, meta.len(), false);
             }
         }
         feed.flush();
@@ -151,8 +154,8 @@ struct Task {
 
 /// A file for a worker: one to read, or what the walk or an archive made of one.
 enum Job {
-    /// A file and its size when it was found.
-    Read(PathBuf, u64),
+    /// A file, its size when it was found, and whether a symbolic link led to it.
+    Read(PathBuf, u64, bool),
     Done(Found),
 }
 
@@ -164,13 +167,14 @@ fn work(rx: &Mutex<Receiver<Task>>, budget: &Budget, each: &(dyn Fn(Found) + Syn
         };
         for job in jobs {
             each(match job {
-                Job::Read(path, size) => {
+                Job::Read(path, size, linked) => {
                     let origin = path.display().to_string();
                     match read_capped(&path, size) {
                         Ok(bytes) => Found::File {
                             origin,
                             bytes,
                             again: Some(path),
+                            linked,
                         },
                         Err(reason) => Found::Unreadable { origin, reason },
                     }
@@ -286,9 +290,9 @@ impl Feed<'_> {
                         // The size only sets what the file holds of the budget; a file that
                         // cannot be looked at is read anyway and fails there, with the reason.
                         let size = e.metadata().map_or(0, |m| m.len());
-                        self.file(e.path(), kind, size);
+                        self.file(e.path(), kind, size, false);
                     } else {
-                        self.file(e.path(), kind, 0);
+                        self.file(e.path(), kind, 0, false);
                     }
                 }
                 Ok(e) if e.path_is_symlink() && e.depth() > 0 => self.link(e.path(), &root),
@@ -340,15 +344,16 @@ impl Feed<'_> {
         }
         let kind = kind_of(&path.to_string_lossy());
         let size = meta.map_or(0, |m| m.len());
-        self.file(path, kind, size);
+        self.file(path, kind, size, true);
     }
 
-    fn file(&mut self, path: &Path, kind: Kind, size: u64) {
+    /// A file to read; `linked` when a symbolic link in a folder led to it.
+    fn file(&mut self, path: &Path, kind: Kind, size: u64, linked: bool) {
         let origin = path.display().to_string();
         match kind {
             Kind::Json => {
                 let cost = self.reserve(size.min(MAX_RESULT_BYTES + 1));
-                self.push(Job::Read(path.to_path_buf(), size), cost);
+                self.push(Job::Read(path.to_path_buf(), size, linked), cost);
             }
             Kind::TarGz | Kind::Tar => match File::open(path) {
                 Ok(f) => {
@@ -457,6 +462,7 @@ impl Feed<'_> {
                     origin: member,
                     bytes,
                     again: None,
+                    linked: false,
                 }),
                 cost,
             );

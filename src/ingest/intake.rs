@@ -4,7 +4,8 @@
 //! a `superseded` note with the reason. Pure.
 //!
 //! Files arrive in no fixed order (see `collect`), and the intake does not depend on it: of
-//! identical files the one with the smallest path is the original, the others its copies; of two
+//! identical files the original is one that no symbolic link led to, with the smallest path,
+//! the others its copies (a link is never the original of the file it points to); of two
 //! results of one run kind the newer wins, by content, and notes name only the final winner.
 //! What is kept per file found is its path and what tells its content apart ([`Content`]); per
 //! host and run kind one result, whose size `result::parse` bounds.
@@ -121,6 +122,8 @@ enum Classified {
     Skipped(FileNote),
     Result {
         path: String,
+        /// Reached through a symbolic link.
+        linked: bool,
         /// Kept until the result is folded in: its sha256 may be wanted then.
         bytes: Vec<u8>,
         /// Where the bytes can be read again; `None` (in an archive) is hashed at once.
@@ -142,6 +145,7 @@ fn classify(found: Found) -> Classified {
             origin,
             bytes,
             again,
+            linked,
         } => match result::parse(&bytes) {
             Parsed::Corrupt(reason) => Classified::Problem(note(origin, &reason)),
             Parsed::NotAResult(what) => {
@@ -149,6 +153,7 @@ fn classify(found: Found) -> Classified {
             }
             Parsed::Result(result) => Classified::Result {
                 path: origin,
+                linked,
                 sha: again.is_none().then(|| digest(&bytes)),
                 bytes,
                 again,
@@ -178,8 +183,8 @@ pub(crate) struct Taking<'p> {
 struct State {
     problems: Vec<FileNote>,
     skipped: Vec<FileNote>,
-    /// Every path each content was found at.
-    paths: BTreeMap<Content, Vec<String>>,
+    /// Every path each content was found at, each with whether a symbolic link led to it.
+    paths: BTreeMap<Content, Vec<(bool, String)>>,
     /// Per key, the results read that have no sha256 yet: emptied once a second one comes, and
     /// every later one is hashed as it comes.
     ties: HashMap<TieKey, Vec<Unhashed>>,
@@ -287,6 +292,7 @@ impl<'p> Taking<'p> {
             Classified::Skipped(note) => state.skipped.push(note),
             Classified::Result {
                 path,
+                linked,
                 bytes,
                 again,
                 sha,
@@ -296,10 +302,10 @@ impl<'p> Taking<'p> {
                 let current = self.plan.is_none_or(|p| p.made_from(&result.plan_sha256));
                 let content = state.content_of(&result, current, sha, &bytes, again);
                 if let Some(paths) = state.paths.get_mut(&content) {
-                    paths.push(path);
+                    paths.push((linked, path));
                     return;
                 }
-                state.paths.insert(content, vec![path]);
+                state.paths.insert(content, vec![(linked, path)]);
                 let host = state.by_host.entry(result.host.clone()).or_default();
                 let pool = if current {
                     &mut host.current
@@ -348,16 +354,17 @@ impl<'p> Taking<'p> {
         }
         let mut superseded = Vec::new();
         for found_at in paths.values_mut() {
+            // The file itself before any link to it, then the smallest path.
             found_at.sort_unstable();
             let (original, copies) = found_at.split_at(1);
-            for copy in copies {
+            for (_, copy) in copies {
                 superseded.push(FileNote {
                     path: copy.clone(),
-                    reason: format!("a copy of {}", original[0]),
+                    reason: format!("a copy of {}", original[0].1),
                 });
             }
         }
-        let path_of = |c: &Content| paths.get(c).map(|p| p[0].clone()).unwrap_or_default();
+        let path_of = |c: &Content| paths.get(c).map(|p| p[0].1.clone()).unwrap_or_default();
         let items = |pool: BTreeMap<RunKey, Kept>, superseded: &mut Vec<FileNote>| {
             pool.into_iter()
                 .map(|(key, kept)| {
@@ -567,6 +574,7 @@ mod tests {
                 origin: path.into(),
                 bytes: bytes.clone(),
                 again: again(path),
+                linked: false,
             });
         }
         summary(&taking.finish().unwrap())
@@ -601,6 +609,7 @@ mod tests {
                 origin: (*path).into(),
                 bytes: bytes.clone(),
                 again: None,
+                linked: false,
             });
         }
         taking.finish()
@@ -698,12 +707,14 @@ mod tests {
             origin: "s/lone.json".into(),
             bytes: tie_1.clone(),
             again: Some(lone.clone()),
+            linked: false,
         });
         std::fs::write(&lone, b"{}").unwrap();
         taking.add(Found::File {
             origin: "q/b1.json".into(),
             bytes: tie_1.clone(),
             again: None,
+            linked: false,
         });
         let lines = summary(&taking.finish().unwrap());
         assert!(!lines.iter().any(|l| l.contains("a copy of")), "{lines:#?}");

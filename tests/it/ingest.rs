@@ -2580,9 +2580,14 @@ fn symbolic_links_in_a_results_folder_are_followed_only_to_files_inside_it() {
         .map(|h| h["host"].as_str().unwrap())
         .collect();
     assert_eq!(hosts, ["gpu-001"]);
+    // The link is the copy, though its name sorts first: the report cites the file itself.
     assert_eq!(
-        notes("superseded")["results/gpu-001.apply.json"],
-        "a copy of results/again.json"
+        notes("superseded")["results/again.json"],
+        "a copy of results/gpu-001.apply.json"
+    );
+    assert_eq!(
+        report["hosts"][0]["latest"]["path"],
+        "results/gpu-001.apply.json"
     );
     // The loop of links is named as unreadable; the loop of folders is not walked again.
     let problems = notes("problems");
