@@ -34,10 +34,13 @@ pub(crate) fn read_regular_file(path: &Path, max: u64, what: &str) -> Result<Vec
         .read_to_end(&mut bytes)
         .with_context(|| format!("{name}: could not read the {what}"))?;
     if bytes.len() as u64 > max {
-        bail!(
-            "{name}: is larger than {} MiB, the most a {what} may be",
-            max >> 20
-        );
+        // In MiB for a plan or config cap, in bytes for a small one (a key file).
+        let most = if max >= 1 << 20 {
+            format!("{} MiB", max >> 20)
+        } else {
+            format!("{max} bytes")
+        };
+        bail!("{name}: is larger than {most}, the most a {what} may be");
     }
     Ok(bytes)
 }

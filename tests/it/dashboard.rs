@@ -545,16 +545,22 @@ fn a_key_file_must_be_a_small_regular_file_holding_one_key() {
     assert!(made.success());
     for (file, why) in [
         ("missing", "could not read the Grafana API key file: "),
-        ("folder", "the Grafana API key file is not a regular file\n"),
+        (
+            "folder",
+            "is a folder, not a file: a Grafana API key file must be a regular file\n",
+        ),
         (
             "/dev/null",
-            "the Grafana API key file is not a regular file\n",
+            "is a device, not a file: a Grafana API key file must be a regular file\n",
         ),
         // Refused, not waited on for a writer.
-        ("fifo", "the Grafana API key file is not a regular file\n"),
+        (
+            "fifo",
+            "is a FIFO (named pipe), not a file: a Grafana API key file must be a regular file\n",
+        ),
         (
             "big",
-            "the Grafana API key file is larger than 4096 bytes; it should hold the key alone\n",
+            "is larger than 4096 bytes, the most a Grafana API key file may be\n",
         ),
         ("empty", "the Grafana API key file is empty\n"),
         (

@@ -1,7 +1,6 @@
-//! The Grafana dashboard of `roce-gen dashboard`: panels over the metrics `ingest --format
-//! prometheus` exports ([`crate::ingest::metrics`] names them), per cluster, host and
-//! NIC, chosen with dashboard variables. Pure: the JSON model is built here; `cmd::dashboard`
-//! writes or uploads it.
+//! The dashboard itself: panels over the metrics `ingest --format prometheus` exports
+//! ([`crate::ingest::metrics`] names them), per cluster, host and NIC, chosen with dashboard
+//! variables. Pure: the JSON model is built here; `cmd::dashboard` writes it or pushes it.
 //!
 //! The model is Grafana's dashboard JSON (schema version 39), importable offline through
 //! Dashboards → Import. Panels query one Prometheus data source: the uid given
