@@ -35,136 +35,172 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Write one self-contained bundle per host, with index.json and SHA256SUMS.
-    Generate {
-        /// The plan to generate from.
-        #[command(flatten)]
-        plan: PlanArg,
-        /// The output folder (replaced as a whole; files in it that are not roce-gen's are
-        /// kept; never the working folder or one that holds it); default: the config's output
-        /// folder, else dist.
-        #[arg(short, long, value_name = "DIR")]
-        output: Option<PathBuf>,
-        /// Only these hosts (comma-separated); the other bundles in the folder are kept.
-        #[arg(long, value_name = "NAME,...", value_delimiter = ',')]
-        hosts: Option<Vec<String>>,
-        /// Remove the bundles of hosts the plan no longer has (they are kept, with a warning,
-        /// otherwise); lists what it removed.
-        #[arg(long)]
-        prune: bool,
-        /// `json` prints what was written as one JSON document on stdout.
-        #[arg(long, value_enum, default_value_t = Format::Text)]
-        format: Format,
-        /// A customised copy of the templates folder; files it lacks come from the built-in set.
-        #[arg(long, value_name = "DIR")]
-        templates: Option<PathBuf>,
-    },
+    Generate(GenerateArgs),
     /// Check a plan and report every problem with its sheet and cell.
-    Validate {
-        /// The plan to check.
-        #[command(flatten)]
-        plan: PlanArg,
-        /// How to print the diagnostics.
-        #[arg(long, value_enum, default_value_t = Format::Text)]
-        format: Format,
-        /// Warnings are errors (exit 1): for CI that keeps plans clean.
-        #[arg(long)]
-        strict: bool,
-    },
+    Validate(ValidateArgs),
     /// Print the normalized plan as JSON (which roce-gen also accepts as a plan).
-    Plan {
-        /// The plan to print.
-        #[command(flatten)]
-        plan: PlanArg,
-    },
+    Plan(PlanArgs),
     /// Turn collected result files (folders, .tar.gz archives) into a cluster report.
-    Ingest {
-        /// Result files, folders holding them (searched recursively) and .tar.gz archives.
-        #[arg(value_name = "PATH", required = true)]
-        paths: Vec<PathBuf>,
-        /// The plan the bundles were generated from: planned hosts without a result are
-        /// missing, results of other plans stale, other hosts unplanned.
-        #[arg(long, value_name = "PLAN")]
-        plan: Option<PathBuf>,
-        /// The report format.
-        #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
-        format: ReportFormat,
-        /// Write the report to FILE (replaced atomically) instead of stdout.
-        #[arg(short, long, value_name = "FILE")]
-        output: Option<PathBuf>,
-        /// What a host must show to be ready: `configured` (an apply passed, or a clean
-        /// precheck after one) or `prechecked` (a clean precheck is enough, as before delivery).
-        #[arg(long, value_enum, default_value_t = Require::Configured)]
-        require: Require,
-    },
+    Ingest(IngestArgs),
     /// Check bundles (tarballs or folders) and output folders against their checksums.
-    Verify {
-        /// Tarballs, unpacked bundle folders, or output folders of `generate`.
-        #[arg(value_name = "DIR_OR_TARBALL", required = true)]
-        paths: Vec<PathBuf>,
-        /// `json` prints every path with its problems as one JSON document.
-        #[arg(long, value_enum, default_value_t = Format::Text)]
-        format: Format,
-    },
+    Verify(VerifyArgs),
     /// Write a Grafana dashboard of the metrics `ingest` exports; --push uploads it.
-    Dashboard {
-        /// Write the dashboard JSON to FILE (replaced atomically); without -o and --push it goes
-        /// to stdout.
-        #[arg(short, long, value_name = "FILE")]
-        output: Option<PathBuf>,
-        /// Upload it through Grafana's HTTP API (needs Grafana's URL and an API key: the config's,
-        /// its key file's, or ROCE_GEN_GRAFANA_API_KEY's).
-        #[arg(long)]
-        push: bool,
-        /// The uid of the Prometheus data source; default: the config's (prometheus_uid), else a
-        /// data source picked on the dashboard.
-        #[arg(long, value_name = "UID")]
-        datasource_uid: Option<String>,
-        /// Grafana's URL; default: the config's (GRAFANA_URL).
-        #[arg(long, value_name = "URL")]
-        grafana_url: Option<String>,
-        /// The Grafana folder to push into (created if missing); default: the config's
-        /// (DIRECTORY_NAME), else Grafana's General folder.
-        #[arg(long, value_name = "NAME")]
-        folder: Option<String>,
-        /// Send the API key over plain http to another machine (without it, plain http is only
-        /// for Grafana on this machine: localhost, 127.0.0.0/8, ::1).
-        #[arg(long)]
-        insecure_http: bool,
-    },
+    Dashboard(DashboardArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish or powershell) to stdout.
-    Completions {
-        /// The shell.
-        #[arg(value_enum)]
-        shell: clap_complete::Shell,
-    },
+    Completions(CompletionsArgs),
     /// Print roce-gen(1), or SUBCOMMAND's page, on stdout (roff); --dir writes every page.
-    Man {
-        /// The subcommand whose page to print; without it, roce-gen(1).
-        #[arg(value_name = "SUBCOMMAND", conflicts_with = "dir")]
-        subcommand: Option<String>,
-        /// Write every page into DIR instead: roce-gen.1 and one roce-gen-SUBCOMMAND.1 per
-        /// subcommand.
-        #[arg(long, value_name = "DIR")]
-        dir: Option<PathBuf>,
-    },
+    Man(ManArgs),
     /// Write a sample plan workbook to start from.
-    Sample {
-        /// Where to write it.
-        #[arg(
-            short,
-            long,
-            value_name = "FILE",
-            default_value = "roce-plan-sample.xlsx"
-        )]
-        output: PathBuf,
-        /// Replace the file if it exists.
-        #[arg(long)]
-        force: bool,
-    },
+    Sample(SampleArgs),
+}
+
+/// The arguments of `roce-gen generate`.
+#[derive(Debug, Args)]
+pub struct GenerateArgs {
+    /// The plan to generate from.
+    #[command(flatten)]
+    pub plan: PlanArg,
+    /// The output folder (replaced as a whole; files in it that are not roce-gen's are
+    /// kept; never the working folder or one that holds it); default: the config's output
+    /// folder, else dist.
+    #[arg(short, long, value_name = "DIR")]
+    pub output: Option<PathBuf>,
+    /// Only these hosts (comma-separated); the other bundles in the folder are kept.
+    #[arg(long, value_name = "NAME,...", value_delimiter = ',')]
+    pub hosts: Option<Vec<String>>,
+    /// Remove the bundles of hosts the plan no longer has (they are kept, with a warning,
+    /// otherwise); lists what it removed.
+    #[arg(long)]
+    pub prune: bool,
+    /// `json` prints what was written as one JSON document on stdout.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// A customised copy of the templates folder; files it lacks come from the built-in set.
+    #[arg(long, value_name = "DIR")]
+    pub templates: Option<PathBuf>,
+}
+
+/// The arguments of `roce-gen validate`.
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// The plan to check.
+    #[command(flatten)]
+    pub plan: PlanArg,
+    /// How to print the diagnostics.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Warnings are errors (exit 1): for CI that keeps plans clean.
+    #[arg(long)]
+    pub strict: bool,
+}
+
+/// The arguments of `roce-gen plan`.
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    /// The plan to print.
+    #[command(flatten)]
+    pub plan: PlanArg,
+}
+
+/// The arguments of `roce-gen ingest`.
+#[derive(Debug, Args)]
+pub struct IngestArgs {
+    /// Result files, folders holding them (searched recursively) and .tar.gz archives.
+    #[arg(value_name = "PATH", required = true)]
+    pub paths: Vec<PathBuf>,
+    /// The plan the bundles were generated from: planned hosts without a result are
+    /// missing, results of other plans stale, other hosts unplanned.
+    #[arg(long, value_name = "PLAN")]
+    pub plan: Option<PathBuf>,
+    /// The report format.
+    #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+    pub format: ReportFormat,
+    /// Write the report to FILE (replaced atomically) instead of stdout.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// What a host must show to be ready: `configured` (an apply passed, or a clean
+    /// precheck after one) or `prechecked` (a clean precheck is enough, as before delivery).
+    #[arg(long, value_enum, default_value_t = Require::Configured)]
+    pub require: Require,
+}
+
+/// The arguments of `roce-gen verify`.
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// Tarballs, unpacked bundle folders, or output folders of `generate`.
+    #[arg(value_name = "DIR_OR_TARBALL", required = true)]
+    pub paths: Vec<PathBuf>,
+    /// `json` prints every path with its problems as one JSON document.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+/// The arguments of `roce-gen dashboard`.
+#[derive(Debug, Args)]
+pub struct DashboardArgs {
+    /// Write the dashboard JSON to FILE (replaced atomically); without -o and --push it goes
+    /// to stdout.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Upload it through Grafana's HTTP API (needs Grafana's URL and an API key: the config's,
+    /// its key file's, or ROCE_GEN_GRAFANA_API_KEY's).
+    #[arg(long)]
+    pub push: bool,
+    /// The uid of the Prometheus data source; default: the config's (prometheus_uid), else a
+    /// data source picked on the dashboard.
+    #[arg(long, value_name = "UID")]
+    pub datasource_uid: Option<String>,
+    /// Grafana's URL; default: the config's (GRAFANA_URL).
+    #[arg(long, value_name = "URL")]
+    pub grafana_url: Option<String>,
+    /// The Grafana folder to push into (created if missing); default: the config's
+    /// (DIRECTORY_NAME), else Grafana's General folder.
+    #[arg(long, value_name = "NAME")]
+    pub folder: Option<String>,
+    /// Send the API key over plain http to another machine (without it, plain http is only
+    /// for Grafana on this machine: localhost, 127.0.0.0/8, ::1).
+    #[arg(long)]
+    pub insecure_http: bool,
+}
+
+/// The arguments of `roce-gen completions`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+/// The arguments of `roce-gen man`.
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// The subcommand whose page to print; without it, roce-gen(1).
+    #[arg(value_name = "SUBCOMMAND", conflicts_with = "dir")]
+    pub subcommand: Option<String>,
+    /// Write every page into DIR instead: roce-gen.1 and one roce-gen-SUBCOMMAND.1 per
+    /// subcommand.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}
+
+/// The arguments of `roce-gen sample`.
+#[derive(Debug, Args)]
+pub struct SampleArgs {
+    /// Where to write it.
+    #[arg(
+        short,
+        long,
+        value_name = "FILE",
+        default_value = "roce-plan-sample.xlsx"
+    )]
+    pub output: PathBuf,
+    /// Replace the file if it exists.
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// A plan file, or the embedded sample plan. Without either, the config file's plan; a command
-/// left with no plan at all is a usage error (`cmd::resolve_plan`).
+/// left with no plan at all is a usage error (`cmd::Context::plan`).
 #[derive(Debug, Args)]
 #[group(required = false, multiple = false)]
 pub struct PlanArg {

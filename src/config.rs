@@ -1,7 +1,7 @@
 //! The optional configuration file: roce-gen's own `roce-gen.toml`, or the `config.ini` that
 //! EasyRoCE-NC users already keep (`[GRAFANA]` `GRAFANA_URL`, `API_KEY`, `DIRECTORY_NAME`;
 //! `[COMMANDS]` `AID_path`, `AID_file`, `prometheus_uid`), read into one [`Config`]. Pure: the
-//! caller reads the file (`cmd::read_config`) and hands over its name, folder and text.
+//! caller reads the file (`cmd::Context`) and hands over its name, folder and text.
 //!
 //! Both formats map onto the same settings, so a user moving from EasyRoCE keeps the file they
 //! have. Keys are matched case-insensitively (Python's configparser, which EasyRoCE's file is

@@ -64,113 +64,23 @@ pub fn print_error(err: &anyhow::Error) {
 /// Runs one command line. `Ok` carries the exit status for a command that ran (0 or 1); `Err`
 /// means the command could not run (exit 2).
 pub fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
-    // First, so that the config file's warnings are printed as the flags say.
-    cmd::set_ui(cmd::Ui {
-        quiet: cli.quiet,
-        verbose: cli.verbose,
-        color: cli.color,
-    });
-    // The config is read by the commands that use it; a `--config` that names no file is an
-    // error whatever the command.
-    let uses_config = matches!(
-        cli.command,
-        cli::Command::Generate { .. }
-            | cli::Command::Validate { .. }
-            | cli::Command::Plan { .. }
-            | cli::Command::Dashboard { .. }
-    );
-    let config = if uses_config || cli.config.is_some() {
-        cmd::read_config(cli.config.as_deref())?
-    } else {
-        None
-    };
-    let config = config.as_ref();
+    use cli::Command;
+    let ctx = cmd::Context::new(&cli)?;
     match cli.command {
-        cli::Command::Generate {
-            plan,
-            output,
-            hosts,
-            templates,
-            prune,
-            format,
-        } => {
-            let plan = cmd::resolve_plan(plan, config)?;
-            // The command line wins over the config file.
-            let output = output
-                .or_else(|| config.and_then(|c| c.output_dir.clone()))
-                .unwrap_or_else(|| "dist".into());
-            let opts = generate::Options {
-                out: &output,
-                hosts: hosts.as_deref(),
-                templates: templates.as_deref(),
-                prune,
-                mtime: cmd::generate::mtime_from_env()?,
-            };
-            cmd::generate::run(&plan, &opts, format)
-        }
-        cli::Command::Ingest {
-            paths,
-            plan,
-            format,
-            output,
-            require,
-        } => cmd::ingest::run(&cmd::ingest::Options {
-            paths: &paths,
-            plan: plan.as_deref(),
-            format,
-            output: output.as_deref(),
-            require,
+        Command::Generate(args) => cmd::generate::run(&ctx, args),
+        Command::Validate(args) => cmd::validate::run(&ctx, args),
+        Command::Plan(args) => cmd::plan::run(&ctx, args),
+        Command::Dashboard(args) => cmd::dashboard::run(&ctx, args),
+        Command::Ingest(args) => cmd::ingest::run(&cmd::ingest::Options {
+            paths: &args.paths,
+            plan: args.plan.as_deref(),
+            format: args.format,
+            output: args.output.as_deref(),
+            require: args.require,
         }),
-        cli::Command::Verify { paths, format } => cmd::verify::run(&paths, format),
-        cli::Command::Validate {
-            plan,
-            format,
-            strict,
-        } => {
-            // What generate would refuse, validate refuses too.
-            cmd::generate::mtime_from_env()?;
-            let from_config = plan.path.is_none() && !plan.sample;
-            let plan = cmd::resolve_plan(plan, config)?;
-            cmd::validate::run(&plan, format, strict, from_config)
-        }
-        cli::Command::Plan { plan } => cmd::plan::run(&cmd::resolve_plan(plan, config)?),
-        cli::Command::Dashboard {
-            output,
-            push,
-            datasource_uid,
-            grafana_url,
-            folder,
-            insecure_http,
-        } => {
-            let grafana = config.map(|c| c.grafana.clone()).unwrap_or_default();
-            cmd::dashboard::run(&cmd::dashboard::Options {
-                output: output.as_deref(),
-                push,
-                datasource_uid: datasource_uid.or(grafana.datasource_uid),
-                url: grafana_url.or(grafana.url),
-                api_key: grafana.api_key,
-                api_key_file: grafana.api_key_file,
-                insecure_http,
-                folder: folder.or(grafana.folder),
-                config_file: config.map(|c| c.file.clone()),
-            })
-        }
-        cli::Command::Sample { output, force } => cmd::sample::run(&output, force),
-        cli::Command::Completions { shell } => {
-            let mut command = <cli::Cli as clap::CommandFactory>::command();
-            let mut script = Vec::new();
-            clap_complete::generate(shell, &mut command, "roce-gen", &mut script);
-            let mut script = String::from_utf8_lossy(&script).into_owned();
-            if shell == clap_complete::Shell::Bash {
-                // clap_complete spells the state of a hyphenated program's subcommands two ways
-                // (its issue 6421): without this, nothing after `roce-gen ingest` completes.
-                script = script.replace("roce__subcmd__gen", "roce__gen");
-            }
-            std::io::Write::write_all(&mut std::io::stdout(), script.as_bytes())?;
-            Ok(std::process::ExitCode::SUCCESS)
-        }
-        cli::Command::Man { subcommand, dir } => {
-            cmd::man::run(subcommand.as_deref(), dir.as_deref())
-        }
+        Command::Verify(args) => cmd::verify::run(&args.paths, args.format),
+        Command::Sample(args) => cmd::sample::run(&args.output, args.force),
+        Command::Completions(args) => cmd::completions::run(args.shell),
+        Command::Man(args) => cmd::man::run(args.subcommand.as_deref(), args.dir.as_deref()),
     }
 }

@@ -8,58 +8,46 @@
 //! URL that is not http(s), plain http to another machine, or Grafana could not be reached.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context as _, Result, bail};
 
+use crate::cli::DashboardArgs;
+use crate::cmd::Context;
+use crate::config::Grafana;
 use crate::dashboard::board;
 use crate::dashboard::key::{self, API_KEY_ENV};
-use crate::dashboard::push::{self, Grafana, PushError};
-use crate::text::redact_passwords;
+use crate::dashboard::push::{self, Client, PushError};
 
-/// What the command line and the config file ask for (the command line already merged in).
-pub(crate) struct Options<'a> {
+/// Runs `dashboard`: the command line merged with the config ([`Context::grafana`]).
+pub(crate) fn run(ctx: &Context, args: DashboardArgs) -> Result<ExitCode> {
+    dashboard(&Options {
+        output: args.output.as_deref(),
+        push: args.push,
+        grafana: ctx.grafana(args.grafana_url, args.datasource_uid, args.folder),
+        insecure_http: args.insecure_http,
+        config_file: ctx.config_file(),
+    })
+}
+
+/// What the command line and the config file ask for.
+#[derive(Debug)]
+struct Options<'a> {
     /// Where to write the JSON; stdout when `None` and not pushing.
-    pub output: Option<&'a Path>,
+    output: Option<&'a Path>,
     /// Upload the dashboard.
-    pub push: bool,
-    /// The Prometheus data source's uid.
-    pub datasource_uid: Option<String>,
-    /// Grafana's base URL.
-    pub url: Option<String>,
-    /// The API key or service-account token, as the config file gives it.
-    pub api_key: Option<String>,
-    /// The config's file holding the key; wins over `api_key`.
-    pub api_key_file: Option<PathBuf>,
+    push: bool,
+    /// Where the panels point and the dashboard goes, and the key (its `Debug` hides it).
+    grafana: Grafana,
     /// Send the key over plain http to another machine.
-    pub insecure_http: bool,
-    /// The folder title.
-    pub folder: Option<String>,
+    insecure_http: bool,
     /// The config file the settings came from, for messages.
-    pub config_file: Option<String>,
+    config_file: Option<&'a str>,
 }
 
-// By hand, so that the key is not printed.
-impl std::fmt::Debug for Options<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Options")
-            .field("output", &self.output)
-            .field("push", &self.push)
-            .field("datasource_uid", &self.datasource_uid)
-            .field("url", &self.url.as_deref().map(redact_passwords))
-            .field("api_key", &self.api_key.as_ref().map(|_| "***"))
-            .field("api_key_file", &self.api_key_file)
-            .field("insecure_http", &self.insecure_http)
-            .field("folder", &self.folder)
-            .field("config_file", &self.config_file)
-            .finish()
-    }
-}
-
-/// Runs `dashboard`.
-pub(crate) fn run(opts: &Options<'_>) -> Result<ExitCode> {
-    let dashboard = board::build(opts.datasource_uid.as_deref());
+fn dashboard(opts: &Options<'_>) -> Result<ExitCode> {
+    let dashboard = board::build(opts.grafana.datasource_uid.as_deref());
     let text = crate::cmd::console::json(&dashboard)?;
     match opts.output {
         Some(path) => {
@@ -78,15 +66,16 @@ pub(crate) fn run(opts: &Options<'_>) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let (url, key) = url_and_key(opts)?;
-    let grafana = Grafana::new(key::checked_url(url, opts.insecure_http)?, &key);
-    match push::push(&grafana, &dashboard, opts.folder.as_deref()) {
+    let client = Client::new(key::checked_url(url, opts.insecure_http)?, &key);
+    match push::push(&client, &dashboard, opts.grafana.folder.as_deref()) {
         Ok(url) => {
             crate::cmd::console::print(
                 &mut std::io::stdout().lock(),
                 &format!(
                     "pushed dashboard {:?} to {url}{}",
                     board::TITLE,
-                    opts.folder
+                    opts.grafana
+                        .folder
                         .as_deref()
                         .map_or_else(String::new, |f| format!(" (folder {f})"))
                 ),
@@ -106,14 +95,13 @@ pub(crate) fn run(opts: &Options<'_>) -> Result<ExitCode> {
 fn url_and_key<'a>(opts: &'a Options<'_>) -> Result<(&'a str, String)> {
     let from = opts
         .config_file
-        .as_deref()
         .map_or_else(String::new, |f| format!(" ({f} has none)"));
     let key = key::api_key(
-        opts.api_key_file.as_deref(),
-        opts.api_key.as_deref(),
-        opts.config_file.as_deref(),
+        opts.grafana.api_key_file.as_deref(),
+        opts.grafana.api_key.as_deref(),
+        opts.config_file,
     )?;
-    match (opts.url.as_deref(), key) {
+    match (opts.grafana.url.as_deref(), key) {
         (Some(url), Some(key)) => Ok((url, key)),
         (Some(_), None) => bail!(
             "--push needs a Grafana API key{from}: set {API_KEY_ENV}, or API_KEY (or API_KEY_FILE) in config.ini's [GRAFANA], or api_key (or api_key_file) in roce-gen.toml's [grafana]"

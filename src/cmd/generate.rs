@@ -6,21 +6,27 @@ use std::io::IsTerminal;
 use std::path::Path;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context as _, Result, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::cli::PlanArg;
-use crate::cmd::{console, invalid_plan, load, print_diagnostics};
+use crate::cli::GenerateArgs;
+use crate::cmd::{Context, console, invalid_plan, load, print_diagnostics};
 use crate::generate::{self, archive};
 
 /// Runs `generate`: exit 0 with the bundles written, 1 for an invalid plan (nothing written).
-/// `format` json prints what was written as one JSON document on stdout.
-pub(crate) fn run(
-    arg: &PlanArg,
-    opts: &generate::Options<'_>,
-    format: crate::cli::Format,
-) -> Result<ExitCode> {
-    let loaded = load(arg)?;
+/// `--format json` prints what was written as one JSON document on stdout.
+pub(crate) fn run(ctx: &Context, args: GenerateArgs) -> Result<ExitCode> {
+    let arg = ctx.plan(args.plan)?;
+    let out = ctx.output_dir(args.output);
+    let opts = &generate::Options {
+        out: &out,
+        hosts: args.hosts.as_deref(),
+        templates: args.templates.as_deref(),
+        prune: args.prune,
+        mtime: mtime_from_env()?,
+    };
+    let format = args.format;
+    let loaded = load(&arg)?;
     let (plan, report) = match &loaded.outcome {
         Ok(ok) => ok,
         Err(report) => return invalid_plan(&loaded.name, report, Some("nothing was written")),

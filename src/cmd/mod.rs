@@ -1,8 +1,10 @@
 //! One module per subcommand; each turns parsed arguments into work and an exit status. Shared
-//! here: reading the config file, choosing the plan (command line, else config), loading it and
-//! printing its diagnostics.
+//! here: the [`Context`] every command gets (the console settings and the config file, with the
+//! rules by which the command line wins over it), loading the plan and printing its diagnostics.
 
+pub(crate) mod completions;
 pub(crate) mod console;
+mod context;
 pub(crate) mod dashboard;
 pub(crate) mod generate;
 pub(crate) mod ingest;
@@ -12,15 +14,13 @@ pub(crate) mod sample;
 pub(crate) mod validate;
 pub(crate) mod verify;
 
-use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+pub(crate) use context::Context;
 
 use std::process::ExitCode;
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 
 use crate::cli::PlanArg;
-use crate::config::{self, Config};
 use crate::plan::diagnostic::Report;
 use crate::plan::input::{self, Format};
 use crate::plan::model::Plan;
@@ -120,83 +120,5 @@ impl Ui {
                 terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
             }
         }
-    }
-}
-
-/// The largest config file read: a config is a few lines.
-const MAX_CONFIG_BYTES: u64 = 1 << 20;
-
-/// Finds and reads the config file: `explicit` (`--config`), which must exist, else the first of
-/// [`config::DEFAULT_FILES`] in the working folder, else none. Its warnings go to stderr.
-pub(crate) fn read_config(explicit: Option<&Path>) -> Result<Option<Config>> {
-    let path = match explicit {
-        Some(p) if !p.exists() => {
-            bail!("{}: no such config file (given with --config)", p.display())
-        }
-        Some(p) => p.to_path_buf(),
-        None => match config::DEFAULT_FILES
-            .iter()
-            .map(PathBuf::from)
-            .find(|p| p.is_file())
-        {
-            Some(p) => p,
-            None => return Ok(None),
-        },
-    };
-    let name = path.display().to_string();
-    let bytes = crate::files::read_regular_file(&path, MAX_CONFIG_BYTES, "config file")?;
-    // The mode, for the warning about a key others can read.
-    let mode = std::fs::metadata(&path).map_or(0, |m| m.permissions().mode());
-    let Ok(text) = String::from_utf8(bytes) else {
-        bail!("{name}: the config file is not UTF-8 text; save it as UTF-8");
-    };
-    let dir = path.parent().unwrap_or(Path::new(""));
-    let config = config::parse(&name, dir, config::Kind::of(&path), &text)?;
-    for w in &config.warnings {
-        console::warning(w);
-    }
-    if config.grafana.api_key.is_some() {
-        warn_if_shared(&name, mode);
-    }
-    // The key file is looked at (not read: that is for a push only) here, so that every
-    // command that reads the config warns about it alike.
-    if let Some(file) = &config.grafana.api_key_file
-        && let Ok(meta) = std::fs::metadata(file)
-        && meta.is_file()
-    {
-        warn_if_shared(&file.display().to_string(), meta.permissions().mode());
-    }
-    Ok(Some(config))
-}
-
-/// Warns (once per file: each is looked at once, by [`read_config`]) when a file that holds the Grafana API key is
-/// open to the group or others. A warning, not an error: refusing would break a setup that has
-/// worked, and the key is already exposed by the time roce-gen runs.
-fn warn_if_shared(name: &str, mode: u32) {
-    if mode & 0o077 != 0 {
-        console::warning(&format!(
-            "{name} holds the Grafana API key and other users have access to it (mode {:04o}); \
-             chmod 600 {}",
-            mode & 0o7777,
-            shlex::try_quote(name).unwrap_or_else(|_| name.into())
-        ));
-    }
-}
-
-/// The plan a command works on: PLAN or `--sample` as given, else the config file's plan. None
-/// of them is a usage error (exit 2).
-pub(crate) fn resolve_plan(arg: PlanArg, config: Option<&Config>) -> Result<PlanArg> {
-    if arg.path.is_some() || arg.sample {
-        return Ok(arg);
-    }
-    match config.and_then(|c| c.plan.clone()) {
-        Some(path) => Ok(PlanArg {
-            path: Some(path),
-            sample: false,
-        }),
-        None => bail!(
-            "no plan: name one (PLAN), use --sample, or set it in roce-gen.toml ([plan] path) or \
-             config.ini ([COMMANDS] AID_path and AID_file)"
-        ),
     }
 }

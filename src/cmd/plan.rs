@@ -5,12 +5,12 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use crate::cli::PlanArg;
-use crate::cmd::{invalid_plan, load, print_diagnostics};
+use crate::cli::PlanArgs;
+use crate::cmd::{Context, invalid_plan, load, print_diagnostics};
 
 /// Runs `plan`: exit 0 with the JSON, or 1 with the problems and nothing on stdout.
-pub(crate) fn run(arg: &PlanArg) -> Result<ExitCode> {
-    let loaded = load(arg)?;
+pub(crate) fn run(ctx: &Context, args: PlanArgs) -> Result<ExitCode> {
+    let loaded = load(&ctx.plan(args.plan)?)?;
     match &loaded.outcome {
         Ok((plan, report)) => {
             print_diagnostics(&loaded.name, report);

@@ -6,8 +6,8 @@ use std::process::ExitCode;
 use anyhow::Result;
 use serde::Serialize;
 
-use crate::cli::{Format, PlanArg};
-use crate::cmd::{console, load, print_diagnostics};
+use crate::cli::{Format, PlanArg, ValidateArgs};
+use crate::cmd::{Context, console, load, print_diagnostics};
 use crate::plan::diagnostic::{Report, Severity};
 
 /// Schema tag of `validate --format json`.
@@ -47,14 +47,15 @@ struct JsonDiagnostic<'a> {
     message: &'a str,
 }
 
-/// Runs `validate`: exit 0 when the plan is usable, 1 when it has errors (or, with `strict`,
-/// warnings). `from_config`: the config file named the plan, so the next command need not.
-pub(crate) fn run(
-    arg: &PlanArg,
-    format: Format,
-    strict: bool,
-    from_config: bool,
-) -> Result<ExitCode> {
+/// Runs `validate`: exit 0 when the plan is usable, 1 when it has errors (or, with `--strict`,
+/// warnings).
+pub(crate) fn run(ctx: &Context, args: ValidateArgs) -> Result<ExitCode> {
+    // What generate would refuse, validate refuses too.
+    crate::cmd::generate::mtime_from_env()?;
+    // The config file named the plan, so the next command need not.
+    let from_config = args.plan.path.is_none() && !args.plan.sample;
+    let arg = &ctx.plan(args.plan)?;
+    let (format, strict) = (args.format, args.strict);
     let loaded = load(arg)?;
     let (plan, report) = match &loaded.outcome {
         Ok((plan, report)) => (Some(plan), report),
