@@ -1,8 +1,9 @@
 //! The documentation stays true to the code: docs/plan-format.md names every sheet, column, key
 //! and alias of the layout; docs/bundle.md names every check id the host scripts can emit;
-//! ARCHITECTURE.md's code map has one row per entry of `src/`; and nothing in the repository
-//! points outside it (dead references to documents that are not here, links that do not
-//! resolve).
+//! ARCHITECTURE.md's code map has one row per entry of `src/` and names only modules that exist;
+//! the README stays a front page; and nothing in the repository points outside it (dead
+//! references to documents that are not here, links in any Markdown file that do not resolve,
+//! to a file or to a heading).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -260,6 +261,21 @@ fn bundle_doc_names_every_check_id_the_scripts_emit() {
     );
 }
 
+/// The code spans of the first cell of every table row of a Markdown text (a row may name
+/// several modules: `` `a.rs`, `b.rs` ``).
+fn first_cell_spans(text: &str) -> Vec<Vec<String>> {
+    prose_lines(text)
+        .into_iter()
+        .filter_map(|l| l.strip_prefix("| "))
+        .filter(|row| !row.starts_with("---"))
+        .filter_map(|row| {
+            let cell = row.split(" | ").next()?;
+            let spans: Vec<String> = code_spans(cell).into_iter().collect();
+            (!spans.is_empty()).then_some(spans)
+        })
+        .collect()
+}
+
 #[test]
 fn code_map_has_one_row_per_entry_of_src() {
     let doc = read("ARCHITECTURE.md");
@@ -270,9 +286,9 @@ fn code_map_has_one_row_per_entry_of_src() {
         .expect("ARCHITECTURE.md has a `## Code map` section");
     let mut src_rows: BTreeMap<String, usize> = BTreeMap::new();
     let mut others = Vec::new();
-    for cell in first_cells(section) {
+    for cell in first_cell_spans(section).into_iter().flatten() {
         // A row naming a path under another top-level folder (`templates/host/`, `docs/`) is
-        // about that folder; every other row is about an entry of src/.
+        // about that folder; every other row names a module of src/, by its path there.
         let top = cell.split('/').next().unwrap_or_default();
         if cell.contains('/') && top != "src" && root().join(top).is_dir() {
             others.push(cell);
@@ -299,16 +315,26 @@ fn code_map_has_one_row_per_entry_of_src() {
             }
         })
         .collect();
-    let rows: BTreeSet<String> = src_rows.into_keys().collect();
-    let no_row: Vec<&String> = entries.difference(&rows).collect();
-    let no_entry: Vec<&String> = rows.difference(&entries).collect();
+    let no_row: Vec<&String> = entries
+        .iter()
+        .filter(|e| !src_rows.contains_key(*e))
+        .collect();
     assert!(
         no_row.is_empty(),
         "src/ entries without a code map row: {no_row:?}"
     );
+    // A nested module's row (`cmd/console.rs`) must name a file or folder that is there.
+    let no_entry: Vec<&String> = src_rows
+        .keys()
+        .filter(|row| !root().join("src").join(row).exists())
+        .collect();
     assert!(
         no_entry.is_empty(),
-        "code map rows naming no src/ entry: {no_entry:?}"
+        "code map rows naming no module of src/: {no_entry:?}"
+    );
+    assert!(
+        src_rows.contains_key("cmd/console.rs") && src_rows.len() > entries.len(),
+        "the code map names no nested module: is the row reader broken?"
     );
     let gone: Vec<&String> = others.iter().filter(|p| !root().join(p).exists()).collect();
     assert!(
@@ -321,10 +347,16 @@ fn code_map_has_one_row_per_entry_of_src() {
     );
 }
 
-/// The repository's tracked files, as git lists them.
+/// The repository's files as git lists them: tracked ones, and new ones it does not ignore.
 fn tracked_files() -> Vec<String> {
     let out = Command::new("git")
-        .args(["ls-files", "-z"])
+        .args([
+            "ls-files",
+            "-z",
+            "--cached",
+            "--others",
+            "--exclude-standard",
+        ])
         .current_dir(root())
         .output()
         .expect("git ls-files runs (the tests run in a git checkout)");
@@ -395,47 +427,77 @@ fn anchor(heading: &str) -> String {
         .collect()
 }
 
+/// The anchors of a Markdown text's headings; a repeated heading gets `-1`, `-2`, … as on
+/// GitHub.
 fn anchors(text: &str) -> BTreeSet<String> {
-    prose_lines(text)
-        .into_iter()
-        .filter(|l| l.starts_with('#'))
-        .map(|l| anchor(l.trim_start_matches('#')))
-        .collect()
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    let mut all = BTreeSet::new();
+    for line in prose_lines(text).into_iter().filter(|l| l.starts_with('#')) {
+        let base = anchor(line.trim_start_matches('#'));
+        let n = seen.entry(base.clone()).or_default();
+        all.insert(if *n == 0 {
+            base.clone()
+        } else {
+            format!("{base}-{n}")
+        });
+        *n += 1;
+    }
+    all
+}
+
+/// The targets of the inline links of a Markdown line (`[text](target)`), outside code spans.
+fn link_targets(line: &str) -> Vec<&str> {
+    let mut targets = Vec::new();
+    let mut in_code = false;
+    let bytes = line.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'`' => in_code = !in_code,
+            b']' if !in_code && bytes.get(i + 1) == Some(&b'(') => {
+                let rest = &line[i + 2..];
+                if let Some(end) = rest.find(')') {
+                    targets.push(&rest[..end]);
+                    i += end + 2;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    targets
 }
 
 #[test]
 fn every_relative_markdown_link_resolves() {
-    let mut pages = vec![
-        "README.md".to_string(),
-        "ARCHITECTURE.md".to_string(),
-        "CHANGELOG.md".to_string(),
-    ];
-    let mut docs: Vec<String> = std::fs::read_dir(root().join("docs"))
-        .expect("docs/")
-        .map(|e| {
-            e.expect("docs entry")
-                .file_name()
-                .to_string_lossy()
-                .into_owned()
-        })
-        .filter(|n| n.ends_with(".md"))
-        .map(|n| format!("docs/{n}"))
+    let mut pages: Vec<String> = tracked_files()
+        .into_iter()
+        .filter(|f| f.ends_with(".md"))
+        .filter(|f| root().join(f).is_file())
         .collect();
-    docs.sort();
-    assert!(docs.len() >= 2, "docs/ holds {docs:?}");
-    pages.extend(docs);
+    pages.sort();
+    for page in [
+        "README.md",
+        "docs/bundle.md",
+        "docs/host.md",
+        "CONTRIBUTING.md",
+    ] {
+        assert!(
+            pages.iter().any(|p| p == page),
+            "{page} is not among the Markdown files {pages:?}"
+        );
+    }
     let top = root().canonicalize().expect("repository root");
     let mut broken = Vec::new();
     let mut checked = 0;
+    let mut fragments = 0;
     for page in &pages {
         let text = read(page);
         let dir = Path::new(page).parent().unwrap_or(Path::new(""));
         for line in prose_lines(&text) {
-            for (at, _) in line.match_indices("](") {
-                let rest = &line[at + 2..];
-                let Some(end) = rest.find(')') else { continue };
-                let target = &rest[..end];
+            for target in link_targets(line) {
                 if target.contains("://") || target.starts_with("mailto:") {
+                    broken.push(format!("{page}: {target} points outside the repository"));
                     continue;
                 }
                 checked += 1;
@@ -451,6 +513,7 @@ fn every_relative_markdown_link_resolves() {
                     continue;
                 }
                 if !fragment.is_empty() && file.extension().is_some_and(|e| e == "md") {
+                    fragments += 1;
                     let linked = std::fs::read_to_string(&file).unwrap_or_default();
                     if !anchors(&linked).contains(fragment) {
                         broken.push(format!("{page}: {target} names no heading"));
@@ -460,10 +523,51 @@ fn every_relative_markdown_link_resolves() {
         }
     }
     assert!(
-        checked >= 10,
-        "only {checked} links found: is the link reader broken?"
+        checked >= 30 && fragments >= 10,
+        "only {checked} links ({fragments} to a heading) found: is the link reader broken?"
     );
     assert!(broken.is_empty(), "{}", broken.join("\n"));
+}
+
+#[test]
+fn link_reader_finds_links_and_anchors_as_github_makes_them() {
+    assert_eq!(
+        link_targets("see [a](x.md#b) and `[c](not-a-link)` then [d](../y.md)"),
+        ["x.md#b", "../y.md"]
+    );
+    let heading_anchors =
+        anchors("# Top\n## `run-here.sh`\n## Notes\n```\n# not a heading\n```\n## Notes\n");
+    let want: BTreeSet<String> = ["top", "run-heresh", "notes", "notes-1"]
+        .map(String::from)
+        .into();
+    assert_eq!(heading_anchors, want);
+}
+
+/// The README is a front page: short, with the user's whole loop on its first screen.
+#[test]
+fn readme_is_a_front_page_with_the_loop_on_its_first_screen() {
+    let readme = read("README.md");
+    let lines = readme.lines().count();
+    assert!(
+        lines <= 250,
+        "README.md has {lines} lines; the manual goes to docs/"
+    );
+    let first_screen: String = readme.lines().take(60).collect::<Vec<_>>().join("\n");
+    for step in [
+        "roce-gen sample",
+        "roce-gen validate",
+        "roce-gen generate",
+        "run-here.sh precheck",
+        "run-here.sh apply",
+        "roce-gen ingest",
+        "cargo test",
+        "bash .ci/run",
+    ] {
+        assert!(
+            first_screen.contains(step),
+            "the README's first 60 lines do not show `{step}`"
+        );
+    }
 }
 
 #[test]
