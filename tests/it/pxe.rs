@@ -1,7 +1,7 @@
 //! PXE over HTTP: the output folder on a web server (tests/host/httpd.py, on the loopback of the
 //! simulated host's own network namespace), `run-here.sh --from URL` fetching the host's bundle
 //! by name or MAC with curl or wget, checking it against the folder's `SHA256SUMS`, refusing a
-//! tampered tarball, keeping the result and sending it with `--post`; the README's kickstart
+//! tampered tarball, keeping the result and sending it with `--post`; docs/delivery.md's kickstart
 //! snippet staging the bundle for `roce-gen-first-boot.service`, and that first boot applying it.
 //! Under every bash.
 
@@ -290,12 +290,13 @@ fn a_tampered_tarball_a_stale_run_here_or_a_server_that_is_down_runs_nothing() {
     });
 }
 
-/// The README's kickstart `%post`, with the folder's URL and /root moved into the simulated host.
+/// The kickstart `%post` of docs/delivery.md, with the folder's URL and /root moved into the
+/// simulated host.
 fn kickstart_post() -> String {
-    let readme = read(&repo().join("README.md"));
+    let readme = read(&repo().join("docs/delivery.md"));
     let start = readme
         .find("\n%post ")
-        .expect("a %post block in the README")
+        .expect("a %post block in docs/delivery.md")
         + 1;
     let end = start + readme[start..].find("\n%end\n").unwrap();
     let block = &readme[start..end];
