@@ -29,7 +29,7 @@ pub(crate) enum PushError {
 }
 
 /// Grafana's HTTP API at one base URL, with one key.
-pub(crate) struct Grafana {
+pub(crate) struct Client {
     base: String,
     auth: String,
     agent: ureq::Agent,
@@ -37,7 +37,7 @@ pub(crate) struct Grafana {
     secrets: Vec<String>,
 }
 
-impl Grafana {
+impl Client {
     pub(crate) fn new(base: &str, key: &str) -> Self {
         // Error statuses are answers to read (Grafana's `message`), not transport failures; a
         // private CA in the system store must verify, as it does for curl.
@@ -56,7 +56,7 @@ impl Grafana {
             .and_then(|(_, rest)| rest.rsplit_once('@'))
             .and_then(|(userinfo, _)| userinfo.split_once(':'))
             .map(|(_, password)| password.to_string());
-        Grafana {
+        Client {
             base: base.to_string(),
             auth: format!("Bearer {key}"),
             agent: config.into(),
@@ -144,7 +144,7 @@ impl Grafana {
 
 /// Uploads the dashboard into `folder` (created when missing); returns its URL.
 pub(crate) fn push(
-    grafana: &Grafana,
+    grafana: &Client,
     dashboard: &Value,
     folder: Option<&str>,
 ) -> Result<String, PushError> {
@@ -204,7 +204,7 @@ mod tests {
 
     #[test]
     fn messages_blank_the_key_and_the_password_and_quote_the_server_escaped_and_short() {
-        let g = Grafana::new(
+        let g = Client::new(
             "http://admin:longpassword@127.0.0.1:3000",
             "glsa_0123456789",
         );
@@ -222,7 +222,7 @@ mod tests {
         let text = format!("{}glsa_0123456789", "y".repeat(SERVER_TEXT_MAX - 4));
         assert!(!g.quote(&text).contains("glsa"), "{}", g.quote(&text));
         // Short secrets are not blanked as words.
-        let g = Grafana::new("http://u:pw@h", "key");
+        let g = Client::new("http://u:pw@h", "key");
         assert_eq!(g.say("a key, a pw"), "a key, a pw");
     }
 }
