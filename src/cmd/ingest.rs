@@ -15,7 +15,8 @@ use anyhow::{Context, Result};
 
 use crate::cli::{PlanArg, ReportFormat};
 use crate::cmd::{console, invalid_plan, load};
-use crate::ingest::report::{self, ClusterReport, PlanView, PlannedHost, Require};
+use crate::ingest::intake::{PlanView, PlannedHost};
+use crate::ingest::report::{self, ClusterReport, Require};
 use crate::ingest::{intake, render};
 
 /// What the command line asked for.

@@ -8,7 +8,6 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use crate::ingest::report::{HostReport, State};
 use crate::ingest::result::{Check, Text};
 
 /// Why a group is listed.
@@ -46,21 +45,22 @@ pub(crate) struct Item {
     pub message: String,
 }
 
-/// The groups of the counted hosts: warnings first, then drift; within each, the groups that
-/// touch most hosts first.
-pub(crate) fn groups(hosts: &[HostReport]) -> Vec<Group> {
+/// What one host brings to the groups: the warnings of its latest result, and the settings that
+/// drifted (empty unless it is `drifted`).
+pub(crate) struct Row<'a> {
+    pub host: &'a str,
+    pub warnings: &'a [Check],
+    pub drifted: &'a [Check],
+}
+
+/// The groups of the rows given (the counted hosts): warnings first, then drift; within each,
+/// the groups that touch most hosts first.
+pub(crate) fn groups<'a>(rows: impl IntoIterator<Item = Row<'a>>) -> Vec<Group> {
     let mut by: BTreeMap<(Kind, &str), Vec<(&str, &Check)>> = BTreeMap::new();
-    for h in hosts.iter().filter(|h| h.counted() && !h.stale) {
-        for c in &h.warnings {
-            by.entry((Kind::Warning, &c.id))
-                .or_default()
-                .push((&h.host, c));
-        }
-        if h.state == State::Drifted {
-            for c in &h.changes {
-                by.entry((Kind::Drift, &c.id))
-                    .or_default()
-                    .push((&h.host, c));
+    for row in rows {
+        for (kind, checks) in [(Kind::Warning, row.warnings), (Kind::Drift, row.drifted)] {
+            for c in checks {
+                by.entry((kind, &c.id)).or_default().push((row.host, c));
             }
         }
     }

@@ -15,13 +15,53 @@ use std::path::PathBuf;
 use std::sync::{Mutex, PoisonError};
 
 use anyhow::{Result, bail};
+use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use crate::ingest::collect::{self, Found};
-use crate::ingest::report::{FileNote, PlanView};
 use crate::ingest::result::{
     self, Check, CheckData, LIMIT_CHECK, Parsed, Phase, ResultFile, Status, capped,
 };
+
+/// What `ingest` needs of a plan.
+#[derive(Debug, Clone)]
+pub(crate) struct PlanView {
+    /// The plan file as named on the command line.
+    pub file: String,
+    /// sha256 of the normalized plan: what results of its bundles carry as `plan_sha256`.
+    pub sha256: String,
+    /// sha256 of the file's bytes: what bundles made before the plan's identity was its
+    /// normalized form carry; such results are this plan's too.
+    pub file_sha256: String,
+    /// The cluster name.
+    pub cluster: String,
+    /// The hosts, in plan order.
+    pub hosts: Vec<PlannedHost>,
+}
+
+/// A host of the plan.
+#[derive(Debug, Clone)]
+pub(crate) struct PlannedHost {
+    pub name: String,
+    /// Its management address.
+    pub mgmt_ip: String,
+}
+
+impl PlanView {
+    /// Whether a result's `plan_sha256` names this plan, in either identity.
+    pub(crate) fn made_from(&self, plan_sha256: &str) -> bool {
+        plan_sha256 == self.sha256 || plan_sha256 == self.file_sha256
+    }
+}
+
+/// A file and what became of it.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct FileNote {
+    /// The path, and inside an archive `archive.tar.gz:member`.
+    pub path: String,
+    /// Why it is listed.
+    pub reason: String,
+}
 
 /// What the results read may take in memory, estimated, before ingest keeps only the checks
 /// that did not pass (and counts the others): a few thousand hosts of a few hundred checks each

@@ -18,39 +18,8 @@ use serde::Serialize;
 
 use crate::ingest::attention;
 use crate::ingest::consistency::{self, FactGroup};
-use crate::ingest::intake::{HostResults, Intake, Item, RunKey};
+use crate::ingest::intake::{FileNote, HostResults, Intake, Item, PlanView, PlannedHost, RunKey};
 use crate::ingest::result::{Check, Counts, NicFacts, NicHealth, Phase, ResultFile, Status};
-
-impl PlanView {
-    /// Whether a result's `plan_sha256` names this plan, in either identity.
-    pub(crate) fn made_from(&self, plan_sha256: &str) -> bool {
-        plan_sha256 == self.sha256 || plan_sha256 == self.file_sha256
-    }
-}
-
-/// What `ingest` needs of a plan.
-#[derive(Debug, Clone)]
-pub(crate) struct PlanView {
-    /// The plan file as named on the command line.
-    pub file: String,
-    /// sha256 of the normalized plan: what results of its bundles carry as `plan_sha256`.
-    pub sha256: String,
-    /// sha256 of the file's bytes: what bundles made before the plan's identity was its
-    /// normalized form carry; such results are this plan's too.
-    pub file_sha256: String,
-    /// The cluster name.
-    pub cluster: String,
-    /// The hosts, in plan order.
-    pub hosts: Vec<PlannedHost>,
-}
-
-/// A host of the plan.
-#[derive(Debug, Clone)]
-pub(crate) struct PlannedHost {
-    pub name: String,
-    /// Its management address.
-    pub mgmt_ip: String,
-}
 
 /// The whole report.
 #[derive(Debug, Serialize)]
@@ -91,15 +60,6 @@ pub(crate) struct PlanSummary {
     pub sha256: String,
     /// Its number of hosts.
     pub hosts: usize,
-}
-
-/// A file and what became of it.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) struct FileNote {
-    /// The path, and inside an archive `archive.tar.gz:member`.
-    pub path: String,
-    /// Why it is listed.
-    pub reason: String,
 }
 
 /// Where a host stands, from its latest evidence.
@@ -407,6 +367,17 @@ pub(crate) fn build(plan: Option<&PlanView>, taken: Intake, require: Require) ->
     superseded.sort();
     let totals = totals(plan, &hosts, results, &problems, &skipped, &superseded);
     let cluster = plan.map_or_else(|| common_cluster(&clusters), |p| Some(p.cluster.clone()));
+    let attention = attention::groups(hosts.iter().filter(|h| h.counted() && !h.stale).map(|h| {
+        attention::Row {
+            host: &h.host,
+            warnings: &h.warnings,
+            drifted: if h.state == State::Drifted {
+                &h.changes
+            } else {
+                &[]
+            },
+        }
+    }));
     let ok = problems.is_empty()
         && hosts.iter().any(HostReport::counted)
         && hosts.iter().filter(|h| h.counted()).all(|h| h.ok);
@@ -424,7 +395,7 @@ pub(crate) fn build(plan: Option<&PlanView>, taken: Intake, require: Require) ->
             .flat_map(|h| &h.runs)
             .max_by_key(|r| r.finished)
             .map(|r| r.finished_at.clone()),
-        attention: attention::groups(&hosts),
+        attention,
         hosts,
         consistency,
         problems,

@@ -14,11 +14,12 @@ use anyhow::Result;
 use serde::Serialize;
 
 use crate::ingest::attention::{Group, Kind, change_lines};
+use crate::ingest::intake::FileNote;
 use crate::ingest::render::{
     common_hosts, compared_hosts, files_line, host_count, hosts_line, hosts_of, reason_detail,
     render_template, run_name, short_sha, standing,
 };
-use crate::ingest::report::{ClusterReport, FileNote, HostReport, Require, State};
+use crate::ingest::report::{ClusterReport, HostReport, Require, State};
 use crate::ingest::result::{Check, Counts, NicHealth, Status, pcie_gts};
 
 #[derive(Serialize)]

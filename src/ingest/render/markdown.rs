@@ -6,11 +6,12 @@
 use std::fmt::Write;
 
 use crate::ingest::attention::{Kind, change_lines};
+use crate::ingest::intake::FileNote;
 use crate::ingest::render::{
     clean, common_hosts, compared_hosts, files_line, host_count, hosts_line, hosts_of, next_step,
     reason, run_name, short_sha, standing,
 };
-use crate::ingest::report::{ClusterReport, FileNote, HostReport, State};
+use crate::ingest::report::{ClusterReport, HostReport, State};
 
 /// Markdown text from an untrusted string: Markdown and HTML punctuation escaped, and `|` so a
 /// table cell stays one cell.
