@@ -535,7 +535,7 @@ struct Seen {
 
 thread_local! {
     static SEEN: RefCell<Seen> = RefCell::new(Seen {
-        by_text: HashMap::with_hasher(Seeded::new()),
+        by_text: HashMap::with_hasher(Seeded::default()),
         last: Vec::new(),
     });
 }

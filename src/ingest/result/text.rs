@@ -8,7 +8,7 @@ use std::borrow::Borrow;
 use std::cell::RefCell;
 use std::collections::HashSet;
 use std::fmt;
-use std::hash::{BuildHasher, Hasher, RandomState};
+use std::hash::Hasher;
 use std::ops::Deref;
 use std::sync::Arc;
 
@@ -24,69 +24,13 @@ const INTERN_MAX_ENTRIES: usize = 1 << 16;
 
 thread_local! {
     static TABLE: RefCell<HashSet<Arc<str>, Seeded>> =
-        RefCell::new(HashSet::with_hasher(Seeded::new()));
+        RefCell::new(HashSet::with_hasher(Seeded::default()));
 }
 
-/// The table's hash: short strings are hashed for every check field read, and SipHash took a
-/// tenth of ingest. A multiply-fold of each 8 bytes with a seed drawn per table, so that which
-/// strings collide cannot be known in advance.
-#[derive(Clone, Copy)]
-pub(super) struct Seeded(u64, u64);
-
-impl Seeded {
-    pub(super) fn new() -> Self {
-        let random = RandomState::new();
-        Seeded(random.hash_one(1u8) | 1, random.hash_one(2u8))
-    }
-}
-
-impl BuildHasher for Seeded {
-    type Hasher = Fold;
-    fn build_hasher(&self) -> Fold {
-        Fold {
-            state: self.1,
-            key: self.0,
-        }
-    }
-}
-
-pub(super) struct Fold {
-    state: u64,
-    key: u64,
-}
-
-impl Fold {
-    fn mix(&mut self, word: u64) {
-        let product = u128::from(self.state ^ word) * u128::from(self.key);
-        // The high and low halves folded together: every input bit reaches every output bit.
-        #[allow(clippy::cast_possible_truncation)]
-        let (low, high) = (product as u64, (product >> 64) as u64);
-        self.state = low ^ high;
-    }
-}
-
-impl Hasher for Fold {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for chunk in &mut chunks {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(chunk);
-            self.mix(u64::from_le_bytes(word));
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut word = [0u8; 8];
-            word[..rest.len()].copy_from_slice(rest);
-            self.mix(u64::from_le_bytes(word));
-        }
-    }
-    fn write_u8(&mut self, i: u8) {
-        self.mix(u64::from(i) | 0x100);
-    }
-    fn finish(&self) -> u64 {
-        self.state
-    }
-}
+/// The tables' hash: short strings are hashed for every check field read, and SipHash took a
+/// tenth of ingest. foldhash's fast hash, its seed drawn per table, so that which strings
+/// collide cannot be known in advance.
+pub(super) type Seeded = foldhash::fast::RandomState;
 
 /// An immutable, cheaply cloned string that compares, prints and serializes as its text.
 #[derive(Clone, Eq, PartialOrd, Ord, Default)]
