@@ -1,6 +1,6 @@
 //! `roce-gen ingest PATH... [--plan PLAN] [--format FMT] [-o FILE]`: the results the bundles
 //! wrote become one cluster report. Loads the plan, collects and reads the files
-//! (`ingest::collect`), builds the report (`ingest::report`), renders it and prints or writes it
+//! (`ingest::collect`), builds the report (`ingest::verdict`), renders it and prints or writes it
 //! atomically. Exit 0 when every planned host passed, 1 when a host failed, is missing or stale,
 //! a file is unreadable or the plan is invalid, 2 when ingest could not run. `--format prometheus
 //! -o FILE` exits 0 once the file is written whatever the verdict: the file is a node_exporter
@@ -16,8 +16,8 @@ use anyhow::{Context, Result};
 use crate::cli::{PlanArg, ReportFormat};
 use crate::cmd::{console, invalid_plan, load};
 use crate::ingest::intake::{PlanView, PlannedHost};
-use crate::ingest::report::{self, ClusterReport, Require};
-use crate::ingest::{intake, render};
+use crate::ingest::report::{ClusterReport, Require};
+use crate::ingest::{intake, render, verdict};
 
 /// What the command line asked for.
 #[derive(Debug)]
@@ -68,7 +68,7 @@ pub(crate) fn run(opts: &Options<'_>) -> Result<ExitCode> {
     // each host and run kind stays in memory.
     let taking = intake::Taking::new(plan.as_ref());
     crate::ingest::collect::collect(opts.paths, &|found| taking.add(found))?;
-    let report = report::build(plan.as_ref(), taking.finish()?, opts.require);
+    let report = verdict::build(plan.as_ref(), taking.finish()?, opts.require);
 
     let to_terminal = opts.output.is_none() && std::io::stdout().is_terminal();
     let text = match opts.format {

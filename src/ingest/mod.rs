@@ -5,9 +5,9 @@
 //!    archives, and reads its bytes;
 //! 2. [`result`] parses one file's bytes as a `roce-gen/result/v1` result, or says why it is not
 //!    one; [`intake`] reads every file found and keeps, per host and phase, the newest result;
-//! 3. [`report`] gives each host its state and verdict, and
-//!    compares hosts with and without a plan; [`consistency`] groups the facts that should agree
-//!    across hosts;
+//! 3. [`verdict`] gives each host its state and the cluster its verdict, with and without a
+//!    plan, as a [`report`] (the types every format reads); [`consistency`] groups the facts that
+//!    should agree across hosts, [`attention`] the warnings and drift by check;
 //! 4. [`render`] prints the report as text, JSON, Markdown, JUnit XML, Prometheus text or HTML;
 //!    [`metrics`] names the Prometheus series (the dashboard queries them).
 //!
@@ -21,3 +21,4 @@ pub(crate) mod metrics;
 pub(crate) mod render;
 pub(crate) mod report;
 pub(crate) mod result;
+pub(crate) mod verdict;
