@@ -7,14 +7,10 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::{Cursor, Read, Seek};
 
 use anyhow::{Context, Result};
-use calamine::{
-    Data, DataRef, Dimensions, Range, Reader, SheetVisible, Sheets, Xlsx, XlsxError,
-    open_workbook_auto_from_rs,
-};
+use calamine::{Data, Dimensions, Range, Reader, SheetVisible, Sheets, open_workbook_auto_from_rs};
 
 use crate::plan::diagnostic::{Diagnostic, Report, quoted};
-use crate::plan::input::guard::gate::{Gate, Gated};
-use crate::plan::input::guard::{self, Checked, MAX_CELL_TEXT_BYTES, MAX_SHEET_CELLS, thousands};
+use crate::plan::input::guard::{self, Checked, MAX_SHEET_CELLS, thousands};
 use crate::plan::input::raw::{Cell, RawPlan, Row, Table, Value};
 use crate::plan::layout::{self, Column, SHEETS, Sheet};
 use crate::plan::location::{Location, a1};
@@ -23,19 +19,12 @@ use crate::plan::location::{Location, a1};
 /// header are common in planning workbooks).
 const HEADER_SEARCH_ROWS: u32 = 20;
 
-/// Reads the plan's three sheets from workbook bytes. Fails only when the bytes are not a
-/// workbook calamine can open; everything else is a diagnostic in the returned plan.
+/// Reads the plan's three sheets from workbook bytes: the guard first, then calamine. Fails only
+/// when the bytes are not a workbook calamine can open or the guard refuses them; everything
+/// else is a diagnostic in the returned plan.
 pub(crate) fn read(bytes: &[u8]) -> Result<RawPlan> {
-    match Gate::new(bytes) {
-        Some(gate) => read_gated(bytes, &gate),
-        None => read_sequentially(bytes),
-    }
-}
-
-/// The guard first, then calamine: the read without a gate.
-fn read_sequentially(bytes: &[u8]) -> Result<RawPlan> {
     let checked = guard::check(bytes)?;
-    read_book(open(Cursor::new(bytes))?, &checked, HashMap::new())
+    read_book(open(Cursor::new(bytes))?, &checked)
 }
 
 fn open<RS: Read + Seek + Clone>(reader: RS) -> Result<Sheets<RS>> {
@@ -43,109 +32,8 @@ fn open<RS: Read + Seek + Clone>(reader: RS) -> Result<Sheets<RS>> {
         .map_err(|e| anyhow::anyhow!("not a readable workbook (.xlsx, .xlsm, .xls or .ods): {e}"))
 }
 
-/// Reads a zip workbook while the guard walks it (see [`gate`](crate::plan::input::guard::gate)):
-/// calamine opens it as the guard releases the parts it opens with, then reads the cells of an
-/// xlsx's plan sheets right behind the guard. Nothing calamine would size from the workbook
-/// (a sheet's dense range) is built before the guard has accepted it, and the guard's refusal
-/// is the error whatever calamine made of the bytes.
-fn read_gated(bytes: &[u8], gate: &Gate) -> Result<RawPlan> {
-    std::thread::scope(|s| {
-        // On its own thread the guard is outside the caller's `contain`: a panic in it becomes
-        // the same error as on the caller's thread.
-        let spawned = std::thread::Builder::new().spawn_scoped(s, || {
-            crate::plan::input::unwind::contain("the workbook reader", || {
-                guard::check_gated(bytes, Some(gate))
-            })
-        });
-        // No thread to be had: the guard first, then calamine, as without a gate.
-        let Ok(guard) = spawned else {
-            return read_sequentially(bytes);
-        };
-        let mut opened = open(Gated::new(bytes, gate));
-        let mut early = HashMap::new();
-        // An ods is read whole when it is opened; an xlsx's sheets are read here, behind the
-        // guard. Anything else waits for the guard.
-        if let Ok(Sheets::Xlsx(xlsx)) = &mut opened {
-            gate.trail();
-            early = read_sheets_early(xlsx);
-        }
-        let checked = guard
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
-        read_book(opened?, &checked, early)
-    })
-}
-
-/// What calamine read of a sheet before the guard's verdict: its non-empty cells, or its error.
-type Early = HashMap<String, std::result::Result<Vec<calamine::Cell<Data>>, calamine::Error>>;
-
-/// Reads the cells of the sheets that may be plan sheets while the guard may still be walking
-/// them. Cells and text kept are bounded as the guard bounds them (the guard may not have got
-/// there yet); past a bound, reading stops and the remaining sheets are read once the guard has
-/// accepted the workbook.
-fn read_sheets_early<RS: Read + Seek>(xlsx: &mut Xlsx<RS>) -> Early {
-    let names: Vec<String> = xlsx
-        .sheet_names()
-        .into_iter()
-        .filter(|n| SHEETS.iter().any(|spec| spec.is_named(n)))
-        .collect();
-    let mut text = 0u64;
-    let mut early = HashMap::new();
-    for name in names {
-        match read_cells(xlsx, &name, &mut text) {
-            Ok(Some(cells)) => {
-                early.insert(name, Ok(cells));
-            }
-            Ok(None) => break,
-            Err(e) => {
-                early.insert(name, Err(calamine::Error::Xlsx(e)));
-            }
-        }
-    }
-    early
-}
-
-/// A sheet's non-empty cells as `worksheet_range` reads them (with calamine's default header
-/// row), without the dense range; `None` when the sheet's cells or the workbook's text (`text`,
-/// summed over the sheets read) pass the guard's limits.
-fn read_cells<RS: Read + Seek>(
-    xlsx: &mut Xlsx<RS>,
-    name: &str,
-    text: &mut u64,
-) -> std::result::Result<Option<Vec<calamine::Cell<Data>>>, XlsxError> {
-    let mut reader = match xlsx.worksheet_cells_reader(name) {
-        Ok(reader) => reader,
-        Err(XlsxError::NotAWorksheet(_)) => return Ok(Some(Vec::new())),
-        Err(e) => return Err(e),
-    };
-    let mut cells = Vec::new();
-    while let Some(cell) = reader.next_cell()? {
-        let value = cell.get_value();
-        let len = match value {
-            DataRef::Empty => continue,
-            DataRef::String(s) | DataRef::DateTimeIso(s) | DataRef::DurationIso(s) => s.len(),
-            DataRef::SharedString(s) => s.len(),
-            _ => 0,
-        };
-        *text = text.saturating_add(len as u64);
-        if cells.len() as u64 >= MAX_SHEET_CELLS || *text > MAX_CELL_TEXT_BYTES {
-            return Ok(None);
-        }
-        cells.push(calamine::Cell::new(
-            cell.get_position(),
-            Data::from(value.clone()),
-        ));
-    }
-    Ok(Some(cells))
-}
-
-/// Reads the plan from an opened workbook the guard has accepted; `early` holds the sheets
-/// already read.
-fn read_book<RS: Read + Seek>(
-    mut book: Sheets<RS>,
-    checked: &Checked,
-    mut early: Early,
-) -> Result<RawPlan> {
+/// Reads the plan from an opened workbook the guard has accepted.
+fn read_book<RS: Read + Seek>(mut book: Sheets<RS>, checked: &Checked) -> Result<RawPlan> {
     let visibility: BTreeMap<String, SheetVisible> = book
         .sheets_metadata()
         .iter()
@@ -198,11 +86,9 @@ fn read_book<RS: Read + Seek>(
                         ),
                     ));
                 }
-                let range = match early.remove(name.as_str()) {
-                    Some(cells) => cells.map(Range::from_sparse),
-                    None => book.worksheet_range(name),
-                }
-                .with_context(|| format!("could not read sheet {}", quoted(name)))?;
+                let range = book
+                    .worksheet_range(name)
+                    .with_context(|| format!("could not read sheet {}", quoted(name)))?;
                 let regions = if checked.may_have_merges(name) {
                     merged_regions(&mut book, name)
                 } else {
@@ -647,7 +533,6 @@ fn value_of(data: &Data) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::input::guard::tests::fixture;
 
     /// The ranges of a sheet whose formula cells are `cells` (none with a saved result), with
     /// every column from A to F mapped but D.
@@ -673,70 +558,10 @@ mod tests {
             .collect()
     }
 
-    /// Reads through the gate, failing the test instead of hanging if the read never ends.
-    fn read_through_gate(bytes: Vec<u8>) -> Result<RawPlan> {
-        let (send, receive) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let gate = Gate::new(&bytes).expect("a zip workbook");
-            let _ = send.send(read_gated(&bytes, &gate));
-        });
-        receive
-            .recv_timeout(std::time::Duration::from_secs(120))
-            .expect("the gated read ended")
-    }
-
-    /// A Servers sheet with merged cells, and a NICs sheet of `rows` rows.
-    fn merged_workbook(rows: u32) -> Vec<u8> {
-        let mut book = rust_xlsxwriter::Workbook::new();
-        let servers = book.add_worksheet().set_name("Servers").unwrap();
-        for (col, c) in (0u16..).zip(layout::SERVERS.columns) {
-            servers.write_string(0, col, c.name).unwrap();
-        }
-        for row in 1..=6 {
-            servers
-                .write_string(row, 0, format!("gpu{row:02}"))
-                .unwrap();
-        }
-        servers
-            .merge_range(1, 1, 3, 1, "rack-a", &rust_xlsxwriter::Format::new())
-            .unwrap();
-        servers
-            .merge_range(4, 1, 6, 2, "rack-b", &rust_xlsxwriter::Format::new())
-            .unwrap();
-        let nics = book.add_worksheet().set_name("NICs").unwrap();
-        for (col, c) in (0u16..).zip(layout::NICS.columns) {
-            nics.write_string(0, col, c.name).unwrap();
-        }
-        for row in 1..=rows {
-            nics.write_string(row, 0, format!("gpu{:05}", row / 8))
-                .unwrap();
-            nics.write_string(row, 1, format!("mlx5_{}", row % 8))
-                .unwrap();
-            nics.write_number(row, 3, f64::from(row) * 1.37).unwrap();
-        }
-        book.save_to_buffer().unwrap()
-    }
-
-    #[test]
-    fn the_gated_read_reads_what_the_sequential_read_does() {
-        let books = [
-            ("sample", crate::plan::sample::workbook().unwrap()),
-            ("merged", merged_workbook(20_000)),
-            ("libreoffice", fixture("sample-libreoffice.xlsx")),
-            ("formulas", fixture("formulas-no-cache.xlsx")),
-            ("ods", fixture("sample.ods")),
-        ];
-        for (name, bytes) in books {
-            let sequential = read_sequentially(&bytes).unwrap();
-            let gated = read_through_gate(bytes).unwrap();
-            assert_eq!(gated, sequential, "{name}");
-        }
-    }
-
     #[test]
     fn a_refused_workbook_ends_with_the_guards_message() {
-        // Rows enough that calamine trails the guard through the sheet, then a cell at the last
-        // row and column: refused when the guard reaches it.
+        // Rows enough that the guard walks a while through the sheet, then a cell at the last
+        // row and column: refused when the guard reaches it, before calamine reads anything.
         let mut book = rust_xlsxwriter::Workbook::new();
         let nics = book.add_worksheet().set_name("NICs").unwrap();
         for row in 0..30_000u32 {
@@ -749,7 +574,7 @@ mod tests {
         let bytes = book.save_to_buffer().unwrap();
         let expected = guard::check(&bytes).unwrap_err().to_string();
         assert!(expected.contains("XFD1048576"), "{expected}");
-        let got = read_through_gate(bytes).unwrap_err().to_string();
+        let got = read(&bytes).unwrap_err().to_string();
         assert_eq!(got, expected);
     }
 

@@ -8,11 +8,9 @@
 //! Zip workbooks (`.xlsx`, `.xlsm`, `.ods`) are checked part by part ([`zip`]): each part's XML
 //! ([`xml`] reads it as calamine does) is walked for an xlsx's strings, cells and formulas
 //! ([`xlsx`]) or an ods table's cells ([`ods`]); `.xls` (an OLE compound file) in [`xls`].
-//! Anything else is left to calamine, which refuses it. While a zip workbook is walked, calamine
-//! may read each part the walk has checked, and an xlsx's worksheets right behind the walk
-//! ([`gate`]), keeping nothing it sizes from them until the walk accepts.
+//! Anything else is left to calamine, which refuses it. calamine reads the workbook only once
+//! the walk has accepted it whole.
 
-pub(crate) mod gate;
 mod ods;
 mod xls;
 mod xlsx;
@@ -69,22 +67,6 @@ impl Checked {
 
 /// Checks workbook bytes against the limits before calamine reads them.
 pub(crate) fn check(bytes: &[u8]) -> Result<Checked> {
-    check_gated(bytes, None)
-}
-
-/// [`check`], telling `gate` how far the walk has got so that calamine can read behind it. The
-/// gate is ended when this returns (or panics): released whole if the workbook is accepted,
-/// refused otherwise.
-pub(crate) fn check_gated(bytes: &[u8], gate: Option<&gate::Gate>) -> Result<Checked> {
-    let _ending = gate.map(gate::Gate::ending);
-    let checked = walk(bytes, gate)?;
-    if let Some(gate) = gate {
-        gate.end(true);
-    }
-    Ok(checked)
-}
-
-fn walk(bytes: &[u8], gate: Option<&gate::Gate>) -> Result<Checked> {
     let unknown = Checked {
         uncached_formulas: true,
         merged_sheets: None,
@@ -94,8 +76,8 @@ fn walk(bytes: &[u8], gate: Option<&gate::Gate>) -> Result<Checked> {
     }
     // The zip reader finds the archive from its end, as calamine's does, so a file that does not
     // start like a zip may still be one.
-    match ::zip::ZipArchive::new(gate::Tracked::new(bytes, gate)) {
-        Ok(archive) => zip::check(archive, gate),
+    match ::zip::ZipArchive::new(std::io::Cursor::new(bytes)) {
+        Ok(archive) => zip::check(archive),
         // Not a zip: calamine refuses it too.
         Err(_) => Ok(unknown),
     }

@@ -4,13 +4,13 @@
 //! whatever its name, since a relationship can point a sheet at any part.
 
 use std::cell::Cell;
-use std::io::{BufReader, Read};
+use std::io::{BufReader, Cursor, Read};
 
 use anyhow::{Result, bail};
 use quick_xml::events::Event;
 
 use super::xlsx::{Links, Part, long_string};
-use super::{Checked, MAX_UNZIPPED_BYTES, MAX_XML_EVENT_BYTES, Tally, gate};
+use super::{Checked, MAX_UNZIPPED_BYTES, MAX_XML_EVENT_BYTES, Tally};
 
 /// Decompressed bytes, counted as they are read.
 #[derive(Default)]
@@ -59,17 +59,11 @@ impl<R: Read> Read for Metered<'_, R> {
     }
 }
 
-/// Checks every part of a zip workbook, telling `gate` (when calamine reads behind the walk)
-/// which parts it may read.
-pub(super) fn check(
-    mut archive: ::zip::ZipArchive<gate::Tracked<'_>>,
-    gate: Option<&gate::Gate>,
-) -> Result<Checked> {
+/// Checks every part of a zip workbook.
+pub(super) fn check(mut archive: ::zip::ZipArchive<Cursor<&[u8]>>) -> Result<Checked> {
     // Every part is checked, whatever its name: a relationship can point a sheet at any part.
     // The workbook and its relationships come first (sheet names for messages), then the shared
-    // strings (their lengths, for the cells that use them), then the rest, worksheets last so
-    // that the parts calamine reads when it opens the workbook (styles) are not held behind
-    // them.
+    // strings (their lengths, for the cells that use them), then the rest, worksheets last.
     let mut order: Vec<(u8, usize, String)> = (0..archive.len())
         .filter_map(|i| {
             let name = archive.name_for_index(i)?.ok()?.into_owned();
@@ -101,26 +95,14 @@ pub(super) fn check(
     let meter = Meter::default();
     let mut tally = Tally::default();
     let mut links = Links::default();
-    // A part checked or skipped may be read whole by calamine.
-    let pass = |index| {
-        if let Some(gate) = gate {
-            gate.passed(index);
-        }
-    };
     for (rank, index, name) in order {
         // An entry that cannot be opened (an unsupported method, encryption) cannot be read by
         // calamine either.
         let Ok(file) = archive.by_index(index) else {
-            pass(index);
             continue;
         };
         if file.is_dir() {
-            pass(index);
             continue;
-        }
-        // calamine may trail the walk only in a part the workbook names as a sheet.
-        if let Some(gate) = gate {
-            gate.begin(index, rank == 3 && tally.sheet_names.contains_key(&name));
         }
         meter.part.set(0);
         meter.event_start.set(0);
@@ -130,7 +112,6 @@ pub(super) fn check(
         });
         let mut part = Part::new(&name, &mut tally, &mut links);
         scan_xml(reader, &mut part, &meter)?;
-        pass(index);
         if rank == 0 {
             links.resolve(&mut tally.sheet_names);
         }
