@@ -135,12 +135,7 @@ fn tell_files(report: &ClusterReport) {
     }
     for h in &report.hosts {
         for run in &h.runs {
-            console::detail(&format!(
-                "used: {}: {} of {}",
-                run.path,
-                render::run_name(run),
-                h.host
-            ));
+            console::detail(&format!("used: {}: {} of {}", run.path, run.name, h.host));
         }
     }
     for f in &report.superseded {

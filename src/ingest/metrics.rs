@@ -122,3 +122,56 @@ pub const SERIES_PER_HOST: usize =
 /// the neighbour, the GID index, and a firmware `fact_outlier` (a NIC model is one firmware
 /// group).
 pub const SERIES_PER_NIC: usize = 1 + 2 * MAX_LANES + 1 + 3 + 4 + MAX_COUNTERS + 1 + 1 + 1;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ingest::result::{Parsed, parse};
+
+    #[test]
+    fn the_facts_compared_are_those_the_bound_counts() {
+        let result = br#"{"schema": "roce-gen/result/v1", "host": "h", "phase": "precheck",
+            "finished_at": "2026-11-30T08:00:00Z", "status": "pass", "tool_version": "1",
+            "plan_sha256": "ab", "checks": [
+                {"id": "mtu", "nic": "mlx5_0", "status": "pass", "actual": "4200"},
+                {"id": "trust", "nic": "mlx5_0", "status": "warn", "actual": "pcp"},
+                {"id": "dcqcn_rpg_ai_rate", "nic": "mlx5_0", "status": "pass", "actual": "5"},
+                {"id": "dcqcn_made_up", "nic": "mlx5_0", "status": "pass", "actual": "5"}],
+            "facts": {"kernel": "6.1", "ofed": "24.10", "nics": {"mlx5_0": {"fw_ver": "28.1",
+                "dcbx": "os", "gid_index": 3, "fw_CNP_DSCP_P1": "48", "fw_MADE_UP_P1": "1"}}}}"#;
+        let Parsed::Result(r) = parse(result) else {
+            panic!("not a result");
+        };
+        let groups = consistency::groups(&[("h".to_string(), *r)], true);
+        let host_wide = groups.iter().filter(|g| g.per == "host").count();
+        assert_eq!(host_wide, HOST_FACTS, "{groups:?}");
+        for g in groups.iter().filter(|g| g.per == "nic") {
+            assert!(
+                g.fact == "firmware"
+                    || consistency::SETTINGS.contains(&g.fact.as_str())
+                    || consistency::DCQCN.contains(&g.fact.as_str())
+                    || consistency::NIC_FACTS.contains(&g.fact.as_str()),
+                "{} is compared per NIC but not counted",
+                g.fact
+            );
+        }
+        let nic_facts: Vec<&str> = groups
+            .iter()
+            .filter(|g| g.per == "nic")
+            .map(|g| g.fact.as_str())
+            .collect();
+        assert_eq!(
+            nic_facts,
+            [
+                "firmware",
+                "mtu",
+                "trust",
+                "dcqcn_rpg_ai_rate",
+                "dcbx",
+                "gid_index",
+                "fw_CNP_DSCP_P1"
+            ],
+            "names a result makes up are not compared"
+        );
+    }
+}

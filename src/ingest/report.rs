@@ -2,16 +2,19 @@
 //! the groups and notes beside them. This is the contract between the verdict, which makes the
 //! report ([`crate::ingest::verdict`]), and the formats, which read nothing else
 //! ([`crate::ingest::render`]). The report is `Serialize`: `--format json` writes it as it is;
-//! fields marked `serde(skip)` are for the other formats.
+//! fields marked `serde(skip)` are for the other formats: what they would otherwise derive
+//! (a host's changes as lines, a run's name, PCIe speeds as numbers), made once by the verdict.
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::ingest::attention;
-use crate::ingest::consistency::FactGroup;
-use crate::ingest::intake::FileNote;
-use crate::ingest::result::{Check, Counts, NicHealth, Phase, Status};
+// The parts of the report made where they are made, named here too: the formats read the
+// report alone.
+pub(crate) use crate::ingest::attention::{Group, Kind};
+pub(crate) use crate::ingest::consistency::{FactGroup, FactValue};
+pub(crate) use crate::ingest::intake::FileNote;
+pub(crate) use crate::ingest::result::{Check, Counts, NicHealth, Phase, Status};
 
 /// The whole report.
 #[derive(Debug, Serialize)]
@@ -30,7 +33,7 @@ pub(crate) struct ClusterReport {
     /// Every host, by name.
     pub hosts: Vec<HostReport>,
     /// The warnings and drift of the counted hosts, grouped by check.
-    pub attention: Vec<attention::Group>,
+    pub attention: Vec<Group>,
     /// Facts that should agree across the hosts, and how they differ.
     pub consistency: Vec<FactGroup>,
     /// Files that could not be read as results: counted, and they fail the verdict.
@@ -144,10 +147,20 @@ pub(crate) struct HostReport {
     /// Settings the latest precheck or dry run found different from the plan: what apply will
     /// change (`pending`), or what drifted after apply (`drifted`).
     pub changes: Vec<Check>,
+    /// The changes as text, one line per setting (`trust: 8 ports pcp → dscp`).
+    #[serde(skip)]
+    pub change_lines: Vec<String>,
+    /// How many changes on how many ports: `7 settings to change on 8 ports, 1 host-wide
+    /// change` (`drifted` instead of `to change` for a drifted host); empty without changes.
+    #[serde(skip)]
+    pub changes_size: String,
     /// Per NIC (`ib_dev`), the monitoring facts of the latest result: transceiver, link, PCIe,
     /// counters and LLDP neighbour. Absent when the result records none.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub nics: BTreeMap<String, NicHealth>,
+    /// Per NIC of `nics`, its PCIe speeds as numbers.
+    #[serde(skip)]
+    pub pcie: BTreeMap<String, PcieSpeeds>,
     /// Per NIC (`ib_dev`), what the latest result records of its RoCE configuration besides
     /// the checks: the DCBX owner, the RoCE v2 GID index of the planned address, the NV values.
     /// Absent when the result records none.
@@ -177,6 +190,21 @@ impl HostReport {
     pub(crate) fn counted(&self) -> bool {
         self.planned != Some(false)
     }
+
+    /// Its latest result says a firmware value waits for the next boot.
+    pub(crate) fn reboot_required(&self) -> bool {
+        self.latest.as_ref().is_some_and(|r| r.reboot_required)
+    }
+}
+
+/// A NIC's PCIe link speeds in GT/s per lane, from sysfs's wording (`16.0 GT/s PCIe`); `None`
+/// when the result gives none, or not as a number.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(crate) struct PcieSpeeds {
+    /// The current speed.
+    pub gts: Option<f64>,
+    /// The fastest the device supports.
+    pub max_gts: Option<f64>,
 }
 
 /// One result, summarised.
@@ -186,6 +214,9 @@ pub(crate) struct Run {
     pub phase: Phase,
     /// `apply.sh --dry-run`.
     pub dry_run: bool,
+    /// Its run kind as people read it: `precheck`, `apply (dry run)`.
+    #[serde(skip)]
+    pub name: String,
     /// A firmware value it read or set takes effect only at the next boot.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub reboot_required: bool,

@@ -15,11 +15,15 @@ use rayon::prelude::*;
 
 use crate::ingest::attention;
 use crate::ingest::consistency;
-use crate::ingest::intake::{FileNote, HostResults, Intake, Item, PlanView, PlannedHost, RunKey};
-use crate::ingest::report::{
-    ClusterReport, HostReport, NicConfig, PlanSummary, Require, Run, State, Totals,
+use crate::ingest::intake::{
+    FileNote, HostResults, Intake, Item, PlanView, PlannedHost, RunKey, run_kind_name,
 };
-use crate::ingest::result::{Check, Counts, NicFacts, Phase, ResultFile, Status};
+use crate::ingest::report::{
+    ClusterReport, HostReport, NicConfig, PcieSpeeds, PlanSummary, Require, Run, State, Totals,
+};
+use crate::ingest::result::{
+    Check, Counts, NicFacts, NicHealth, Phase, ResultFile, Status, pcie_gts,
+};
 
 /// Builds the report from the results taken in, compared with the plan when there is one.
 pub(crate) fn build(plan: Option<&PlanView>, taken: Intake, require: Require) -> ClusterReport {
@@ -208,6 +212,21 @@ fn host_report(
         }
     }
     let ok = !is_stale && ready(state, require);
+    let change_lines = attention::change_lines(&changes);
+    let what = if state == State::Drifted {
+        "drifted"
+    } else {
+        "to change"
+    };
+    let changes_size = attention::changes_size(&changes, what);
+    let nics: BTreeMap<String, NicHealth> = latest
+        .as_mut()
+        .map(|i| std::mem::take(&mut i.result.facts.health))
+        .unwrap_or_default();
+    let pcie = nics
+        .iter()
+        .filter_map(|(nic, n)| Some((nic.clone(), pcie_speeds(n)?)))
+        .collect();
     HostReport {
         mgmt_ip: planned_host.map(|h| h.mgmt_ip.clone()),
         planned: plan.map(|_| planned_host.is_some()),
@@ -220,10 +239,10 @@ fn host_report(
         failures,
         warnings,
         changes,
-        nics: latest
-            .as_mut()
-            .map(|i| std::mem::take(&mut i.result.facts.health))
-            .unwrap_or_default(),
+        change_lines,
+        changes_size,
+        nics,
+        pcie,
         nic_config: latest
             .as_ref()
             .map(|i| {
@@ -345,6 +364,15 @@ fn nic_config(facts: &NicFacts) -> Option<NicConfig> {
     )
 }
 
+/// A NIC's PCIe speeds as numbers; `None` when it has neither.
+fn pcie_speeds(n: &NicHealth) -> Option<PcieSpeeds> {
+    let speeds = PcieSpeeds {
+        gts: n.pcie_speed.as_deref().and_then(pcie_gts),
+        max_gts: n.pcie_max_speed.as_deref().and_then(pcie_gts),
+    };
+    (speeds != PcieSpeeds::default()).then_some(speeds)
+}
+
 /// Whether a host in this state is ready under the requirement.
 fn ready(state: State, require: Require) -> bool {
     match state {
@@ -404,6 +432,7 @@ fn run_of(item: &Item) -> Run {
     Run {
         phase: r.phase,
         dry_run: r.dry_run,
+        name: run_kind_name((r.phase, r.dry_run)),
         reboot_required: r.reboot_required,
         status: r.status,
         started_at: r.started_at.map(|t| t.to_string()),
@@ -436,7 +465,7 @@ fn totals(
         ..Totals::default()
     };
     for h in hosts {
-        if h.latest.as_ref().is_some_and(|r| r.reboot_required) {
+        if h.reboot_required() {
             t.reboot_required += 1;
         }
         if !h.counted() {

@@ -13,14 +13,14 @@ use std::collections::BTreeSet;
 use anyhow::Result;
 use serde::Serialize;
 
-use crate::ingest::attention::{Group, Kind, change_lines};
-use crate::ingest::intake::FileNote;
 use crate::ingest::render::{
     common_hosts, compared_hosts, files_line, host_count, hosts_line, hosts_of, reason_detail,
-    render_template, run_name, short_sha, standing,
+    render_template, short_sha, standing,
 };
-use crate::ingest::report::{ClusterReport, HostReport, Require, State};
-use crate::ingest::result::{Check, Counts, NicHealth, Status, pcie_gts};
+use crate::ingest::report::{
+    Check, ClusterReport, Counts, FileNote, Group, HostReport, Kind, NicHealth, Require, State,
+    Status,
+};
 
 #[derive(Serialize)]
 struct Page<'a> {
@@ -317,8 +317,9 @@ fn nic_row(h: &HostReport, nic: &str, n: &NicHealth) -> NicRow {
         (Some(s), Some(max)) if s < max => format!("max {}", gbps(max, None)),
         _ => String::new(),
     };
-    let pcie = pcie_link(n.pcie_speed.as_deref(), n.pcie_width);
-    let pcie_max = pcie_link(n.pcie_max_speed.as_deref(), n.pcie_max_width);
+    let gts = h.pcie.get(nic).copied().unwrap_or_default();
+    let pcie = pcie_link(n.pcie_speed.as_deref(), gts.gts, n.pcie_width);
+    let pcie_max = pcie_link(n.pcie_max_speed.as_deref(), gts.max_gts, n.pcie_max_width);
     let pcie_max = if pcie_max.is_empty() || pcie_max == pcie || pcie.is_empty() {
         String::new()
     } else {
@@ -384,10 +385,11 @@ fn gbps(mbps: f64, lanes: Option<f64>) -> String {
     format!("{}G{lanes}", mbps / 1000.0)
 }
 
-/// `16 GT/s x16` from sysfs's `16.0 GT/s PCIe` and the width; empty without both.
-fn pcie_link(speed: Option<&str>, width: Option<f64>) -> String {
+/// `16 GT/s x16` from sysfs's `16.0 GT/s PCIe` (its number in `gts`) and the width; empty
+/// without both.
+fn pcie_link(speed: Option<&str>, gts: Option<f64>, width: Option<f64>) -> String {
     match (speed, width) {
-        (Some(s), Some(w)) => match pcie_gts(s) {
+        (Some(s), Some(w)) => match gts {
             Some(gts) => format!("{gts} GT/s x{w}"),
             None => format!("{} x{w}", s.trim_end_matches(" PCIe")),
         },
@@ -470,7 +472,11 @@ pub(crate) fn render(report: &ClusterReport) -> Result<String> {
             ip: h.mgmt_ip.clone().unwrap_or_default(),
             tone: tone(h),
             standing: standing(h),
-            run: h.latest.as_ref().map(run_name).unwrap_or_default(),
+            run: h
+                .latest
+                .as_ref()
+                .map(|r| r.name.clone())
+                .unwrap_or_default(),
             finished: h
                 .latest
                 .as_ref()
@@ -482,18 +488,14 @@ pub(crate) fn render(report: &ClusterReport) -> Result<String> {
                 .map(|r| r.path.clone())
                 .unwrap_or_default(),
             counts: h.latest.as_ref().map(|r| r.counts),
-            items: h
-                .failures
-                .iter()
-                .map(crate::ingest::result::Check::item)
-                .collect(),
-            reboot: h.latest.as_ref().is_some_and(|r| r.reboot_required),
+            items: h.failures.iter().map(Check::item).collect(),
+            reboot: h.reboot_required(),
         })
         .collect();
     let reboot = report
         .hosts
         .iter()
-        .filter(|h| h.latest.as_ref().is_some_and(|r| r.reboot_required))
+        .filter(|h| h.reboot_required())
         .map(|h| h.host.clone())
         .collect();
     // Missing hosts have nothing to tell apart but their names: one block names them all.
@@ -518,7 +520,7 @@ pub(crate) fn render(report: &ClusterReport) -> Result<String> {
             reason: reason_detail(h, plan_sha),
             // A failed precheck lists settings too, but the failures come first there.
             changes: if matches!(h.state, State::Pending | State::Drifted) {
-                change_lines(&h.changes)
+                h.change_lines.clone()
             } else {
                 Vec::new()
             },

@@ -21,10 +21,8 @@ use anyhow::Result;
 use jiff::Timestamp;
 use serde::Serialize;
 
-use crate::ingest::attention::change_lines;
-use crate::ingest::render::{reason, render_template, short_sha};
-use crate::ingest::report::{ClusterReport, HostReport, Run, State};
-use crate::ingest::result::Status;
+use crate::ingest::render::{off_plan, outliers, reason, render_template, short_sha};
+use crate::ingest::report::{ClusterReport, HostReport, Run, State, Status};
 
 #[derive(Serialize)]
 struct Suites {
@@ -169,7 +167,7 @@ fn host_suite(h: &HostReport, plan_sha: Option<&str>, as_of: Timing, differs: &D
             String::new(),
         )),
         Some(run) => {
-            properties.push(("phase", crate::ingest::render::run_name(run)));
+            properties.push(("phase", run.name.clone()));
             properties.push(("finished_at", run.finished_at.clone()));
             properties.push(("result_file", run.path.clone()));
             properties.push(("plan_sha256", short_sha(&run.plan_sha256)));
@@ -191,14 +189,14 @@ fn host_suite(h: &HostReport, plan_sha: Option<&str>, as_of: Timing, differs: &D
                 && !h.ok
                 && !matches!(h.state, State::Failed | State::Missing)
             {
-                let lines = change_lines(&h.changes);
                 cases.push(case(
                     "state",
                     "failure",
                     format!("{} is not ready: {}", h.host, h.state.as_str()),
                     [reason(h, plan_sha)]
-                        .into_iter()
-                        .chain(lines)
+                        .iter()
+                        .chain(&h.change_lines)
+                        .map(String::as_str)
                         .collect::<Vec<_>>()
                         .join("\n"),
                 ));
@@ -235,7 +233,7 @@ fn host_suite(h: &HostReport, plan_sha: Option<&str>, as_of: Timing, differs: &D
     }
     let timing = h.latest.as_ref().and_then(Timing::run).unwrap_or(as_of);
     let mut out = Vec::new();
-    if h.latest.as_ref().is_some_and(|r| r.reboot_required) {
+    if h.reboot_required() {
         out.push("reboot required: firmware values take effect at the next boot".to_string());
     }
     out.extend(
@@ -270,8 +268,8 @@ pub(crate) fn render(report: &ClusterReport) -> Result<String> {
             .unwrap_or(Timestamp::UNIX_EPOCH),
         seconds: 0.0,
     };
-    let outliers = crate::ingest::render::outliers(&report.consistency);
-    let off_plan = crate::ingest::render::off_plan(&report.consistency);
+    let outliers = outliers(&report.consistency);
+    let off_plan = off_plan(&report.consistency);
     let mut suites: Vec<Suite> = report
         .hosts
         .iter()

@@ -5,13 +5,11 @@
 
 use std::fmt::Write;
 
-use crate::ingest::attention::{Kind, change_lines};
-use crate::ingest::intake::FileNote;
 use crate::ingest::render::{
     clean, common_hosts, compared_hosts, files_line, host_count, hosts_line, hosts_of, next_step,
-    reason, run_name, short_sha, standing,
+    reason, short_sha, standing,
 };
-use crate::ingest::report::{ClusterReport, HostReport, State};
+use crate::ingest::report::{ClusterReport, FileNote, HostReport, Kind, State};
 
 /// Markdown text from an untrusted string: Markdown and HTML punctuation escaped, and `|` so a
 /// table cell stays one cell.
@@ -108,7 +106,7 @@ pub(crate) fn render(report: &ClusterReport) -> String {
         for h in &report.hosts {
             let (run, finished, c) = match &h.latest {
                 Some(r) => (
-                    run_name(r),
+                    r.name.clone(),
                     r.finished_at.clone(),
                     [
                         r.counts.pass,
@@ -140,7 +138,7 @@ pub(crate) fn render(report: &ClusterReport) -> String {
     let reboot: Vec<String> = report
         .hosts
         .iter()
-        .filter(|h| super::text::reboot_required(h))
+        .filter(|h| h.reboot_required())
         .map(|h| md(&h.host))
         .collect();
     if !reboot.is_empty() {
@@ -161,8 +159,8 @@ pub(crate) fn render(report: &ClusterReport) -> String {
         for h in failing {
             let _ = writeln!(out, "### {} {}\n", mark(h), md(&h.host));
             let _ = writeln!(out, "{}\n", md(&reason(h, plan_sha)));
-            for line in change_lines(&h.changes) {
-                let _ = writeln!(out, "- {}", md(&line));
+            for line in &h.change_lines {
+                let _ = writeln!(out, "- {}", md(line));
             }
             if !h.changes.is_empty() {
                 out.push('\n');

@@ -1,5 +1,5 @@
-//! The report's formats, one module each, all pure (`&ClusterReport` in, text out), and the
-//! wording they share. Strings from result files are untrusted: every format but JSON passes
+//! The report's formats, one module each, all pure (`&ClusterReport` in, text out, reading
+//! nothing but the report), and the wording they share. Strings from result files are untrusted: every format but JSON passes
 //! them through [`clean`] so a hostile message cannot drive a terminal or break a line format;
 //! markup formats escape on top of that.
 
@@ -17,10 +17,9 @@ use anyhow::{Context, Result};
 use minijinja::{AutoEscape, Environment, UndefinedBehavior};
 use serde::Serialize;
 
-use crate::ingest::attention::changes_size;
-use crate::ingest::consistency::{FactGroup, FactValue};
-use crate::ingest::report::{ClusterReport, HostReport, Run, State, Totals};
-use crate::ingest::result::Phase;
+use crate::ingest::report::{
+    ClusterReport, FactGroup, FactValue, HostReport, Phase, State, Totals,
+};
 
 pub(crate) use crate::text::clean;
 use crate::text::clean_but;
@@ -41,11 +40,6 @@ pub(crate) fn standing(h: &HostReport) -> &'static str {
     }
 }
 
-/// `precheck`, `apply (dry run)`.
-pub(crate) fn run_name(run: &Run) -> String {
-    crate::ingest::intake::run_kind_name((run.phase, run.dry_run))
-}
-
 /// Where a host stands and which result says so, in a sentence: `failed: precheck at …
 /// (path)`, `stale: … was made from another plan (…)`, `missing: no result`.
 pub(crate) fn reason(h: &HostReport, plan_sha: Option<&str>) -> String {
@@ -62,12 +56,7 @@ pub(crate) fn reason_detail(h: &HostReport, plan_sha: Option<&str>) -> String {
     let Some(run) = &h.latest else {
         return "no result".to_string();
     };
-    let at = format!(
-        "{} at {} ({})",
-        run_name(run),
-        run.finished_at,
-        clean(&run.path)
-    );
+    let at = format!("{} at {} ({})", run.name, run.finished_at, clean(&run.path));
     if h.stale && h.planned != Some(false) {
         return format!(
             "{at} was made from another plan (plan_sha256 {}, this plan {}); regenerate the \
@@ -85,15 +74,8 @@ pub(crate) fn reason_detail(h: &HostReport, plan_sha: Option<&str>) -> String {
             })
     };
     match h.state {
-        State::Pending => format!(
-            "{at} found {}; run apply",
-            changes_size(&h.changes, "to change")
-        ),
-        State::Drifted => format!(
-            "{at} found {}{}",
-            changes_size(&h.changes, "drifted"),
-            applied()
-        ),
+        State::Pending => format!("{at} found {}; run apply", h.changes_size),
+        State::Drifted => format!("{at} found {}{}", h.changes_size, applied()),
         State::Prechecked if !h.ok => format!(
             "{at} found the settings as planned, but no apply has made them persistent \
              (ingest --require prechecked accepts this)"

@@ -16,8 +16,7 @@ use std::fmt::Write;
 
 use crate::ingest::metrics::*;
 use crate::ingest::render::clean;
-use crate::ingest::report::{ClusterReport, HostReport, State};
-use crate::ingest::result::{Status, pcie_gts};
+use crate::ingest::report::{ClusterReport, HostReport, State, Status};
 
 /// Whether a NIC counter is one of those exported.
 fn exported_counter(name: &str) -> bool {
@@ -440,6 +439,7 @@ fn nic_facts(report: &ClusterReport, cluster: &str) -> Vec<Family> {
                     ("netdev", n.netdev.clone()),
                 ]
             };
+            let pcie = h.pcie.get(nic).copied().unwrap_or_default();
             let with = |k: &'static str, v: String| {
                 let mut l = base();
                 l.push((k, v));
@@ -466,17 +466,8 @@ fn nic_facts(report: &ClusterReport, cluster: &str) -> Vec<Family> {
                 (&mut speed, n.speed_mbps.map(bytes_per_second)),
                 (&mut max_speed, n.max_speed_mbps.map(bytes_per_second)),
                 (&mut width, n.width),
-                (
-                    &mut pcie_speed,
-                    n.pcie_speed.as_deref().and_then(pcie_gts).map(per_second),
-                ),
-                (
-                    &mut pcie_max_speed,
-                    n.pcie_max_speed
-                        .as_deref()
-                        .and_then(pcie_gts)
-                        .map(per_second),
-                ),
+                (&mut pcie_speed, pcie.gts.map(per_second)),
+                (&mut pcie_max_speed, pcie.max_gts.map(per_second)),
                 (&mut pcie_width, n.pcie_width),
                 (&mut pcie_max_width, n.pcie_max_width),
                 (
@@ -526,7 +517,6 @@ fn nic_facts(report: &ClusterReport, cluster: &str) -> Vec<Family> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ingest::consistency;
 
     #[test]
     fn the_counters_the_bundles_record_are_exported_and_others_are_not() {
@@ -555,53 +545,6 @@ mod tests {
             assert!(!exported_counter(name), "{name}");
         }
         assert_eq!(MAX_COUNTERS, 25);
-    }
-
-    #[test]
-    fn the_facts_compared_are_those_the_bound_counts() {
-        let result = br#"{"schema": "roce-gen/result/v1", "host": "h", "phase": "precheck",
-            "finished_at": "2026-11-30T08:00:00Z", "status": "pass", "tool_version": "1",
-            "plan_sha256": "ab", "checks": [
-                {"id": "mtu", "nic": "mlx5_0", "status": "pass", "actual": "4200"},
-                {"id": "trust", "nic": "mlx5_0", "status": "warn", "actual": "pcp"},
-                {"id": "dcqcn_rpg_ai_rate", "nic": "mlx5_0", "status": "pass", "actual": "5"},
-                {"id": "dcqcn_made_up", "nic": "mlx5_0", "status": "pass", "actual": "5"}],
-            "facts": {"kernel": "6.1", "ofed": "24.10", "nics": {"mlx5_0": {"fw_ver": "28.1",
-                "dcbx": "os", "gid_index": 3, "fw_CNP_DSCP_P1": "48", "fw_MADE_UP_P1": "1"}}}}"#;
-        let crate::ingest::result::Parsed::Result(r) = crate::ingest::result::parse(result) else {
-            panic!("not a result");
-        };
-        let groups = consistency::groups(&[("h".to_string(), *r)], true);
-        let host_wide = groups.iter().filter(|g| g.per == "host").count();
-        assert_eq!(host_wide, HOST_FACTS, "{groups:?}");
-        for g in groups.iter().filter(|g| g.per == "nic") {
-            assert!(
-                g.fact == "firmware"
-                    || consistency::SETTINGS.contains(&g.fact.as_str())
-                    || consistency::DCQCN.contains(&g.fact.as_str())
-                    || consistency::NIC_FACTS.contains(&g.fact.as_str()),
-                "{} is compared per NIC but not counted",
-                g.fact
-            );
-        }
-        let nic_facts: Vec<&str> = groups
-            .iter()
-            .filter(|g| g.per == "nic")
-            .map(|g| g.fact.as_str())
-            .collect();
-        assert_eq!(
-            nic_facts,
-            [
-                "firmware",
-                "mtu",
-                "trust",
-                "dcqcn_rpg_ai_rate",
-                "dcbx",
-                "gid_index",
-                "fw_CNP_DSCP_P1"
-            ],
-            "names a result makes up are not compared"
-        );
     }
 
     #[test]

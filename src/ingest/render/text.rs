@@ -7,13 +7,11 @@ use std::fmt::Write;
 
 use anstyle::{AnsiColor, Style};
 
-use crate::ingest::attention::{Group, Kind, change_lines};
-use crate::ingest::consistency::FactGroup;
 use crate::ingest::render::{
     all_hosts, clean, common_hosts, compared_hosts, fact_name, files_line, host_count, hosts_line,
     hosts_of, next_step, reason, short_sha, value_text,
 };
-use crate::ingest::report::{ClusterReport, HostReport, Require, State};
+use crate::ingest::report::{ClusterReport, FactGroup, Group, HostReport, Kind, Require, State};
 
 const RULE: &str = "============================================================";
 
@@ -138,7 +136,7 @@ pub(crate) fn render(report: &ClusterReport, color: bool) -> String {
             )),
         );
     }
-    for h in report.hosts.iter().filter(|h| reboot_required(h)) {
+    for h in report.hosts.iter().filter(|h| h.reboot_required()) {
         line(
             &mut out,
             &format!(
@@ -226,11 +224,6 @@ fn consistency_line(out: &mut String, p: &Paint, g: &FactGroup, of: usize) {
     };
 }
 
-/// The host's latest result says a firmware value waits for the next boot.
-pub(crate) fn reboot_required(h: &HostReport) -> bool {
-    h.latest.as_ref().is_some_and(|r| r.reboot_required)
-}
-
 /// At most this many items of a group are listed; JSON has them all.
 const GROUP_ITEMS: usize = 10;
 
@@ -269,8 +262,8 @@ fn attention_group(out: &mut String, p: &Paint, g: &Group) {
 
 /// A host's changes, one line per setting, indented under it.
 fn write_change_lines(out: &mut String, h: &HostReport) {
-    for line in change_lines(&h.changes) {
-        let _ = writeln!(out, "    {}", clean(&line));
+    for line in &h.change_lines {
+        let _ = writeln!(out, "    {}", clean(line));
     }
 }
 
