@@ -1,7 +1,8 @@
 //! What people must act on, grouped so that a cluster reads at a glance: the warnings of every
 //! counted host's latest result and the settings that drifted after apply, one group per check
 //! id with the hosts and ports it touches; and a host's settings to change, one line per
-//! setting (`trust: 8 ports pcp → dscp`). Pure; every format uses these.
+//! setting (`trust: 8 ports pcp → dscp`). Pure; the verdict puts them in the report, for every
+//! format.
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet};

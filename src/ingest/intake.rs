@@ -9,6 +9,9 @@
 //! results of one run kind the newer wins, by content, and notes name only the final winner.
 //! What is kept per file found is its path and what tells its content apart ([`Content`]); per
 //! host and run kind one result, whose size `result::parse` bounds.
+//!
+//! What it takes in of a plan is a [`PlanView`]; each file it does not use becomes a
+//! [`FileNote`], which the report lists as it is.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;

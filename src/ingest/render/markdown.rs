@@ -57,8 +57,26 @@ fn mark(h: &HostReport) -> &'static str {
 /// The report as a Markdown document.
 pub(crate) fn render(report: &ClusterReport) -> String {
     let mut out = String::new();
+    heading(&mut out, report);
+    hosts(&mut out, report);
+    not_ready(&mut out, report);
+    needs_attention(&mut out, report);
+    consistency(&mut out, report);
+    for (title, notes) in [
+        ("Problems", &report.problems),
+        ("Skipped files", &report.skipped),
+        ("Superseded results", &report.superseded),
+    ] {
+        files(&mut out, title, notes);
+    }
+    out.truncate(out.trim_end().len());
+    out.push('\n');
+    out
+}
+
+/// The title, the verdict with the next step, the plan and the results read.
+fn heading(out: &mut String, report: &ClusterReport) {
     let t = &report.totals;
-    let plan_sha = report.plan.as_ref().map(|p| p.sha256.as_str());
     let _ = writeln!(
         out,
         "# RoCE report: {}\n",
@@ -90,7 +108,10 @@ pub(crate) fn render(report: &ClusterReport) -> String {
         let _ = write!(out, "; the newest finished at {}", md(at));
     }
     let _ = writeln!(out, ".\n");
+}
 
+/// The table of every host, and the hosts a reboot waits for.
+fn hosts(out: &mut String, report: &ClusterReport) {
     let _ = writeln!(out, "## Hosts\n");
     if report.hosts.is_empty() {
         let _ = writeln!(out, "No results found.\n");
@@ -148,7 +169,11 @@ pub(crate) fn render(report: &ClusterReport) -> String {
             reboot.join(", ")
         );
     }
+}
 
+/// Per host not ready: why, its settings to change and its failed checks.
+fn not_ready(out: &mut String, report: &ClusterReport) {
+    let plan_sha = report.plan.as_ref().map(|p| p.sha256.as_str());
     let failing: Vec<&HostReport> = report
         .hosts
         .iter()
@@ -182,7 +207,10 @@ pub(crate) fn render(report: &ClusterReport) -> String {
             }
         }
     }
+}
 
+/// The warnings and drift, a table per check.
+fn needs_attention(out: &mut String, report: &ClusterReport) {
     if !report.attention.is_empty() {
         let _ = writeln!(out, "## Needs attention\n");
         for g in &report.attention {
@@ -210,7 +238,10 @@ pub(crate) fn render(report: &ClusterReport) -> String {
             out.push('\n');
         }
     }
+}
 
+/// The facts compared across hosts, a row per value.
+fn consistency(out: &mut String, report: &ClusterReport) {
     if !report.consistency.is_empty() {
         let of = compared_hosts(&report.consistency);
         let _ = writeln!(out, "## Consistency\n");
@@ -238,17 +269,6 @@ pub(crate) fn render(report: &ClusterReport) -> String {
         }
         out.push('\n');
     }
-
-    for (title, notes) in [
-        ("Problems", &report.problems),
-        ("Skipped files", &report.skipped),
-        ("Superseded results", &report.superseded),
-    ] {
-        files(&mut out, title, notes);
-    }
-    out.truncate(out.trim_end().len());
-    out.push('\n');
-    out
 }
 
 fn files(out: &mut String, title: &str, notes: &[FileNote]) {

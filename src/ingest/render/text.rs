@@ -48,23 +48,49 @@ impl Paint {
 pub(crate) fn render(report: &ClusterReport, color: bool) -> String {
     let p = Paint { color };
     let mut out = String::new();
-    let line = |out: &mut String, s: &str| {
-        out.push_str(s);
-        out.push('\n');
-    };
+    heading(&mut out, &p, report);
+    let _ = writeln!(out, "{}", p.dim(RULE));
+    hosts(&mut out, &p, report);
+    if !report.attention.is_empty() {
+        let _ = writeln!(out, "{}", p.dim(RULE));
+        let _ = writeln!(out, "{}", p.bold("needs attention:"));
+        for g in &report.attention {
+            attention_group(&mut out, &p, g);
+        }
+    }
+    if !report.consistency.is_empty() {
+        let of = compared_hosts(&report.consistency);
+        let _ = writeln!(out, "{}", p.dim(RULE));
+        let _ = writeln!(
+            out,
+            "{}",
+            p.bold(&format!("consistency across {}:", host_count(of)))
+        );
+        for g in &report.consistency {
+            consistency_line(&mut out, &p, g, of);
+        }
+    }
+    let _ = writeln!(out, "{}", p.dim(RULE));
+    verdict(&mut out, &p, report);
+    out
+}
 
+/// The plan (or the cluster), the results read, then each file skipped or unreadable.
+fn heading(out: &mut String, p: &Paint, report: &ClusterReport) {
     match (&report.plan, &report.cluster) {
-        (Some(plan), cluster) => line(
-            &mut out,
-            &format!(
+        (Some(plan), cluster) => {
+            let _ = writeln!(
+                out,
                 "plan: {} (cluster {}, {}, sha256 {})",
                 clean(&plan.file),
                 clean(cluster.as_deref().unwrap_or_default()),
                 host_count(plan.hosts),
                 short_sha(&plan.sha256)
-            ),
-        ),
-        (None, Some(cluster)) => line(&mut out, &format!("cluster: {}", clean(cluster))),
+            );
+        }
+        (None, Some(cluster)) => {
+            let _ = writeln!(out, "cluster: {}", clean(cluster));
+        }
         (None, None) => {}
     }
     let newest = report
@@ -72,39 +98,31 @@ pub(crate) fn render(report: &ClusterReport, color: bool) -> String {
         .as_ref()
         .map(|at| format!("; the newest finished at {}", clean(at)))
         .unwrap_or_default();
-    line(
-        &mut out,
-        &format!("results: {}{newest}", files_line(&report.totals)),
-    );
+    let _ = writeln!(out, "results: {}{newest}", files_line(&report.totals));
     for f in &report.skipped {
-        line(
-            &mut out,
-            &p.dim(&format!(
-                "note: {}: skipped: {}",
-                clean(&f.path),
-                clean(&f.reason)
-            )),
-        );
+        let note = format!("note: {}: skipped: {}", clean(&f.path), clean(&f.reason));
+        let _ = writeln!(out, "{}", p.dim(&note));
     }
     for f in &report.problems {
-        line(
-            &mut out,
-            &format!(
-                "{}: {}: {}",
-                p.red("error"),
-                clean(&f.path),
-                clean(&f.reason)
-            ),
+        let _ = writeln!(
+            out,
+            "{}: {}: {}",
+            p.red("error"),
+            clean(&f.path),
+            clean(&f.reason)
         );
     }
+}
 
-    line(&mut out, &p.dim(RULE));
+/// The hosts not ready (a block each), those ready (a line each), those not in the plan, and
+/// those a reboot waits for.
+fn hosts(out: &mut String, p: &Paint, report: &ClusterReport) {
     if report.hosts.is_empty() {
-        line(&mut out, &p.red("❌ no results found"));
+        let _ = writeln!(out, "{}", p.red("❌ no results found"));
     }
     let plan_sha = report.plan.as_ref().map(|p| p.sha256.as_str());
     for h in report.hosts.iter().filter(|h| h.counted() && !h.ok) {
-        host_block(&mut out, &p, h, plan_sha);
+        host_block(out, p, h, plan_sha);
     }
     for h in report.hosts.iter().filter(|h| h.counted() && h.ok) {
         let ip = h
@@ -117,86 +135,49 @@ pub(crate) fn render(report: &ClusterReport, color: bool) -> String {
             1 => "; 1 warning".to_string(),
             n => format!("; {n} warnings"),
         };
-        line(
-            &mut out,
-            &p.green(&format!(
-                "✅ {}{ip}: {}{warnings}",
-                clean(&h.host),
-                h.state.as_str()
-            )),
-        );
+        let ready = format!("✅ {}{ip}: {}{warnings}", clean(&h.host), h.state.as_str());
+        let _ = writeln!(out, "{}", p.green(&ready));
     }
     for h in report.hosts.iter().filter(|h| !h.counted()) {
-        line(
-            &mut out,
-            &p.yellow(&format!(
-                "⚠ {}: not in the plan, not counted; {}",
-                clean(&h.host),
-                reason(h, plan_sha)
-            )),
+        let unplanned = format!(
+            "⚠ {}: not in the plan, not counted; {}",
+            clean(&h.host),
+            reason(h, plan_sha)
         );
+        let _ = writeln!(out, "{}", p.yellow(&unplanned));
     }
     for h in report.hosts.iter().filter(|h| h.reboot_required()) {
-        line(
-            &mut out,
-            &format!(
-                "ℹ {}: reboot required: firmware values take effect at the next boot",
-                clean(&h.host)
-            ),
+        let _ = writeln!(
+            out,
+            "ℹ {}: reboot required: firmware values take effect at the next boot",
+            clean(&h.host)
         );
     }
+}
 
-    if !report.attention.is_empty() {
-        line(&mut out, &p.dim(RULE));
-        line(&mut out, &p.bold("needs attention:"));
-        for g in &report.attention {
-            attention_group(&mut out, &p, g);
-        }
-    }
-
-    if !report.consistency.is_empty() {
-        let of = compared_hosts(&report.consistency);
-        line(&mut out, &p.dim(RULE));
-        line(
-            &mut out,
-            &p.bold(&format!("consistency across {}:", host_count(of))),
-        );
-        for g in &report.consistency {
-            consistency_line(&mut out, &p, g, of);
-        }
-    }
-
-    line(&mut out, &p.dim(RULE));
+/// Ready or not, what to do next, and the counts.
+fn verdict(out: &mut String, p: &Paint, report: &ClusterReport) {
     if report.ok {
         let accepted = if report.require == Require::Prechecked {
             " (a clean precheck accepted)"
         } else {
             ""
         };
-        line(
-            &mut out,
-            &p.green(&format!(
-                "✅ {} ready{accepted}",
-                all_hosts(report.hosts.iter().filter(|h| h.counted()).count())
-            )),
-        );
+        let counted = report.hosts.iter().filter(|h| h.counted()).count();
+        let ready = format!("✅ {} ready{accepted}", all_hosts(counted));
+        let _ = writeln!(out, "{}", p.green(&ready));
     } else if report.hosts.is_empty() && report.problems.is_empty() {
-        line(
-            &mut out,
-            &p.red("❌ not ready: no result files under the paths given"),
-        );
+        let none = "❌ not ready: no result files under the paths given";
+        let _ = writeln!(out, "{}", p.red(none));
     } else {
         // Each host and file was named above with its reason: the close says only what to do.
-        line(
-            &mut out,
-            &p.red("❌ not ready: fix the problems above and run again"),
-        );
+        let fix = "❌ not ready: fix the problems above and run again";
+        let _ = writeln!(out, "{}", p.red(fix));
         if let Some(next) = next_step(report, clean) {
-            line(&mut out, &format!("next: {next}"));
+            let _ = writeln!(out, "next: {next}");
         }
     }
-    line(&mut out, &hosts_line(&report.totals));
-    out
+    let _ = writeln!(out, "{}", hosts_line(&report.totals));
 }
 
 /// `✅ ofed: … on all 6 hosts`, or, when a host differs or the value is not the planned one,
