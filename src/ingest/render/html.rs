@@ -18,8 +18,8 @@ use crate::ingest::render::{
     render_template, short_sha, standing,
 };
 use crate::ingest::report::{
-    Check, ClusterReport, Counts, FileNote, Group, HostReport, Kind, NicHealth, Require, State,
-    Status,
+    Check, ClusterReport, Counts, FactGroup, FileNote, Group, HostReport, Kind, NicHealth, Require,
+    State, Status, Totals,
 };
 
 #[derive(Serialize)]
@@ -433,10 +433,8 @@ fn group_block(g: &Group) -> GroupBlock {
     }
 }
 
-/// The report as an HTML page.
-pub(crate) fn render(report: &ClusterReport) -> Result<String> {
-    let t = &report.totals;
-    let plan_sha = report.plan.as_ref().map(|p| p.sha256.as_str());
+/// The count tiles: the hosts, one per state, the unreadable files.
+fn tiles(t: &Totals) -> Vec<Tile> {
     let mut tiles = vec![Tile {
         label: if t.planned.is_some() {
             "planned hosts"
@@ -464,34 +462,92 @@ pub(crate) fn render(report: &ClusterReport) -> Result<String> {
             tiles.push(Tile { label, count, tone });
         }
     }
-    let hosts = report
-        .hosts
-        .iter()
-        .map(|h| HostRow {
-            name: h.host.clone(),
-            ip: h.mgmt_ip.clone().unwrap_or_default(),
-            tone: tone(h),
-            standing: standing(h),
-            run: h
-                .latest
-                .as_ref()
-                .map(|r| r.name.clone())
-                .unwrap_or_default(),
-            finished: h
-                .latest
-                .as_ref()
-                .map(|r| r.finished_at.clone())
-                .unwrap_or_default(),
-            path: h
-                .latest
-                .as_ref()
-                .map(|r| r.path.clone())
-                .unwrap_or_default(),
-            counts: h.latest.as_ref().map(|r| r.counts),
-            items: h.failures.iter().map(Check::item).collect(),
-            reboot: h.reboot_required(),
-        })
-        .collect();
+    tiles
+}
+
+/// A host's row in the table of every host.
+fn host_row(h: &HostReport) -> HostRow {
+    HostRow {
+        name: h.host.clone(),
+        ip: h.mgmt_ip.clone().unwrap_or_default(),
+        tone: tone(h),
+        standing: standing(h),
+        run: h
+            .latest
+            .as_ref()
+            .map(|r| r.name.clone())
+            .unwrap_or_default(),
+        finished: h
+            .latest
+            .as_ref()
+            .map(|r| r.finished_at.clone())
+            .unwrap_or_default(),
+        path: h
+            .latest
+            .as_ref()
+            .map(|r| r.path.clone())
+            .unwrap_or_default(),
+        counts: h.latest.as_ref().map(|r| r.counts),
+        items: h.failures.iter().map(Check::item).collect(),
+        reboot: h.reboot_required(),
+    }
+}
+
+/// A host not ready (but not only missing), with its reason, changes and failed checks.
+fn attention_row(h: &HostReport, plan_sha: Option<&str>) -> Attention {
+    Attention {
+        name: h.host.clone(),
+        ip: h.mgmt_ip.clone().unwrap_or_default(),
+        tone: tone(h),
+        standing: standing(h),
+        reason: reason_detail(h, plan_sha),
+        // A failed precheck lists settings too, but the failures come first there.
+        changes: if matches!(h.state, State::Pending | State::Drifted) {
+            h.change_lines.clone()
+        } else {
+            Vec::new()
+        },
+        checks: h
+            .failures
+            .iter()
+            .map(|c| CheckRow {
+                item: c.item(),
+                expected: c.expected.to_string(),
+                actual: c.actual.to_string(),
+                message: c.message.to_string(),
+            })
+            .collect(),
+    }
+}
+
+/// A fact's row in the consistency table, compared across `of` hosts.
+fn fact_row(g: &FactGroup, of: usize) -> Option<FactRow> {
+    let (common, others) = g.values.split_first()?;
+    Some(FactRow {
+        name: match &g.scope {
+            Some(scope) => format!("{} ({scope})", g.fact),
+            None => g.fact.clone(),
+        },
+        planned: g.planned.clone(),
+        ok: g.ok(),
+        matches_plan: g.matches_plan,
+        common: common.value.clone(),
+        common_hosts: common_hosts(g, of),
+        others: others
+            .iter()
+            .map(|v| Other {
+                value: v.value.clone(),
+                hosts: hosts_of(v),
+            })
+            .collect(),
+    })
+}
+
+/// The report as an HTML page.
+pub(crate) fn render(report: &ClusterReport) -> Result<String> {
+    let t = &report.totals;
+    let plan_sha = report.plan.as_ref().map(|p| p.sha256.as_str());
+    let hosts = report.hosts.iter().map(host_row).collect();
     let reboot = report
         .hosts
         .iter()
@@ -512,55 +568,13 @@ pub(crate) fn render(report: &ClusterReport) -> Result<String> {
     let attention = not_ready
         .iter()
         .filter(|h| h.state != State::Missing || h.stale)
-        .map(|h| Attention {
-            name: h.host.clone(),
-            ip: h.mgmt_ip.clone().unwrap_or_default(),
-            tone: tone(h),
-            standing: standing(h),
-            reason: reason_detail(h, plan_sha),
-            // A failed precheck lists settings too, but the failures come first there.
-            changes: if matches!(h.state, State::Pending | State::Drifted) {
-                h.change_lines.clone()
-            } else {
-                Vec::new()
-            },
-            checks: h
-                .failures
-                .iter()
-                .map(|c| CheckRow {
-                    item: c.item(),
-                    expected: c.expected.to_string(),
-                    actual: c.actual.to_string(),
-                    message: c.message.to_string(),
-                })
-                .collect(),
-        })
+        .map(|h| attention_row(h, plan_sha))
         .collect();
     let of = compared_hosts(&report.consistency);
     let consistency = report
         .consistency
         .iter()
-        .filter_map(|g| {
-            let (common, others) = g.values.split_first()?;
-            Some(FactRow {
-                name: match &g.scope {
-                    Some(scope) => format!("{} ({scope})", g.fact),
-                    None => g.fact.clone(),
-                },
-                planned: g.planned.clone(),
-                ok: g.ok(),
-                matches_plan: g.matches_plan,
-                common: common.value.clone(),
-                common_hosts: common_hosts(g, of),
-                others: others
-                    .iter()
-                    .map(|v| Other {
-                        value: v.value.clone(),
-                        hosts: hosts_of(v),
-                    })
-                    .collect(),
-            })
-        })
+        .filter_map(|g| fact_row(g, of))
         .collect();
     let page = Page {
         cluster: report.cluster.as_deref(),
@@ -580,7 +594,7 @@ pub(crate) fn render(report: &ClusterReport) -> Result<String> {
             }
         },
         version: env!("CARGO_PKG_VERSION"),
-        tiles,
+        tiles: tiles(t),
         hosts,
         attention,
         missing,
