@@ -147,9 +147,22 @@ fn host_status(h: &HostReport) -> &'static str {
 /// The report in the Prometheus text format.
 pub(crate) fn render(report: &ClusterReport) -> String {
     let cluster = report.cluster.clone().unwrap_or_default();
-    let c = || ("cluster", cluster.clone());
-    let host_labels = |h: &HostReport| vec![c(), ("host", h.host.clone())];
+    let (fact_hosts, outlier, matches_plan) = facts(report, &cluster);
+    let mut out = String::new();
+    for family in cluster_families(report, &cluster)
+        .iter()
+        .chain(&host_families(report, &cluster))
+        .chain([&fact_hosts, &outlier, &matches_plan])
+        .chain(&nic_facts(report, &cluster))
+    {
+        family.write(&mut out);
+    }
+    out
+}
 
+/// `roce_gen_ok`, `roce_gen_hosts` and `roce_gen_ingest_files`: the verdict and the counts.
+fn cluster_families(report: &ClusterReport, cluster: &str) -> [Family; 3] {
+    let c = || ("cluster", cluster.to_string());
     let mut ok = Family::new(
         OK,
         "1 when every planned host passed and every result file was readable (ingest exit status 0).",
@@ -188,6 +201,14 @@ pub(crate) fn render(report: &ClusterReport) -> String {
         files.add(vec![c(), ("outcome", outcome.to_string())], n);
     }
 
+    [ok, hosts, files]
+}
+
+/// The per-host families: readiness, plan membership, staleness, state, check counts, result
+/// time, reboot, and a series per check that did not pass.
+fn host_families(report: &ClusterReport, cluster: &str) -> [Family; 8] {
+    let c = || ("cluster", cluster.to_string());
+    let host_labels = |h: &HostReport| vec![c(), ("host", h.host.clone())];
     let mut host_ok = Family::new(
         HOST_OK,
         "1 when the host is ready (ingest's verdict): its latest result is from this plan and shows the plan in force (configured, or prechecked under --require prechecked); 0 when it is pending, drifted, rolled back, failed, missing or stale, or only prechecked.",
@@ -281,32 +302,16 @@ pub(crate) fn render(report: &ClusterReport) -> String {
         reboot.add(host_labels(h), u8::from(run.reboot_required));
     }
 
-    let (fact_hosts, outlier, matches_plan) = facts(report, &cluster);
-    let nic_families = nic_facts(report, &cluster);
-
-    let mut out = String::new();
-    for family in [
-        &ok,
-        &hosts,
-        &files,
-        &host_ok,
-        &planned,
-        &stale,
-        &state,
-        &checks,
-        &finished,
-        &reboot,
-        &check_status,
-        &fact_hosts,
-        &outlier,
-        &matches_plan,
-    ] {
-        family.write(&mut out);
-    }
-    for family in &nic_families {
-        family.write(&mut out);
-    }
-    out
+    [
+        host_ok,
+        planned,
+        stale,
+        state,
+        checks,
+        finished,
+        reboot,
+        check_status,
+    ]
 }
 
 /// `roce_gen_fact_hosts`, `roce_gen_fact_outlier` and `roce_gen_fact_matches_plan`. A host
