@@ -235,6 +235,51 @@ mod tests {
     }
 
     #[test]
+    fn warnings_come_before_drift_and_the_widest_group_first() {
+        let optics = [check("optics", Some("mlx5_0"), "", "")];
+        let both = [
+            check("cabling", Some("mlx5_0"), "", ""),
+            check("cabling", Some("mlx5_1"), "", ""),
+            check("pcie", None, "", ""),
+        ];
+        let trust = [check("trust", Some("mlx5_0"), "pcp", "dscp")];
+        let rows = [
+            Row {
+                host: "gpu-001",
+                warnings: &both,
+                drifted: &trust,
+            },
+            Row {
+                host: "gpu-002",
+                warnings: &optics,
+                drifted: &[],
+            },
+            Row {
+                host: "gpu-003",
+                warnings: &optics,
+                drifted: &[],
+            },
+        ];
+        let groups = groups(rows);
+        let seen: Vec<(Kind, &str, usize, usize, Vec<&str>)> = groups
+            .iter()
+            .map(|g| {
+                let hosts = g.items.iter().map(|i| i.host.as_str()).collect();
+                (g.kind, g.id.as_str(), g.hosts, g.ports, hosts)
+            })
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                (Kind::Warning, "optics", 2, 2, vec!["gpu-002", "gpu-003"]),
+                (Kind::Warning, "cabling", 1, 2, vec!["gpu-001", "gpu-001"]),
+                (Kind::Warning, "pcie", 1, 0, vec!["gpu-001"]),
+                (Kind::Drift, "trust", 1, 1, vec!["gpu-001"]),
+            ]
+        );
+    }
+
+    #[test]
     fn one_line_per_setting_counts_the_ports_and_names_the_odd_ones() {
         let mut checks = Vec::new();
         for n in 0..8 {
