@@ -250,6 +250,7 @@ fn expect_refused(file: &str, bytes: &[u8], limit: &str) {
 }
 
 #[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn a_10_mb_shared_string_in_3000_cells() {
     let strings = repeated(
         "xl/sharedStrings.xml",
@@ -270,6 +271,7 @@ fn a_10_mb_shared_string_in_3000_cells() {
 }
 
 #[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn a_long_shared_string_in_many_cells_exceeds_the_cell_text() {
     // Each string is within a cell's limit; copied into 10,000 cells it is 300 MB.
     let strings = entry(
@@ -287,6 +289,7 @@ fn a_long_shared_string_in_many_cells_exceeds_the_cell_text() {
 }
 
 #[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn a_hundred_million_tiny_shared_strings() {
     let one = b"<si><t>a</t></si>";
     let body: Vec<u8> = one
@@ -306,6 +309,7 @@ fn a_hundred_million_tiny_shared_strings() {
 }
 
 #[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn a_shared_string_table_that_declares_ten_billion_strings() {
     let strings = entry(
         "xl/sharedStrings.xml",
@@ -322,6 +326,7 @@ fn a_shared_string_table_that_declares_ten_billion_strings() {
 /// the workbook with (the shared strings among them) before the sheets it reads behind the
 /// guard, so the refusal names the shared strings, whatever the order of the parts in the zip.
 #[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn a_workbook_that_breaks_two_limits_is_refused_for_its_shared_strings_first() {
     let strings = entry(
         "xl/sharedStrings.xml",
@@ -350,6 +355,7 @@ fn a_workbook_that_breaks_two_limits_is_refused_for_its_shared_strings_first() {
 }
 
 #[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn an_unused_1_gb_shared_string() {
     let strings = repeated(
         "xl/sharedStrings.xml",
@@ -364,6 +370,7 @@ fn an_unused_1_gb_shared_string() {
 }
 
 #[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn a_value_in_the_last_cell_of_the_sheet() {
     let far = r#"<row r="1048576"><c r="XFD1048576"><v>1</v></c></row>"#;
     expect_refused(
@@ -376,6 +383,7 @@ fn a_value_in_the_last_cell_of_the_sheet() {
 }
 
 #[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn a_value_in_the_last_column_of_row_5000() {
     let far = r#"<row r="5000"><c r="XFD5000"><v>1</v></c></row>"#;
     expect_refused(
@@ -387,6 +395,7 @@ fn a_value_in_the_last_column_of_row_5000() {
 }
 
 #[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn malformed_cell_references() {
     for (reference, row) in [
         ("A99999999999", "2"),
@@ -424,6 +433,7 @@ fn malformed_cell_references() {
 }
 
 #[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn a_shared_formula_index_of_four_billion() {
     let rows = r#"<row r="2"><c r="A2"><f t="shared" si="4000000000" ref="A2:A3">1+1</f><v>2</v></c></row>"#;
     expect_refused(
@@ -434,6 +444,7 @@ fn a_shared_formula_index_of_four_billion() {
 }
 
 #[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn billion_laughs() {
     let mut dtd = String::from(r#"<!DOCTYPE sst [<!ENTITY lol0 "lol">"#);
     for i in 1..10 {
@@ -456,6 +467,7 @@ fn billion_laughs() {
 }
 
 #[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn three_hundred_mb_of_xml_in_a_part_calamine_never_reads() {
     // Every part counts: a relationship can point a sheet at any part of the zip.
     let mut chunk = vec![b' '; 1 << 16];
@@ -471,6 +483,7 @@ fn three_hundred_mb_of_xml_in_a_part_calamine_never_reads() {
 }
 
 #[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn two_mb_of_whitespace_between_two_tags() {
     let filler = repeated("xl/media/filler.xml", "<a>", vec![b' '; 1 << 20], 2, "</a>");
     expect_refused(
@@ -502,6 +515,7 @@ fn ods(rows: Entry) -> Vec<u8> {
 }
 
 #[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn an_ods_cell_repeated_across_every_column_of_a_million_rows() {
     let rows = entry(
         "content.xml",
@@ -516,6 +530,7 @@ fn an_ods_cell_repeated_across_every_column_of_a_million_rows() {
 }
 
 #[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn an_ods_run_of_two_billion_spaces() {
     let rows = entry(
         "content.xml",
@@ -531,6 +546,7 @@ fn an_ods_run_of_two_billion_spaces() {
 }
 
 #[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn an_ods_string_repeated_in_many_cells_exceeds_the_cell_text() {
     // 1,000 columns × 2,000 rows = 2 M cells (within the area), each a copy of 100 bytes.
     let rows = entry(
@@ -580,6 +596,7 @@ fn the_bomb_makers_make_readable_workbooks() {
 }
 
 #[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn the_saved_fixtures_pass_the_limits() {
     // formats.rs checks that they read exactly like the sample; here, that they are read at all
     // and in little memory.
@@ -702,6 +719,7 @@ fn record(bytes: &[u8], head: &[u8]) -> usize {
 const DIMENSION: [u8; 4] = [0x00, 0x02, 0x0E, 0x00];
 
 #[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn an_xls_dimension_record_of_four_billion_rows() {
     let bytes = xls(|b| {
         let at = record(b, &DIMENSION) + 4;
@@ -715,6 +733,7 @@ fn an_xls_dimension_record_of_four_billion_rows() {
 }
 
 #[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn an_xls_dimension_record_that_ends_before_it_starts() {
     let bytes = xls(|b| {
         let at = record(b, &DIMENSION) + 4;
@@ -729,6 +748,7 @@ fn an_xls_dimension_record_that_ends_before_it_starts() {
 }
 
 #[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn an_xls_cell_in_the_last_row_and_column() {
     let bytes = xls(|b| {
         // A LabelSst record (a shared string in a cell): its row and column.
@@ -745,6 +765,7 @@ fn an_xls_cell_in_the_last_row_and_column() {
 }
 
 #[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn an_excel_binary_workbook_named_xlsx() {
     let bytes = zip(&[
         entry(
@@ -762,6 +783,7 @@ fn an_excel_binary_workbook_named_xlsx() {
 }
 
 #[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn merged_regions_laid_over_each_other() {
     // Two million cells in use, each merged region covers them all: three of them make six
     // million cells to fill.
