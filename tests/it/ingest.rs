@@ -1839,7 +1839,10 @@ fn hostile_strings_stay_inert_in_every_format() {
 #[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn promtool_finds_nothing_in_hostile_prometheus_output() {
     let (dir, _) = hostile_result();
-    let run = roce_gen(dir.path(), &["ingest", "evil.json", "--format", "prometheus"]);
+    let run = roce_gen(
+        dir.path(),
+        &["ingest", "evil.json", "--format", "prometheus"],
+    );
     assert_eq!(run.code, 1, "{}", run.transcript());
     assert_eq!(promtool_findings(&run.stdout), "", "{}", run.stdout);
 }
