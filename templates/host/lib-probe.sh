@@ -141,6 +141,9 @@ rg_probe_link() {
   RG_P_SPEED=$(rg_read "/sys/class/net/$1/speed") || RG_P_SPEED=""
   rg_is_uint "$RG_P_SPEED" || RG_P_SPEED=""
   RG_P_LANES="" RG_P_MAX_SPEED=""
+  # `ethtool IF` takes a first word starting with `-` for an option and knows no `--` (its other
+  # forms, `ethtool -i IF`, take IF as it is); validation refuses such names anyway.
+  [[ $1 != -* ]] || return 0
   rg_has ethtool || return 0
   out=$(rg_x ethtool "$1" 2>/dev/null | awk '
     /^[ \t]*Supported link modes:/ { modes = 1; sub(/^[^:]*:/, "") }
@@ -196,7 +199,9 @@ rg_probe_lldp() {
   local ifc=$1 out notes="" parsed
   RG_P_LLDP_SRC="" RG_P_LLDP_NOTE="" RG_P_LLDP_SWITCH="" RG_P_LLDP_PORT="" RG_P_LLDP_DESCR=""
   if rg_has lldpcli; then
-    if out=$(rg_x lldpcli -f keyvalue show neighbors ports "$ifc" 2>&1); then
+    # lldpcli reads its options with getopt, which would take a name starting with `-` for
+    # one wherever it stands: `--` ends them.
+    if out=$(rg_x lldpcli -f keyvalue -- show neighbors ports "$ifc" 2>&1); then
       RG_P_LLDP_SRC=lldpd
       parsed=$(rg_parse_lldpcli "$ifc" <<<"$out")
     else

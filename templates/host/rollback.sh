@@ -11,7 +11,7 @@ RG_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=lib.sh
 . "$RG_DIR/lib.sh"
 
-RG_USAGE="usage: rollback.sh [--dry-run] [--ascii] [--out FILE | --results-dir DIR]"
+RG_USAGE="usage: rollback.sh [--dry-run] [-v|--verbose] [--ascii] [--out FILE | --results-dir DIR]"
 rg_parse "--dry-run" "$@"
 rg_start rollback
 rg_check_hostname

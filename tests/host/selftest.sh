@@ -327,6 +327,8 @@ eq 'create --lldp lldpd' 'lldpcli lldpd.service' "$(cd "$H" && echo bin/lldp* | 
 printf 'switch=leaf-1\nport=Ethernet0\nport_type=ifname\ndescr=Eth1/1\nage=0 day, 00:00:03\n' >"$H/.fake/lldp/ens1f0np0"
 call "$H" lldpcli -f keyvalue show neighbors ports ens1f0np0
 fixture 'lldpcli -f keyvalue show neighbors ports IF' 0 lldpcli/keyvalue.txt ''
+call "$H" lldpcli -f keyvalue -- show neighbors ports ens1f0np0
+fixture 'lldpcli -f keyvalue -- show neighbors ports IF (getopt ends the options at --)' 0 lldpcli/keyvalue.txt ''
 mv "$H/.fake/lldp/ens1f1np1" "$T/lldp.ens1f1np1"
 call "$H" lldpcli -f json show neighbors
 fixture 'lldpcli -f json, one neighbour (an object)' 0 lldpcli/json-one.txt ''

@@ -59,9 +59,9 @@ fn without_pid(line: &str) -> String {
     out
 }
 
-/// What a run changes on the host as it says so, in order: `run CMD`, `write FILE VALUE` or
-/// `write FILE`. The dry run prints `would run: …` and `would write V to F` on stdout; apply logs
-/// `run: …` and `write: V > F` on stderr.
+/// What a run changes on the host as it says so with `-v`, in order: `run CMD`, `write FILE
+/// VALUE` or `write FILE`. The dry run prints `would run: …` and `would write: V > F` on stdout;
+/// apply logs `run: …` and `write: V > F` on stderr.
 fn actions(text: &str, run: &str, write: &str, to: &str) -> Vec<String> {
     text.lines()
         .filter_map(|l| {
@@ -78,7 +78,7 @@ fn actions(text: &str, run: &str, write: &str, to: &str) -> Vec<String> {
 }
 
 fn dry_actions(stdout: &str) -> Vec<String> {
-    actions(stdout, "would run: ", "would write ", " to ")
+    actions(stdout, "would run: ", "would write: ", " > ")
 }
 
 fn apply_actions(stderr: &str) -> Vec<String> {
@@ -115,12 +115,12 @@ fn flaps(stdout: &str) -> Option<String> {
         .map(|(_, links)| links.to_string())
 }
 
-/// Runs `apply.sh --dry-run`, then `apply.sh`, and holds the dry run to what apply did. Returns
-/// both runs for the scenario's own assertions.
+/// Runs `apply.sh --dry-run -v`, then `apply.sh -v`, and holds the dry run to what apply did.
+/// Returns both runs for the scenario's own assertions.
 pub(crate) fn dry_run_matches_apply(h: &FakeHost, ctx: &str) -> (ScriptRun, ScriptRun) {
     let _ = h.take_commands();
     let before = h.snapshot();
-    let dry = h.run("apply.sh", &["--dry-run"]);
+    let dry = h.run("apply.sh", &["--dry-run", "-v"]);
     assert_eq!(dry.code, 0, "{ctx}: {}\n{}", dry.stdout, dry.stderr);
     assert_eq!(h.snapshot(), before, "{ctx}: the dry run changed the host");
     assert!(
@@ -128,7 +128,7 @@ pub(crate) fn dry_run_matches_apply(h: &FakeHost, ctx: &str) -> (ScriptRun, Scri
         "{ctx}: the dry run ran a changing command"
     );
 
-    let apply = h.run("apply.sh", &[]);
+    let apply = h.run("apply.sh", &["-v"]);
     assert_eq!(apply.code, 0, "{ctx}: {}\n{}", apply.stdout, apply.stderr);
     let ran = changes(&h.take_commands());
 
@@ -227,9 +227,10 @@ pub(crate) fn dry_run_matches_apply(h: &FakeHost, ctx: &str) -> (ScriptRun, Scri
         again.statuses()
     );
     assert!(
-        again
-            .stdout
-            .ends_with("nothing to change: the host matches the plan\n"),
+        again.stdout.contains(&format!(
+            "\nnothing to change: the host matches the plan\nnext: bash {}/apply.sh\n",
+            h.bundle.display()
+        )),
         "{ctx}: {}",
         again.stdout
     );

@@ -415,7 +415,7 @@ pub(crate) fn changes(commands: &[String]) -> Vec<String> {
                 || c.starts_with("ethtool -m")
                 || c.starts_with("ethtool -S")
                 || (c.starts_with("ethtool") && c.split(' ').count() == 2)
-                || c.starts_with("lldpcli -f keyvalue show neighbors")
+                || c.starts_with("lldpcli -f keyvalue -- show neighbors")
                 || c.starts_with("lldptool -t -n")
                 || c.starts_with("ip -o addr")
                 || c.starts_with("dcb -N app show")

@@ -110,7 +110,7 @@ fn apply_then_rollback_returns_an_unusual_host_exactly_as_it_was() {
             );
             assert!(
                 apply.stdout.contains(
-                    "links that flapped once (the driver toggles the link to apply PFC): ens1f0np0 ens2f0np0"
+                    "2 links that flapped once (the driver toggles the link to apply PFC): ens1f0np0 ens2f0np0"
                 ),
                 "{}",
                 apply.stdout

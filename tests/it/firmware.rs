@@ -178,9 +178,7 @@ fn apply_then_rollback(bash: &str, tool: &str) {
         pre.stdout
     );
     assert!(
-        pre.stdout.ends_with(
-            "ℹ apply sets firmware values: they take effect at the next boot, so a reboot is required after it\n"
-        ),
+        pre.stdout.contains("ℹ apply sets firmware values: they take effect at the next boot, so a reboot is required after it\nnext: "),
         "{bash} {tool}: {}",
         pre.stdout
     );
@@ -237,8 +235,8 @@ fn apply_then_rollback(bash: &str, tool: &str) {
             && apply
                 .stdout
                 .contains("  fw_CNP_DSCP_P1: 1 port 40 → 48 (mlx5_0)\n")
-            && apply.stdout.ends_with(
-                "ℹ reboot required: firmware values take effect at the next boot (mlx5_0)\n"
+            && apply.stdout.contains(
+                "ℹ reboot required: firmware values take effect at the next boot (mlx5_0)\nnext: "
             ),
         "{bash} {tool}: {}",
         apply.stdout
@@ -354,8 +352,8 @@ fn after_a_reboot_the_values_are_in_force_and_rollback_needs_another() {
             "CNP_DSCP_P1 restored from 48 to 40 for the next boot; it takes effect at the next reboot"
         );
         assert!(
-            rollback.stdout.ends_with(
-                "ℹ reboot required: firmware values take effect at the next boot (mlx5_0)\n"
+            rollback.stdout.contains(
+                "ℹ reboot required: firmware values take effect at the next boot (mlx5_0)\nnext: "
             ),
             "{bash}: {}",
             rollback.stdout
@@ -368,7 +366,7 @@ fn the_dry_run_prints_the_set_and_changes_nothing() {
     for_each_bash(|bash| {
         let h = host(bash, Some("mlxconfig"), Some("apply"));
         let before = h.snapshot();
-        let dry = h.run("apply.sh", &["--dry-run"]);
+        let dry = h.run("apply.sh", &["--dry-run", "-v"]);
         assert_eq!(dry.code, 0, "{bash}: {}", dry.stdout);
         assert!(
             dry.stdout.contains(
@@ -498,8 +496,8 @@ fn a_value_waiting_for_the_next_boot_is_a_pending_reboot() {
         );
         assert_eq!(pre.result["reboot_required"], true, "{bash}");
         assert!(
-            pre.stdout.ends_with(
-                "ℹ reboot required: firmware values take effect at the next boot (mlx5_0)\n"
+            pre.stdout.contains(
+                "ℹ reboot required: firmware values take effect at the next boot (mlx5_0)\nnext: "
             ),
             "{bash}: {}",
             pre.stdout

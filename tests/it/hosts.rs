@@ -265,9 +265,19 @@ fn a_missing_nic_fails_its_identity_and_skips_what_depends_on_it() {
             "only ib_dev and netdev fail: {:?}",
             pre.statuses()
         );
+        // Each failure once, under a line that counts them.
         assert!(
+            pre.stdout.starts_with(
+                "❌ node-a: precheck: 2 failed (26 pass, 10 warn, 0 changed, 27 skip)\n\
+                 ❌ ib_dev:mlx5_1: mlx5_1 is not in /sys/class/infiniband/ (present: mlx5_0)\n\
+                 ❌ netdev:mlx5_1: ens2f0np0 is not in /sys/class/net/ (present: ens1f0np0)\n"
+            ),
+            "{}",
             pre.stdout
-                .starts_with("❌ node-a: precheck failed items:\nib_dev:mlx5_1, netdev:mlx5_1\n"),
+        );
+        assert_eq!(
+            pre.stdout.matches("ib_dev:mlx5_1").count(),
+            1,
             "{}",
             pre.stdout
         );
@@ -322,16 +332,51 @@ fn a_wrong_host_name_or_a_tampered_bundle_is_refused() {
     });
 }
 
+/// What the script printed, without the simulated host's own line.
+fn script_lines(text: &str) -> Vec<&str> {
+    text.lines()
+        .filter(|l| !l.starts_with("fakehost "))
+        .collect()
+}
+
+/// The console is the summary; `-v` adds each command and write, a dry run's as `would …` on
+/// stdout, apply's as it runs them on stderr (the bundle's 17 copies among them).
 #[test]
-fn dry_run_prints_every_command_and_changes_nothing() {
+fn the_summary_alone_and_every_command_with_verbose() {
     for_each_bash(|bash| {
         let h = FakeHost::ofed().bash(bash).build();
         let before = h.snapshot();
-        let run = h.run("apply.sh", &["--dry-run"]);
+        let quiet = h.run("apply.sh", &["--dry-run"]);
+        assert_eq!(quiet.code, 0, "{bash}: {}", quiet.stderr);
+        assert!(
+            quiet
+                .stdout
+                .starts_with("✅ node-a: apply (dry run): all checks passed ("),
+            "{bash}: {}",
+            quiet.stdout
+        );
+        assert!(
+            !quiet.stdout.lines().any(|l| l.starts_with("would ")),
+            "{bash}: {}",
+            quiet.stdout
+        );
+        let said = script_lines(&quiet.stderr);
+        assert!(
+            said.len() == 1 && said[0].starts_with("result: "),
+            "{bash}: {}",
+            quiet.stderr
+        );
+        let run = h.run("apply.sh", &["--dry-run", "--verbose"]);
         assert_eq!(run.code, 0, "{bash}: {}", run.stderr);
         assert_eq!(run.result["dry_run"], true);
         assert_eq!(h.snapshot(), before, "{bash}: dry run changed the host");
         assert!(changes(&h.take_commands()).is_empty(), "{bash}");
+        // The summary is the same, after the steps.
+        assert!(
+            run.stdout.ends_with(&quiet.stdout),
+            "{bash}: {}",
+            run.stdout
+        );
         for line in [
             "would run: mlnx_qos -i ens1f0np0 --trust dscp",
             "would run: ip link set dev ens2f0np0 mtu 4200",
@@ -345,11 +390,54 @@ fn dry_run_prints_every_command_and_changes_nothing() {
         }
         assert!(
             run.stdout
-                .contains("would write 106 to /sys/class/infiniband/mlx5_0/tc/1/traffic_class"),
+                .contains("would write: 106 > /sys/class/infiniband/mlx5_0/tc/1/traffic_class\n"),
             "{}",
             run.stdout
         );
         assert_eq!(run.status("trust", "mlx5_0"), "warn");
+
+        // Apply: the result line and the summary; with -v, every command and write on stderr.
+        let apply = h.run("apply.sh", &[]);
+        assert_eq!(apply.code, 0, "{bash}: {}{}", apply.stdout, apply.stderr);
+        let said = script_lines(&apply.stderr);
+        assert!(
+            said.len() == 1 && said[0].starts_with("result: "),
+            "{bash}: {}",
+            apply.stderr
+        );
+        assert!(
+            apply
+                .stdout
+                .starts_with("✅ node-a: apply: all checks passed ("),
+            "{bash}: {}",
+            apply.stdout
+        );
+        let last = apply.stdout.lines().last().unwrap_or_default();
+        assert!(
+            last.starts_with("next: bring ") && last.ends_with(" --plan PLAN"),
+            "{bash}: {}",
+            apply.stdout
+        );
+        // Back to the start, so that apply installs the bundle again.
+        assert_eq!(h.run("rollback.sh", &[]).code, 0, "{bash}");
+        let loud = h.run("apply.sh", &["-v"]);
+        assert_eq!(loud.code, 0, "{bash}: {}", loud.stderr);
+        let copies = loud
+            .stderr
+            .lines()
+            .filter(|l| l.starts_with("run: cp -p "))
+            .count();
+        assert!(copies >= 17, "{bash}: {copies} copies:\n{}", loud.stderr);
+        assert!(
+            loud.stderr
+                .contains("run: ip link set dev ens2f0np0 mtu 4200\n"),
+            "{bash}: {}",
+            loud.stderr
+        );
+        assert!(
+            loud.stdout
+                .starts_with("✅ node-a: apply: all checks passed (")
+        );
     });
 }
 

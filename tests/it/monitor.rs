@@ -326,7 +326,7 @@ fn without_an_lldp_source_cabling_is_skipped_never_guessed() {
         );
         assert!(
             h.take_commands()
-                .contains(&"lldpcli -f keyvalue show neighbors ports ens1f0np0".to_string()),
+                .contains(&"lldpcli -f keyvalue -- show neighbors ports ens1f0np0".to_string()),
             "{bash}: the host's lldpcli was asked"
         );
 

@@ -30,6 +30,16 @@ fn snapshot(name: &str, text: &str) {
     crate::common::snapshot(name, text);
 }
 
+/// `text` with the host's temporary folders named, for a snapshot: the bundle as `BUNDLE`, the
+/// folder of the results (`--out`) as `RESULTS`.
+fn placed(h: &FakeHost, text: &str) -> String {
+    let results = h.root.parent().unwrap();
+    let name = results.file_name().unwrap().to_string_lossy();
+    text.replace(&h.bundle.display().to_string(), "BUNDLE")
+        .replace(&results.display().to_string(), "RESULTS")
+        .replace(&format!("ingest {name} "), "ingest RESULTS ")
+}
+
 #[test]
 fn an_unconfigured_host_gets_one_entry_per_setting_not_one_warning_per_port() {
     let mut outputs = Vec::new();
@@ -43,7 +53,7 @@ fn an_unconfigured_host_gets_one_entry_per_setting_not_one_warning_per_port() {
             pre.stdout
         );
         assert!(!pre.stdout.contains('⚠'), "{bash}: {}", pre.stdout);
-        outputs.push((bash.to_string(), pre.stdout));
+        outputs.push((bash.to_string(), placed(&h, &pre.stdout)));
     });
     snapshot(
         "precheck_summary_unconfigured",
@@ -100,14 +110,20 @@ fn real_warnings_come_first_and_a_configured_host_has_nothing_to_change() {
                 lines.contains(&"  mtu: 2 ports 1500 → 4200"),
                 "{bash} {script}:\n{text}"
             );
-            let last = lines.last().unwrap();
+            let count = lines[lines.len() - 2];
             // nccl.env in both; the unit and the reload hook are apply's own.
             let want = if script == "precheck.sh" {
                 "Plan: 8 settings to change on 2 ports, 1 host-wide change."
             } else {
                 "Plan: 8 settings to change on 2 ports, 3 host-wide changes."
             };
-            assert_eq!(*last, want, "{bash} {script}:\n{text}");
+            assert_eq!(count, want, "{bash} {script}:\n{text}");
+            // Then the real run.
+            assert_eq!(
+                *lines.last().unwrap(),
+                format!("next: bash {}/apply.sh", h.bundle.display()),
+                "{bash} {script}:\n{text}"
+            );
         }
 
         let apply = h.run("apply.sh", &[]);
@@ -117,24 +133,38 @@ fn real_warnings_come_first_and_a_configured_host_has_nothing_to_change() {
             text.contains("\nchanged:\n  trust: 2 ports pcp → dscp\n"),
             "{bash}:\n{text}"
         );
+        // Then the result to bring back: the folder --out wrote it to.
+        let ingest = format!(
+            "\nnext: bring {} back and run: roce-gen ingest {} --plan PLAN\n",
+            h.root.parent().unwrap().display(),
+            h.root
+                .parent()
+                .unwrap()
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+        );
         assert!(
-            text.ends_with("\nChanged 8 settings on 2 ports, 3 host-wide changes.\n"),
+            text.ends_with(&format!(
+                "\nChanged 8 settings on 2 ports, 3 host-wide changes.{ingest}"
+            )),
             "{bash}:\n{text}"
         );
         let again = h.run("apply.sh", &[]);
         assert!(
-            again
-                .stdout
-                .ends_with("\nnothing changed: the host already matched the plan\n"),
+            again.stdout.ends_with(&format!(
+                "\nnothing changed: the host already matched the plan{ingest}"
+            )),
             "{bash}:\n{}",
             again.stdout
         );
         let pre = h.run("precheck.sh", &[]);
         assert!(
             !pre.stdout.contains("apply will change:")
-                && pre
-                    .stdout
-                    .ends_with("\nnothing to change: the host matches the plan\n"),
+                && pre.stdout.ends_with(&format!(
+                    "\nnothing to change: the host matches the plan\nnext: bash {}/apply.sh\n",
+                    h.bundle.display()
+                )),
             "{bash}:\n{}",
             pre.stdout
         );
@@ -161,7 +191,7 @@ fn a_host_far_from_the_defaults_shows_its_ports_grouped_by_value() {
                 "{bash} {title}: {}\n{}",
                 run.stdout, run.stderr
             );
-            all.push_str(&format!("# {title}\n{}\n", summary(&run)));
+            all.push_str(&format!("# {title}\n{}\n", placed(&h, &summary(&run))));
         }
         outputs.push((bash.to_string(), all));
     });
@@ -343,9 +373,19 @@ fn a_plain_console_gets_an_ascii_summary_and_the_same_result() {
             wrong.stdout
         );
         assert!(
-            wrong
-                .stdout
-                .starts_with("[FAIL] node-a: precheck failed items:\nhostname\n"),
+            wrong.stdout.starts_with(&format!(
+                "[FAIL] node-a: precheck: 1 failed ({} pass, ",
+                wrong.count("pass")
+            )) && wrong.stdout.contains(
+                "\n[FAIL] hostname: this bundle is for node-a, but this host is node-??\n"
+            ),
+            "{bash}: {}",
+            wrong.stdout
+        );
+        assert!(
+            wrong.stdout.ends_with(
+                "\nnext: run the bundle of this host (this one is for node-a), or name the host node-a\n"
+            ),
             "{bash}: {}",
             wrong.stdout
         );

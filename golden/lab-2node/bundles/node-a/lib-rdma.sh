@@ -371,7 +371,7 @@ rg_nccl_env() {
     rg_check nccl_env "" skip warning written "$state" "not written: apply did not succeed"
     return 0
   elif [ "$RG_DRY_RUN" = yes ]; then
-    printf 'would write %s\n' "$file"
+    rg_step "write: $file"
     rg_check_action nccl_env "" warn info written "$state" "dry run: would write $file" "$change"
     return 0
   fi
@@ -390,7 +390,7 @@ rg_nccl_env() {
       rg_save nccl_env "" "absent folder"
     fi
   fi
-  rg_log "write: $file"
+  rg_step "write: $file"
   if ! err=$({ mkdir -p "$RG_ROOT$RG_INSTALL_DIR" "$RG_STATE_DIR" && printf '%s\n' "$text" >"$path.tmp.$$" &&
     chmod 644 "$path.tmp.$$" && mv -f "$path.tmp.$$" "$path" &&
     rg_sha256 "$path" >"$RG_NCCL_SUM.tmp.$$" && mv -f "$RG_NCCL_SUM.tmp.$$" "$RG_NCCL_SUM"; } 2>&1); then
@@ -426,7 +426,7 @@ rg_nccl_env_restore() {
   fi
   if [ "$RG_DRY_RUN" = yes ]; then
     if [ "$saved" = present ] && [ "$persisted" = no ]; then
-      printf 'would write %s\n' "$file"
+      rg_step "write: $file"
       rg_check_action nccl_env "" warn info present written "dry run: would put back the $file that was there before apply" "written → the earlier file ($file)"
     else
       rg_check_action nccl_env "" warn info absent written "dry run: would remove $file" "written → absent ($file)"
@@ -434,7 +434,7 @@ rg_nccl_env_restore() {
     return 0
   fi
   if [ "$saved" = present ] && [ -f "$RG_NCCL_ORIG" ] && [ "$persisted" = no ]; then
-    rg_log "write: $file"
+    rg_step "write: $file"
     if cp -p "$RG_NCCL_ORIG" "$path.tmp.$$" && mv -f "$path.tmp.$$" "$path"; then
       rm -f "$RG_NCCL_ORIG" "$RG_NCCL_SUM"
       rg_check_action nccl_env "" changed info present present "put back the $file that was there before apply" "written → the earlier file ($file)"
@@ -444,7 +444,7 @@ rg_nccl_env_restore() {
     fi
     return 0
   fi
-  rg_log "remove: $file"
+  rg_step "remove: $file"
   if rm -f "$path"; then
     rm -f "$RG_NCCL_SUM"
     # The folder apply made for it alone goes too (rmdir: only when empty).

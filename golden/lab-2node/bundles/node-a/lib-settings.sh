@@ -35,33 +35,26 @@ rg_show_args() {
   done
 }
 
-# rg_do CMD...: runs a command that changes the host (time-limited), or only prints it with
-# --dry-run. Its output goes to RG_DO_OUT.
+# rg_do CMD...: runs a command that changes the host (time-limited), or with --dry-run only
+# takes the step; -v prints it either way (rg_step). Its output goes to RG_DO_OUT.
 RG_DO_OUT=""
 rg_do() {
   local rc=0
   RG_DO_OUT=""
-  if [ "$RG_DRY_RUN" = yes ]; then
-    printf 'would run:'
-    rg_show_args "$@"
-    printf '\n'
-    return 0
-  fi
-  rg_log "run:$(rg_show_args "$@")"
+  [ "$RG_VERBOSE" = no ] || rg_step "run:$(rg_show_args "$@")"
+  [ "$RG_DRY_RUN" = no ] || return 0
   RG_DO_OUT=$(rg_x "$@" 2>&1) || rc=$?
   [ "$rc" -eq 0 ] || rg_log "$1 failed ($rc): ${RG_DO_OUT:0:400}"
   return "$rc"
 }
 
-# rg_write FILE VALUE: writes a value to a file under the root (sysfs, configfs), or prints it.
-# The kernel's refusal (EINVAL) is the write's failure.
+# rg_write FILE VALUE: writes a value to a file under the root (sysfs, configfs), or with
+# --dry-run only takes the step (rg_step). The kernel's refusal (EINVAL) is the write's failure.
 rg_write() {
-  local err
-  if [ "$RG_DRY_RUN" = yes ]; then
-    printf 'would write %q to %s\n' "$2" "$1"
-    return 0
-  fi
-  rg_log "write: $(printf '%q' "$2") > $1"
+  local err q
+  printf -v q '%q' "$2"
+  rg_step "write: $q > $1"
+  [ "$RG_DRY_RUN" = no ] || return 0
   if ! err=$({ printf '%s\n' "$2" >"$RG_ROOT$1"; } 2>&1); then
     rg_log "writing $2 to $1 failed: ${err##*: }"
     return 1
@@ -716,13 +709,15 @@ rg_predict() {
 }
 
 # rg_restore DEV: rollback of one port: every value apply saved, in RG_RESTORE_ORDER. Reads the
-# caller's `saved` (id → value).
+# caller's `saved` (id → value). The whole DSCP map, saved as `dscp_map`, is restored under the
+# check id `dscp2prio`: one name per setting in every phase.
 rg_restore() {
-  local dev=$1 i id want now after note order=$RG_RESTORE_ORDER map_before=""
+  local dev=$1 i key id want now after note order=$RG_RESTORE_ORDER map_before=""
   order="$(rg_dcqcn_saved_ids) $order"
   i=$(rg_index_of "$dev") || {
-    for id in ${saved[@]+"${!saved[@]}"}; do
-      rg_check "$id" "$dev" fail error "${saved[$id]}" "" "$dev is not in this bundle's plan; restore $id by hand to ${saved[$id]}"
+    for key in ${saved[@]+"${!saved[@]}"}; do
+      id=${key/#dscp_map/dscp2prio}
+      rg_check "$id" "$dev" fail error "${saved[$key]}" "" "$dev is not in this bundle's plan; restore $id by hand to ${saved[$key]}"
     done
     return 0
   }
@@ -732,10 +727,11 @@ rg_restore() {
     order=${order/dscp_map trust/trust dscp_map}
     ! rg_get dscp_map "$i" || map_before=$RG_V
   fi
-  for id in $order; do
-    [ -n "${saved[$id]+set}" ] || continue
-    want=${saved[$id]}
-    if ! rg_get "$id" "$i"; then
+  for key in $order; do
+    [ -n "${saved[$key]+set}" ] || continue
+    want=${saved[$key]}
+    id=${key/#dscp_map/dscp2prio}
+    if ! rg_get "$key" "$i"; then
       rg_check "$id" "$dev" fail error "$want" "" "cannot read $id to restore it: $RG_V"
       continue
     fi
@@ -744,25 +740,25 @@ rg_restore() {
     [ "$id" != dcbx ] || RG_DCBX_SEEN[i]=$now
     note=""
     [ "$id" != pfc ] || note=$(rg_flap_note "$i")
-    if [ "$now" = "$want" ] && [ "$id" = dscp_map ] && [ -n "$map_before" ] && [ "$map_before" != "$want" ]; then
-      rg_check_change "$id" "$dev" changed error "$want" "$now" "dscp_map restored to none: restoring trust pcp removed its entries" "$map_before"
+    if [ "$now" = "$want" ] && [ "$key" = dscp_map ] && [ -n "$map_before" ] && [ "$map_before" != "$want" ]; then
+      rg_check_change "$id" "$dev" changed error "$want" "$now" "the DSCP map is restored to none: restoring trust pcp removed its entries" "$map_before"
       continue
     elif [ "$now" = "$want" ]; then
       rg_check "$id" "$dev" pass error "$want" "$now" "$id is already $want"
       continue
     fi
-    if [ "$id" = dscp_map ]; then
+    if [ "$key" = dscp_map ]; then
       [ "$want" != none ] || rg_set trust "$i" pcp || true
       rg_set dscp_map "$i" "$(rg_map_diff "$now" "$want")" || true
     else
-      rg_set "$id" "$i" "$want" || true
+      rg_set "$key" "$i" "$want" || true
     fi
     [ "$id" != pfc ] || rg_add_flap "$i"
     if [ "$RG_DRY_RUN" = yes ]; then
       rg_check_change "$id" "$dev" warn error "$want" "$now" "dry run: $id would be restored from $now to $want$note" "$now"
       continue
     fi
-    rg_get "$id" "$i" || RG_V=""
+    rg_get "$key" "$i" || RG_V=""
     after=$RG_V
     # shellcheck disable=SC2034 # rg_facts (lib-probe.sh) reads it
     [ "$id" != dcbx ] || RG_DCBX_SEEN[i]=$after

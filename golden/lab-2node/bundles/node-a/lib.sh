@@ -33,6 +33,10 @@ RG_DRY_RUN=no
 RG_FORCE=no
 RG_NO_PERSIST=no
 RG_BOOT=no
+# -v: every command and write on the console too; --no-next-step: run-here.sh and the Ansible
+# play say what comes next themselves.
+RG_VERBOSE=no
+RG_NEXT_STEP=yes
 RG_IDENTIFIED_BY=""
 RG_USAGE=""
 RG_STARTED=""
@@ -79,6 +83,19 @@ rg_symbols
 rg_log() {
   rg_esc "$*"
   rg_console "$REPLY" >&2
+}
+
+# rg_step TEXT: one step that changes the host (`run: CMD`, `write: VALUE > FILE`, `remove:
+# FILE`), printed only with --verbose: as apply takes it, on stderr; as a dry run would, on
+# stdout, `would TEXT`. Callers build TEXT only when RG_VERBOSE is yes (it may cost a fork).
+rg_step() {
+  [ "$RG_VERBOSE" = yes ] || return 0
+  if [ "$RG_DRY_RUN" = yes ]; then
+    rg_esc "would $1"
+    rg_console "$REPLY"
+  else
+    rg_log "$1"
+  fi
 }
 
 # rg_die MESSAGE: the script itself cannot run (exit 2), before any check was made.
@@ -352,27 +369,25 @@ rg_summary_texts() {
   done
 }
 
-# rg_summary: the human summary, in the style of EasyRoCE-NC: ✅ or ❌ (RG_OK, RG_FAIL) and the
-# failed items; then each failure and each warning on its own line; then, in the manner of
-# `terraform plan`, the settings apply changes (will, would or did), one entry per setting, and
-# a count. Printed through rg_console.
+# rg_summary: the human summary, in the style of EasyRoCE-NC: ✅ or ❌ (RG_OK, RG_FAIL), the
+# phase (and `(dry run)`) and the counts; then each failure and each warning that needs a person
+# on its own line; then, in the manner of `terraform plan`, the settings apply changes (will,
+# would or did), one entry per setting, and a count. Printed through rg_console.
 rg_summary() {
-  local i failed="" status
+  local i status mode=$RG_PHASE
   status=$(rg_run_status)
   rg_summary_texts
-  for ((i = 0; i < ${#RG_C_ID[@]}; i++)); do
-    [ "${RG_C_STATUS[i]}" = fail ] || continue
-    failed="${failed:+$failed, }${RG_C_ID[i]}${RG_C_NIC[i]:+:${RG_C_NIC[i]}}"
-  done
+  [ "$RG_DRY_RUN" = no ] || mode+=" (dry run)"
   if [ "$status" = fail ]; then
-    printf '%s %s: %s failed items:\n%s\n' "$RG_FAIL" "$RG_HOST" "$RG_PHASE" "$failed"
+    printf '%s %s: %s: %s failed (%s pass, %s warn, %s changed, %s skip)\n' "$RG_FAIL" "$RG_HOST" "$mode" \
+      "$(rg_count fail)" "$(rg_count pass)" "$(rg_count warn)" "$(rg_count changed)" "$(rg_count skip)"
   else
-    printf '%s %s: %s: all checks passed (%s pass, %s warn, %s changed, %s skip)\n' "$RG_OK" "$RG_HOST" "$RG_PHASE" \
+    printf '%s %s: %s: all checks passed (%s pass, %s warn, %s changed, %s skip)\n' "$RG_OK" "$RG_HOST" "$mode" \
       "$(rg_count pass)" "$(rg_count warn)" "$(rg_count changed)" "$(rg_count skip)"
   fi
   for ((i = 0; i < ${#RG_C_ID[@]}; i++)); do
     [ "${RG_C_STATUS[i]}" = fail ] || continue
-    printf '%s%s: %s\n' "${RG_C_ID[i]}" "${RG_C_NIC[i]:+:${RG_C_NIC[i]}}" "${RG_E_MSG[i]}"
+    printf '%s %s%s: %s\n' "$RG_FAIL" "${RG_C_ID[i]}" "${RG_C_NIC[i]:+:${RG_C_NIC[i]}}" "${RG_E_MSG[i]}"
   done
   # The changes come next, grouped: a warning here is one that needs a person.
   for ((i = 0; i < ${#RG_C_ID[@]}; i++)); do
@@ -383,10 +398,40 @@ rg_summary() {
   rg_fw_summary
 }
 
+# rg_next_step: the summary's last line, what to run next, when there is an obvious next step:
+# after a precheck or a dry run that passed, the real run; after an apply or rollback, the
+# results to ingest; after a failure, what to fix. Nothing at boot, after a run that could not
+# complete (exit 2), or with --no-next-step.
+rg_next_step() {
+  local dir
+  if [ "$RG_NEXT_STEP" = no ] || [ "$RG_BOOT" = yes ] || [ -n "$RG_EXIT_OVERRIDE" ]; then
+    return 0
+  fi
+  if [ "$(rg_run_status)" = fail ]; then
+    if [ "$(rg_status_of bundle_integrity "")" = fail ]; then
+      printf 'next: copy the bundle again (its files do not match SHA256SUMS)\n'
+    elif [ "$(rg_status_of hostname "")" = fail ]; then
+      printf 'next: run the bundle of this host (this one is for %s), or name the host %s\n' "$RG_HOST" "$RG_HOST"
+    else
+      printf 'next: fix what failed above, then run again: bash %s/%s.sh\n' "$RG_DIR" "$RG_PHASE"
+    fi
+    return 0
+  fi
+  case $RG_PHASE:$RG_DRY_RUN in
+    precheck:* | apply:yes) printf 'next: bash %s/apply.sh\n' "$RG_DIR" ;;
+    rollback:yes) printf 'next: bash %s/rollback.sh\n' "$RG_DIR" ;;
+    *)
+      dir=$(rg_result_path)
+      dir=$(dirname "$dir")
+      printf 'next: bring %s back and run: roce-gen ingest %s --plan PLAN\n' "$dir" "${dir##*/}"
+      ;;
+  esac
+}
+
 # rg_summary_changes STATUS: the changes of the run: a heading, one entry per setting (in the
 # order apply changes them), the host-wide changes, the links a PFC change flaps, and a count.
 rg_summary_changes() {
-  local status=$1 i id ids="" order="" nics=" " nports=0 nsettings=0 actions=() mode text=""
+  local status=$1 i id ids="" order="" nics=" " nports=0 nsettings=0 actions=() mode text="" n=0
   for ((i = 0; i < ${#RG_C_ID[@]}; i++)); do
     case ${RG_C_KIND[i]} in
       setting)
@@ -420,10 +465,11 @@ rg_summary_changes() {
     done
   fi
   if [ -n "$RG_FLAPS" ]; then
+    for i in $RG_FLAPS; do n=$((n + 1)); done
     if [ "$RG_PHASE" = precheck ] || [ "$RG_DRY_RUN" = yes ]; then
-      printf '%s links that would flap once (the driver toggles the link to apply PFC): %s\n' "$RG_INFO" "$RG_FLAPS"
+      printf '%s %s that would flap once (the driver toggles the link to apply PFC): %s\n' "$RG_INFO" "$(rg_plural "$n" link)" "$RG_FLAPS"
     else
-      printf '%s links that flapped once (the driver toggles the link to apply PFC): %s\n' "$RG_INFO" "$RG_FLAPS"
+      printf '%s %s that flapped once (the driver toggles the link to apply PFC): %s\n' "$RG_INFO" "$(rg_plural "$n" link)" "$RG_FLAPS"
     fi
   fi
   [ "$nsettings" -eq 0 ] || text="$(rg_plural "$nsettings" setting)"
@@ -571,6 +617,7 @@ rg_finish() {
   rg_note_hung
   rg_write_result
   rg_console "$(rg_summary)"
+  rg_next_step
   [ -z "$RG_EXIT_OVERRIDE" ] || exit "$RG_EXIT_OVERRIDE"
   [ "$(rg_run_status)" != fail ] || exit 1
   exit 0
@@ -673,7 +720,8 @@ rg_usage_error() {
 }
 
 # rg_parse "OPTIONS" ARGS...: parses the command line. OPTIONS lists the flags this script takes
-# besides --out, --results-dir, --identified-by, --ascii and --help.
+# besides --out, --results-dir, --identified-by, --ascii, -v/--verbose, --no-next-step and
+# --help.
 rg_parse() {
   local allowed=" $1 "
   shift
@@ -696,6 +744,14 @@ rg_parse() {
         ;;
       --ascii)
         RG_ASCII=yes
+        shift
+        ;;
+      -v | --verbose)
+        RG_VERBOSE=yes
+        shift
+        ;;
+      --no-next-step)
+        RG_NEXT_STEP=no
         shift
         ;;
       --*)

@@ -4,8 +4,9 @@
 # changes only what differs from the plan, reads every value back, and installs the boot unit
 # and the driver-reload hook. With firmware_config = apply it also sets the NICs' firmware (NV)
 # values that contradict the plan, for the next boot (never at boot). --boot (the unit, the
-# hook) waits for the planned devices and configures those that are there. --dry-run prints what
-# it would run and changes nothing.
+# hook) waits for the planned devices and configures those that are there. --dry-run takes the
+# same steps on a simulation of each port and changes nothing. It prints a summary; -v also
+# every command and write as it runs it (or, with --dry-run, would).
 # Writes results/<host>.apply.json beside this script, results/<host>.apply.dry-run.json with
 # --dry-run (or --out FILE, --results-dir DIR).
 # Exit status: 0 configured, 1 something failed or was refused, 2 the script could not run.
@@ -14,7 +15,7 @@ RG_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=lib.sh
 . "$RG_DIR/lib.sh"
 
-RG_USAGE="usage: apply.sh [--dry-run] [--force] [--no-persist] [--boot] [--ascii] [--out FILE | --results-dir DIR]"
+RG_USAGE="usage: apply.sh [--dry-run] [--force] [--no-persist] [--boot] [-v|--verbose] [--ascii] [--out FILE | --results-dir DIR]"
 rg_parse "--dry-run --force --no-persist --boot" "$@"
 rg_start apply
 [ "$RG_BOOT" = no ] || rg_wait_for_devices

@@ -134,7 +134,6 @@ rg_persist_reload() {
     fi
     rg_save persistence_reload "" chained
     change="absent → installed (OFED post-start hook, chained to the one there)"
-    [ "$RG_DRY_RUN" = yes ] || rg_log "keeping the existing $RG_HOOK as $RG_HOOK_CHAINED; roce-gen's hook runs it first"
     if ! rg_do mv "$RG_ROOT$RG_HOOK" "$RG_ROOT$RG_HOOK_CHAINED"; then
       rg_check persistence_reload "" fail error installed "" "could not move the existing $RG_HOOK aside (see the log above)"
       return 0
@@ -142,11 +141,7 @@ rg_persist_reload() {
   else
     rg_save persistence_reload "" installed
   fi
-  if [ "$RG_DRY_RUN" = yes ]; then
-    printf 'would write %s\n' "$file"
-  else
-    rg_log "write: $file"
-  fi
+  rg_step "write: $file"
   if [ "$RG_DRY_RUN" = yes ] || { mkdir -p "$(dirname "$RG_ROOT$file")" && printf '%s\n' "$text" >"$RG_ROOT$file.tmp.$$" &&
     chmod 755 "$RG_ROOT$file.tmp.$$" && mv -f "$RG_ROOT$file.tmp.$$" "$RG_ROOT$file"; }; then
     [ "$file" = "$RG_HOOK" ] || ! rg_has udevadm || rg_do udevadm control --reload || true

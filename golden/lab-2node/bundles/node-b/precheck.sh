@@ -7,7 +7,7 @@ RG_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=lib.sh
 . "$RG_DIR/lib.sh"
 
-RG_USAGE="usage: precheck.sh [--ascii] [--out FILE | --results-dir DIR]"
+RG_USAGE="usage: precheck.sh [-v|--verbose] [--ascii] [--out FILE | --results-dir DIR]"
 rg_parse "" "$@"
 rg_start precheck
 rg_precheck warn compare
