@@ -44,8 +44,38 @@ fn run_here_finds_the_bundle_by_host_name_and_writes_the_result_to_the_stick() {
                 .is_file()
         );
 
+        // run-here.sh says what comes next, once, after the copy; the script leaves it to it.
+        assert!(
+            stdout.ends_with(&format!("\nrun-here: next: bash {script} apply\n")),
+            "{stdout}"
+        );
+        assert_eq!(stdout.matches("next: ").count(), 1, "{stdout}");
+
+        // -v reaches the script.
+        let (code, stdout, _) =
+            h.run_cmd(&[bash, &script, "-v", "apply", "--dry-run", "--no-persist"]);
+        assert_eq!(code, 0, "{stdout}");
+        assert!(
+            stdout.contains("\nwould run: ip link set dev ens1f0np0 mtu 4200\n"),
+            "{stdout}"
+        );
+        assert!(
+            stdout.ends_with(&format!(
+                "\nrun-here: next: bash {script} apply --no-persist\n"
+            )),
+            "{stdout}"
+        );
+
         let (code, stdout, _) = h.run_cmd(&[bash, &script, "apply", "--no-persist"]);
         assert_eq!(code, 0, "{stdout}");
+        assert!(!stdout.contains("would run"), "{stdout}");
+        assert!(
+            stdout.ends_with(&format!(
+                "\nrun-here: next: bring {}/results back and run: roce-gen ingest results --plan PLAN\n",
+                h.dist().display()
+            )),
+            "{stdout}"
+        );
         assert_eq!(result_on_stick(&h, "node-a", "apply")["status"], "pass");
         assert_eq!(
             std::fs::read_to_string(h.fake("sys/class/net/ens1f0np0/mtu"))
