@@ -73,6 +73,7 @@ pub(crate) fn unusual_host(kind: &str, bash: &str) -> FakeHost {
 }
 
 #[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn apply_then_rollback_returns_an_unusual_host_exactly_as_it_was() {
     for_each_bash(|bash| {
         for kind in ["ofed", "inbox"] {
@@ -158,6 +159,7 @@ fn apply_then_rollback_returns_an_unusual_host_exactly_as_it_was() {
 }
 
 #[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn the_cma_tools_errors_on_stdout_are_never_taken_for_values() {
     for_each_bash(|bash| {
         let h = FakeHost::ofed().bash(bash).build();
@@ -183,6 +185,7 @@ fn the_cma_tools_errors_on_stdout_are_never_taken_for_values() {
 }
 
 #[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn a_cmis_module_is_read_by_its_channel_labels_and_the_link_lanes() {
     for_each_bash(|bash| {
         let h = FakeHost::ofed().bash(bash).build();
@@ -210,6 +213,7 @@ fn a_cmis_module_is_read_by_its_channel_labels_and_the_link_lanes() {
 }
 
 #[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn firmware_owned_dcbx_and_lldpad_are_reported_and_dcbx_os_takes_and_gives_back_ownership() {
     for_each_bash(|bash| {
         let h = FakeHost::ofed().bash(bash).build();
@@ -257,6 +261,7 @@ fn firmware_owned_dcbx_and_lldpad_are_reported_and_dcbx_os_takes_and_gives_back_
 }
 
 #[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn a_driver_reload_re_applies_through_the_ofed_hook_chained_to_the_one_there() {
     for_each_bash(|bash| {
         let h = FakeHost::ofed().bash(bash).build();
@@ -314,6 +319,7 @@ fn a_driver_reload_re_applies_through_the_ofed_hook_chained_to_the_one_there() {
 }
 
 #[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn inbox_hosts_get_a_udev_trigger_that_rollback_removes() {
     let h = FakeHost::inbox().build();
     let apply = h.run("apply.sh", &[]);
@@ -337,6 +343,7 @@ fn inbox_hosts_get_a_udev_trigger_that_rollback_removes() {
 }
 
 #[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn an_unreachable_udevd_does_not_fail_the_udev_rule() {
     // A host whose udevd is not running (a container, a rescue boot): the rule is still
     // written, for the next boot's udevd to read.
@@ -351,6 +358,7 @@ fn an_unreachable_udevd_does_not_fail_the_udev_rule() {
 }
 
 #[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn one_run_at_a_time_and_a_stale_lock_is_taken_over() {
     let h = FakeHost::ofed().build();
     std::fs::create_dir_all(h.fake("run")).unwrap();
@@ -377,6 +385,7 @@ fn changes_none(h: &FakeHost) -> bool {
 }
 
 #[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn a_hung_tool_is_a_failed_check_naming_it_not_a_hung_run() {
     for_each_bash(|bash| {
         let h = FakeHost::ofed().bash(bash).build();
@@ -411,6 +420,7 @@ fn a_hung_tool_is_a_failed_check_naming_it_not_a_hung_run() {
 }
 
 #[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn a_full_state_folder_stops_apply_before_any_change_with_a_result_and_exit_2() {
     let h = FakeHost::ofed().build();
     let out = h.root.parent().unwrap().join("full.json");
@@ -442,6 +452,7 @@ fn a_full_state_folder_stops_apply_before_any_change_with_a_result_and_exit_2() 
 }
 
 #[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn random_bytes_from_hostname_still_give_a_valid_utf8_result() {
     for_each_bash(|bash| {
         let h = FakeHost::ofed().bash(bash).build();
@@ -458,6 +469,7 @@ fn random_bytes_from_hostname_still_give_a_valid_utf8_result() {
 }
 
 #[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn mlnx_qos_starts_once_per_port_to_read_and_at_most_twice_more_to_change() {
     let h = FakeHost::ofed().build();
     let _ = h.take_commands();
@@ -477,6 +489,7 @@ fn mlnx_qos_starts_once_per_port_to_read_and_at_most_twice_more_to_change() {
 }
 
 #[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn without_a_device_net_link_ofed_hosts_map_the_port_through_ibdev2netdev() {
     for kind in ["ofed", "inbox"] {
         let h = FakeHost::of(kind).build();
@@ -493,6 +506,7 @@ fn without_a_device_net_link_ofed_hosts_map_the_port_through_ibdev2netdev() {
 }
 
 #[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn a_run_that_strict_mode_stops_still_leaves_a_result_saying_where() {
     for_each_bash(|bash| {
         let h = FakeHost::ofed().bash(bash).build();
@@ -524,6 +538,7 @@ fn a_run_that_strict_mode_stops_still_leaves_a_result_saying_where() {
 /// apply will take DCBX from the firmware, apply does it once, a second apply changes nothing,
 /// rollback gives it back; a host with neither tool skips the check and says why.
 #[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn dcbx_os_is_taken_once_and_given_back_on_either_backend() {
     for_each_bash(|bash| {
         for kind in ["ofed", "inbox"] {
