@@ -5,7 +5,8 @@
 //! - with a plan, results whose `plan_sha256` is not the plan's are stale: they are used for a
 //!   host only when it has no result from the plan, and then the host is `stale`, not passed;
 //! - per host, phase and dry-run-ness the newest result (`finished_at`) wins, the others are
-//!   superseded; the latest winner that changed something (not a dry run) gives the host's state;
+//!   superseded; the latest winner that changed something (not a dry run) gives the host's state,
+//!   and a rollback's dry run never stands over another result;
 //! - planned hosts without a result are missing; hosts not in the plan are unplanned, reported
 //!   but not part of the verdict.
 
@@ -283,9 +284,17 @@ struct Evidence {
 /// a real run beats a dry run). A precheck or dry run is judged by what it says apply would
 /// change, and by whether an apply that passed came before it: after one, it confirms the host
 /// `configured` or shows it `drifted`; without one, the host is `prechecked` or `pending`.
+///
+/// A rollback's dry run says what a rollback would restore, nothing about the plan: it gives the
+/// state only when the host has no other result (a rolled-back host stays rolled back).
 fn evidence(winners: &mut BTreeMap<RunKey, Item>) -> Evidence {
     let order = |((phase, dry), item): (&RunKey, &Item)| (item.result.finished_at, *phase, !*dry);
-    let Some(key) = winners.iter().max_by_key(|e| order(*e)).map(|(k, _)| *k) else {
+    let says_of_plan = |(phase, dry): &RunKey| !(*dry && *phase == Phase::Rollback);
+    let Some(key) = winners
+        .iter()
+        .max_by_key(|e| (says_of_plan(e.0), order(*e)))
+        .map(|(k, _)| *k)
+    else {
         return Evidence {
             latest: None,
             state: State::Missing,

@@ -106,6 +106,7 @@ const PRECHECK: (&str, bool) = ("precheck", false);
 const APPLY: (&str, bool) = ("apply", false);
 const DRY_RUN: (&str, bool) = ("apply", true);
 const ROLLBACK: (&str, bool) = ("rollback", false);
+const ROLLBACK_DRY_RUN: (&str, bool) = ("rollback", true);
 
 /// Writes `results/<host>.<phase>[.dry-run].json` files, named as the bundles name them.
 fn write(dir: &Path, results: &[Value]) {
@@ -527,6 +528,44 @@ fn a_dry_run_newer_than_an_apply_never_stands_for_it() {
         .unwrap();
     assert_eq!(apply["path"], "results/h1.apply.json", "{h1}");
     assert_eq!(apply["status"], "pass", "{h1}");
+}
+
+#[test]
+fn a_rollback_dry_run_leaves_the_state_the_real_runs_give() {
+    let dir = tmp();
+    Book::hosts(2).write(dir.path(), "plan.xlsx");
+    let sha = identity(dir.path(), "plan.xlsx");
+    let s = sha.as_str();
+    write(
+        dir.path(),
+        &[
+            // h1 was rolled back; a later rollback dry run finds nothing to restore.
+            result("h1", s, APPLY, 10, &healthy("changed")),
+            result("h1", s, ROLLBACK, 20, &[]),
+            result("h1", s, ROLLBACK_DRY_RUN, 30, &[]),
+            // h2 is configured; a later rollback dry run says what rollback would restore.
+            result("h2", s, APPLY, 10, &healthy("changed")),
+            result("h2", s, ROLLBACK_DRY_RUN, 30, &healthy("warn")),
+        ],
+    );
+    assert!(
+        dir.path()
+            .join("results/h1.rollback.dry-run.json")
+            .is_file()
+    );
+    let doc: Value =
+        serde_json::from_str(&ingest(dir.path(), &["--format", "json"]).stdout).unwrap();
+    assert_eq!(
+        doc["hosts"][0]["state"], "rolled_back",
+        "{}",
+        doc["hosts"][0]
+    );
+    assert_eq!(
+        doc["hosts"][1]["state"], "configured",
+        "{}",
+        doc["hosts"][1]
+    );
+    assert_eq!(doc["hosts"][1]["runs"].as_array().unwrap().len(), 2);
 }
 
 #[test]
