@@ -607,3 +607,116 @@ fn every_schema_the_code_writes_is_in_the_changelog() {
         );
     }
 }
+
+/// The modules of `src/` each code file names (`crate::a::b…`, outside comments and test
+/// modules), as module paths: `src/ingest/render/mod.rs` is `ingest::render`.
+fn module_imports() -> BTreeMap<Vec<String>, BTreeSet<Vec<String>>> {
+    let src = root().join("src");
+    let mut imports: BTreeMap<Vec<String>, BTreeSet<Vec<String>>> = BTreeMap::new();
+    for entry in walkdir::WalkDir::new(&src).sort_by_file_name() {
+        let entry = entry.unwrap();
+        let path = entry.path();
+        if path.extension().is_none_or(|e| e != "rs") {
+            continue;
+        }
+        let rel = path.strip_prefix(&src).unwrap().with_extension("");
+        let mut module: Vec<String> = rel.iter().map(|p| p.to_string_lossy().into()).collect();
+        if module.last().is_some_and(|m| m == "mod") {
+            module.pop();
+        }
+        let text = std::fs::read_to_string(path).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        for line in code.lines().filter(|l| !l.trim_start().starts_with("//")) {
+            for (at, _) in line.match_indices("crate::") {
+                let named: Vec<String> = line[at + 7..]
+                    .split("::")
+                    .map_while(|part| {
+                        let word: String = part
+                            .chars()
+                            .take_while(|c| {
+                                c.is_ascii_lowercase() || *c == '_' || c.is_ascii_digit()
+                            })
+                            .collect();
+                        (!word.is_empty()).then_some(word)
+                    })
+                    .collect();
+                imports.entry(module.clone()).or_default().insert(named);
+            }
+        }
+    }
+    imports
+}
+
+/// The import circles among the children of each folder of `src/` (a child names another
+/// through any of its files), each as the modules around it.
+fn import_circles(imports: &BTreeMap<Vec<String>, BTreeSet<Vec<String>>>) -> Vec<String> {
+    let folders: BTreeSet<Vec<String>> = imports
+        .keys()
+        .flat_map(|m| (0..m.len()).map(|k| m[..k].to_vec()))
+        .collect();
+    let mut circles = Vec::new();
+    for folder in folders {
+        let child = |m: &Vec<String>| {
+            (m.len() > folder.len() && m[..folder.len()] == folder[..])
+                .then(|| m[folder.len()].clone())
+        };
+        let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for (from, named) in imports {
+            let Some(a) = child(from) else { continue };
+            for b in named.iter().filter_map(child).filter(|b| *b != a) {
+                edges.entry(a.clone()).or_default().insert(b);
+            }
+        }
+        // Depth-first search; a module met again on the current path closes a circle.
+        fn visit(
+            at: &str,
+            edges: &BTreeMap<String, BTreeSet<String>>,
+            path: &mut Vec<String>,
+            done: &mut BTreeSet<String>,
+            found: &mut Vec<String>,
+        ) {
+            if let Some(i) = path.iter().position(|p| p == at) {
+                found.push(format!("{} -> {at}", path[i..].join(" -> ")));
+                return;
+            }
+            if !done.insert(at.to_string()) {
+                return;
+            }
+            path.push(at.to_string());
+            for next in edges.get(at).into_iter().flatten() {
+                visit(next, edges, path, done, found);
+            }
+            path.pop();
+        }
+        let mut done = BTreeSet::new();
+        let mut found = Vec::new();
+        for start in edges.keys() {
+            visit(start, &edges, &mut Vec::new(), &mut done, &mut found);
+        }
+        let at = if folder.is_empty() {
+            "src".to_string()
+        } else {
+            folder.join("::")
+        };
+        circles.extend(found.into_iter().map(|c| format!("in {at}: {c}")));
+    }
+    circles
+}
+
+#[test]
+fn no_module_imports_one_that_imports_it_back() {
+    let imports = module_imports();
+    assert!(imports.len() > 40, "{} modules read", imports.len());
+    assert_eq!(import_circles(&imports), Vec::<String>::new());
+    // The reader sees a circle where there is one.
+    let mut circular = imports.clone();
+    circular
+        .entry(vec!["plan".into(), "model".into()])
+        .or_default()
+        .insert(vec!["plan".into(), "validate".into()]);
+    let found = import_circles(&circular);
+    assert!(
+        found.contains(&"in plan: model -> validate -> model".to_string()),
+        "{found:?}"
+    );
+}
