@@ -43,6 +43,18 @@ pub mod testing {
     pub use crate::plan::layout::{CLUSTER, KEYS, NICS, SERVERS, SHEETS};
     pub use crate::plan::validate::validate;
 
+    /// The files every bundle carries as they are in `templates/` (`Source::Plain`): each as
+    /// (its name in the bundle, its path under `templates/`). The golden case checks them
+    /// against the sources instead of storing them.
+    pub fn plain_shared_files() -> Vec<(&'static str, &'static str)> {
+        use crate::generate::render::{SHARED_FILES, Source};
+        SHARED_FILES
+            .iter()
+            .filter(|f| f.source == Source::Plain)
+            .map(|f| (f.file_name(), f.id))
+            .collect()
+    }
+
     /// Each DCQCN parameter's sysfs file under the netdev, `ecn/roce_rp/NAME` or
     /// `ecn/roce_np/NAME`.
     pub fn dcqcn_files() -> Vec<String> {

@@ -217,4 +217,3 @@ rg_precheck() {
   # apply writes nccl.env once it has configured the ports (apply.sh).
   [ "$2" != compare ] || rg_nccl_env compare
 }
-

@@ -1,7 +1,10 @@
 //! The golden case: `golden/<case>/plan.json` regenerated and compared byte for byte with the
-//! committed, unpacked bundles. `ROCE_GEN_BLESS=1` rewrites them after an intended change.
+//! committed output, unpacked. The scripts and the library every bundle ships as they are in
+//! `templates/` are not stored: each bundle's copy is checked against its source instead. The
+//! rest (each host's data, manifest, checksums, unit and README, and the folder's own files) is
+//! in `golden/<case>/`; `INSTA_UPDATE=always cargo test`, the snapshots' command, rewrites it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use crate::common::{roce_gen, tmp};
@@ -48,6 +51,13 @@ fn golden_dir(case: &str) -> PathBuf {
         .join(case)
 }
 
+/// Whether this run rewrites the records instead of checking them: insta's own setting, so that
+/// one command updates the snapshots and the golden case alike.
+fn updating() -> bool {
+    std::env::var("INSTA_UPDATE").is_ok_and(|v| v == "always")
+}
+
+/// The files of `golden/<case>/` that are the output (not its plan or its README).
 fn committed(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     let mut files = BTreeMap::new();
     for entry in walkdir::WalkDir::new(dir).sort_by_file_name() {
@@ -65,18 +75,91 @@ fn committed(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     files
 }
 
+fn assert_same(what: &str, expected: &[u8], got: &[u8], fix: &str) {
+    if expected != got {
+        let diff = similar::TextDiff::from_lines(
+            String::from_utf8_lossy(expected).as_ref(),
+            String::from_utf8_lossy(got).as_ref(),
+        )
+        .unified_diff()
+        .header("expected", "generated")
+        .to_string();
+        panic!("{what} differs ({fix}):\n{diff}");
+    }
+}
+
+/// Takes each bundle's plain sources out of `files` after checking that every one is byte for
+/// byte its file in `templates/`. Which files those are comes from render.rs itself, and every
+/// file of `templates/host/` that is not a template must be one of them (else it is not shipped).
+fn take_plain_sources(files: &mut BTreeMap<String, Vec<u8>>) {
+    let templates = Path::new(env!("CARGO_MANIFEST_DIR")).join("templates");
+    let plain = roce_gen::testing::plain_shared_files();
+    let mut in_host: Vec<String> = std::fs::read_dir(templates.join("host"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.ends_with(".j2") && !n.starts_with('.'))
+        .map(|n| format!("host/{n}"))
+        .collect();
+    in_host.sort();
+    let mut shipped: Vec<String> = plain.iter().map(|(_, src)| src.to_string()).collect();
+    shipped.sort();
+    assert_eq!(
+        in_host, shipped,
+        "templates/host/: the plain sources are not what render.rs ships as they are"
+    );
+    let hosts: BTreeSet<String> = files
+        .keys()
+        .filter_map(|k| Some(k.strip_prefix("bundles/")?.split_once('/')?.0.to_string()))
+        .collect();
+    assert!(!hosts.is_empty(), "{:?}", files.keys());
+    for host in &hosts {
+        for (name, source) in &plain {
+            let rel = format!("bundles/{host}/{name}");
+            let got = files
+                .remove(&rel)
+                .unwrap_or_else(|| panic!("{rel}: not in the bundle"));
+            let expected = std::fs::read(templates.join(source)).unwrap();
+            assert_same(
+                &format!("{rel} (templates/{source})"),
+                &expected,
+                &got,
+                "a bundle ships its plain sources byte for byte",
+            );
+        }
+    }
+}
+
+/// Replaces the output stored in `dir` by `fresh`, keeping the plan and the README.
+fn rewrite(dir: &Path, fresh: &BTreeMap<String, Vec<u8>>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap();
+        if name == "plan.json" || name == "README.md" {
+            continue;
+        }
+        if path.is_dir() {
+            std::fs::remove_dir_all(&path).unwrap();
+        } else {
+            std::fs::remove_file(&path).unwrap();
+        }
+    }
+    for (rel, bytes) in fresh {
+        let path = dir.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, bytes).unwrap();
+    }
+}
+
 #[test]
 fn golden_cases_regenerate_byte_for_byte() {
+    const FIX: &str =
+        "INSTA_UPDATE=always cargo test --test it golden:: to accept, then review the diff";
     for case in ["lab-2node"] {
         let dir = golden_dir(case);
-        let fresh = generate_unpacked(&dir.join("plan.json"));
-        if std::env::var_os("ROCE_GEN_BLESS").is_some() {
-            let _ = std::fs::remove_dir_all(dir.join("bundles"));
-            for (rel, bytes) in &fresh {
-                let path = dir.join(rel);
-                std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-                std::fs::write(&path, bytes).unwrap();
-            }
+        let mut fresh = generate_unpacked(&dir.join("plan.json"));
+        take_plain_sources(&mut fresh);
+        if updating() {
+            rewrite(&dir, &fresh);
             continue;
         }
         let old = committed(&dir);
@@ -84,39 +167,28 @@ fn golden_cases_regenerate_byte_for_byte() {
         assert_eq!(
             names(&fresh),
             names(&old),
-            "golden/{case}: file list differs; run ROCE_GEN_BLESS=1 cargo test --test it golden"
+            "golden/{case}: file list differs ({FIX})"
         );
         for (rel, bytes) in &fresh {
-            if bytes != &old[rel] {
-                let diff = similar::TextDiff::from_lines(
-                    String::from_utf8_lossy(&old[rel]).as_ref(),
-                    String::from_utf8_lossy(bytes).as_ref(),
-                )
-                .unified_diff()
-                .header("committed", "generated")
-                .to_string();
-                panic!(
-                    "golden/{case}/{rel} differs (ROCE_GEN_BLESS=1 cargo test --test it golden to accept):\n{diff}"
-                );
-            }
+            assert_same(&format!("golden/{case}/{rel}"), &old[rel], bytes, FIX);
         }
     }
 }
 
-/// `templates/host/plan.sh`, the example of the per-host data file that the shell sources are
-/// checked against, is node-a's of the golden case (`ROCE_GEN_BLESS=1` rewrites it too).
+/// A shipped source that is not its file in `templates/` is caught.
 #[test]
-fn the_checked_in_data_file_example_is_a_real_one() {
-    let fresh = generate_unpacked(&golden_dir("lab-2node").join("plan.json"));
-    let generated = &fresh["bundles/node-a/plan.sh"];
-    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("templates/host/plan.sh");
-    if std::env::var_os("ROCE_GEN_BLESS").is_some() {
-        std::fs::write(&example, generated).unwrap();
-    }
-    assert_eq!(
-        String::from_utf8_lossy(&std::fs::read(&example).unwrap()),
-        String::from_utf8_lossy(generated),
-        "templates/host/plan.sh is not node-a's plan.sh (ROCE_GEN_BLESS=1 cargo test --test it golden)"
+fn a_plain_source_that_differs_from_templates_is_caught() {
+    let mut fresh = generate_unpacked(&golden_dir("lab-2node").join("plan.json"));
+    fresh
+        .get_mut("bundles/node-b/lib-parse.sh")
+        .unwrap()
+        .push(b'#');
+    let caught = std::panic::catch_unwind(move || take_plain_sources(&mut fresh))
+        .expect_err("a changed byte passed");
+    let message = caught.downcast_ref::<String>().unwrap();
+    assert!(
+        message.starts_with("bundles/node-b/lib-parse.sh (templates/host/lib-parse.sh) differs"),
+        "{message}"
     );
 }
 

@@ -179,9 +179,12 @@ fn the_generated_shell_files_pass_shellcheck_too() {
     }
 }
 
-#[test]
-fn the_readers_pass_their_tests_on_the_captured_outputs() {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/host/parsers.sh");
+/// Runs a file of function tests of the bundle's shell (tests/host/NAME) under every bash: each
+/// prints `N passed, M failed` and exits 1 on a failure.
+fn function_tests(name: &str) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/host")
+        .join(name);
     for_each_bash(|bash| {
         let out = Command::new("bash")
             .arg(&script)
@@ -191,10 +194,15 @@ fn the_readers_pass_their_tests_on_the_captured_outputs() {
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(
             out.status.success() && stdout.contains(" passed, 0 failed"),
-            "{bash}: {stdout}{}",
+            "{name} under {bash}: {stdout}{}",
             String::from_utf8_lossy(&out.stderr)
         );
     });
+}
+
+#[test]
+fn the_readers_pass_their_tests_on_the_captured_outputs() {
+    function_tests("parsers.sh");
 }
 
 /// The console text of the scripts and of run-here.sh (lib-text.sh): every control character,
@@ -202,20 +210,16 @@ fn the_readers_pass_their_tests_on_the_captured_outputs() {
 /// escaping before the ASCII folding of a plain console. Function tests, bash alone.
 #[test]
 fn the_console_text_is_escaped_and_clean_text_kept() {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/host/text.sh");
-    for_each_bash(|bash| {
-        let out = Command::new("bash")
-            .arg(&script)
-            .arg(bash)
-            .output()
-            .unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success() && stdout.contains(" passed, 0 failed"),
-            "{bash}: {stdout}{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    });
+    function_tests("text.sh");
+}
+
+/// The pure functions of the settings (lib-settings.sh): the planned values, the DSCP pairs,
+/// the DSCP-map diff rollback restores with, apply --dry-run's simulation of a port with the
+/// commands it prints and the checks it predicts, and the summary's change texts. Function
+/// tests, bash alone: no host, no root, nothing run.
+#[test]
+fn the_settings_functions_pass_their_tests() {
+    function_tests("settings.sh");
 }
 
 /// run-here.sh carries the bundles' lib-text.sh byte for byte: one copy of the escaping.
