@@ -1,0 +1,206 @@
+#!/usr/bin/env bash
+# shellcheck source-path=SCRIPTDIR
+# Function-level tests of the pure parts of the bundle's settings (templates/host/lib-settings.sh)
+# and of the summary's change texts (lib.sh): the planned values, the DSCP pairs and the default
+# map, the DSCP-map diff rollback restores with, and apply --dry-run's simulation of a port and
+# the checks it predicts (rg_apply_all on a simulated port: nothing runs). No host, no root: the
+# library is sourced from a folder of links beside this test's own plan.sh, and no tool but
+# coreutils is run. Prints "N passed, M failed" and exits 1 on a failure.
+# Usage: settings.sh [BASH]   (the bash that runs the functions; default: this one)
+
+set -u
+export LC_ALL=C
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+LIB=$HERE/../../templates/host
+if [ $# -gt 0 ] && [ -z "${SETTINGS_INNER-}" ]; then
+  SETTINGS_INNER=1 exec "$1" "${BASH_SOURCE[0]}"
+fi
+
+# The bundle as lib.sh expects it: the library's files and a plan.sh, here the test's own data.
+BUNDLE=$(mktemp -d "${TMPDIR:-/tmp}/roce-gen-settings.XXXXXX") || exit 2
+trap 'rm -rf "$BUNDLE"' EXIT
+for f in "$LIB"/lib*.sh; do ln -s "$f" "$BUNDLE/${f##*/}"; done
+cat >"$BUNDLE/plan.sh" <<'EOF'
+# shellcheck shell=bash disable=SC2034
+RG_TOOL_VERSION=0.0.0 RG_PLAN_SHA256="" RG_CLUSTER=test RG_HOST=gpu-001 RG_INSTALL_DIR=/opt/roce-gen/test
+RG_TRUST=dscp RG_ROCE_DSCP=26 RG_ROCE_PRIO=3 RG_ROCE_TOS=106 RG_CNP_DSCP=48 RG_CNP_PRIO=6
+RG_PFC=0,0,0,1,0,0,0,0 RG_ECN=0,0,0,1,0,0,0,0 RG_ROCE_MODE='RoCE v2' RG_GLOBAL_PAUSE=off
+RG_PERSIST=yes RG_DCBX=check RG_CABLE_LEN='' RG_FW_CONFIG=report RG_NCCL_ENV=yes
+RG_DCQCN_FILE=() RG_DCQCN_VALUE=() RG_MIN_OFED=24.10 RG_MIN_FW=28.39.1002
+RG_NIC_IBDEV=(mlx5_0 mlx5_1) RG_NIC_NETDEV=(eth0 eth1) RG_NIC_IP=(10.0.0.1/24 10.0.1.1/24)
+RG_NIC_MTU=(4200 9000) RG_NIC_PCI=('' '') RG_NIC_MAC=('' '') RG_NIC_SWITCH=('' '') RG_NIC_SWITCH_PORT=('' '')
+EOF
+# shellcheck source=../../templates/host/lib.sh
+RG_DIR=$BUNDLE . "$BUNDLE/lib.sh"
+# lib.sh sets strict mode for the scripts; a test goes on after a failing case.
+set +e +o pipefail
+# Only the host's PATH: no vendor tool is found, so the QoS backend is dcb unless a case says.
+NOTOOLS=$BUNDLE/none
+mkdir "$NOTOOLS"
+
+pass=0 fail=0
+eq() { # NAME WANT GOT
+  if [ "$2" = "$3" ]; then
+    pass=$((pass + 1))
+  else
+    fail=$((fail + 1))
+    printf 'FAIL %s\n  want: %s\n  got:  %s\n' "$1" "$2" "$3"
+  fi
+}
+# checks: the checks recorded since the last reset, one line each: `ID NIC STATUS: MESSAGE`.
+checks() {
+  local i
+  for ((i = 0; i < ${#RG_C_ID[@]}; i++)); do
+    printf '%s %s %s: %s\n' "${RG_C_ID[i]}" "${RG_C_NIC[i]}" "${RG_C_STATUS[i]}" "${RG_C_MSG[i]}"
+  done
+}
+reset() {
+  RG_C_ID=() RG_C_NIC=() RG_C_STATUS=() RG_C_SEV=() RG_C_EXP=() RG_C_ACT=() RG_C_MSG=()
+  RG_C_KIND=() RG_C_FROM=() RG_E_MSG=() RG_E_FROM=() RG_E_EXP=() RG_FLAPS=""
+}
+
+default_map=""
+for ((d = 0; d < 64; d++)); do default_map+="${default_map:+,}$d:$((d >> 3))"; done
+
+# --- the plan's values in the spelling rg_get reads ------------------------------------------------
+eq "planned dscp2prio: RoCE and CNP pairs" 26:3,48:6 "$(rg_planned dscp2prio 0)"
+eq "planned pfc" 0,0,0,1,0,0,0,0 "$(rg_planned pfc 0)"
+eq "planned mtu is the port's own" 9000 "$(rg_planned mtu 1)"
+eq "planned pause off" "rx off tx off" "$(rg_planned pause 0)"
+eq "planned pause on" "rx on tx on" "$(RG_GLOBAL_PAUSE=on rg_planned pause 0)"
+eq "planned ecn: only the lossless priority" 3:1 "$(rg_planned ecn_np 0)"
+eq "planned ecn: two priorities" 3:1,5:1 "$(RG_ECN=0,0,0,1,0,1,0,0 rg_planned ecn_rp 0)"
+eq "planned ecn none: all eight off" 0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0 "$(RG_ECN=0,0,0,0,0,0,0,0 rg_planned ecn_np 0)"
+eq "planned traffic class is the ToS" 106 "$(rg_planned traffic_class 0)"
+
+# --- DSCP pairs and the default map ----------------------------------------------------------------
+eq "default map: 64 entries" 64 "$(rg_default_map | tr ',' '\n' | grep -c .)"
+eq "default map" "$default_map" "$(rg_default_map)"
+eq "pairs of the default map" 26:3,48:6 "$(rg_pairs_of "$default_map" 26 48)"
+eq "pairs of no map" "26:?,48:?" "$(rg_pairs_of none 26 48)"
+eq "pairs: 126 is not 26, 6 not 26" "26:?" "$(rg_pairs_of 126:1,6:0 26)"
+eq "pairs: the first and the last entry" 0:0,63:7 "$(rg_pairs_of "$default_map" 0 63)"
+
+# --- the DSCP-map diff (rollback of dscp_map) ------------------------------------------------------
+eq "diff: equal maps, nothing" "" "$(rg_map_diff "$default_map" "$default_map")"
+eq "diff: to none leaves the map (trust pcp removes it)" "" "$(rg_map_diff "$default_map" none)"
+eq "diff: one entry moved" 26:5 "$(rg_map_diff "$default_map" "${default_map/26:3/26:5}")"
+eq "diff: a changed entry set, an added one deleted" 26:3,10:-1 "$(rg_map_diff 10:1,26:5,48:6 26:3,48:6)"
+eq "diff: from none, every entry set" 26:3,48:6 "$(rg_map_diff none 26:3,48:6)"
+eq "diff: 6 is not 26" 26:3,6:-0 "$(rg_map_diff 6:0 26:3)"
+eq "diff: the default map to two entries deletes 62" 62 \
+  "$(rg_map_diff "$default_map" 26:3,48:6 | tr ',' '\n' | grep -c -- ':-')"
+
+# --- apply --dry-run: the simulation of a port and the checks it predicts -------------------------
+# dryrun IDS NAME=VALUE...: rg_apply_all for NIC 0 in a dry run on a port whose values were read
+# as given (the caller's `before`, as rg_nic_settings leaves it); prints its stdout (the steps,
+# with -v) and then the checks.
+dryrun() {
+  local ids=$1 word
+  local -A before=()
+  shift
+  # shellcheck disable=SC2034 # rg_apply_all reads the caller's `before`
+  for word in "$@"; do before[${word%%=*}]=${word#*=}; done
+  reset
+  RG_DRY_RUN=yes
+  rg_apply_all 0 "$ids"
+  checks
+  RG_DRY_RUN=no
+}
+PATH_SAVED=$PATH
+PATH=$NOTOOLS:$PATH_SAVED
+
+# A configured port: every setting is predicted unchanged, nothing is run.
+out=$(RG_VERBOSE=yes dryrun "trust dscp2prio pfc pause mtu" trust=dscp dscp2prio=26:3,48:6 \
+  pfc=0,0,0,1,0,0,0,0 "pause=rx off tx off" mtu=4200)
+eq "configured: all unchanged, nothing run" "trust mlx5_0 pass: trust is dscp as planned; unchanged
+dscp2prio mlx5_0 pass: dscp2prio is 26:3,48:6 as planned; unchanged
+pfc mlx5_0 pass: pfc is 0,0,0,1,0,0,0,0 as planned; unchanged
+pause mlx5_0 pass: pause is rx off tx off as planned; unchanged
+mtu mlx5_0 pass: mtu is 4200 as planned; unchanged" "$out"
+
+# A port in PCP trust (no DSCP entries), PFC off, pause on, the default MTU, under dcb: trust
+# dscp programs the default map, which has the planned pairs (a side effect, nothing to run), and
+# setting PFC clears pause (a side effect too). The steps are the very commands apply runs.
+out=$(RG_VERBOSE=yes dryrun "trust dscp2prio pfc pause mtu" trust=pcp "dscp2prio=26:?,48:?" \
+  pfc=0,0,0,0,0,0,0,0 "pause=rx on tx on" mtu=1500)
+eq "pcp port under dcb: steps and prediction" "would run: dcb app add dev eth0 dscp-prio ${default_map//,/ }
+would run: dcb pfc set dev eth0 prio-pfc 0:off 1:off 2:off 3:on 4:off 5:off 6:off 7:off
+would run: ip link set dev eth0 mtu 4200
+trust mlx5_0 warn: dry run: trust would change from pcp to dscp
+dscp2prio mlx5_0 warn: dry run: dscp2prio would change from 26:?,48:? to 26:3,48:6 (a side effect of an earlier change: nothing to run)
+pfc mlx5_0 warn: dry run: pfc would change from 0,0,0,0,0,0,0,0 to 0,0,0,1,0,0,0,0; changing PFC toggles the link of eth0 (one flap)
+pause mlx5_0 warn: dry run: pause would change from rx on tx on to rx off tx off (a side effect of an earlier change: nothing to run)
+mtu mlx5_0 warn: dry run: mtu would change from 1500 to 4200" "$out"
+eq "pcp port: a summary entry per changed setting" "trust:pcp>dscp dscp2prio:26:?,48:?>26:3,48:6 pfc:0,0,0,0,0,0,0,0>0,0,0,1,0,0,0,0 pause:rx on tx on>rx off tx off mtu:1500>4200 " \
+  "$(dryrun "trust dscp2prio pfc pause mtu" trust=pcp "dscp2prio=26:?,48:?" pfc=0,0,0,0,0,0,0,0 \
+    "pause=rx on tx on" mtu=1500 >/dev/null
+    for ((i = 0; i < ${#RG_C_ID[@]}; i++)); do
+      [ "${RG_C_KIND[i]}" != setting ] || printf '%s:%s>%s ' "${RG_C_ID[i]}" "${RG_C_FROM[i]}" "${RG_C_EXP[i]}"
+    done)"
+eq "pcp port: the flap is counted" eth0 "$(dryrun "pfc" pfc=0,0,0,0,0,0,0,0 >/dev/null; printf '%s' "$RG_FLAPS")"
+eq "no PFC change: no flap" "" "$(dryrun "mtu" mtu=1500 >/dev/null; printf '%s' "$RG_FLAPS")"
+# Without -v a dry run prints nothing of its own.
+eq "quiet dry run" "mtu mlx5_0 warn: dry run: mtu would change from 1500 to 4200" "$(dryrun mtu mtu=1500)"
+
+# Pause planned on and already on: the PFC change clears it, so apply sets it again.
+out=$(RG_GLOBAL_PAUSE=on RG_VERBOSE=yes dryrun "pfc pause" pfc=0,0,0,0,0,0,0,0 "pause=rx on tx on")
+eq "pause set again after PFC" "would run: dcb pfc set dev eth0 prio-pfc 0:off 1:off 2:off 3:on 4:off 5:off 6:off 7:off
+would run: ethtool -A eth0 rx on tx on
+pfc mlx5_0 warn: dry run: pfc would change from 0,0,0,0,0,0,0,0 to 0,0,0,1,0,0,0,0; changing PFC toggles the link of eth0 (one flap)
+pause mlx5_0 pass: pause is rx on tx on as planned; an earlier change alters it, so apply sets it again" "$out"
+
+# A port already in DSCP trust keeps its map: trust is not written, the map entry is.
+out=$(RG_VERBOSE=yes dryrun "trust dscp2prio" trust=dscp dscp2prio=26:5,48:6)
+eq "dscp port, one entry off" "would run: dcb app replace dev eth0 dscp-prio 26:3
+would run: dcb app replace dev eth0 dscp-prio 48:6
+trust mlx5_0 pass: trust is dscp as planned; unchanged
+dscp2prio mlx5_0 warn: dry run: dscp2prio would change from 26:5,48:6 to 26:3,48:6" "$out"
+
+# With mlnx_qos (present but never run in a dry run): the DSCP map and PFC in one call.
+mkdir "$BUNDLE/qos"
+printf '#!/bin/sh\necho "mlnx_qos ran in a dry run" >&2\nexit 99\n' >"$BUNDLE/qos/mlnx_qos"
+chmod +x "$BUNDLE/qos/mlnx_qos"
+PATH=$BUNDLE/qos:$PATH_SAVED
+out=$(RG_VERBOSE=yes dryrun "trust dscp2prio pfc" trust=dscp dscp2prio=26:5,48:6 pfc=0,0,0,0,0,0,0,0 2>&1)
+eq "mlnx_qos: map and PFC in one call" "would run: mlnx_qos -i eth0 --pfc 0,0,0,1,0,0,0,0 --dscp2prio set,26,3 --dscp2prio set,48,6
+trust mlx5_0 pass: trust is dscp as planned; unchanged
+dscp2prio mlx5_0 warn: dry run: dscp2prio would change from 26:5,48:6 to 26:3,48:6
+pfc mlx5_0 warn: dry run: pfc would change from 0,0,0,0,0,0,0,0 to 0,0,0,1,0,0,0,0; changing PFC toggles the link of eth0 (one flap)" "$out"
+PATH=$NOTOOLS:$PATH_SAVED
+
+# rg_simulate: the driver's side effects, only in a dry run.
+declare -A sim=([dscp2prio]="26:?,48:?" [pause]="rx on tx on")
+RG_DRY_RUN=yes
+rg_simulate trust dscp
+eq "simulate trust dscp: the default map's pairs" 26:3,48:6 "${sim[dscp2prio]}"
+rg_simulate pfc 0,0,0,1,0,0,0,0
+eq "simulate pfc: pause cleared" "rx off tx off" "${sim[pause]}"
+sim=([pause]="rx on tx on")
+rg_simulate trust dscp
+eq "simulate trust without a map read: none made up" unset "${sim[dscp2prio]-unset}"
+RG_DRY_RUN=no
+sim=([pause]="rx on tx on")
+rg_simulate pfc 0,0,0,1,0,0,0,0
+eq "simulate outside a dry run: nothing" "rx on tx on" "${sim[pause]}"
+PATH=$PATH_SAVED
+
+# --- the summary's change texts (lib.sh) -----------------------------------------------------------
+RG_ASCII=no
+rg_symbols
+rg_change_text 1500 4200
+eq "change text short" "1500 → 4200" "$REPLY"
+rg_change_text "" 106
+eq "change text unset" "unset → 106" "$REPLY"
+rg_change_text "$default_map" "${default_map/26:3/26:5}"
+eq "change text of a whole map: the entries that differ" "…,26:3 → …,26:5" "$REPLY"
+rg_change_text none "$default_map"
+eq "change text from no map" "none → 64 entries" "$REPLY"
+
+RG_ASCII=yes
+rg_symbols
+rg_change_text "$default_map" "${default_map/26:3/26:5}"
+eq "change text on a plain console" "...,26:3 -> ...,26:5" "$REPLY"
+
+printf '%s passed, %s failed\n' "$pass" "$fail"
+[ "$fail" -eq 0 ]
