@@ -1,12 +1,12 @@
-//! `generate`: snapshots of a small plan's bundle, reproducibility across time zones, umasks,
-//! folders and `SOURCE_DATE_EPOCH`, atomic output, `--hosts`, stale bundles, bad templates.
+//! `generate`: reproducibility across time zones, umasks, folders and `SOURCE_DATE_EPOCH`, atomic
+//! output, `--hosts`, stale bundles, bad templates. What a plan's bundles hold is the golden
+//! case's (tests/it/golden.rs).
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
 use crate::common::{Book, C, roce_gen, s, tmp};
-use crate::golden::generate_unpacked;
 
 /// Every file under `dir` (relative name → bytes), to compare whole folders.
 fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
@@ -22,37 +22,6 @@ fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
             )
         })
         .collect()
-}
-
-#[test]
-fn the_bundle_of_a_small_plan() {
-    let dir = tmp();
-    Book::base().write(dir.path(), "plan.xlsx");
-    let files = generate_unpacked(&dir.path().join("plan.xlsx"));
-    let mut shot = String::new();
-    for (name, bytes) in files
-        .iter()
-        .filter(|(n, _)| n.starts_with("bundles/h1/") || !n.starts_with("bundles/"))
-    {
-        let text = String::from_utf8_lossy(bytes);
-        shot.push_str(&format!(
-            "================ {name} ({} bytes) ================\n",
-            bytes.len()
-        ));
-        if name.ends_with(".sh") {
-            // The scripts are reviewed in golden/; here, the part that carries this plan.
-            let plan: Vec<&str> = text
-                .lines()
-                .skip_while(|l| !l.starts_with("# The plan."))
-                .take_while(|l| *l != "}")
-                .collect();
-            shot.push_str(&plan.join("\n"));
-            shot.push_str("\n}\n");
-        } else {
-            shot.push_str(&text);
-        }
-    }
-    crate::common::snapshot("bundle_of_small_plan", shot);
 }
 
 fn generate_in(dir: &Path, env: &[(&str, &str)], umask: &str) -> std::process::Output {
@@ -378,7 +347,8 @@ fn output_on_every_core_is_byte_identical_to_a_single_threaded_run() {
 }
 
 /// The plan's identity is its normalized form: the workbook and its JSON conversion (and any
-/// re-save) give bundles of one `plan_sha256`, the sha256 of what `roce-gen plan` prints.
+/// re-save) give bundles of one `plan_sha256`, the sha256 of what `roce-gen plan` prints, and
+/// the same output byte for byte, so the golden case's JSON plan stands for a workbook too.
 #[test]
 fn a_workbook_and_its_json_conversion_are_the_same_plan() {
     let dir = tmp();
@@ -399,4 +369,5 @@ fn a_workbook_and_its_json_conversion_are_the_same_plan() {
         .unwrap();
         assert_eq!(index["plan_sha256"], identity.as_str(), "{plan}");
     }
+    assert_eq!(tree(&dir.path().join("a")), tree(&dir.path().join("b")));
 }
