@@ -3,7 +3,8 @@
 # unit runs apply --boot, which waits, bounded, for the planned devices) and what re-applies the
 # settings when the RDMA stack restarts without a reboot (a driver reload wipes them): OFED's
 # post-start hook, chained to any hook already there, or on inbox hosts a udev rule on the
-# planned devices. Rollback removes exactly what apply added.
+# planned devices. Rollback removes exactly what apply added; rg_rollback is the whole of
+# rollback.sh.
 
 RG_UNIT=roce-gen.service
 RG_UNIT_FILE="$RG_ROOT/etc/systemd/system/$RG_UNIT"
@@ -216,4 +217,58 @@ rg_wait_for_devices() {
     sleep 1
     waited=$((waited + 1))
   done
+}
+
+# rg_rollback: rollback.sh: restores every value apply saved, from the saved state, in the
+# reverse of the order the driver needs: the ports' settings (rg_restore, each given its own
+# saved lines), their firmware values, then removes the driver-reload trigger, the nccl.env, the
+# boot unit and the installed bundle, and forgets the saved state once nothing failed. Refuses
+# (rg_finish) on another host's bundle; with no saved state there is nothing to restore.
+rg_rollback() {
+  local id dev d value devs=() reload="" nccl="" persisted=no words=()
+  rg_check_hostname
+  if [ "$(rg_status_of hostname "")" = fail ]; then
+    rg_finish
+  fi
+  if [ ! -r "$RG_SAVED" ]; then
+    rg_check rollback "" pass info "saved state" none "nothing to restore: apply.sh has not changed this host (no $RG_SAVED)"
+    rg_finish
+  fi
+  # The saved values, host-wide ones first, then per port in the plan's order.
+  while IFS=$'\t' read -r id dev value; do
+    case $id in
+      persistence) persisted=yes ;;
+      persistence_reload) reload=$value ;;
+      nccl_env) nccl=$value ;;
+      *) [[ " ${devs[*]-} " == *" $dev "* ]] || devs+=("$dev") ;;
+    esac
+  done <"$RG_SAVED"
+  for dev in ${devs[@]+"${devs[@]}"}; do
+    words=()
+    while IFS=$'\t' read -r id d value; do
+      [ "$d" != "$dev" ] || [ -z "$id" ] || words+=("$id=$value")
+    done <"$RG_SAVED"
+    rg_restore "$dev" ${words[@]+"${words[@]}"}
+  done
+  rg_fw_rollback
+  [ -z "$reload" ] || rg_unpersist_reload "$reload"
+  [ -z "$nccl" ] || rg_nccl_env_restore "$nccl" "$persisted"
+  [ "$persisted" = no ] || rg_rollback_persistence
+  if [ "$RG_DRY_RUN" = no ] && [ "$(rg_run_status)" != fail ]; then
+    rm -f "$RG_SAVED"
+  fi
+}
+
+# rg_rollback_persistence: removes the unit and the installed bundle (check `persistence`).
+rg_rollback_persistence() {
+  rg_unpersist
+  if [ "$RG_DRY_RUN" = yes ]; then
+    rg_check_action persistence "" warn info absent "" "dry run: would disable $RG_UNIT and remove $RG_INSTALL_DIR" \
+      "installed → absent ($RG_UNIT, $RG_INSTALL_DIR)"
+  elif [ -e "$RG_UNIT_FILE" ] || [ -e "$RG_ROOT$RG_INSTALL_DIR" ]; then
+    rg_check persistence "" fail error absent installed "could not remove $RG_UNIT_FILE or $RG_INSTALL_DIR"
+  else
+    rg_check_action persistence "" changed info absent absent "disabled $RG_UNIT and removed $RG_INSTALL_DIR" \
+      "installed → absent ($RG_UNIT, $RG_INSTALL_DIR)"
+  fi
 }

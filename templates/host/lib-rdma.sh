@@ -159,11 +159,11 @@ rg_cable_args() {
   fi
 }
 
-# rg_dcqcn_saved_ids: the DCQCN ids among the caller's `saved` (rollback), for restoring them
-# first: they may be from an earlier plan than this bundle's.
+# rg_dcqcn_saved_ids ID...: the DCQCN ids among the saved ids of a port (rollback), for
+# restoring them first: they may be from an earlier plan than this bundle's.
 rg_dcqcn_saved_ids() {
   local id out=""
-  for id in ${saved[@]+"${!saved[@]}"}; do
+  for id in "$@"; do
     case $id in dcqcn_*) out+="${out:+ }$id" ;; esac
   done
   printf '%s' "$out"

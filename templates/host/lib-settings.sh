@@ -708,12 +708,16 @@ rg_predict() {
   done
 }
 
-# rg_restore DEV: rollback of one port: every value apply saved, in RG_RESTORE_ORDER. Reads the
-# caller's `saved` (id → value). The whole DSCP map, saved as `dscp_map`, is restored under the
-# check id `dscp2prio`: one name per setting in every phase.
+# rg_restore DEV ID=VALUE...: rollback of one port: every value apply saved for it (the saved
+# state's lines of DEV, in their order; of an ID saved twice the later value counts), in
+# RG_RESTORE_ORDER. The whole DSCP map, saved as `dscp_map`, is restored under the check id
+# `dscp2prio`: one name per setting in every phase.
 rg_restore() {
-  local dev=$1 i key id want now after note order=$RG_RESTORE_ORDER map_before=""
-  order="$(rg_dcqcn_saved_ids) $order"
+  local dev=$1 i key id want now after note order=$RG_RESTORE_ORDER map_before="" word
+  local -A saved=()
+  shift
+  for word in "$@"; do saved[${word%%=*}]=${word#*=}; done
+  order="$(rg_dcqcn_saved_ids ${saved[@]+"${!saved[@]}"}) $order"
   i=$(rg_index_of "$dev") || {
     for key in ${saved[@]+"${!saved[@]}"}; do
       id=${key/#dscp_map/dscp2prio}

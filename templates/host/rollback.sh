@@ -14,52 +14,5 @@ RG_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 RG_USAGE="usage: rollback.sh [--dry-run] [-v|--verbose] [--ascii] [--out FILE | --results-dir DIR]"
 rg_parse "--dry-run" "$@"
 rg_start rollback
-rg_check_hostname
-if [ "$(rg_status_of hostname "")" = fail ]; then
-  rg_finish
-fi
-if [ ! -r "$RG_SAVED" ]; then
-  rg_check rollback "" pass info "saved state" none "nothing to restore: apply.sh has not changed this host (no $RG_SAVED)"
-  rg_finish
-fi
-
-# The saved values, host-wide ones first, then per port in the plan's order.
-devs=()
-reload=""
-nccl=""
-persisted=no
-while IFS=$'\t' read -r id dev value; do
-  case $id in
-    persistence) persisted=yes ;;
-    persistence_reload) reload=$value ;;
-    nccl_env) nccl=$value ;;
-    *) [[ " ${devs[*]-} " == *" $dev "* ]] || devs+=("$dev") ;;
-  esac
-done <"$RG_SAVED"
-for dev in ${devs[@]+"${devs[@]}"}; do
-  declare -A saved=()
-  while IFS=$'\t' read -r id d value; do
-    [ "$d" != "$dev" ] || [ -z "$id" ] || saved[$id]=$value
-  done <"$RG_SAVED"
-  rg_restore "$dev"
-  unset saved
-done
-rg_fw_rollback
-[ -z "$reload" ] || rg_unpersist_reload "$reload"
-[ -z "$nccl" ] || rg_nccl_env_restore "$nccl" "$persisted"
-if [ "$persisted" = yes ]; then
-  rg_unpersist
-  if [ "$RG_DRY_RUN" = yes ]; then
-    rg_check_action persistence "" warn info absent "" "dry run: would disable $RG_UNIT and remove $RG_INSTALL_DIR" \
-      "installed → absent ($RG_UNIT, $RG_INSTALL_DIR)"
-  elif [ -e "$RG_UNIT_FILE" ] || [ -e "$RG_ROOT$RG_INSTALL_DIR" ]; then
-    rg_check persistence "" fail error absent installed "could not remove $RG_UNIT_FILE or $RG_INSTALL_DIR"
-  else
-    rg_check_action persistence "" changed info absent absent "disabled $RG_UNIT and removed $RG_INSTALL_DIR" \
-      "installed → absent ($RG_UNIT, $RG_INSTALL_DIR)"
-  fi
-fi
-if [ "$RG_DRY_RUN" = no ] && [ "$(rg_run_status)" != fail ]; then
-  rm -f "$RG_SAVED"
-fi
+rg_rollback
 rg_finish
