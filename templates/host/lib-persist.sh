@@ -7,13 +7,22 @@
 # rollback.sh.
 
 RG_UNIT=roce-gen.service
-RG_UNIT_FILE="$RG_ROOT/etc/systemd/system/$RG_UNIT"
 # OFED's openibd runs this after it (re)starts the stack; a hook found there is kept beside it
 # and chained.
 RG_HOOK=/etc/infiniband/post-start-hook.sh
 RG_HOOK_CHAINED=/etc/infiniband/post-start-hook.sh.roce-gen-chained
-RG_UDEV_RULE="/etc/udev/rules.d/90-roce-gen-$RG_CLUSTER.rules"
-RG_MARK="# roce-gen reload hook of cluster $RG_CLUSTER"
+# The unit's file under the root, the cluster's udev rule and the line that marks roce-gen's own
+# hook (rg_persist_init).
+RG_UNIT_FILE=""
+RG_UDEV_RULE=""
+RG_MARK=""
+
+# rg_persist_init: what follows from plan.sh and the root (rg_init).
+rg_persist_init() {
+  RG_UNIT_FILE="$RG_ROOT/etc/systemd/system/$RG_UNIT"
+  RG_UDEV_RULE="/etc/udev/rules.d/90-roce-gen-$RG_CLUSTER.rules"
+  RG_MARK="# roce-gen reload hook of cluster $RG_CLUSTER"
+}
 
 # rg_bundle_files: the bundle's files as SHA256SUMS lists them, then SHA256SUMS itself.
 rg_bundle_files() {

@@ -8,22 +8,31 @@
 # file apply writes beside the installed bundle (`nccl_env`), which rollback removes.
 
 # The DCQCN parameters the plan sets, as check ids: dcqcn_NAME for ecn/roce_rp/NAME or
-# ecn/roce_np/NAME. They depend on no other setting and none on them, so they come last.
+# ecn/roce_np/NAME (rg_rdma_init).
 RG_DCQCN_IDS=""
-for rg_file in ${RG_DCQCN_FILE[@]+"${RG_DCQCN_FILE[@]}"}; do
-  RG_DCQCN_IDS+="${RG_DCQCN_IDS:+ }dcqcn_${rg_file##*/}"
-done
-unset rg_file
-RG_SETTINGS+="${RG_DCQCN_IDS:+ $RG_DCQCN_IDS}"
 
 # The index of each port's RoCE v2 GID for its planned address, as the gid check found it
 # (empty: none); the facts and nccl.env use it.
 RG_GID_INDEX=()
 
 # Where apply keeps the sha256 of the nccl.env it wrote last, so that rollback removes that file
-# and not one someone has edited since; and the file as it was before apply first wrote it.
-RG_NCCL_SUM="$RG_STATE_DIR/nccl.env.sha256"
-RG_NCCL_ORIG="$RG_STATE_DIR/nccl.env.orig"
+# and not one someone has edited since; and the file as it was before apply first wrote it
+# (rg_rdma_init).
+RG_NCCL_SUM=""
+RG_NCCL_ORIG=""
+
+# rg_rdma_init: what follows from plan.sh (rg_init): the DCQCN ids, last among the settings
+# since they depend on no other setting and none on them, and the nccl.env state files.
+rg_rdma_init() {
+  local file
+  RG_DCQCN_IDS=""
+  for file in ${RG_DCQCN_FILE[@]+"${RG_DCQCN_FILE[@]}"}; do
+    RG_DCQCN_IDS+="${RG_DCQCN_IDS:+ }dcqcn_${file##*/}"
+  done
+  RG_SETTINGS+="${RG_DCQCN_IDS:+ $RG_DCQCN_IDS}"
+  RG_NCCL_SUM="$RG_STATE_DIR/nccl.env.sha256"
+  RG_NCCL_ORIG="$RG_STATE_DIR/nccl.env.orig"
+}
 
 # --- DCQCN parameters and the cable length as settings -------------------------------------------
 

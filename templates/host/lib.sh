@@ -1,28 +1,21 @@
 # shellcheck shell=bash
 # lib.sh: the shell library of a roce-gen bundle, the same in every bundle. precheck.sh, apply.sh
-# and rollback.sh source it; it sets strict mode, sources plan.sh (this host's values, RG_*)
-# and its parts: lib-text.sh, lib-parse.sh, lib-checks.sh, lib-probe.sh, lib-settings.sh,
-# lib-rdma.sh, lib-persist.sh, lib-firmware.sh.
+# and rollback.sh source it and call rg_init, which sets strict mode, the locale and PATH and
+# sources plan.sh (this host's values, RG_*). Sourcing it, like sourcing any of its parts
+# (lib-text.sh, lib-parse.sh, lib-checks.sh, lib-probe.sh, lib-settings.sh, lib-rdma.sh,
+# lib-persist.sh, lib-firmware.sh), only defines functions and values, so a function test can.
 # Here: the command line, logging, the run lock, time limits on tools, the checks of a run, the
 # JSON result and the summary. Bash 4.2 (RHEL 7) or newer, coreutils, and the host's own tools;
 # nothing else.
 
-set -euo pipefail
-
 RG_DIR=${RG_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)}
+# A part that cannot be sourced ends the sourcing (the scripts then exit).
 # Text for the console: rg_esc, rg_console, the plain console rule.
 # shellcheck source=lib-text.sh
-. "$RG_DIR/lib-text.sh"
-# Read before LC_ALL=C below hides the locale.
+. "$RG_DIR/lib-text.sh" || return
+# Read before rg_init's LC_ALL=C hides the locale.
 RG_ASCII=no
 ! rg_plain_console || RG_ASCII=yes
-# Tool output is parsed: keep it in English and byte-oriented.
-export LC_ALL=C
-PATH="${PATH:-/usr/bin:/bin}:/usr/sbin:/sbin"
-export PATH
-# This host's values (RG_*), the only part of the bundle's shell that differs between hosts.
-# shellcheck source=plan.sh
-. "$RG_DIR/plan.sh"
 
 # Everything on the host is read under this root: empty on a real host, a fake tree in tests.
 RG_ROOT="${ROCE_GEN_ROOT:-}"
@@ -49,8 +42,9 @@ RG_LOCK=""
 RG_DONE=""
 # Where the last failing command was, for a run that strict mode stopped.
 RG_ERR_AT=""
-RG_STATE_DIR="$RG_ROOT/var/lib/roce-gen/$RG_CLUSTER"
-RG_SAVED="$RG_STATE_DIR/saved-state.tsv"
+# This cluster's state on the host (rg_init): the saved values and what apply keeps beside them.
+RG_STATE_DIR=""
+RG_SAVED=""
 
 # Every external tool gets this many seconds (a hung tool must not hang the run or the boot).
 RG_TOOL_TIMEOUT=${ROCE_GEN_TOOL_TIMEOUT:-60}
@@ -770,17 +764,34 @@ rg_parse() {
   rg_symbols
 }
 
+# rg_init: what every script does first, after sourcing lib.sh: strict mode, the locale and
+# PATH the tools are run with, this host's values (plan.sh) and what follows from them.
+rg_init() {
+  set -euo pipefail
+  # Tool output is parsed: keep it in English and byte-oriented.
+  export LC_ALL=C
+  PATH="${PATH:-/usr/bin:/bin}:/usr/sbin:/sbin"
+  export PATH
+  # This host's values (RG_*), the only part of the bundle's shell that differs between hosts.
+  # shellcheck source=plan.sh
+  . "$RG_DIR/plan.sh"
+  RG_STATE_DIR="$RG_ROOT/var/lib/roce-gen/$RG_CLUSTER"
+  RG_SAVED="$RG_STATE_DIR/saved-state.tsv"
+  rg_rdma_init
+  rg_persist_init
+}
+
 # shellcheck source=lib-parse.sh
-. "$RG_DIR/lib-parse.sh"
+. "$RG_DIR/lib-parse.sh" || return
 # shellcheck source=lib-checks.sh
-. "$RG_DIR/lib-checks.sh"
+. "$RG_DIR/lib-checks.sh" || return
 # shellcheck source=lib-probe.sh
-. "$RG_DIR/lib-probe.sh"
+. "$RG_DIR/lib-probe.sh" || return
 # shellcheck source=lib-settings.sh
-. "$RG_DIR/lib-settings.sh"
+. "$RG_DIR/lib-settings.sh" || return
 # shellcheck source=lib-rdma.sh
-. "$RG_DIR/lib-rdma.sh"
+. "$RG_DIR/lib-rdma.sh" || return
 # shellcheck source=lib-persist.sh
-. "$RG_DIR/lib-persist.sh"
+. "$RG_DIR/lib-persist.sh" || return
 # shellcheck source=lib-firmware.sh
-. "$RG_DIR/lib-firmware.sh"
+. "$RG_DIR/lib-firmware.sh" || return

@@ -5,7 +5,8 @@
 # Part of a roce-gen bundle: the same in every bundle; this host's values are in plan.sh.
 RG_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=lib.sh
-. "$RG_DIR/lib.sh"
+. "$RG_DIR/lib.sh" || exit
+rg_init
 
 RG_USAGE="usage: precheck.sh [-v|--verbose] [--ascii] [--out FILE | --results-dir DIR]"
 rg_parse "" "$@"

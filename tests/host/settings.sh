@@ -3,9 +3,9 @@
 # Function-level tests of the pure parts of the bundle's settings (templates/host/lib-settings.sh)
 # and of the summary's change texts (lib.sh): the planned values, the DSCP pairs and the default
 # map, the DSCP-map diff rollback restores with, and apply --dry-run's simulation of a port and
-# the checks it predicts (rg_apply_all on a simulated port: nothing runs). No host, no root: the
-# library is sourced from a folder of links beside this test's own plan.sh, and no tool but
-# coreutils is run. Prints "N passed, M failed" and exits 1 on a failure.
+# the checks it predicts (rg_apply_all on a simulated port: nothing runs). And that the library
+# and each of its parts can be sourced without side effects, as this test sources lib.sh. No
+# host, no root, no tool but coreutils. Prints "N passed, M failed" and exits 1 on a failure.
 # Usage: settings.sh [BASH]   (the bash that runs the functions; default: this one)
 
 set -u
@@ -16,26 +16,32 @@ if [ $# -gt 0 ] && [ -z "${SETTINGS_INNER-}" ]; then
   SETTINGS_INNER=1 exec "$1" "${BASH_SOURCE[0]}"
 fi
 
-# The bundle as lib.sh expects it: the library's files and a plan.sh, here the test's own data.
-BUNDLE=$(mktemp -d "${TMPDIR:-/tmp}/roce-gen-settings.XXXXXX") || exit 2
-trap 'rm -rf "$BUNDLE"' EXIT
-for f in "$LIB"/lib*.sh; do ln -s "$f" "$BUNDLE/${f##*/}"; done
-cat >"$BUNDLE/plan.sh" <<'EOF'
-# shellcheck shell=bash disable=SC2034
-RG_TOOL_VERSION=0.0.0 RG_PLAN_SHA256="" RG_CLUSTER=test RG_HOST=gpu-001 RG_INSTALL_DIR=/opt/roce-gen/test
-RG_TRUST=dscp RG_ROCE_DSCP=26 RG_ROCE_PRIO=3 RG_ROCE_TOS=106 RG_CNP_DSCP=48 RG_CNP_PRIO=6
-RG_PFC=0,0,0,1,0,0,0,0 RG_ECN=0,0,0,1,0,0,0,0 RG_ROCE_MODE='RoCE v2' RG_GLOBAL_PAUSE=off
-RG_PERSIST=yes RG_DCBX=check RG_CABLE_LEN='' RG_FW_CONFIG=report RG_NCCL_ENV=yes
-RG_DCQCN_FILE=() RG_DCQCN_VALUE=() RG_MIN_OFED=24.10 RG_MIN_FW=28.39.1002
-RG_NIC_IBDEV=(mlx5_0 mlx5_1) RG_NIC_NETDEV=(eth0 eth1) RG_NIC_IP=(10.0.0.1/24 10.0.1.1/24)
-RG_NIC_MTU=(4200 9000) RG_NIC_PCI=('' '') RG_NIC_MAC=('' '') RG_NIC_SWITCH=('' '') RG_NIC_SWITCH_PORT=('' '')
-EOF
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/roce-gen-settings.XXXXXX") || exit 2
+trap 'rm -rf "$TMP"' EXIT
+
+# Sourcing the library, or any part of it alone, changes nothing but its own names: no shell
+# option, trap, environment variable or PATH (rg_init does those, for the scripts).
+sourced=""
+for f in "$LIB"/lib*.sh; do
+  # shellcheck disable=SC2016 # the inner shell expands them
+  out=$(env -i PATH=/usr/bin:/bin "$BASH" -c 'set -u; state() { set -o; shopt; trap; env | sort; }
+    before=$(state); . "$1" || exit 1; [ "$before" = "$(state)" ] || echo changed' sh "$f" 2>&1) ||
+    out+=" (exit $?)"
+  [ -z "$out" ] || sourced+="${f##*/}: $out; "
+done
+
 # shellcheck source=../../templates/host/lib.sh
-RG_DIR=$BUNDLE . "$BUNDLE/lib.sh"
-# lib.sh sets strict mode for the scripts; a test goes on after a failing case.
-set +e +o pipefail
+. "$LIB/lib.sh"
+# This test's plan data, as plan.sh would set it (rg_init sources that; this test does not).
+# shellcheck disable=SC2034 # the library reads these
+{
+  RG_CLUSTER=test RG_HOST=gpu-001 RG_TRUST=dscp RG_ROCE_DSCP=26 RG_ROCE_PRIO=3 RG_ROCE_TOS=106
+  RG_CNP_DSCP=48 RG_CNP_PRIO=6 RG_PFC=0,0,0,1,0,0,0,0 RG_ECN=0,0,0,1,0,0,0,0 RG_ROCE_MODE='RoCE v2'
+  RG_GLOBAL_PAUSE=off RG_DCBX=check RG_CABLE_LEN='' RG_DCQCN_FILE=() RG_DCQCN_VALUE=()
+  RG_NIC_IBDEV=(mlx5_0 mlx5_1) RG_NIC_NETDEV=(eth0 eth1) RG_NIC_MTU=(4200 9000)
+}
 # Only the host's PATH: no vendor tool is found, so the QoS backend is dcb unless a case says.
-NOTOOLS=$BUNDLE/none
+NOTOOLS=$TMP/none
 mkdir "$NOTOOLS"
 
 pass=0 fail=0
@@ -58,6 +64,8 @@ reset() {
   RG_C_ID=() RG_C_NIC=() RG_C_STATUS=() RG_C_SEV=() RG_C_EXP=() RG_C_ACT=() RG_C_MSG=()
   RG_C_KIND=() RG_C_FROM=() RG_E_MSG=() RG_E_FROM=() RG_E_EXP=() RG_FLAPS=""
 }
+
+eq "every part sources without side effects" "" "$sourced"
 
 default_map=""
 for ((d = 0; d < 64; d++)); do default_map+="${default_map:+,}$d:$((d >> 3))"; done
@@ -90,6 +98,22 @@ eq "diff: from none, every entry set" 26:3,48:6 "$(rg_map_diff none 26:3,48:6)"
 eq "diff: 6 is not 26" 26:3,6:-0 "$(rg_map_diff 6:0 26:3)"
 eq "diff: the default map to two entries deletes 62" 62 \
   "$(rg_map_diff "$default_map" 26:3,48:6 | tr ',' '\n' | grep -c -- ':-')"
+
+# --- rollback: the saved values a port is given ----------------------------------------------------
+eq "dcqcn ids among the saved" "dcqcn_min_time_between_cnps dcqcn_rpg_time_reset" \
+  "$(rg_dcqcn_saved_ids mtu dcqcn_min_time_between_cnps trust dcqcn_rpg_time_reset)"
+eq "no dcqcn ids" "" "$(rg_dcqcn_saved_ids mtu pause)"
+# A port the plan no longer has: each value it was given is to be restored by hand, the map
+# under its setting's name; a value keeps its spaces and an `=` of its own.
+reset
+rg_restore mlx5_9 mtu=1500 "pause=rx on tx on" dscp_map=none "traffic_class=a=b"
+eq "a port not in the plan: restore by hand" "dscp2prio mlx5_9 fail: mlx5_9 is not in this bundle's plan; restore dscp2prio by hand to none
+mtu mlx5_9 fail: mlx5_9 is not in this bundle's plan; restore mtu by hand to 1500
+pause mlx5_9 fail: mlx5_9 is not in this bundle's plan; restore pause by hand to rx on tx on
+traffic_class mlx5_9 fail: mlx5_9 is not in this bundle's plan; restore traffic_class by hand to a=b" "$(checks | sort)"
+reset
+rg_restore mlx5_9 mtu=1500 mtu=9000
+eq "a value saved twice: the later counts" "mtu mlx5_9 fail: mlx5_9 is not in this bundle's plan; restore mtu by hand to 9000" "$(checks)"
 
 # --- apply --dry-run: the simulation of a port and the checks it predicts -------------------------
 # dryrun IDS NAME=VALUE...: rg_apply_all for NIC 0 in a dry run on a port whose values were read
@@ -158,10 +182,10 @@ trust mlx5_0 pass: trust is dscp as planned; unchanged
 dscp2prio mlx5_0 warn: dry run: dscp2prio would change from 26:5,48:6 to 26:3,48:6" "$out"
 
 # With mlnx_qos (present but never run in a dry run): the DSCP map and PFC in one call.
-mkdir "$BUNDLE/qos"
-printf '#!/bin/sh\necho "mlnx_qos ran in a dry run" >&2\nexit 99\n' >"$BUNDLE/qos/mlnx_qos"
-chmod +x "$BUNDLE/qos/mlnx_qos"
-PATH=$BUNDLE/qos:$PATH_SAVED
+mkdir "$TMP/qos"
+printf '#!/bin/sh\necho "mlnx_qos ran in a dry run" >&2\nexit 99\n' >"$TMP/qos/mlnx_qos"
+chmod +x "$TMP/qos/mlnx_qos"
+PATH=$TMP/qos:$PATH_SAVED
 out=$(RG_VERBOSE=yes dryrun "trust dscp2prio pfc" trust=dscp dscp2prio=26:5,48:6 pfc=0,0,0,0,0,0,0,0 2>&1)
 eq "mlnx_qos: map and PFC in one call" "would run: mlnx_qos -i eth0 --pfc 0,0,0,1,0,0,0,0 --dscp2prio set,26,3 --dscp2prio set,48,6
 trust mlx5_0 pass: trust is dscp as planned; unchanged
