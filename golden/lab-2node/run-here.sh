@@ -230,7 +230,7 @@ export PATH
   RG_CLUSTER=lab
   RG_HOSTS=(node-a node-b)
   RG_BUNDLES=(node-a.tar.gz node-b.tar.gz)
-  RG_SHA256=(32b6fca05309350103e1f2b8038fe02d3cde72bee33177debd5a81d5ac6640cf 5edcc9c67fc183f022ea63eeef3e2596cff3c645ec98501dff5f5fcc3d71395c)
+  RG_SHA256=(e89e6cf131e194bdd8e77e6265b6a503a0c57473492ce27a07f5723a1302d6f4 8f4ea0f5bfc846257d1afd6913721d7a9b4dd25938f21c79fab660c0ec1b50cf)
   RG_MGMT=(192.168.1.10 192.168.1.11)
   RG_MACS=(b8:3f:d2:0a:00:00 b8:3f:d2:0b:00:00)
 }
