@@ -22,15 +22,8 @@ fi
 # shellcheck source=../../templates/host/lib-firmware.sh
 . "$LIB/lib-firmware.sh"
 
-pass=0 fail=0
-eq() { # NAME WANT GOT
-  if [ "$2" = "$3" ]; then
-    pass=$((pass + 1))
-  else
-    fail=$((fail + 1))
-    printf 'FAIL %s\n  want: %s\n  got:  %s\n' "$1" "$2" "$3"
-  fi
-}
+# shellcheck source=assert.sh
+. "$HERE/assert.sh"
 fx() { cat "$FIX/$1"; }
 
 default_map=""
@@ -144,5 +137,4 @@ eq "nv: N/A and arrays are no value" "|" \
   "$(printf 'Configurations:          Current         Next Boot\n         FOO_P1   N/A    Array[0..7]\n' | rg_parse_nvconfig | cut -f3,4 | tr '\t' '|')"
 eq "nv: nothing before the header is a row" "" "$(printf 'Device type:    ConnectX7\nDevice:         0000:1a:00.0\n' | rg_parse_nvconfig)"
 
-printf '%s passed, %s failed\n' "$pass" "$fail"
-[ "$fail" -eq 0 ]
+done_testing

@@ -44,15 +44,8 @@ done
 NOTOOLS=$TMP/none
 mkdir "$NOTOOLS"
 
-pass=0 fail=0
-eq() { # NAME WANT GOT
-  if [ "$2" = "$3" ]; then
-    pass=$((pass + 1))
-  else
-    fail=$((fail + 1))
-    printf 'FAIL %s\n  want: %s\n  got:  %s\n' "$1" "$2" "$3"
-  fi
-}
+# shellcheck source=assert.sh
+. "$HERE/assert.sh"
 # checks: the checks recorded since the last reset, one line each: `ID NIC STATUS: MESSAGE`.
 checks() {
   local i
@@ -226,5 +219,4 @@ rg_symbols
 rg_change_text "$default_map" "${default_map/26:3/26:5}"
 eq "change text on a plain console" "...,26:3 -> ...,26:5" "$REPLY"
 
-printf '%s passed, %s failed\n' "$pass" "$fail"
-[ "$fail" -eq 0 ]
+done_testing

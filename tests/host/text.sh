@@ -16,15 +16,8 @@ fi
 # shellcheck source=../../templates/host/lib-text.sh
 . "$HERE/../../templates/host/lib-text.sh"
 
-pass=0 fail=0
-eq() { # NAME WANT GOT
-  if [ "$2" = "$3" ]; then
-    pass=$((pass + 1))
-  else
-    fail=$((fail + 1))
-    printf 'FAIL %s\n  want: %q\n  got:  %q\n' "$1" "$2" "$3"
-  fi
-}
+# shellcheck source=assert.sh
+. "$HERE/assert.sh"
 esc() { # TEXT [KEEP]: rg_esc's REPLY
   rg_esc "$@"
   printf '%s' "$REPLY"
@@ -112,5 +105,4 @@ rg_esc "$long" $'\n'
 eq "long text: lines" 200 "$(printf '%s' "$REPLY" | grep -c 'u{1b}\[K$')"
 eq "long text: within a second or two" yes "$([ $((SECONDS - start)) -le 2 ] && echo yes || echo no)"
 
-printf '%s passed, %s failed\n' "$pass" "$fail"
-[ "$fail" -eq 0 ]
+done_testing

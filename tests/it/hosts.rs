@@ -490,20 +490,7 @@ fn raw_on_console(bytes: &[u8], ascii: bool) -> Vec<String> {
         Err(e) => return vec![format!("not UTF-8: {e}")],
     };
     text.chars()
-        .filter(|&c| {
-            (c.is_control() && c != '\n')
-                || matches!(
-                    c,
-                    '\u{200e}'
-                        | '\u{200f}'
-                        | '\u{061c}'
-                        | '\u{202a}'..='\u{202e}'
-                        | '\u{2066}'..='\u{2069}'
-                        | '\u{fffe}'
-                        | '\u{ffff}'
-                )
-                || (ascii && !c.is_ascii())
-        })
+        .filter(|&c| crate::ingest::forbidden(c) || (ascii && !c.is_ascii()))
         .map(|c| c.escape_unicode().to_string())
         .collect()
 }
