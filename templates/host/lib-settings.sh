@@ -447,6 +447,11 @@ rg_set_cm() {
 
 # --- the settings of one port ----------------------------------------------------------------------
 
+# The port in hand, set anew for each NIC: the values rg_nic_settings read (RG_PORT_BEFORE), the
+# settings apply wrote (RG_PORT_WRITTEN) and, with --dry-run, the values its changes so far would
+# have left (RG_PORT_SIM). Named here so that each function's header can say which it reads.
+declare -A RG_PORT_BEFORE=() RG_PORT_WRITTEN=() RG_PORT_SIM=()
+
 # rg_flap_note I: the words that say a PFC change flaps NIC I's link.
 rg_flap_note() {
   printf '; changing PFC toggles the link of %s (one flap)' "${RG_NIC_NETDEV[$1]}"
@@ -457,9 +462,10 @@ rg_add_flap() {
 }
 
 # rg_nic_settings MODE I: every planned setting of NIC I, compared (precheck) or applied.
+# Sets RG_PORT_BEFORE.
 rg_nic_settings() {
   local mode=$1 i=$2 dev=${RG_NIC_IBDEV[$2]} id want ids=""
-  local -A before=()
+  RG_PORT_BEFORE=()
   rg_check_dcbx "$i"
   for id in $RG_SETTINGS; do
     rg_applies "$id" || continue
@@ -471,7 +477,7 @@ rg_nic_settings() {
     elif ! rg_get "$id" "$i"; then
       rg_check "$id" "$dev" fail error "$want" "" "cannot read $id: $RG_V"
     else
-      before[$id]=$RG_V
+      RG_PORT_BEFORE[$id]=$RG_V
       ids+=" $id"
     fi
   done
@@ -486,12 +492,12 @@ rg_nic_settings() {
 }
 
 # rg_compare_all I IDS: precheck: pass where the host matches the plan, warn where apply will
-# change it. Reads the caller's `before`.
+# change it. Reads RG_PORT_BEFORE.
 rg_compare_all() {
   local i=$1 dev=${RG_NIC_IBDEV[$1]} id want now note
   for id in $2; do
     want=$(rg_planned "$id" "$i")
-    now=${before[$id]}
+    now=${RG_PORT_BEFORE[$id]}
     note=""
     [ "$id" != pfc ] || note=$(rg_flap_note "$i")
     if [ "$now" = "$want" ]; then
@@ -506,22 +512,23 @@ rg_compare_all() {
 
 # rg_save_all I IDS: saves the value of every setting apply may touch on NIC I, before it
 # touches any: those of IDS, the whole DSCP map and the pause that PFC clears. A value saved by
-# an earlier apply is kept, so rollback returns to the host as it was before roce-gen.
+# an earlier apply is kept, so rollback returns to the host as it was before roce-gen. Reads
+# RG_PORT_BEFORE and adds the values it reads.
 rg_save_all() {
   local i=$1 dev=${RG_NIC_IBDEV[$1]} id lines=""
   for id in $2 dscp_map pause; do
     [[ $'\n'$lines != *$'\n'"$id"$'\t'* ]] || continue
-    if [ -z "${before[$id]+set}" ]; then
+    if [ -z "${RG_PORT_BEFORE[$id]+set}" ]; then
       if ! rg_supported "$id" "$i" || ! rg_get "$id" "$i"; then
         continue
       fi
-      before[$id]=$RG_V
+      RG_PORT_BEFORE[$id]=$RG_V
     fi
     rg_saved "$id" "$dev" >/dev/null && continue
-    case ${before[$id]} in
+    case ${RG_PORT_BEFORE[$id]} in
       *$'\t'* | *$'\n'*) continue ;;
     esac
-    lines+="$id"$'\t'"$dev"$'\t'"${before[$id]}"$'\n'
+    lines+="$id"$'\t'"$dev"$'\t'"${RG_PORT_BEFORE[$id]}"$'\n'
   done
   [ -n "$lines" ] || return 0
   rg_save_lines "$lines" "the original values of $dev" "nothing was changed on $dev, so rollback stays possible"
@@ -558,13 +565,15 @@ rg_save() {
 }
 
 # rg_apply_all I IDS: apply for NIC I: save everything, write what differs in order, read back.
-# --dry-run takes the same steps on a simulation of the port (`sim`, see rg_current), so that it
-# prints the very commands apply runs and predicts exactly what apply changes.
+# --dry-run takes the same steps on a simulation of the port (RG_PORT_SIM, see rg_current), so
+# that it prints the very commands apply runs and predicts exactly what apply changes. Reads
+# RG_PORT_BEFORE; sets RG_PORT_WRITTEN and RG_PORT_SIM.
 rg_apply_all() {
   local i=$1 dev=${RG_NIC_IBDEV[$1]} ids=$2 id want now after note cable
-  local -A failed=() written=() sim=()
+  local -A failed=()
+  RG_PORT_WRITTEN=() RG_PORT_SIM=()
   if [ "$RG_DRY_RUN" = yes ]; then
-    for id in $ids; do sim[$id]=${before[$id]}; done
+    for id in $ids; do RG_PORT_SIM[$id]=${RG_PORT_BEFORE[$id]}; done
   else
     rg_save_all "$i" "$ids"
   fi
@@ -583,12 +592,12 @@ rg_apply_all() {
       # shellcheck disable=SC2046,SC2086 # see rg_dscp_args; $cable is digits and an option
       rg_qos_set "$i" --pfc "$RG_PFC" $cable $(rg_dscp_args "$want") || failed[pfc]=1
       [ -z "${failed[pfc]+set}" ] || failed[dscp2prio]=1
-      written[pfc]=1
-      written[dscp2prio]=1
+      RG_PORT_WRITTEN[pfc]=1
+      RG_PORT_WRITTEN[dscp2prio]=1
       rg_simulate dscp2prio "$want"
       rg_simulate pfc "$RG_PFC"
       if [ -n "$cable" ]; then
-        written[cable_length]=1
+        RG_PORT_WRITTEN[cable_length]=1
         [ -z "${failed[pfc]+set}" ] || failed[cable_length]=1
         rg_simulate cable_length "$RG_CABLE_LEN"
       fi
@@ -600,14 +609,14 @@ rg_apply_all() {
       # shellcheck disable=SC2086 # $cable is digits and an option
       rg_qos_set "$i" --pfc "$want" $cable || failed[pfc]=1
       [ -z "${failed[pfc]+set}" ] || failed[cable_length]=1
-      written[pfc]=1
-      written[cable_length]=1
+      RG_PORT_WRITTEN[pfc]=1
+      RG_PORT_WRITTEN[cable_length]=1
       rg_simulate pfc "$want"
       rg_simulate cable_length "$RG_CABLE_LEN"
       rg_add_flap "$i"
       continue
     fi
-    written[$id]=1
+    RG_PORT_WRITTEN[$id]=1
     if ! rg_set "$id" "$i" "$want"; then
       failed[$id]=1
     fi
@@ -620,7 +629,7 @@ rg_apply_all() {
   fi
   for id in $ids; do
     want=$(rg_planned "$id" "$i")
-    now=${before[$id]}
+    now=${RG_PORT_BEFORE[$id]}
     rg_get "$id" "$i" || RG_V=""
     after=$RG_V
     # The facts say who owns DCBX after the run, not before it.
@@ -629,13 +638,13 @@ rg_apply_all() {
     note=""
     [ "$id" != pfc ] || [ "$now" = "$want" ] || note=$(rg_flap_note "$i")
     if [ "$now" = "$want" ] && [ "$after" = "$want" ]; then
-      if [ -n "${written[$id]+set}" ]; then
+      if [ -n "${RG_PORT_WRITTEN[$id]+set}" ]; then
         rg_check "$id" "$dev" pass error "$want" "$after" "$id is $want as planned; set again after an earlier change altered it"
       else
         rg_check "$id" "$dev" pass error "$want" "$after" "$id is $want as planned; unchanged"
       fi
     elif [ "$after" = "$want" ]; then
-      if [ "$id" = pause ] && [ -z "${written[pause]+set}" ]; then
+      if [ "$id" = pause ] && [ -z "${RG_PORT_WRITTEN[pause]+set}" ]; then
         note=" (the driver cleared it when PFC was set)"
       fi
       rg_check_change "$id" "$dev" changed error "$want" "$after" "$id changed from ${now:-unset} to $want$note" "$now"
@@ -648,30 +657,30 @@ rg_apply_all() {
 }
 
 # rg_current ID I: RG_V = the value setting ID of NIC I has at this point of rg_apply_all: read from
-# the host, or with --dry-run the one the changes so far would have left. Reads the caller's
-# `sim`.
+# the host, or with --dry-run the one the changes so far would have left. Reads RG_PORT_SIM.
 rg_current() {
   if [ "$RG_DRY_RUN" = no ]; then
     rg_get "$1" "$2"
     return
   fi
-  [ -n "${sim[$1]+set}" ] || return 1
-  RG_V=${sim[$1]}
+  [ -n "${RG_PORT_SIM[$1]+set}" ] || return 1
+  RG_V=${RG_PORT_SIM[$1]}
 }
 
 # rg_simulate ID VALUE: --dry-run: the port's values once setting ID is changed to VALUE,
 # with the driver's side effects: trust dscp on a port in PCP trust (no DSCP entries) programs
-# the 64 default entries (priority = DSCP >> 3); a PFC change clears 802.3x pause.
+# the 64 default entries (priority = DSCP >> 3); a PFC change clears 802.3x pause. Sets
+# RG_PORT_SIM.
 rg_simulate() {
   [ "$RG_DRY_RUN" = yes ] || return 0
-  sim[$1]=$2
+  RG_PORT_SIM[$1]=$2
   case $1 in
     trust)
-      if [ "$2" = dscp ] && [ -n "${sim[dscp2prio]+set}" ]; then
-        sim[dscp2prio]=$(rg_pairs_of "$(rg_default_map)" "$RG_ROCE_DSCP" "$RG_CNP_DSCP")
+      if [ "$2" = dscp ] && [ -n "${RG_PORT_SIM[dscp2prio]+set}" ]; then
+        RG_PORT_SIM[dscp2prio]=$(rg_pairs_of "$(rg_default_map)" "$RG_ROCE_DSCP" "$RG_CNP_DSCP")
       fi
       ;;
-    pfc) [ -z "${sim[pause]+set}" ] || sim[pause]="rx off tx off" ;;
+    pfc) [ -z "${RG_PORT_SIM[pause]+set}" ] || RG_PORT_SIM[pause]="rx off tx off" ;;
   esac
 }
 
@@ -686,15 +695,15 @@ rg_dscp_args() {
 
 # rg_predict I IDS: --dry-run: the checks apply would record, once rg_apply_all has printed
 # what it would run: a setting differs from the plan now, so apply changes it (by a command of
-# its own, or as a side effect of an earlier one), or it is as planned. Reads the caller's
-# `before`, `sim` and `written`.
+# its own, or as a side effect of an earlier one), or it is as planned. Reads RG_PORT_BEFORE and
+# RG_PORT_WRITTEN.
 rg_predict() {
   local i=$1 dev=${RG_NIC_IBDEV[$1]} id want was note
   for id in $2; do
     want=$(rg_planned "$id" "$i")
-    was=${before[$id]}
+    was=${RG_PORT_BEFORE[$id]}
     if [ "$was" = "$want" ]; then
-      if [ -n "${written[$id]+set}" ]; then
+      if [ -n "${RG_PORT_WRITTEN[$id]+set}" ]; then
         rg_check "$id" "$dev" pass error "$want" "$was" "$id is $want as planned; an earlier change alters it, so apply sets it again"
       else
         rg_check "$id" "$dev" pass error "$want" "$was" "$id is $want as planned; unchanged"
@@ -702,7 +711,7 @@ rg_predict() {
       continue
     fi
     note=""
-    [ -n "${written[$id]+set}" ] || note=" (a side effect of an earlier change: nothing to run)"
+    [ -n "${RG_PORT_WRITTEN[$id]+set}" ] || note=" (a side effect of an earlier change: nothing to run)"
     [ "$id" != pfc ] || note=$(rg_flap_note "$i")
     rg_check_change "$id" "$dev" warn error "$want" "$was" "dry run: $id would change from ${was:-unset} to $want$note" "$was"
   done

@@ -110,14 +110,14 @@ eq "a value saved twice: the later counts" "mtu mlx5_9 fail: mlx5_9 is not in th
 
 # --- apply --dry-run: the simulation of a port and the checks it predicts -------------------------
 # dryrun IDS NAME=VALUE...: rg_apply_all for NIC 0 in a dry run on a port whose values were read
-# as given (the caller's `before`, as rg_nic_settings leaves it); prints its stdout (the steps,
+# as given (RG_PORT_BEFORE, as rg_nic_settings leaves it); prints its stdout (the steps,
 # with -v) and then the checks.
 dryrun() {
   local ids=$1 word
-  local -A before=()
   shift
-  # shellcheck disable=SC2034 # rg_apply_all reads the caller's `before`
-  for word in "$@"; do before[${word%%=*}]=${word#*=}; done
+  RG_PORT_BEFORE=()
+  # shellcheck disable=SC2034 # rg_apply_all reads it
+  for word in "$@"; do RG_PORT_BEFORE[${word%%=*}]=${word#*=}; done
   reset
   RG_DRY_RUN=yes
   rg_apply_all 0 "$ids"
@@ -187,19 +187,19 @@ pfc mlx5_0 warn: dry run: pfc would change from 0,0,0,0,0,0,0,0 to 0,0,0,1,0,0,0
 PATH=$NOTOOLS:$PATH_SAVED
 
 # rg_simulate: the driver's side effects, only in a dry run.
-declare -A sim=([dscp2prio]="26:?,48:?" [pause]="rx on tx on")
+RG_PORT_SIM=([dscp2prio]="26:?,48:?" [pause]="rx on tx on")
 RG_DRY_RUN=yes
 rg_simulate trust dscp
-eq "simulate trust dscp: the default map's pairs" 26:3,48:6 "${sim[dscp2prio]}"
+eq "simulate trust dscp: the default map's pairs" 26:3,48:6 "${RG_PORT_SIM[dscp2prio]}"
 rg_simulate pfc 0,0,0,1,0,0,0,0
-eq "simulate pfc: pause cleared" "rx off tx off" "${sim[pause]}"
-sim=([pause]="rx on tx on")
+eq "simulate pfc: pause cleared" "rx off tx off" "${RG_PORT_SIM[pause]}"
+RG_PORT_SIM=([pause]="rx on tx on")
 rg_simulate trust dscp
-eq "simulate trust without a map read: none made up" unset "${sim[dscp2prio]-unset}"
+eq "simulate trust without a map read: none made up" unset "${RG_PORT_SIM[dscp2prio]-unset}"
 RG_DRY_RUN=no
-sim=([pause]="rx on tx on")
+RG_PORT_SIM=([pause]="rx on tx on")
 rg_simulate pfc 0,0,0,1,0,0,0,0
-eq "simulate outside a dry run: nothing" "rx on tx on" "${sim[pause]}"
+eq "simulate outside a dry run: nothing" "rx on tx on" "${RG_PORT_SIM[pause]}"
 PATH=$PATH_SAVED
 
 # --- the summary's change texts (lib.sh) -----------------------------------------------------------
