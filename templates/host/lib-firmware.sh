@@ -26,6 +26,9 @@ RG_FW_FACTS=()
 # The values of the last query, by full name (CNP_DSCP_P1), as numbers: the current value
 # (empty where the firmware cannot tell) and the next-boot value.
 declare -A RG_FW_CUR=() RG_FW_NEXT=()
+# The NIC in hand (rg_fw_nic, read by rg_fw_record): its next-boot values as first read, and
+# the values apply sets, or would, where they contradict the plan.
+declare -A RG_FW_BEFORE=() RG_FW_PLANNED=()
 
 # --- reading the tool's output (pure) ------------------------------------------------------------
 
@@ -271,7 +274,7 @@ rg_firmware() {
 rg_fw_nic() {
   local mode=$1 i=$2 dev=${RG_NIC_IBDEV[$2]} bdf port base name names="" setting=no
   local next lldp sets=() lines="" failed=no err="" status=warn sev=warning
-  local -A before=() planned=()
+  RG_FW_BEFORE=() RG_FW_PLANNED=()
   if [ "$RG_FW_CONFIG" = apply ] && [ "$mode" = apply ]; then
     setting=yes
     # Apply cannot do what the plan asks of a firmware it cannot read.
@@ -299,9 +302,9 @@ rg_fw_nic() {
     name=${base}_$port
     [ -n "${RG_FW_NEXT[$name]+set}" ] || continue
     next=${RG_FW_NEXT[$name]}
-    before[$name]=$next
+    RG_FW_BEFORE[$name]=$next
     rg_fw_ok "$base" "$next" "$lldp" && continue
-    planned[$name]=$RG_V
+    RG_FW_PLANNED[$name]=$RG_V
     sets+=("$name=$(rg_fw_word "$base" "$RG_V")")
     lines+="fw_$name"$'\t'"$dev"$'\t'"$next"$'\n'
   done
@@ -333,28 +336,27 @@ rg_fw_unsaved() {
 }
 
 # rg_fw_record MODE I BDF PORT SETTING FAILED ERR: one check per parameter of NIC I, from the
-# values read (after a set: read back). Reads the caller's `before` (the next-boot values read
-# first) and `planned` (the values apply sets, or would, where the plan is contradicted). Then
+# values read (after a set: read back). Reads RG_FW_BEFORE and RG_FW_PLANNED (rg_fw_nic). Then
 # the facts, and whether a value waits for a reboot.
 rg_fw_record() {
   local mode=$1 i=$2 bdf=$3 port=$4 setting=$5 failed=$6 err=$7 dev=${RG_NIC_IBDEV[$2]}
   local base name was next cur lldp want actual pending note
-  lldp=${RG_FW_NEXT[LLDP_NB_DCBX_$port]-${before[LLDP_NB_DCBX_$port]-}}
+  lldp=${RG_FW_NEXT[LLDP_NB_DCBX_$port]-${RG_FW_BEFORE[LLDP_NB_DCBX_$port]-}}
   for base in $RG_FW_PARAMS; do
     name=${base}_$port
-    if [ -z "${before[$name]+set}" ]; then
+    if [ -z "${RG_FW_BEFORE[$name]+set}" ]; then
       rg_check "fw_$name" "$dev" skip info "" "" "skipped: the firmware of $dev ($bdf) has no $name"
       continue
     fi
-    was=${before[$name]}
+    was=${RG_FW_BEFORE[$name]}
     next=${RG_FW_NEXT[$name]-}
     cur=${RG_FW_CUR[$name]-}
     pending=no
     [ -z "$cur" ] || [ -z "$next" ] || [ "$cur" = "$next" ] || pending=yes
     actual=$(rg_fw_show "$base" "${next:-$was}")
     [ "$pending" = no ] || actual="$(rg_fw_show "$base" "$cur") (next boot: $actual)"
-    if [ -n "${planned[$name]+set}" ]; then
-      want=$(rg_fw_show "$base" "${planned[$name]}")
+    if [ -n "${RG_FW_PLANNED[$name]+set}" ]; then
+      want=$(rg_fw_show "$base" "${RG_FW_PLANNED[$name]}")
       if [ "$setting" = no ]; then
         rg_fw_contradiction "$dev" "$bdf" "$base" "$name" "$was" "$lldp" "$port" "$want" "$actual"
       elif [ "$RG_DRY_RUN" = yes ]; then
@@ -364,7 +366,7 @@ rg_fw_record() {
           "$(rg_fw_show "$base" "$was")"
       elif [ -n "$err" ]; then
         rg_check "fw_$name" "$dev" fail error "$want" "" "$name was set to $want but cannot be read back: $err"
-      elif [ "$next" = "${planned[$name]}" ]; then
+      elif [ "$next" = "${RG_FW_PLANNED[$name]}" ]; then
         rg_check_change "fw_$name" "$dev" changed warning "$want" "$actual" \
           "$name changed from $(rg_fw_show "$base" "$was") to $want for the next boot; $(rg_fw_when "$name" "$next")" \
           "$(rg_fw_show "$base" "$was")"
@@ -429,7 +431,7 @@ rg_fw_when() {
 
 # rg_fw_contradiction DEV BDF BASE NAME VALUE LLDP PORT WANT ACTUAL: the check of a next-boot
 # value that contradicts the plan, where this run does not set it: a warning for a person
-# (firmware_config = report), or the change apply will make. Reads the caller's `planned`.
+# (firmware_config = report), or the change apply will make. Reads RG_FW_PLANNED.
 rg_fw_contradiction() {
   local dev=$1 bdf=$2 base=$3 name=$4 v=$5 lldp=$6 port=$7 want=$8 actual=$9 why
   why=$(rg_fw_why "$base" "$v" "$lldp" "$port")
@@ -440,7 +442,7 @@ rg_fw_contradiction() {
       "$(rg_fw_show "$base" "$v")"
   else
     rg_check "fw_$name" "$dev" warn warning "$want" "$actual" \
-      "$name is $(rg_fw_show "$base" "$v"): $why; the firmware is left as it is (firmware_config = report): set $name=$(rg_fw_word "$base" "${planned[$name]}") with $RG_FW_TOOL -d $bdf and reboot, or plan firmware_config = apply"
+      "$name is $(rg_fw_show "$base" "$v"): $why; the firmware is left as it is (firmware_config = report): set $name=$(rg_fw_word "$base" "${RG_FW_PLANNED[$name]}") with $RG_FW_TOOL -d $bdf and reboot, or plan firmware_config = apply"
   fi
 }
 

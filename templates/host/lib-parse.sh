@@ -41,7 +41,7 @@ rg_parse_qos_lldpad() {
 # sorted by DSCP, or `none` when the port has no DSCP entry (PCP trust).
 rg_parse_qos_map() {
   local line prio list d
-  local -a map=()
+  local -a map=() pairs=()
   while IFS= read -r line; do
     [[ $line =~ ^[[:space:]]*prio:([0-7])[[:space:]]+dscp:([0-9,]*)[[:space:]]*$ ]] || continue
     prio=${BASH_REMATCH[1]}
@@ -51,17 +51,15 @@ rg_parse_qos_map() {
       ((d < 64)) && map[d]=$prio
     done
   done
-  rg_map_text
+  for d in ${map[@]+"${!map[@]}"}; do pairs+=("$d:${map[d]}"); done
+  rg_map_text ${pairs[@]+"${pairs[@]}"}
 }
 
-# rg_map_text: the caller's sparse `map` (DSCP → priority, bash's dynamic scope) as `D:P,...`
-# sorted by DSCP, or `none`.
+# rg_map_text D:P...: the DSCP map's pairs joined as `D:P,...`, or `none`. The readers fill a
+# sparse array indexed by DSCP and pass its pairs in index order, sorted by DSCP.
 rg_map_text() {
-  local out="" d
-  for d in ${map[@]+"${!map[@]}"}; do
-    out+="${out:+,}$d:${map[d]}"
-  done
-  printf '%s' "${out:-none}"
+  local IFS=,
+  printf '%s' "${*:-none}"
 }
 
 # rg_parse_qos_pfc: the `enabled` row of mlnx_qos's PFC table → `0,0,0,1,0,0,0,0`.
@@ -93,7 +91,7 @@ rg_parse_qos_cable() {
 # rg_parse_qos_map.
 rg_parse_dcb_map() {
   local line w d name
-  local -a map=()
+  local -a map=() pairs=()
   while IFS= read -r line; do
     for w in $line; do
       [[ $w =~ ^([A-Za-z0-9]+):([0-7])$ ]] || continue
@@ -102,7 +100,8 @@ rg_parse_dcb_map() {
       map[d]=${BASH_REMATCH[2]}
     done
   done
-  rg_map_text
+  for d in ${map[@]+"${!map[@]}"}; do pairs+=("$d:${map[d]}"); done
+  rg_map_text ${pairs[@]+"${pairs[@]}"}
 }
 
 # rg_dscp_number NAME: a DSCP given as a number or by its iproute2 rt_dsfield name.

@@ -160,7 +160,7 @@ rg_rdma_set() {
 
 # rg_cable_args I IDS: `--cable_len N` when apply, about to change NIC I's PFC through mlnx_qos,
 # should change the cable length in the same call (one mlnx_qos start, and the request carries
-# both); nothing otherwise. Reads the caller's `sim` with --dry-run (rg_current).
+# both); nothing otherwise. Reads RG_PORT_SIM with --dry-run (rg_current).
 rg_cable_args() {
   [ "$(rg_qos_backend)" = mlnx_qos ] && [[ " $2 " == *" cable_length "* ]] && [ "$RG_CABLE_LEN" -lt 1000 ] || return 0
   if rg_current cable_length "$1" && [ "$RG_V" != "$RG_CABLE_LEN" ]; then
