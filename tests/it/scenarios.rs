@@ -1,8 +1,8 @@
 //! Scenarios as data: each `tests/it/scenarios/NAME.toml` describes a simulated host (its kind,
 //! the plan host it is, the NICs it lacks, plan overrides, files set before the runs) and the
 //! script runs to make on it. Every scenario runs under every bash and gives one snapshot
-//! (`scenario_NAME`): per run its exit code, counts, the checks that did not pass, the commands
-//! that changed the host and the state it changed. The same text under every bash, and the
+//! (`scenario_NAME`): per run its exit code, counts, the checks that did not pass with their
+//! messages, what it printed, the commands that changed the host and the state it changed. The same text under every bash, and the
 //! invariants every scenario keeps, are checked here:
 //!
 //! - precheck and any `--dry-run` change nothing (state and commands);
@@ -158,13 +158,22 @@ fn play(name: &str, sc: &Scenario, bash: &str) -> String {
             applied = false;
             last_apply_passed = false;
         }
-        text += &describe(line, &run, &changed, &diff(&before, &after));
+        text += &describe(&h, line, &run, &changed, &diff(&before, &after));
     }
     text
 }
 
-/// One run as the snapshot shows it.
-fn describe(line: &str, run: &ScriptRun, changed: &[String], diff: &[String]) -> String {
+/// One run as the snapshot shows it; what it printed with the host's temporary folder as `DIR`
+/// and the test's result file name without its process id.
+fn describe(
+    h: &FakeHost,
+    line: &str,
+    run: &ScriptRun,
+    changed: &[String],
+    diff: &[String],
+) -> String {
+    let dir = h.root.parent().unwrap().display().to_string();
+    let pid = format!(".{}.json", std::process::id());
     let mut out = format!(
         "\n## {line}: exit {}, {} (pass {}, warn {}, fail {}, changed {}, skip {})\n",
         run.code,
@@ -175,10 +184,30 @@ fn describe(line: &str, run: &ScriptRun, changed: &[String], diff: &[String]) ->
         run.count("changed"),
         run.count("skip"),
     );
-    let not_passed: Vec<String> = run
-        .statuses()
-        .into_iter()
-        .filter(|s| !s.ends_with("=pass"))
+    let not_passed: Vec<String> = run.result["checks"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+        .iter()
+        .filter(|c| c["status"] != "pass")
+        .map(|c| {
+            let field = |k: &str| c[k].as_str().unwrap_or_default().to_string();
+            format!(
+                "{}:{}={}: {}",
+                field("id"),
+                field("nic"),
+                field("status"),
+                field("message")
+            )
+        })
+        .collect();
+    // What a person at the console sees: the summary, and on stderr the refusals and errors.
+    let printed: Vec<String> = run
+        .stdout
+        .lines()
+        .chain(run.stderr.lines())
+        .filter(|l| !l.starts_with("fakehost "))
+        .map(|l| l.replace(&dir, "DIR").replace(&pid, ".json"))
         .collect();
     let mut section = |title: &str, lines: &[String]| {
         if lines.is_empty() {
@@ -191,6 +220,7 @@ fn describe(line: &str, run: &ScriptRun, changed: &[String], diff: &[String]) ->
         }
     };
     section("checks not passed", &not_passed);
+    section("printed", &printed);
     section("commands that changed the host", changed);
     section("state changed", diff);
     out
