@@ -44,6 +44,9 @@ struct Scenario {
     /// Files of the host's root written before the first run: path → content.
     #[serde(default)]
     files: BTreeMap<String, String>,
+    /// Files of the bundle changed (a line appended) after generation, before the first run.
+    #[serde(default)]
+    tampered: Vec<String>,
     /// The runs, in order: a script and its options (`apply.sh --dry-run`).
     runs: Vec<String>,
 }
@@ -115,6 +118,12 @@ fn play(name: &str, sc: &Scenario, bash: &str) -> String {
         let file = h.fake(path);
         std::fs::create_dir_all(file.parent().unwrap()).unwrap();
         std::fs::write(file, content).unwrap();
+    }
+    for name in &sc.tampered {
+        let file = h.bundle.join(name);
+        let mut text = std::fs::read_to_string(&file).unwrap();
+        text.push_str("\n# tampered\n");
+        std::fs::write(file, text).unwrap();
     }
     let _ = h.take_commands();
     let pristine = state(&h);
