@@ -244,28 +244,8 @@ fn host_report(
         changes_size,
         nics,
         pcie,
-        nic_config: latest
-            .as_ref()
-            .map(|i| {
-                i.result
-                    .facts
-                    .nics
-                    .iter()
-                    .filter_map(|(dev, f)| Some((dev.clone(), nic_config(f)?)))
-                    .collect()
-            })
-            .unwrap_or_default(),
-        netdevs: latest
-            .as_ref()
-            .map(|i| {
-                i.result
-                    .facts
-                    .nics
-                    .iter()
-                    .filter_map(|(dev, f)| Some((dev.clone(), f.get("netdev")?.to_string())))
-                    .collect()
-            })
-            .unwrap_or_default(),
+        nic_config: per_nic(latest.as_ref(), nic_config),
+        netdevs: per_nic(latest.as_ref(), |f| Some(f.get("netdev")?.to_string())),
         host: name,
     }
 }
@@ -349,6 +329,21 @@ fn evidence(winners: &mut BTreeMap<RunKey, Item>) -> Evidence {
         changes,
         checking,
     }
+}
+
+/// What `of` finds in the facts of each NIC of the latest result, by device; NICs where it
+/// finds nothing left out.
+fn per_nic<T>(latest: Option<&Item>, of: impl Fn(&NicFacts) -> Option<T>) -> BTreeMap<String, T> {
+    latest
+        .map(|i| {
+            i.result
+                .facts
+                .nics
+                .iter()
+                .filter_map(|(dev, f)| Some((dev.clone(), of(f)?)))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// The configuration a NIC's facts record; `None` when they record none of it.

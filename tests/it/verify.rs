@@ -24,6 +24,14 @@ fn failed(run: &Run, needle: &str) {
     );
 }
 
+/// The tarball a builder holds, gzipped.
+fn gzipped(builder: tar::Builder<Vec<u8>>) -> Vec<u8> {
+    let tar = builder.into_inner().unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(&tar).unwrap();
+    gz.finish().unwrap()
+}
+
 /// Re-packs a bundle tarball with one file's bytes (and mode) changed.
 fn repack(src: &[u8], file: &str, bytes: Option<&[u8]>, mode: Option<u32>) -> Vec<u8> {
     let files = roce_gen::testing::read_tarball(src).unwrap();
@@ -45,10 +53,7 @@ fn repack(src: &[u8], file: &str, bytes: Option<&[u8]>, mode: Option<u32>) -> Ve
             .append_data(&mut h, format!("h1/{name}"), content)
             .unwrap();
     }
-    let tar = builder.into_inner().unwrap();
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    gz.write_all(&tar).unwrap();
-    gz.finish().unwrap()
+    gzipped(builder)
 }
 
 #[test]
@@ -189,10 +194,7 @@ fn spoofing_tarball() -> Vec<u8> {
             "/etc/passwd",
         )
         .unwrap();
-    let tar = builder.into_inner().unwrap();
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    gz.write_all(&tar).unwrap();
-    gz.finish().unwrap()
+    gzipped(builder)
 }
 
 #[test]

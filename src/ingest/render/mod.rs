@@ -207,6 +207,14 @@ pub(crate) fn hosts_of(v: &FactValue) -> String {
         .join(", ")
 }
 
+/// ` on mlx5_0, mlx5_1` when `host` has the value on only some of its NICs; empty otherwise.
+fn on_nics(v: &FactValue, host: &str) -> String {
+    v.nics
+        .get(host)
+        .map(|n| format!(" on {}", clean(&n.join(", "))))
+        .unwrap_or_default()
+}
+
 /// Per host, a line for each fact it differs from most hosts in, in the consistency section's
 /// order: `dcqcn_rpg_ai_rate: 10 (most hosts: 5)`, naming the NICs when only some have it.
 pub(crate) fn outliers(groups: &[FactGroup]) -> BTreeMap<&str, Vec<String>> {
@@ -218,11 +226,7 @@ pub(crate) fn outliers(groups: &[FactGroup]) -> BTreeMap<&str, Vec<String>> {
         let fact = fact_name(g);
         for v in others {
             for host in &v.hosts {
-                let nics = v
-                    .nics
-                    .get(host)
-                    .map(|n| format!(" on {}", clean(&n.join(", "))))
-                    .unwrap_or_default();
+                let nics = on_nics(v, host);
                 by_host.entry(host).or_default().push(format!(
                     "{fact}: {}{nics} (most hosts: {})",
                     value_text(&v.value),
@@ -245,11 +249,7 @@ pub(crate) fn off_plan(groups: &[FactGroup]) -> BTreeMap<&str, Vec<String>> {
         };
         for v in g.values.iter().filter(|v| v.value != *planned) {
             for host in &v.hosts {
-                let nics = v
-                    .nics
-                    .get(host)
-                    .map(|n| format!(" on {}", clean(&n.join(", "))))
-                    .unwrap_or_default();
+                let nics = on_nics(v, host);
                 by_host.entry(host).or_default().push(format!(
                     "{}: {}{nics} (plan {})",
                     fact_name(g),
