@@ -93,11 +93,13 @@ echo "release: packing the tarball"
 name="roce-gen-$version-x86_64-linux"
 stage="target/pkg-stage/$name"
 rm -rf "target/pkg-stage"
-mkdir -p "$stage/man" "$stage/completions"
+mkdir -p "$stage/man" "$stage/completions" "$stage/docs"
 install -m 755 "$bin" "$stage/roce-gen"
 install -m 644 "$files"/man/*.1 "$stage/man/"
 install -m 644 "$files/roce-gen.bash" "$files/_roce-gen" "$files/roce-gen.fish" "$stage/completions/"
-install -m 644 README.md LICENSE-MIT LICENSE-APACHE "$stage/"
+install -m 644 README.md CHANGELOG.md LICENSE-MIT LICENSE-APACHE "$stage/"
+# The README's links to docs/ resolve in the unpacked tree, as in the packages' doc folder.
+install -m 644 docs/*.md "$stage/docs/"
 tar -C target/pkg-stage --sort=name --owner=0 --group=0 --numeric-owner \
   --mtime="@$SOURCE_DATE_EPOCH" -cf - "$name" | gzip -9 -n >"$out/$name.tar.gz"
 
