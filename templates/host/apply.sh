@@ -29,5 +29,6 @@ for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do
 done
 rg_firmware apply
 rg_persist
+rg_persist_volatile
 rg_nccl_env apply
 rg_finish

@@ -3,11 +3,25 @@
 # order: bundle, host name, root, host environment (modules, OFED, tools), then per NIC its
 # identity (RDMA device, netdev, mapping, link layer, PCI, MAC) and environment (link, driver,
 # firmware, address).
+# rg_short_name NAME: REPLY = NAME's short form in lower case: up to its first dot, as
+# `hostname -s` cuts it. Host names are compared by their short forms on both sides, so a plan's
+# FQDN (gpu-001.dc1.example) matches a host that calls itself gpu-001, and the reverse.
+rg_short_name() {
+  REPLY=${1%%.*}
+  REPLY=${REPLY,,}
+}
+
 rg_check_hostname() {
-  local seen=$RG_OBSERVED_HOST short
-  short=${seen%%.*}
-  if [ "${seen,,}" = "${RG_HOST,,}" ] || [ "${short,,}" = "${RG_HOST,,}" ]; then
-    rg_check hostname "" pass error "$RG_HOST" "$seen" "host name is $seen"
+  local seen=$RG_OBSERVED_HOST mine
+  rg_short_name "$seen"
+  mine=$REPLY
+  rg_short_name "$RG_HOST"
+  if [ -n "$mine" ] && [ "$mine" = "$REPLY" ]; then
+    if [ "${seen,,}" = "${RG_HOST,,}" ]; then
+      rg_check hostname "" pass error "$RG_HOST" "$seen" "host name is $seen"
+    else
+      rg_check hostname "" pass error "$RG_HOST" "$seen" "host name is $seen: $RG_HOST by its short name"
+    fi
   elif [ -n "$RG_IDENTIFIED_BY" ]; then
     rg_check hostname "" warn warning "$RG_HOST" "$seen" \
       "host name is ${seen:-unset}, not $RG_HOST; identified as $RG_HOST by its $RG_IDENTIFIED_BY (run-here.sh)"
@@ -39,21 +53,283 @@ rg_check_root() {
   fi
 }
 
+# The planned netdevs, as plan.sh names them, and what rg_resolve_netdevs found for a planned name
+# the host does not have: how it found the interface the host uses instead (RG_NIC_NETDEV[i]
+# then names that one), or why it found none.
+RG_NIC_PLANNED=()
+RG_NIC_FOUND_BY=()
+RG_NIC_NOT_FOUND=()
+
+# rg_link_name: the interface `ip -o link show dev NAME` printed on stdin (`2: NAME: <...`, a
+# VLAN's `NAME@PARENT:`), from its first line; fails on anything else.
+rg_link_name() {
+  local idx name rest
+  IFS=' ' read -r idx name rest || [ -n "$idx" ] || return 1
+  [[ $idx =~ ^[0-9]+:$ ]] && [[ $name == ?*: ]] && [[ $rest == \<* ]] || return 1
+  name=${name%:}
+  printf '%s' "${name%%@*}"
+}
+
+# rg_netdev_mac IF: IF's MAC in lower case, from sysfs.
+rg_netdev_mac() {
+  local mac
+  mac=$(rg_read "/sys/class/net/$1/address") || return 1
+  printf '%s' "${mac,,}"
+}
+
+# rg_netdev_pci IF: the PCI function IF belongs to (its sysfs device link), empty for a virtual
+# interface (bond, VLAN, macvlan) that has none.
+rg_netdev_pci() {
+  local pci
+  pci=$(readlink "$RG_ROOT/sys/class/net/$1/device" 2>/dev/null) || return 0
+  printf '%s' "${pci##*/}"
+}
+
+# rg_resolve_netdevs: for each planned netdev the host does not have (renamed by a newer naming
+# scheme, OFED's udev rules or a .link file; or the planned name is an altname, which is not a
+# sysfs directory), the interface the host uses for it: the one an altname resolves to, else the
+# one at the planned PCI address or with the planned MAC. It must match every one of the two the
+# plan has (an interface at the planned PCI address with another MAC is not this port), and be
+# the only one that does. RG_NIC_NETDEV[i] then names it, before any check or setting uses it;
+# rg_check_identity warns with both names. Run by rg_start and again by rg_precheck (at boot the
+# device may have come later); a NIC resolved once keeps its name.
+rg_resolve_netdevs() {
+  local i
+  for ((i = 0; i < ${#RG_NIC_NETDEV[@]}; i++)); do
+    [ -n "${RG_NIC_PLANNED[i]+set}" ] || RG_NIC_PLANNED[i]=${RG_NIC_NETDEV[i]}
+    [ "${RG_NIC_NETDEV[i]}" = "${RG_NIC_PLANNED[i]}" ] || continue
+    [ ! -d "$RG_ROOT/sys/class/net/${RG_NIC_NETDEV[i]}" ] || continue
+    rg_resolve_netdev "$i"
+  done
+}
+
+# rg_resolve_netdev I: see rg_resolve_netdevs.
+rg_resolve_netdev() {
+  local i=$1 want=${RG_NIC_PLANNED[$1]} pci=${RG_NIC_PCI[$1]-} mac=${RG_NIC_MAC[$1]-}
+  local name="" by="" f n found=() other=()
+  RG_NIC_FOUND_BY[i]=""
+  RG_NIC_NOT_FOUND[i]=""
+  # The kernel resolves an altname (IFLA_ALT_IFNAME) to its interface; sysfs knows only the name.
+  if rg_has ip && name=$(rg_x ip -o link show dev "$want" 2>/dev/null | rg_link_name); then
+    by="its altname $want"
+  elif [ -n "$pci" ]; then
+    for f in "$RG_ROOT/sys/bus/pci/devices/$pci/net"/*; do
+      [ -e "$f" ] || continue
+      n=${f##*/}
+      if [ -z "$mac" ] || [ "$(rg_netdev_mac "$n" || true)" = "$mac" ]; then found+=("$n"); else other+=("$n"); fi
+    done
+    if [ ${#found[@]} -eq 0 ] && [ ${#other[@]} -gt 0 ]; then
+      RG_NIC_NOT_FOUND[i]="the interface at its PCI address $pci, ${other[*]}, has MAC $(rg_netdev_mac "${other[0]}" || true), not the planned $mac: not this port"
+      return 0
+    fi
+    by="its PCI address $pci${mac:+ and MAC $mac}"
+  elif [ -n "$mac" ]; then
+    # Bonds, VLANs and macvlans carry their port's MAC too: only a PCI function's own interface.
+    for f in "$RG_ROOT/sys/class/net"/*; do
+      n=${f##*/}
+      if [ -e "$f/device" ] && [ "$(rg_netdev_mac "$n" || true)" = "$mac" ]; then found+=("$n"); fi
+    done
+    by="its MAC $mac"
+  fi
+  if [ ${#found[@]} -gt 1 ]; then
+    RG_NIC_NOT_FOUND[i]="${found[*]} all match ${by#its }: which one is $want is ambiguous"
+    return 0
+  fi
+  [ -n "$name" ] || name=${found[0]-}
+  if [ -z "$name" ]; then
+    if [ -z "$pci$mac" ]; then
+      RG_NIC_NOT_FOUND[i]="the plan has no PCI address or MAC to find it by"
+    elif [ -n "$pci" ] && [ -n "$mac" ]; then
+      RG_NIC_NOT_FOUND[i]="no interface has its PCI address $pci and MAC $mac"
+    else
+      RG_NIC_NOT_FOUND[i]="no interface has its ${pci:+PCI address $pci}${mac:+MAC $mac}"
+    fi
+    return 0
+  fi
+  if [ ! -d "$RG_ROOT/sys/class/net/$name" ]; then
+    RG_NIC_NOT_FOUND[i]="$want resolves to $name, which is not in /sys/class/net/"
+    return 0
+  fi
+  # Whatever found it, the interface must be the planned port.
+  if [ -n "$pci" ] && [ "$(rg_netdev_pci "$name")" != "$pci" ]; then
+    RG_NIC_NOT_FOUND[i]="$name (found by $by) is at PCI $(rg_netdev_pci "$name"), not the planned $pci: not this port"
+    return 0
+  fi
+  if [ -n "$mac" ] && [ "$(rg_netdev_mac "$name" || true)" != "$mac" ]; then
+    RG_NIC_NOT_FOUND[i]="$name (found by $by) has MAC $(rg_netdev_mac "$name" || true), not the planned $mac: not this port"
+    return 0
+  fi
+  RG_NIC_FOUND_BY[i]=$by
+  RG_NIC_NETDEV[i]=$name
+}
+
+# The mount table (rg_read_mounts): each mount's point and file system type, in the kernel's order.
+RG_MNT_POINT=()
+RG_MNT_TYPE=()
+# What of roce-gen's files would not survive a reboot, as `PATH: TYPE, ...`, and the message that
+# says so (rg_check_volatile); empty when everything is on lasting storage or nothing is known.
+RG_VOLATILE=""
+RG_VOLATILE_MSG=""
+
+# rg_unoctal TEXT: REPLY = a path as the kernel's mount tables escape it (seq_path: space, tab,
+# newline and backslash as \040 \011 \012 \134), unescaped.
+rg_unoctal() {
+  local bs=\\
+  REPLY=${1//\\040/ }
+  REPLY=${REPLY//\\011/$'\t'}
+  REPLY=${REPLY//\\012/$'\n'}
+  REPLY=${REPLY//\\134/"$bs"}
+}
+
+# rg_read_mounts: RG_MNT_POINT and RG_MNT_TYPE from /proc/self/mountinfo (fs/proc_namespace.c
+# show_mountinfo: `ID PARENT MAJ:MIN ROOT POINT OPTIONS [TAGS...] - TYPE SOURCE SUPER`), else
+# /proc/mounts (show_vfsmnt: `SOURCE POINT TYPE OPTIONS 0 0`); fails when neither can be read.
+rg_read_mounts() {
+  local f=() k
+  RG_MNT_POINT=()
+  RG_MNT_TYPE=()
+  if [ -r "$RG_ROOT/proc/self/mountinfo" ]; then
+    while read -r -a f; do
+      for ((k = 6; k + 1 < ${#f[@]}; k++)); do
+        [ "${f[k]}" = - ] || continue
+        rg_unoctal "${f[4]}"
+        RG_MNT_POINT+=("$REPLY")
+        RG_MNT_TYPE+=("${f[k + 1]}")
+        break
+      done
+    done <"$RG_ROOT/proc/self/mountinfo"
+  elif [ -r "$RG_ROOT/proc/mounts" ]; then
+    while read -r -a f; do
+      [ ${#f[@]} -ge 3 ] || continue
+      rg_unoctal "${f[1]}"
+      RG_MNT_POINT+=("$REPLY")
+      RG_MNT_TYPE+=("${f[2]}")
+    done <"$RG_ROOT/proc/mounts"
+  else
+    return 1
+  fi
+}
+
+# rg_mount_type PATH: the type of the file system PATH is on: that of the longest mount point
+# that is PATH or a folder above it, the last of several mounted on the same point (the one on
+# top: an initramfs `rootfs` line comes before the real root's). Empty when none is.
+rg_mount_type() {
+  local k mp best=-1 type=""
+  for ((k = 0; k < ${#RG_MNT_POINT[@]}; k++)); do
+    mp=${RG_MNT_POINT[k]%/}
+    if [ "$1" = "${mp:-/}" ] || [[ $1 == "$mp"/* ]]; then
+      [ ${#mp} -ge "$best" ] || continue
+      best=${#mp}
+      type=${RG_MNT_TYPE[k]}
+    fi
+  done
+  printf '%s' "$type"
+}
+
+# rg_volatile_fs TYPE: a file system that does not keep what is written to it across a reboot:
+# memory (tmpfs, ramfs, the initramfs rootfs), a stateless node's overlay over its image, a
+# read-only image (squashfs), an NFS root shared from the provisioning server.
+rg_volatile_fs() {
+  case $1 in
+    tmpfs | ramfs | rootfs | overlay | aufs | squashfs | nfs | nfs4) return 0 ;;
+  esac
+  return 1
+}
+
+# rg_check_volatile: whether the boot unit, the installed bundle and the saved state would outlive
+# a reboot (diskless and stateless nodes rebuild their root from an image at every boot). Sets
+# RG_VOLATILE and RG_VOLATILE_MSG; precheck records them as a `persistence` warning, apply puts
+# them into its own `persistence` check (rg_persist_volatile). Nothing when the plan does not
+# persist, or the mount table cannot be read.
+rg_check_volatile() {
+  local unit=/etc/systemd/system state=/var/lib/roce-gen what path type on="" lost="" why="" fix=""
+  RG_VOLATILE=""
+  RG_VOLATILE_MSG=""
+  [ "$RG_PERSIST" = yes ] || return 0
+  rg_read_mounts || return 0
+  for what in "the unit:$unit" "the bundle:$RG_INSTALL_DIR" "the saved state:$state"; do
+    path=${what#*:}
+    type=$(rg_mount_type "$path")
+    rg_volatile_fs "$type" || continue
+    RG_VOLATILE+="${RG_VOLATILE:+, }$path: $type"
+    on+="${on:+, }$path is on $type"
+    lost+="${lost:+, }${what%%:*} in $path"
+  done
+  [ -n "$RG_VOLATILE" ] || return 0
+  type=$(rg_mount_type /)
+  rg_volatile_fs "$type" && on="the root file system is $type"
+  case $RG_VOLATILE in
+    *"$unit:"* | *"$RG_INSTALL_DIR:"*)
+      why="nothing would apply the settings again"
+      fix=" Put the bundle into the node image: its files in $RG_INSTALL_DIR, $RG_UNIT in $unit, and"
+      fix+=" 'systemctl enable $RG_UNIT' run in the image (or have the node's provisioning run apply.sh at every boot)."
+      ;;
+  esac
+  case $RG_VOLATILE in
+    *"$state:"*)
+      why+="${why:+ and }rollback would have nothing to restore"
+      fix+=" Keep $state on storage that survives a reboot."
+      ;;
+  esac
+  RG_VOLATILE_MSG="$on, which does not survive a reboot: at the next boot $lost would be gone, so $why.$fix"
+  [ "$RG_PHASE" != precheck ] ||
+    rg_check persistence "" warn warning "survives a reboot" "$RG_VOLATILE" "$RG_VOLATILE_MSG"
+}
+
+# rg_persist_volatile: apply's `persistence` check (rg_persist) on a host whose root does not
+# survive a reboot: what apply installed (or found installed, or would install) is gone at the
+# next boot, so it is a warning that says what to do, not a change or a pass. At boot, with the
+# unit running from the image, and when nothing was installed, the check stays as it is.
+# The check arrays are lib.sh's (rg_check); here one recorded check is rewritten in place.
+# shellcheck disable=SC2034,SC2153
+rg_persist_volatile() {
+  local i
+  [ -n "$RG_VOLATILE" ] && [ "$RG_BOOT" = no ] || return 0
+  for ((i = 0; i < ${#RG_C_ID[@]}; i++)); do
+    if [ "${RG_C_ID[i]}" != persistence ] || [ -n "${RG_C_NIC[i]}" ]; then continue; fi
+    case ${RG_C_STATUS[i]}:$RG_DRY_RUN in
+      pass:* | changed:* | warn:yes) ;;
+      *) return 0 ;;
+    esac
+    RG_C_STATUS[i]=warn
+    RG_C_SEV[i]=warning
+    RG_C_EXP[i]="survives a reboot"
+    RG_C_ACT[i]=$RG_VOLATILE
+    RG_C_MSG[i]="${RG_C_MSG[i]}; but $RG_VOLATILE_MSG"
+    # Listed with the warnings that need a person, not with the changes.
+    RG_C_KIND[i]=""
+    RG_C_FROM[i]=""
+    return 0
+  done
+}
+
 # rg_check_identity I: the NIC's RDMA device, netdev, their mapping, link layer, PCI and MAC.
 rg_check_identity() {
-  local i=$1 dev=${RG_NIC_IBDEV[$1]} ifc=${RG_NIC_NETDEV[$1]} mapped layer pci mac
+  local i=$1 dev=${RG_NIC_IBDEV[$1]} ifc=${RG_NIC_NETDEV[$1]} planned mapped layer pci mac
   if [ -d "$RG_ROOT/sys/class/infiniband/$dev" ]; then
     rg_check ib_dev "$dev" pass error present present "$dev is in /sys/class/infiniband/"
   else
     rg_check ib_dev "$dev" fail error present absent \
       "$dev is not in /sys/class/infiniband/ (present: $(rg_list /sys/class/infiniband))"
   fi
-  if [ -d "$RG_ROOT/sys/class/net/$ifc" ]; then
+  planned=${RG_NIC_PLANNED[i]:-$ifc}
+  if [ "$ifc" != "$planned" ] && [ -d "$RG_ROOT/sys/class/net/$ifc" ]; then
+    if [ "${RG_NIC_FOUND_BY[i]}" = "its altname $planned" ]; then
+      rg_check netdev "$dev" warn warning "$planned" "$ifc" \
+        "$planned is an altname of $ifc here (ip link; sysfs knows only $ifc), so the settings go to $ifc; put $ifc in the plan's netdev column"
+    else
+      rg_check netdev "$dev" warn warning "$planned" "$ifc" \
+        "$planned is not an interface here: this host calls it $ifc (found by ${RG_NIC_FOUND_BY[i]}), so the settings go to $ifc; put $ifc in the plan's netdev column"
+    fi
+  elif [ -d "$RG_ROOT/sys/class/net/$ifc" ]; then
     rg_check netdev "$dev" pass error "$ifc" present "$ifc is in /sys/class/net/"
+  elif [ -n "${RG_NIC_NOT_FOUND[i]-}" ]; then
+    rg_check netdev "$dev" fail error "$ifc" absent \
+      "$ifc is not in /sys/class/net/ (present: $(rg_list /sys/class/net)), and ${RG_NIC_NOT_FOUND[i]}"
   else
     rg_check netdev "$dev" fail error "$ifc" absent "$ifc is not in /sys/class/net/ (present: $(rg_list /sys/class/net))"
   fi
-  if [ "$(rg_status_of ib_dev "$dev")" != pass ] || [ "$(rg_status_of netdev "$dev")" != pass ]; then
+  if [ "$(rg_status_of ib_dev "$dev")" != pass ] || ! rg_netdev_found "$dev"; then
     rg_check netdev_map "$dev" skip error "$ifc" "" "skipped: $dev or $ifc is missing"
     rg_check link_layer "$dev" skip error Ethernet "" "skipped: $dev is missing"
     return 0
@@ -95,10 +371,21 @@ rg_check_identity() {
   fi
 }
 
-# rg_identity_ok I: true when the NIC's identity checks all passed.
+# rg_netdev_found DEV: true when the netdev check of DEV found its interface: under the planned
+# name (pass), or under the one the host uses for it (warn).
+rg_netdev_found() {
+  case $(rg_status_of netdev "$1") in
+    pass | warn) return 0 ;;
+  esac
+  return 1
+}
+
+# rg_identity_ok I: true when the NIC's identity checks all passed (a netdev found under another
+# name included).
 rg_identity_ok() {
   local dev=${RG_NIC_IBDEV[$1]} id
-  for id in ib_dev netdev netdev_map link_layer; do
+  rg_netdev_found "$dev" || return 1
+  for id in ib_dev netdev_map link_layer; do
     [ "$(rg_status_of "$id" "$dev")" = pass ] || return 1
   done
   for id in pci mac; do
@@ -202,10 +489,12 @@ rg_check_nic_env() {
 # `compare`, also each planned setting against the host (apply changes them itself).
 rg_precheck() {
   local i
+  rg_resolve_netdevs
   rg_check_bundle
   rg_check_hostname
   rg_check_root "$1"
   rg_check_host_env
+  rg_check_volatile
   for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do
     rg_check_identity "$i"
     rg_check_nic_env "$i"

@@ -401,6 +401,10 @@ rg_facts() {
     extra=${RG_M_FACTS[i]-}
     [ -z "${RG_FW_FACTS[i]-}" ] || extra+="${extra:+,}${RG_FW_FACTS[i]}"
     extra+="${extra:+,}$(rg_gid_fact "$i")"
+    # A netdev the host calls otherwise (rg_resolve_netdevs): netdev is the host's name, this the plan's.
+    if [ "${RG_NIC_PLANNED[i]:-${RG_NIC_NETDEV[i]}}" != "${RG_NIC_NETDEV[i]}" ]; then
+      extra+=",\"planned_netdev\":$(rg_json_str "${RG_NIC_PLANNED[i]}")"
+    fi
     # board_id (the PSID) names the card as its firmware is built for; hca_type the chip.
     printf '%s%s:{"fw_ver":%s,"board_id":%s,"hca_type":%s,"netdev":%s,"dcbx":%s%s}' "$sep" "$(rg_json_str "$dev")" \
       "$(rg_json_str "$(rg_read "/sys/class/infiniband/$dev/fw_ver" || true)")" \

@@ -704,6 +704,9 @@ rg_start() {
   RG_OBSERVED_HOST=$(rg_x hostname 2>/dev/null) || RG_OBSERVED_HOST=""
   # A host name is one line; anything after is noise from a broken tool.
   RG_OBSERVED_HOST=${RG_OBSERVED_HOST%%$'\n'*}
+  # Before anything uses a planned netdev: the name the host uses for one it renamed (rollback
+  # restores there too).
+  rg_resolve_netdevs
 }
 
 # rg_usage_error MESSAGE: a wrong command line (exit 2).

@@ -10,7 +10,7 @@
 #
 #   fakehost.sh create ROOT --kind ofed|inbox --host NAME
 #                           --nic DEV:IF:BDF:MAC [--nic ...] [--missing DEV ...]
-#                           [--lldp none|lldpd|lldpad]
+#                           [--lldp none|lldpd|lldpad] [--rootfs TYPE] [--mount PATH:TYPE ...]
 #       e.g. --nic mlx5_0:ens1f0np0:0000:1a:00.0:b8:3f:d2:01:00:00
 #       --missing DEV leaves that NIC out entirely (card absent), so a test can pass the
 #       plan's NIC list unchanged. Every NIC has a 400G CMIS optic (.fake/net/IF/module.txt,
@@ -18,12 +18,26 @@
 #       RDMA health counters. --lldp installs lldpd (lldpcli) or
 #       lldpad (lldptool), running, with NIC N (from 0) cabled to leaf-N+1 port Eth1/1 in
 #       .fake/lldp/IF; the default is none. ROOT must be absent or empty.
+#       --rootfs: the root file system as the kernel's mount tables show it (proc/self/mountinfo
+#       and proc/mounts, fs/proc_namespace.c show_mountinfo and show_vfsmnt, with sysfs, proc and
+#       configfs mounted): xfs (the default with --kind ofed, RHEL's) or ext4 (inbox, Ubuntu's) on
+#       /dev/sda2; tmpfs (a stateless node's root in memory, Warewulf's), rootfs (never switched
+#       from the initramfs), overlay (over a read-only image, dracut's), nfs4 (a diskless node's
+#       NFS root). --mount PATH:tmpfs|xfs|ext4 mounts another file system at PATH after them
+#       (e.g. /var/lib/roce-gen:tmpfs).
 #       The GID table of each port (ports/1/gids, gid_attrs/types, gid_attrs/ndevs, 16 entries;
 #       a ConnectX has a few hundred) holds what the kernel puts there for the netdev's
 #       addresses: the IPv6 link-local GID from the MAC at 0 (RoCE v1) and 1 (RoCE v2), then
 #       each address, as an IPv4-mapped GID for IPv4, at the next two free indexes (v1, v2);
 #       an unused entry reads as the zero GID with empty type and netdev files (driverfs
 #       refuses to read those, EINVAL, as the kernel does).
+#   fakehost.sh rename ROOT IF NEWNAME
+#       the kernel renames netdev IF (dev_change_name, as udev's naming or a .link file does):
+#       everything that shows the name follows (sys/class/net, the PCI function's net/ entry,
+#       the GID table's ndevs, the stand-ins' state in .fake/*/IF); ifindex, MAC and settings stay.
+#   fakehost.sh altname ROOT IF ALTNAME
+#       adds an alternative name to IF (`ip link property add dev IF altname ALTNAME`): `ip`
+#       shows and resolves it (.fake/net/IF/altnames); sysfs has no directory for it.
 #   fakehost.sh addr ROOT IF [CIDR ...]
 #       IF's addresses become the CIDRs (none: no address), in .fake/net/IF/addrs, and its
 #       port's GID table follows, as when they are configured on a real host.
@@ -75,9 +89,13 @@ FAKEHOST_DCQCN_DEFAULTS='roce_rp/clamp_tgt_rate=0 roce_rp/clamp_tgt_rate_after_t
   roce_rp/initial_alpha_value=1023 roce_np/min_time_between_cnps=4'
 # Entries of each port's GID table.
 FAKEHOST_GIDS=16
+# The root file systems `create --rootfs` knows.
+FAKEHOST_ROOTFS='xfs ext4 tmpfs rootfs overlay nfs4'
 
 fakehost_usage() {
   printf '%s\n' 'usage: fakehost.sh create ROOT --kind ofed|inbox --host NAME --nic DEV:IF:BDF:MAC [--nic ...] [--missing DEV ...]' \
+    '       fakehost.sh rename ROOT IF NEWNAME' \
+    '       fakehost.sh altname ROOT IF ALTNAME' \
     '       fakehost.sh addr ROOT IF [CIDR ...]' \
     '       fakehost.sh snapshot ROOT [DIR ...]' \
     '       fakehost.sh run ROOT -- CMD [ARG ...]' \
@@ -102,8 +120,8 @@ fakehost_create() (
     ln -s -- "$2" "$root/$1"
   }
 
-  local root=${1-} kind='' host='' lldp=none spec dev ifc bdf mac i=0 d m kernel
-  local -a nics=() missing=() f=() mb=()
+  local root=${1-} kind='' host='' lldp=none rootfs='' spec dev ifc bdf mac i=0 d m kernel
+  local -a nics=() missing=() f=() mb=() mounts=()
   local -A seen=()
   [[ -n $root && $root != -* ]] || die 'usage: fakehost.sh create ROOT --kind ofed|inbox --host NAME --nic DEV:IF:BDF:MAC ...'
   shift
@@ -115,6 +133,8 @@ fakehost_create() (
       --nic) nics+=("$2") ;;
       --missing) missing+=("$2") ;;
       --lldp) lldp=$2 ;;
+      --rootfs) rootfs=$2 ;;
+      --mount) mounts+=("$2") ;;
       *) die "unknown option $1" ;;
     esac
     shift 2
@@ -122,6 +142,14 @@ fakehost_create() (
   [[ $kind == ofed || $kind == inbox ]] || die '--kind must be ofed or inbox'
   [[ -n $host && $host != *$'\n'* ]] || die '--host NAME is required'
   [[ $lldp == none || $lldp == lldpd || $lldp == lldpad ]] || die '--lldp must be none, lldpd or lldpad'
+  # The root file system: the distribution's installer default unless asked.
+  if [[ -z $rootfs ]]; then
+    if [[ $kind == ofed ]]; then rootfs=xfs; else rootfs=ext4; fi
+  fi
+  [[ " $FAKEHOST_ROOTFS " == *" $rootfs "* ]] || die "--rootfs must be one of: $FAKEHOST_ROOTFS"
+  for d in ${mounts[@]+"${mounts[@]}"}; do
+    [[ $d =~ ^(/[A-Za-z0-9_./-]*[A-Za-z0-9_-]):(tmpfs|xfs|ext4)$ ]] || die "bad --mount $d (want /PATH:tmpfs|xfs|ext4)"
+  done
   if [[ -e $root ]]; then
     [[ -d $root && -z $(ls -A -- "$root") ]] || die "$root exists and is not an empty directory"
   fi
@@ -158,9 +186,7 @@ ID_LIKE=debian'
   done
   put proc/sys/kernel/osrelease "$kernel"
   put proc/cmdline "BOOT_IMAGE=/vmlinuz-$kernel root=/dev/sda2 ro iommu=pt"
-  put proc/mounts 'sysfs /sys sysfs rw,nosuid,nodev,noexec,relatime 0 0
-proc /proc proc rw,nosuid,nodev,noexec,relatime 0 0
-configfs /sys/kernel/config configfs rw,nosuid,nodev,noexec,relatime 0 0'
+  fakehost_mounts "$root" "$rootfs" ${mounts[@]+"${mounts[@]}"}
   # rdma_cm's configfs folder is there (module loaded); the per-device folders are made by
   # mkdir, which the driver filesystem (tests/host/driverfs) answers as configfs does.
   mkdir -p -- "$root/sys/class/infiniband" "$root/sys/class/net" "$root/sys/kernel/config/rdma_cm" \
@@ -331,6 +357,122 @@ descr=$host:$ifc"
     ln -s "../lib/fakehost/$d" "$root/bin/$d"
     : >"$root/.fake/systemd/active/$lldp.service"
   fi
+)
+
+# fakehost_mounts ROOT ROOTFS [PATH:TYPE ...]: ROOT/proc/self/mountinfo and ROOT/proc/mounts of
+# a host whose root is ROOTFS (create --rootfs), with sysfs, proc and configfs, then the other
+# mounts in order, each line as fs/proc_namespace.c prints it: show_mountinfo `ID PARENT MAJ:MIN
+# ROOT POINT MNTOPTS TAGS - TYPE SOURCE SUPEROPTS`, show_vfsmnt `SOURCE POINT TYPE OPTS 0 0`
+# (" rw", the super block's flags, the mount's, then the file system's own show_options).
+fakehost_mounts() (
+  set -eu
+  local root=$1 fs=$2 id=22 rid parent tag=1 minor=24 e src dev mnt own point type info='' table=''
+  shift 2
+  local -a all=()
+  # POINT TYPE SOURCE MAJ:MIN MOUNT-FLAGS FS-OPTIONS (",..." or "-" for none)
+  case $fs in
+    xfs) all+=("/ xfs /dev/sda2 8:2 ,relatime ,attr2,inode64,logbufs=8,logbsize=32k,noquota") ;;
+    ext4) all+=("/ ext4 /dev/sda2 8:2 ,relatime ,errors=remount-ro") ;;
+    tmpfs) all+=("/ tmpfs tmpfs 0:20 ,relatime ,size=32844600k,nr_inodes=8211150,inode64") ;;
+    rootfs) all+=("/ rootfs rootfs 0:1 - ,size=32844600k,nr_inodes=8211150") ;;
+    overlay) all+=("/ overlay overlay 0:20 ,relatime ,lowerdir=/run/rootfsbase,upperdir=/run/overlayfs,workdir=/run/ovlwork") ;;
+    nfs4) all+=("/ nfs4 10.0.0.1:/srv/images/compute 0:20 ,relatime ,vers=4.2,rsize=1048576,wsize=1048576,namlen=255,hard,proto=tcp,timeo=600,retrans=2,sec=sys,clientaddr=10.0.0.21,local_lock=none,addr=10.0.0.1") ;;
+  esac
+  all+=("/sys sysfs sysfs 0:21 ,nosuid,nodev,noexec,relatime -"
+    "/proc proc proc 0:22 ,nosuid,nodev,noexec,relatime -"
+    "/sys/kernel/config configfs configfs 0:23 ,nosuid,nodev,noexec,relatime -")
+  for e in "$@"; do
+    case ${e##*:} in
+      tmpfs) all+=("${e%:*} tmpfs tmpfs 0:$minor ,nosuid,nodev,relatime ,size=4096k,mode=755,inode64") ;;
+      xfs) all+=("${e%:*} xfs /dev/sdb1 8:17 ,relatime ,attr2,inode64,logbufs=8,logbsize=32k,noquota") ;;
+      ext4) all+=("${e%:*} ext4 /dev/sdb1 8:17 ,relatime -") ;;
+    esac
+    minor=$((minor + 1))
+  done
+  # Mount ids: the root's 22 (1 when it is the initramfs itself), the others from 23 on.
+  rid=22
+  [[ $fs != rootfs ]] || rid=1
+  for e in "${all[@]}"; do
+    read -r point type src dev mnt own <<<"$e"
+    [[ $mnt != - ]] || mnt=''
+    [[ $own != - ]] || own=''
+    case $point in
+      /) id=$rid parent=1 ;;
+      /sys/kernel/config) parent=23 ;;
+      *) parent=$rid ;;
+    esac
+    info+="$id $parent $dev / $point rw$mnt shared:$tag - $type $src rw$own"$'\n'
+    table+="$src $point $type rw$mnt$own 0 0"$'\n'
+    [[ $point != / ]] || id=22
+    id=$((id + 1)) tag=$((tag + 1))
+  done
+  mkdir -p -- "$root/proc/self"
+  printf '%s' "$info" >"$root/proc/self/mountinfo"
+  printf '%s' "$table" >"$root/proc/mounts"
+)
+
+# fakehost_rename ROOT IF NEWNAME: see the usage above.
+fakehost_rename() (
+  set -eu
+  shopt -s nullglob
+  local root=${1-} old=${2-} new=${3-} pci f d
+  if [[ -z $root || ! -d $root/.fake ]]; then
+    printf 'fakehost rename: %s is not a fake host root\n' "$root" >&2
+    exit 2
+  fi
+  [[ $old =~ ^[A-Za-z0-9_.-]+$ && -d $root/sys/class/net/$old ]] || {
+    printf 'fakehost rename: no interface %s\n' "$old" >&2
+    exit 2
+  }
+  # The kernel's dev_valid_name: at most 15 bytes, no / or space; and not taken.
+  [[ $new =~ ^[A-Za-z0-9_.-]{1,15}$ && $new != . && $new != .. ]] || {
+    printf 'fakehost rename: %s is not a valid interface name\n' "$new" >&2
+    exit 2
+  }
+  if [[ -e $root/sys/class/net/$new ]] || grep -qsxF -- "$new" "$root"/.fake/net/*/altnames; then
+    printf 'fakehost rename: %s is taken (File exists)\n' "$new" >&2
+    exit 2
+  fi
+  cd -- "$root"
+  pci=$(readlink -- "sys/class/net/$old/device") || pci=''
+  mv -- "sys/class/net/$old" "sys/class/net/$new"
+  if [[ -n $pci ]]; then
+    pci=sys/devices/pci0000:00/${pci##*/}
+    rm -f -- "$pci/net/$old"
+    ln -s -- "../../../../class/net/$new" "$pci/net/$new"
+  fi
+  for d in .fake/net .fake/dcb .fake/lldp .fake/cma; do
+    [[ ! -e $d/$old ]] || mv -- "$d/$old" "$d/$new"
+  done
+  # The GID table shows each entry's netdev by its current name (core/sysfs.c print_ndev).
+  for f in sys/class/infiniband/*/ports/*/gid_attrs/ndevs/*; do
+    if [[ $(<"$f") == "$old" ]]; then printf '%s\n' "$new" >"$f"; fi
+  done
+)
+
+# fakehost_altname ROOT IF ALTNAME: see the usage above.
+fakehost_altname() (
+  set -eu
+  local root=${1-} ifc=${2-} alt=${3-}
+  if [[ -z $root || ! -d $root/.fake ]]; then
+    printf 'fakehost altname: %s is not a fake host root\n' "$root" >&2
+    exit 2
+  fi
+  [[ $ifc =~ ^[A-Za-z0-9_.-]+$ && -d $root/sys/class/net/$ifc ]] || {
+    printf 'fakehost altname: no interface %s\n' "$ifc" >&2
+    exit 2
+  }
+  # ALTIFNAMSIZ is 128; a name or altname of any interface cannot be taken twice.
+  [[ $alt =~ ^[A-Za-z0-9_.-]{1,127}$ ]] || {
+    printf 'fakehost altname: %s is not a valid name\n' "$alt" >&2
+    exit 2
+  }
+  if [[ -e $root/sys/class/net/$alt ]] || grep -qsxF -- "$alt" "$root"/.fake/net/*/altnames; then
+    printf 'fakehost altname: %s is taken (File exists)\n' "$alt" >&2
+    exit 2
+  fi
+  mkdir -p -- "$root/.fake/net/$ifc"
+  printf '%s\n' "$alt" >>"$root/.fake/net/$ifc/altnames"
 )
 
 # fakehost_v6_full ADDR: an IPv6 address as the kernel prints a GID (%pI6: eight groups of
@@ -607,6 +749,8 @@ fakehost_main() {
   case $cmd in
     create) fakehost_create "$@" ;;
     addr) fakehost_addr "$@" ;;
+    rename) fakehost_rename "$@" ;;
+    altname) fakehost_altname "$@" ;;
     snapshot) fakehost_snapshot "$@" ;;
     run) fakehost_run "$@" ;;
     reload) fakehost_reload "$@" ;;

@@ -187,8 +187,13 @@ impl FakeHost {
             missing,
             bash,
             edits,
+            plan_name,
+            create_args,
+            setup,
         } = b;
         let host = host.unwrap_or_else(|| plan_host.to_string());
+        // The bundle's name: the plan's name for the host.
+        let bundle_name = plan_name.clone().unwrap_or_else(|| plan_host.to_string());
         let dir = tmp();
         let root = dir.path().join("root");
         let mut cmd = fakehost_sh("create", &root);
@@ -204,6 +209,7 @@ impl FakeHost {
         for m in &missing {
             cmd.args(["--missing", m]);
         }
+        cmd.args(&create_args);
         let out = cmd.output().unwrap();
         assert!(
             out.status.success(),
@@ -228,6 +234,18 @@ impl FakeHost {
                 add_addresses(&root, ifc, &[&addr]);
             }
         }
+        // What happened to the host after it was set up (a netdev renamed, an altname added).
+        for step in &setup {
+            let out = fakehost_sh(&step[0], &root)
+                .args(&step[1..])
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "fakehost {step:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
         let mut plan_doc: Value = serde_json::from_str(
             &std::fs::read_to_string(repo().join("golden/lab-2node/plan.json")).unwrap(),
         )
@@ -237,6 +255,15 @@ impl FakeHost {
                 .as_object_mut()
                 .unwrap()
                 .remove("min_ofed_version");
+        }
+        if let Some(name) = &plan_name {
+            let planned = plan_doc["hosts"]
+                .as_array_mut()
+                .unwrap()
+                .iter_mut()
+                .find(|h| h["hostname"] == plan_host)
+                .unwrap();
+            planned["hostname"] = Value::String(name.clone());
         }
         for edit in edits {
             edit(&mut plan_doc);
@@ -249,14 +276,14 @@ impl FakeHost {
         );
         assert_eq!(generated.code, 0, "{}", generated.transcript());
         let untar = Command::new("tar")
-            .args(["-xzf", &format!("dist/{plan_host}.tar.gz")])
+            .args(["-xzf", &format!("dist/{bundle_name}.tar.gz")])
             .current_dir(&bundles)
             .status()
             .unwrap();
         assert!(untar.success());
         FakeHost {
             root,
-            bundle: bundles.join(plan_host),
+            bundle: bundles.join(&bundle_name),
             bash,
             _dir: dir,
         }
@@ -422,6 +449,8 @@ pub(crate) fn changes(commands: &[String]) -> Vec<String> {
                 || c.starts_with("dcb pfc show")
                 || c.starts_with("dcb dcbx show")
                 || c.starts_with("systemctl is-enabled")
+                || c.starts_with("nmcli -t ")
+                || c.starts_with("nmcli -g ")
                 || ((c.starts_with("mlxconfig") || c.starts_with("mstconfig")) && c.contains(" q"))
                 || ((c.starts_with("cma_roce_mode") || c.starts_with("cma_roce_tos"))
                     && c.split(' ').count() == 5);
@@ -466,6 +495,9 @@ pub(crate) struct Builder<'a> {
     missing: Vec<String>,
     bash: String,
     edits: Vec<PlanEdit<'a>>,
+    plan_name: Option<String>,
+    create_args: Vec<String>,
+    setup: Vec<Vec<String>>,
 }
 
 impl<'a> Builder<'a> {
@@ -477,7 +509,32 @@ impl<'a> Builder<'a> {
             missing: Vec::new(),
             bash: "bash".into(),
             edits: Vec::new(),
+            plan_name: None,
+            create_args: Vec::new(),
+            setup: Vec::new(),
         }
+    }
+
+    /// The name the plan gives the host (its bundle's name), when not its plan host's: e.g. an
+    /// FQDN, while the machine calls itself by the short name.
+    pub(crate) fn plan_name(mut self, name: &str) -> Self {
+        self.plan_name = Some(name.to_string());
+        self
+    }
+
+    /// More options of `fakehost.sh create` (`--rootfs tmpfs`, `--mount PATH:TYPE`).
+    pub(crate) fn create_args(mut self, args: &[&str]) -> Self {
+        self.create_args
+            .extend(args.iter().map(|a| (*a).to_string()));
+        self
+    }
+
+    /// A `fakehost.sh VERB ROOT ARGS…` step once the host is set up (its addresses given), before
+    /// the bundle runs: `&["rename", "ens1f0np0", "enp26s0f0np0"]`, `&["altname", IF, NAME]`.
+    pub(crate) fn setup(mut self, step: &[&str]) -> Self {
+        self.setup
+            .push(step.iter().map(|a| (*a).to_string()).collect());
+        self
     }
 
     /// Which host of golden/lab-2node this machine is (`node-a`, the default, or `node-b`): its

@@ -38,6 +38,15 @@ struct Scenario {
     /// NICs of the plan the machine lacks.
     #[serde(default)]
     without: Vec<String>,
+    /// The name the plan gives the host, when not its plan host's (an FQDN, say).
+    #[serde(default)]
+    plan_name: Option<String>,
+    /// More options of `fakehost.sh create` (`--rootfs tmpfs`).
+    #[serde(default)]
+    create: Vec<String>,
+    /// `fakehost.sh` steps once the host is set up, each `VERB ARGS…` (`rename IF NEWNAME`).
+    #[serde(default)]
+    setup: Vec<String>,
     /// Cluster keys set in the plan (its JSON form) before the bundles are generated.
     #[serde(default)]
     cluster: BTreeMap<String, toml::Value>,
@@ -101,6 +110,15 @@ fn play(name: &str, sc: &Scenario, bash: &str) -> String {
     }
     for dev in &sc.without {
         b = b.without(dev);
+    }
+    if let Some(name) = &sc.plan_name {
+        b = b.plan_name(name);
+    }
+    let create: Vec<&str> = sc.create.iter().map(String::as_str).collect();
+    b = b.create_args(&create);
+    for step in &sc.setup {
+        let words: Vec<&str> = step.split_whitespace().collect();
+        b = b.setup(&words);
     }
     let overrides: Vec<(String, Value)> = sc
         .cluster
