@@ -95,6 +95,9 @@ pub(crate) const LIB_RDMA_SH: FileTemplate = plain("host/lib-rdma.sh", 0o644);
 pub(crate) const LIB_PERSIST_SH: FileTemplate = plain("host/lib-persist.sh", 0o644);
 /// `lib-firmware.sh`: the NICs' firmware (NV) configuration, read, checked and set.
 pub(crate) const LIB_FIRMWARE_SH: FileTemplate = plain("host/lib-firmware.sh", 0o644);
+/// `lib-netmgr.sh`: who manages each netdev (NetworkManager, networkd, netplan, ifcfg) and the
+/// MTU it keeps.
+pub(crate) const LIB_NETMGR_SH: FileTemplate = plain("host/lib-netmgr.sh", 0o644);
 /// `plan.sh`: this host's plan as bash data, the only file of a bundle's shell that differs
 /// between hosts.
 pub(crate) const PLAN_SH: FileTemplate = file("host/plan.sh", 0o644);
@@ -117,7 +120,7 @@ pub(crate) const DIST_FILES: [FileTemplate; 3] = [RUN_HERE_SH, ANSIBLE_INVENTORY
 pub(crate) const HOST_FILES: [FileTemplate; 1] = [PLAN_SH];
 
 /// The files that do not depend on the host: made once per run, shared by every bundle.
-pub(crate) const SHARED_FILES: [FileTemplate; 14] = [
+pub(crate) const SHARED_FILES: [FileTemplate; 15] = [
     PRECHECK_SH,
     APPLY_SH,
     ROLLBACK_SH,
@@ -130,6 +133,7 @@ pub(crate) const SHARED_FILES: [FileTemplate; 14] = [
     LIB_RDMA_SH,
     LIB_PERSIST_SH,
     LIB_FIRMWARE_SH,
+    LIB_NETMGR_SH,
     SERVICE,
     README_TXT,
 ];
@@ -169,6 +173,7 @@ const EMBEDDED: &[(&str, &str)] = embedded![
     "host/lib-rdma.sh",
     "host/lib-persist.sh",
     "host/lib-firmware.sh",
+    "host/lib-netmgr.sh",
     "host/plan.sh.j2",
     "host/roce-gen.service.j2",
     "host/README.txt.j2",

@@ -302,3 +302,139 @@ rg_parse_lldptool() {
   done
   printf '%s\n%s\n%s\n' "$sw" "$port" "$descr"
 }
+
+# --- the network managers (lib-netmgr.sh) ---------------------------------------------------------
+
+# rg_nm_fields LINE: the fields of one line of nmcli's terse tabular output (`-t`, `-g`), one a
+# line. nmcli joins them with `:` and puts a `\` before each `:` and `\` inside a value
+# (NetworkManager src/nmcli/utils.c, print_required_fields and print_data).
+rg_nm_fields() {
+  local s=$1 out="" c i n=${#1}
+  for ((i = 0; i < n; i++)); do
+    c=${s:i:1}
+    if [ "$c" = "\\" ] && [ $((i + 1)) -lt "$n" ]; then
+      i=$((i + 1))
+      out+=${s:i:1}
+    elif [ "$c" = : ]; then
+      printf '%s\n' "$out"
+      out=""
+    else
+      out+=$c
+    fi
+  done
+  printf '%s\n' "$out"
+}
+
+# rg_parse_nm_device IF: `nmcli -t -f DEVICE,STATE,CONNECTION,CON-UUID device status` → IF's
+# `STATE<tab>UUID<tab>NAME` (the active profile's uuid and name, empty when none), or nothing
+# when nmcli does not list IF.
+rg_parse_nm_device() {
+  local line
+  local -a f=()
+  while IFS= read -r line; do
+    mapfile -t f < <(rg_nm_fields "$line")
+    if [ ${#f[@]} -eq 4 ] && [ "${f[0]}" = "$1" ]; then
+      printf '%s\t%s\t%s\n' "${f[1]}" "${f[3]}" "${f[2]//$'\t'/ }"
+      return 0
+    fi
+  done
+}
+
+# rg_parse_nm_filename UUID: `nmcli -t -f UUID,FILENAME connection show` → the file the profile
+# UUID is stored in (nmcli 1.12 and newer list it), or nothing.
+rg_parse_nm_filename() {
+  local line
+  local -a f=()
+  while IFS= read -r line; do
+    mapfile -t f < <(rg_nm_fields "$line")
+    if [ ${#f[@]} -eq 2 ] && [ "${f[0]}" = "$1" ]; then
+      printf '%s' "${f[1]}"
+      return 0
+    fi
+  done
+}
+
+# rg_parse_nm_mtu: `nmcli -g 802-3-ethernet.mtu connection show UUID` → `auto` (0: the profile
+# sets none) or the number (nm-meta-setting-desc.c, _get_fcn_gobject_mtu); nothing otherwise.
+rg_parse_nm_mtu() {
+  local line
+  IFS= read -r line || [ -n "$line" ] || return 0
+  if [ "$line" = auto ] || [ "$line" = 0 ]; then
+    printf auto
+  elif [[ $line =~ ^[1-9][0-9]*$ ]]; then
+    printf '%s' "$line"
+  fi
+}
+
+# rg_parse_networkd_state: a link's state file, /run/systemd/netif/links/IFINDEX, as
+# systemd-networkd writes it (src/network/networkd-state-file.c, link_save: `KEY=value` lines;
+# NETWORK_FILE= only while a .network file applies) → `ADMIN_STATE<tab>NETWORK_FILE`.
+rg_parse_networkd_state() {
+  local line admin="" file=""
+  while IFS= read -r line || [ -n "$line" ]; do
+    case $line in
+      ADMIN_STATE=*) admin=${line#*=} ;;
+      NETWORK_FILE=*) file=${line#*=} ;;
+    esac
+  done
+  printf '%s\t%s\n' "$admin" "$file"
+}
+
+# rg_parse_networkd_mtu: a .network file followed by its drop-ins, in the order systemd reads
+# them → the MTU its [Link] section leaves (MTUBytes=, the last assignment wins; an empty one
+# resets it; K, M and G are powers of 1024 as in systemd's parse_mtu), `unset`, or nothing
+# when the value is not one this reader knows.
+rg_parse_networkd_mtu() {
+  local line section="" key value mtu=unset
+  while IFS= read -r line || [ -n "$line" ]; do
+    line=${line#"${line%%[![:space:]]*}"}
+    case $line in
+      '#'* | ';'* | '') continue ;;
+      '['*']'*)
+        section=${line%%]*}
+        section=${section#[}
+        continue
+        ;;
+    esac
+    if [ "$section" != Link ] || [[ $line != *=* ]]; then continue; fi
+    key=${line%%=*}
+    key=${key%"${key##*[![:space:]]}"}
+    [ "$key" = MTUBytes ] || continue
+    value=${line#*=}
+    value=${value#"${value%%[![:space:]]*}"}
+    value=${value%"${value##*[![:space:]]}"}
+    case $value in
+      '') mtu='unset' ;;
+      *[!0-9KMG]* | [KMG]*) mtu="" ;;
+      *K) mtu=$((${value%K} * 1024)) ;;
+      *M) mtu=$((${value%M} * 1024 * 1024)) ;;
+      *G) mtu=$((${value%G} * 1024 * 1024 * 1024)) ;;
+      *[KMG]*) mtu="" ;;
+      *) mtu=$((10#$value)) ;;
+    esac
+  done
+  printf '%s' "$mtu"
+}
+
+# rg_parse_ifcfg_mtu: an ifcfg file (`KEY=value` shell assignments, initscripts' ifup-eth and
+# NetworkManager's ifcfg-rh read MTU=) → its MTU, `unset`, or nothing when it is not a number.
+rg_parse_ifcfg_mtu() {
+  local line value mtu=unset
+  while IFS= read -r line || [ -n "$line" ]; do
+    case $line in
+      MTU=*)
+        value=${line#MTU=}
+        value=${value#[\"\']}
+        value=${value%[\"\']}
+        if [ -z "$value" ]; then
+          mtu='unset'
+        elif [[ $value =~ ^[0-9]+$ ]]; then
+          mtu=$((10#$value))
+        else
+          mtu=""
+        fi
+        ;;
+    esac
+  done
+  printf '%s' "$mtu"
+}

@@ -259,6 +259,7 @@ rg_rollback() {
     done <"$RG_SAVED"
     rg_restore "$dev" ${words[@]+"${words[@]}"}
   done
+  rg_netmgr_rollback
   rg_fw_rollback
   [ -z "$reload" ] || rg_unpersist_reload "$reload"
   [ -z "$nccl" ] || rg_nccl_env_restore "$nccl" "$persisted"

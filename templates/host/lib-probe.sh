@@ -401,6 +401,7 @@ rg_facts() {
     extra=${RG_M_FACTS[i]-}
     [ -z "${RG_FW_FACTS[i]-}" ] || extra+="${extra:+,}${RG_FW_FACTS[i]}"
     extra+="${extra:+,}$(rg_gid_fact "$i")"
+    extra+=",$(rg_netmgr_fact "$i")"
     # A netdev the host calls otherwise (rg_resolve_netdevs): netdev is the host's name, this the plan's.
     if [ "${RG_NIC_PLANNED[i]:-${RG_NIC_NETDEV[i]}}" != "${RG_NIC_NETDEV[i]}" ]; then
       extra+=",\"planned_netdev\":$(rg_json_str "${RG_NIC_PLANNED[i]}")"

@@ -489,6 +489,8 @@ rg_nic_settings() {
   fi
   # Read-only, on the buffers as apply's changes left them.
   rg_check_pfc_buffer "$i"
+  # Who keeps the MTU (lib-netmgr.sh): NetworkManager or networkd puts its own back.
+  rg_netmgr_check "$mode" "$i"
 }
 
 # rg_compare_all I IDS: precheck: pass where the host matches the plan, warn where apply will

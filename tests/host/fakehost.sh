@@ -61,6 +61,10 @@
 #       a reboot as far as the scripts can tell: every card's firmware takes its next-boot NV
 #       values (.fake/nvconfig/*, stubs/nvconfig.sh), then everything reload does (the OFED
 #       stack starts at boot). The boot unit is not run: a test runs apply.sh --boot itself.
+#   fakehost.sh create ... --netmgr IF:nm|networkd|netplan|ifcfg[:MTU] [--netmgr ...]
+#   fakehost.sh reactivate ROOT IF
+#       a network manager for IF, and what it does when it activates IF again: see
+#       fakehost-netmgr.sh.
 #
 # Or `source` this file and call fakehost_create / fakehost_addr / fakehost_snapshot /
 # fakehost_run / fakehost_reload / fakehost_reboot.
@@ -74,6 +78,8 @@ esac
 FAKEHOST_DIR=$(cd "$FAKEHOST_DIR" && pwd)
 FAKEHOST_STUBS=$FAKEHOST_DIR/stubs
 FAKEHOST_FIXTURES=$FAKEHOST_DIR/fixtures
+# shellcheck source=fakehost-netmgr.sh
+. "$FAKEHOST_DIR/fakehost-netmgr.sh"
 
 # Tools every fake host has (iproute2, ethtool, systemd and udev, hostname, kmod), and the ones
 # only MLNX_OFED / DOCA-OFED installs (mlnx-tools and ofed-scripts).
@@ -100,7 +106,8 @@ fakehost_usage() {
     '       fakehost.sh snapshot ROOT [DIR ...]' \
     '       fakehost.sh run ROOT -- CMD [ARG ...]' \
     '       fakehost.sh reload ROOT' \
-    '       fakehost.sh reboot ROOT' >&2
+    '       fakehost.sh reboot ROOT' \
+    '       fakehost.sh reactivate ROOT IF' >&2
 }
 
 fakehost_create() (
@@ -121,7 +128,7 @@ fakehost_create() (
   }
 
   local root=${1-} kind='' host='' lldp=none rootfs='' spec dev ifc bdf mac i=0 d m kernel
-  local -a nics=() missing=() f=() mb=() mounts=()
+  local -a nics=() missing=() f=() mb=() mounts=() netmgr=()
   local -A seen=()
   [[ -n $root && $root != -* ]] || die 'usage: fakehost.sh create ROOT --kind ofed|inbox --host NAME --nic DEV:IF:BDF:MAC ...'
   shift
@@ -133,6 +140,7 @@ fakehost_create() (
       --nic) nics+=("$2") ;;
       --missing) missing+=("$2") ;;
       --lldp) lldp=$2 ;;
+      --netmgr) netmgr+=("$2") ;;
       --rootfs) rootfs=$2 ;;
       --mount) mounts+=("$2") ;;
       *) die "unknown option $1" ;;
@@ -357,6 +365,7 @@ descr=$host:$ifc"
     ln -s "../lib/fakehost/$d" "$root/bin/$d"
     : >"$root/.fake/systemd/active/$lldp.service"
   fi
+  ((${#netmgr[@]} == 0)) || fakehost_netmgr "$root" "${netmgr[@]}"
 )
 
 # fakehost_mounts ROOT ROOTFS [PATH:TYPE ...]: ROOT/proc/self/mountinfo and ROOT/proc/mounts of
@@ -755,6 +764,7 @@ fakehost_main() {
     run) fakehost_run "$@" ;;
     reload) fakehost_reload "$@" ;;
     reboot) fakehost_reboot "$@" ;;
+    reactivate) fakehost_reactivate "$@" ;;
     *)
       fakehost_usage
       return 2

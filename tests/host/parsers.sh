@@ -137,4 +137,32 @@ eq "nv: N/A and arrays are no value" "|" \
   "$(printf 'Configurations:          Current         Next Boot\n         FOO_P1   N/A    Array[0..7]\n' | rg_parse_nvconfig | cut -f3,4 | tr '\t' '|')"
 eq "nv: nothing before the header is a row" "" "$(printf 'Device type:    ConnectX7\nDevice:         0000:1a:00.0\n' | rg_parse_nvconfig)"
 
+# nmcli terse output (NetworkManager src/nmcli/utils.c): `:` between fields, `\` before a `:`
+# or `\` inside one
+eq "nmcli fields, escaped" "a:b|c\\d||e" "$(rg_nm_fields 'a\:b:c\\d::e' | paste -sd '|' -)"
+eq "nmcli device: an NM profile active, its name with a colon" \
+  "connected|5fc2a9b0-7e3d-4c1a-9f00-000000000002|roce: ens1f0np0" \
+  "$(fx nmcli/device-status.txt | rg_parse_nm_device ens1f0np0 | tr '\t' '|')"
+eq "nmcli device: no profile" "disconnected||" "$(fx nmcli/device-status.txt | rg_parse_nm_device ens2f0np0 | tr '\t' '|')"
+eq "nmcli device: not listed" "" "$(fx nmcli/device-status.txt | rg_parse_nm_device ens3f0np0)"
+eq "nmcli device: the error of a stopped daemon is no device" "" "$(fx nmcli/not-running.txt | rg_parse_nm_device ens1f0np0)"
+eq "nmcli profile file" /etc/NetworkManager/system-connections/ens1f0np0.nmconnection \
+  "$(fx nmcli/connection-filename.txt | rg_parse_nm_filename 5fc2a9b0-7e3d-4c1a-9f00-000000000002)"
+eq "nmcli mtu auto" auto "$(fx nmcli/mtu-auto.txt | rg_parse_nm_mtu)"
+eq "nmcli mtu 4200" 4200 "$(fx nmcli/mtu-4200.txt | rg_parse_nm_mtu)"
+eq "nmcli mtu: an error is no value" "" "$(printf 'Error: 5fc2 - no such connection profile.\n' | rg_parse_nm_mtu)"
+
+# systemd-networkd: the link state file (networkd-state-file.c link_save), the .network MTU
+eq "networkd state: configured, its .network file" "configured|/etc/systemd/network/10-ens2f0np0.network" \
+  "$(fx networkd/link-configured.txt | rg_parse_networkd_state | tr '\t' '|')"
+eq "networkd state: unmanaged, no file" "unmanaged|" "$(fx networkd/link-unmanaged.txt | rg_parse_networkd_state | tr '\t' '|')"
+eq "networkd mtu of the .network file" 1500 "$(fx networkd/10-ens2f0np0.network | rg_parse_networkd_mtu)"
+eq "networkd mtu: the drop-in read after it wins" 4200 \
+  "$({ fx networkd/10-ens2f0np0.network; printf '[]\n'; fx networkd/90-roce-gen-lab.conf; } | rg_parse_networkd_mtu)"
+eq "networkd mtu: none set" unset "$(printf '[Match]\nName=x\n[Network]\nMTUBytes=9000\n' | rg_parse_networkd_mtu)"
+eq "networkd mtu: an empty assignment resets it" unset "$(printf '[Link]\nMTUBytes=9000\nMTUBytes=\n' | rg_parse_networkd_mtu)"
+eq "networkd mtu: 9K is 9216, spaces around =" 9216 "$(printf '[Link]\n  MTUBytes = 9K\n' | rg_parse_networkd_mtu)"
+eq "networkd mtu: junk is no value" "" "$(printf '[Link]\nMTUBytes=lots\n' | rg_parse_networkd_mtu)"
+eq "ifcfg MTU" "9000|unset" "$(printf 'DEVICE=ens1f0np0\nMTU="9000"\n' | rg_parse_ifcfg_mtu)|$(printf 'DEVICE=ens1f0np0\n' | rg_parse_ifcfg_mtu)"
+
 done_testing

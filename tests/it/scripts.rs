@@ -69,6 +69,7 @@ fn the_shell_sources_parse_and_pass_shellcheck_without_findings() {
             "apply.sh",
             "lib-checks.sh",
             "lib-firmware.sh",
+            "lib-netmgr.sh",
             "lib-parse.sh",
             "lib-persist.sh",
             "lib-probe.sh",
