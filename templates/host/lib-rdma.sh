@@ -199,8 +199,14 @@ rg_check_pfc_buffer() {
       "skipped: no $q/prio2buffer and buffer_size (MLNX_OFED/DOCA sysfs): the receive buffers of $ifc are not read"
     return 0
   fi
-  map=$(rg_parse_prio2buffer <"$RG_ROOT$q/prio2buffer" 2>/dev/null) || map=""
-  sizes=$(rg_parse_buffer_size <"$RG_ROOT$q/buffer_size" 2>/dev/null) || sizes=""
+  # Each a firmware query (port_buffer.c): under the time limit (rg_bounded).
+  map="" sizes=""
+  if rg_bounded read "$q/prio2buffer" rg_io_all "$RG_ROOT$q/prio2buffer"; then
+    map=$(rg_parse_prio2buffer <<<"$RG_IO_OUT" 2>/dev/null) || map=""
+  fi
+  if rg_bounded read "$q/buffer_size" rg_io_all "$RG_ROOT$q/buffer_size"; then
+    sizes=$(rg_parse_buffer_size <<<"$RG_IO_OUT" 2>/dev/null) || sizes=""
+  fi
   if [ -z "$map" ] || [ -z "$sizes" ]; then
     rg_check pfc_buffer "$dev" warn warning "$want" "" "cannot read the receive buffers of $ifc from $q/prio2buffer and buffer_size"
     return 0

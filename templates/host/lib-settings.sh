@@ -49,14 +49,16 @@ rg_do() {
 }
 
 # rg_write FILE VALUE: writes a value to a file under the root (sysfs, configfs), or with
-# --dry-run only takes the step (rg_step). The kernel's refusal (EINVAL) is the write's failure.
+# --dry-run only takes the step (rg_step). The kernel's refusal (EINVAL) is the write's failure;
+# a write the driver does not answer in time (rg_bounded) is one too.
 rg_write() {
-  local err q
+  local q
   printf -v q '%q' "$2"
   rg_step "write: $q > $1"
   [ "$RG_DRY_RUN" = no ] || return 0
-  if ! err=$({ printf '%s\n' "$2" >"$RG_ROOT$1"; } 2>&1); then
-    rg_log "writing $2 to $1 failed: ${err##*: }"
+  if ! rg_bounded write "$1" rg_io_put "$RG_ROOT$1" "$2"; then
+    # shellcheck disable=SC2153 # rg_bounded (lib.sh) sets it
+    rg_log "writing $2 to $1 failed: ${RG_IO_OUT##*: }"
     return 1
   fi
 }
@@ -267,10 +269,12 @@ rg_get() {
     cnp_priority) rg_get_sysfs "/sys/class/net/$ifc/ecn/roce_np/cnp_802p_prio" ;;
     roce_mode | roce_tos) rg_get_cm "$id" "$i" ;;
     traffic_class)
-      out=$(cat "$RG_ROOT/sys/class/infiniband/$dev/tc/1/traffic_class" 2>&1) || {
-        RG_V="cannot read traffic_class: ${out##*: }"
+      rg_bounded read "/sys/class/infiniband/$dev/tc/1/traffic_class" rg_io_all \
+        "$RG_ROOT/sys/class/infiniband/$dev/tc/1/traffic_class" || {
+        RG_V="cannot read traffic_class: ${RG_IO_OUT##*: }"
         return 1
       }
+      out=$RG_IO_OUT
       RG_V=$(rg_parse_tclass "$out") || {
         RG_V="traffic_class reads ${out:0:60}, not a traffic class"
         return 1
@@ -320,7 +324,8 @@ rg_get_cm() {
       }
       made=yes
     fi
-    out=$(cat "$RG_ROOT$file" 2>&1) || rc=$?
+    rg_bounded read "$file" rg_io_all "$RG_ROOT$file" || rc=$?
+    out=$RG_IO_OUT
     [ "$made" = no ] || rmdir "$RG_ROOT$dir" 2>/dev/null || true
   fi
   out=${out%%$'\n'*}
@@ -443,6 +448,79 @@ rg_set_cm() {
   # The value lives in the kernel's device, not in the folder: rmdir keeps it.
   [ "$made" = no ] || rg_do rmdir "$RG_ROOT$dir" || true
   return "$rc"
+}
+
+# --- the link after a flap -------------------------------------------------------------------------
+
+# How long apply waits for a link that a change toggled to come back (seconds).
+RG_LINK_WAIT=${ROCE_GEN_LINK_WAIT:-30}
+
+# rg_link_up I: true when NIC I's link is up: carrier 1, operstate up and port 1 ACTIVE (mlx5_ib
+# derives the RoCE port's state from the netdev's carrier). RG_V says what was read.
+rg_link_up() {
+  local ifc=${RG_NIC_NETDEV[$1]} dev=${RG_NIC_IBDEV[$1]} carrier oper state
+  # carrier refuses to be read (EINVAL) while the interface is administratively down.
+  carrier=$(rg_read "/sys/class/net/$ifc/carrier") || carrier=""
+  oper=$(rg_read "/sys/class/net/$ifc/operstate") || oper=""
+  state=$(rg_read "/sys/class/infiniband/$dev/ports/1/state") || state=""
+  RG_V="carrier ${carrier:-unreadable}, operstate ${oper:-unknown}, port state ${state:-unknown}"
+  [ "$carrier" = 1 ] && [ "$oper" = up ] && [ "$state" = "4: ACTIVE" ]
+}
+
+# rg_tick: a fifth of a second without starting a program each time: `read -t` on a FIFO this
+# shell holds open for reading and writing, so nothing arrives and no end of file either.
+RG_TICK_FD=""
+rg_tick() {
+  if [ -z "$RG_TICK_FD" ] && [ -n "$RG_TMP" ] && mkfifo "$RG_TMP/tick" 2>/dev/null; then
+    exec {RG_TICK_FD}<>"$RG_TMP/tick"
+  fi
+  if [ -n "$RG_TICK_FD" ]; then
+    read -r -t 0.2 -u "$RG_TICK_FD" _ || true
+  else
+    rg_x sleep 1 || true
+  fi
+}
+
+# rg_link_wait I: after apply's changes toggled NIC I's link (a PFC change on mlx5:
+# mlx5e_dcbnl_ieee_setpfc calls mlx5_toggle_port_link; no other setting apply writes does), waits
+# up to RG_LINK_WAIT seconds for carrier and port 1 ACTIVE, then looks again at the link, the
+# address and the GID (rg_check_nic_env and rg_check_gid, their checks replaced where they are),
+# before rg_apply_all reads the settings back. A link that does not come back fails link_state.
+# Rollback, whose PFC restore toggles the link too, waits likewise (WAS: pass when the link was up
+# before; apply takes precheck's link_state). Nothing to do (no sleep) where no link flapped or
+# the link was down before; a dry run only says it would wait.
+rg_link_wait() {
+  local i=$1 dev=${RG_NIC_IBDEV[$1]} ifc=${RG_NIC_NETDEV[$1]} was=${2-} start up=no seen
+  [[ " $RG_FLAPS " == *" $ifc "* ]] || return 0
+  rg_step "wait: up to ${RG_LINK_WAIT}s for the link of $ifc to come back (carrier, port 1 of $dev ACTIVE), then read back"
+  [ "$RG_DRY_RUN" = no ] || return 0
+  [ -n "$was" ] || was=$(rg_status_of link_state "$dev")
+  [ "$was" = pass ] || return 0
+  start=$SECONDS
+  while :; do
+    if rg_link_up "$i"; then
+      up=yes
+      break
+    fi
+    [ $((SECONDS - start)) -lt "$RG_LINK_WAIT" ] || break
+    rg_tick
+  done
+  seen=$RG_V
+  # shellcheck disable=SC2034 # rg_check (lib.sh) reads it
+  RG_CHECK_REPLACE=yes
+  if [ "$RG_PHASE" = apply ]; then
+    rg_check_nic_env "$i"
+    rg_check_gid "$i"
+  fi
+  if [ "$up" = yes ]; then
+    rg_check link_state "$dev" pass warning "4: ACTIVE" "4: ACTIVE" \
+      "port 1 of $dev is ACTIVE again after the PFC change toggled the link of $ifc"
+  else
+    rg_check link_state "$dev" fail error "4: ACTIVE" "$seen" \
+      "the link of $ifc did not come back within ${RG_LINK_WAIT}s after the PFC change toggled it ($seen): check the cable, the optic and the switch port (ethtool $ifc, dmesg); the settings were written and are read back; run apply again once the link is up (a slow link: raise ROCE_GEN_LINK_WAIT)"
+  fi
+  # shellcheck disable=SC2034 # rg_check (lib.sh) reads it
+  RG_CHECK_REPLACE=no
 }
 
 # --- the settings of one port ----------------------------------------------------------------------
@@ -625,6 +703,8 @@ rg_apply_all() {
     rg_simulate "$id" "$want"
     [ "$id" != pfc ] || rg_add_flap "$i"
   done
+  # A link the changes toggled is back before anything is read back.
+  rg_link_wait "$i"
   if [ "$RG_DRY_RUN" = yes ]; then
     rg_predict "$i" "$ids"
     return 0
@@ -724,7 +804,7 @@ rg_predict() {
 # RG_RESTORE_ORDER. The whole DSCP map, saved as `dscp_map`, is restored under the check id
 # `dscp2prio`: one name per setting in every phase.
 rg_restore() {
-  local dev=$1 i key id want now after note order=$RG_RESTORE_ORDER map_before="" word
+  local dev=$1 i key id want now after note order=$RG_RESTORE_ORDER map_before="" word was=no
   local -A saved=()
   shift
   for word in "$@"; do saved[${word%%=*}]=${word#*=}; done
@@ -742,6 +822,8 @@ rg_restore() {
     order=${order/dscp_map trust/trust dscp_map}
     ! rg_get dscp_map "$i" || map_before=$RG_V
   fi
+  # Restoring PFC toggles the link: rollback waits for it as apply does (rg_link_wait).
+  if [ -n "${saved[pfc]+set}" ] && [ "$RG_DRY_RUN" = no ] && rg_link_up "$i"; then was=pass; fi
   for key in $order; do
     [ -n "${saved[$key]+set}" ] || continue
     want=${saved[$key]}
@@ -783,6 +865,7 @@ rg_restore() {
       rg_check "$id" "$dev" fail error "$want" "$after" "$id could not be restored to $want (reads ${after:-nothing})$note"
     fi
   done
+  rg_link_wait "$i" "$was"
 }
 
 # rg_map_diff NOW WANT: the `D:P` sets and `D:-P` deletes that turn DSCP map NOW into WANT.

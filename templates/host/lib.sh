@@ -104,11 +104,100 @@ rg_now() { date -u +%Y-%m-%dT%H:%M:%SZ; }
 rg_has() { command -v "$1" >/dev/null 2>&1; }
 
 # rg_read FILE: prints a one-line file under the root, or fails when it is absent or unreadable.
+# A driver file (rg_driver_file) is read under the tools' time limit (rg_bounded).
 rg_read() {
   local f="$RG_ROOT$1" line=""
   [ -r "$f" ] || return 1
+  if rg_driver_file "$1"; then
+    rg_bounded read "$1" rg_io_line "$f" || return 1
+    printf '%s' "$RG_IO_OUT"
+    return 0
+  fi
   IFS= read -r line <"$f" || [ -n "$line" ] || return 0
   printf '%s' "$line"
+}
+
+# rg_driver_file FILE: true for the files whose read or write the driver turns into a firmware
+# command (mlx5 en_ecn.c, port_buffer.c, the port query behind ports/N/state), and configfs and
+# the verbs traffic class beside them: a wedged firmware blocks those in the kernel (the mlx5
+# command interface waits up to its 60 s timeout, uninterruptibly).
+rg_driver_file() {
+  case $1 in
+    */ecn/* | */tc/*/traffic_class | */qos/* | /sys/kernel/config/* | /sys/class/infiniband/*/ports/*/state) return 0 ;;
+  esac
+  return 1
+}
+
+# rg_io_line FILE: its first line (rg_read's child). rg_io_all FILE: the whole file.
+# rg_io_put FILE VALUE: VALUE and a newline written with one write(2), as `echo V > FILE`.
+rg_io_line() {
+  local line=""
+  IFS= read -r line <"$1" || [ -n "$line" ] || return 0
+  printf '%s' "$line"
+}
+rg_io_all() {
+  local text=""
+  IFS= read -r -d '' text <"$1" || true
+  printf '%s' "$text"
+}
+rg_io_put() { printf '%s\n' "$2" >"$1"; }
+
+# rg_bounded read|write FILE FUNCTION ARGS...: runs FUNCTION (one of the rg_io_* above) in a
+# child and waits for it at most RG_TOOL_TIMEOUT seconds; RG_IO_OUT is its output (stdout and
+# stderr). `timeout` cannot do this: a process blocked in a driver's read() or write() is not
+# killable until the kernel returns, and `timeout` waits for it; nor can `read -t`, which bash
+# turns off on a regular file (builtins/read.def), as every sysfs attribute is. The child's
+# answer comes through a pipe that `read -t` does time: a child that does not answer is killed
+# (it dies once the kernel lets go) and left behind, the access is recorded for the
+# `tool_timeout` check, and every later access to that device's files fails at once, so a
+# wedged NIC costs one time limit, not one per file. A fork per access, no program started.
+# Outside a run (no RG_TMP: the library's function tests) FUNCTION runs here, unbounded.
+RG_IO_OUT=""
+rg_bounded() {
+  local op=$1 file=$2 fd pid="" rc=1 text="" st=0 key
+  shift 2
+  RG_IO_OUT=""
+  if [ -z "$RG_TMP" ]; then
+    RG_IO_OUT=$("$@" 2>&1) || return
+    return 0
+  fi
+  # The device: class/net/IF, class/infiniband/DEV or rdma_cm/DEV.
+  key=${file#/sys/}
+  key=${key#class/}
+  key=${key#kernel/config/}
+  key=${key%%/*}+${key#*/}
+  key=${key%%/*}
+  if [ -e "$RG_TMP/wedged.$key" ]; then
+    RG_IO_OUT="not tried: an earlier access to a file of ${key#*+} did not finish within ${RG_TOOL_TIMEOUT}s"
+    return 1
+  fi
+  exec {fd}< <(
+    printf '%s\n' "$BASHPID"
+    rc=0
+    "$@" </dev/null 2>&1 || rc=$?
+    printf '\n%s' "$rc"
+  )
+  if read -r -t "$RG_TOOL_TIMEOUT" -u "$fd" pid; then
+    IFS= read -r -d '' -t "$RG_TOOL_TIMEOUT" -u "$fd" text || st=$?
+  else
+    st=142
+  fi
+  exec {fd}<&-
+  if [ "$st" -gt 128 ]; then
+    [ -z "$pid" ] || kill -KILL "$pid" 2>/dev/null || true
+    : >"$RG_TMP/wedged.$key"
+    printf 'file %s %s\n' "$op" "$file" >>"$RG_TMP/hung"
+    RG_IO_OUT="no answer within ${RG_TOOL_TIMEOUT}s"
+    rg_log "error: the ${op} of $file did not finish within ${RG_TOOL_TIMEOUT}s (a hung firmware command?); the run goes on without it"
+    return 1
+  fi
+  case $text in
+    *$'\n'*) rc=${text##*$'\n'} RG_IO_OUT=${text%$'\n'*} ;;
+  esac
+  # As $(...) would have it: without its trailing newlines.
+  while [[ $RG_IO_OUT == *$'\n' ]]; do RG_IO_OUT=${RG_IO_OUT%$'\n'}; done
+  [[ $rc =~ ^[0-9]+$ ]] || rc=1
+  return "$rc"
 }
 
 # rg_x TOOL ARGS...: runs an external tool with a time limit. A tool that does not finish is
@@ -128,17 +217,29 @@ rg_x() {
   return "$rc"
 }
 
-# rg_check ID NIC STATUS SEVERITY EXPECTED ACTUAL MESSAGE: records one check.
+# rg_check ID NIC STATUS SEVERITY EXPECTED ACTUAL MESSAGE: records one check. With
+# RG_CHECK_REPLACE=yes a check of the same id and NIC already recorded is replaced where it is
+# (apply looks at the link, the address and the GID again once a flapped link is back).
+RG_CHECK_REPLACE=no
 rg_check() {
-  RG_C_ID+=("$1")
-  RG_C_NIC+=("$2")
-  RG_C_STATUS+=("$3")
-  RG_C_SEV+=("$4")
-  RG_C_EXP+=("$5")
-  RG_C_ACT+=("$6")
-  RG_C_MSG+=("$7")
-  RG_C_KIND+=("")
-  RG_C_FROM+=("")
+  local n=${#RG_C_ID[@]} k
+  if [ "$RG_CHECK_REPLACE" = yes ]; then
+    for ((k = 0; k < n; k++)); do
+      if [ "${RG_C_ID[k]}" = "$1" ] && [ "${RG_C_NIC[k]}" = "$2" ]; then
+        n=$k
+        break
+      fi
+    done
+  fi
+  RG_C_ID[n]=$1
+  RG_C_NIC[n]=$2
+  RG_C_STATUS[n]=$3
+  RG_C_SEV[n]=$4
+  RG_C_EXP[n]=$5
+  RG_C_ACT[n]=$6
+  RG_C_MSG[n]=$7
+  RG_C_KIND[n]=""
+  RG_C_FROM[n]=""
 }
 
 # rg_check_change ID NIC STATUS SEVERITY EXPECTED ACTUAL MESSAGE FROM: records a setting that
@@ -461,7 +562,7 @@ rg_summary_changes() {
   if [ -n "$RG_FLAPS" ]; then
     for i in $RG_FLAPS; do n=$((n + 1)); done
     if [ "$RG_PHASE" = precheck ] || [ "$RG_DRY_RUN" = yes ]; then
-      printf '%s %s that would flap once (the driver toggles the link to apply PFC): %s\n' "$RG_INFO" "$(rg_plural "$n" link)" "$RG_FLAPS"
+      printf '%s %s that would flap once (the driver toggles the link to apply PFC; apply then waits up to %ss for each to come back): %s\n' "$RG_INFO" "$(rg_plural "$n" link)" "$RG_LINK_WAIT" "$RG_FLAPS"
     else
       printf '%s %s that flapped once (the driver toggles the link to apply PFC): %s\n' "$RG_INFO" "$(rg_plural "$n" link)" "$RG_FLAPS"
     fi
@@ -599,6 +700,15 @@ rg_note_hung() {
   local line seen=" "
   [ -n "$RG_TMP" ] && [ -r "$RG_TMP/hung" ] || return 0
   while IFS= read -r line; do
+    case $line in
+      # A driver file (rg_bounded): `file read|write PATH`, one check per file.
+      "file "*)
+        line=${line#file }
+        rg_check tool_timeout "" fail error "answers within ${RG_TOOL_TIMEOUT}s" "no answer" \
+          "the driver did not answer the ${line%% *} of ${line#* } within ${RG_TOOL_TIMEOUT}s (a hung firmware command): what it should have read or set is unknown, and the device's other files were not tried; check the NIC (dmesg: mlx5 command timeouts, health), then run again"
+        continue
+        ;;
+    esac
     [[ $seen != *" ${line%% *} "* ]] || continue
     seen+="${line%% *} "
     rg_check tool_timeout "" fail error "answers within ${RG_TOOL_TIMEOUT}s" "no answer" \
@@ -693,6 +803,9 @@ rg_start() {
   RG_PHASE=$1
   case $RG_TOOL_TIMEOUT in
     '' | *[!0-9]* | 0) rg_die "ROCE_GEN_TOOL_TIMEOUT must be a positive number of seconds, not $RG_TOOL_TIMEOUT" ;;
+  esac
+  case $RG_LINK_WAIT in
+    '' | *[!0-9]*) rg_die "ROCE_GEN_LINK_WAIT must be a number of seconds, not $RG_LINK_WAIT" ;;
   esac
   RG_STARTED=$(rg_now)
   RG_TMP=$(mktemp -d "${TMPDIR:-/tmp}/roce-gen.XXXXXX") || rg_die "cannot create a temporary folder"

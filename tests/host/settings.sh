@@ -144,6 +144,7 @@ out=$(RG_VERBOSE=yes dryrun "trust dscp2prio pfc pause mtu" trust=pcp "dscp2prio
 eq "pcp port under dcb: steps and prediction" "would run: dcb app add dev eth0 dscp-prio ${default_map//,/ }
 would run: dcb pfc set dev eth0 prio-pfc 0:off 1:off 2:off 3:on 4:off 5:off 6:off 7:off
 would run: ip link set dev eth0 mtu 4200
+would wait: up to 30s for the link of eth0 to come back (carrier, port 1 of mlx5_0 ACTIVE), then read back
 trust mlx5_0 warn: dry run: trust would change from pcp to dscp
 dscp2prio mlx5_0 warn: dry run: dscp2prio would change from 26:?,48:? to 26:3,48:6 (a side effect of an earlier change: nothing to run)
 pfc mlx5_0 warn: dry run: pfc would change from 0,0,0,0,0,0,0,0 to 0,0,0,1,0,0,0,0; changing PFC toggles the link of eth0 (one flap)
@@ -164,6 +165,7 @@ eq "quiet dry run" "mtu mlx5_0 warn: dry run: mtu would change from 1500 to 4200
 out=$(RG_GLOBAL_PAUSE=on RG_VERBOSE=yes dryrun "pfc pause" pfc=0,0,0,0,0,0,0,0 "pause=rx on tx on")
 eq "pause set again after PFC" "would run: dcb pfc set dev eth0 prio-pfc 0:off 1:off 2:off 3:on 4:off 5:off 6:off 7:off
 would run: ethtool -A eth0 rx on tx on
+would wait: up to 30s for the link of eth0 to come back (carrier, port 1 of mlx5_0 ACTIVE), then read back
 pfc mlx5_0 warn: dry run: pfc would change from 0,0,0,0,0,0,0,0 to 0,0,0,1,0,0,0,0; changing PFC toggles the link of eth0 (one flap)
 pause mlx5_0 pass: pause is rx on tx on as planned; an earlier change alters it, so apply sets it again" "$out"
 
@@ -181,6 +183,7 @@ chmod +x "$TMP/qos/mlnx_qos"
 PATH=$TMP/qos:$PATH_SAVED
 out=$(RG_VERBOSE=yes dryrun "trust dscp2prio pfc" trust=dscp dscp2prio=26:5,48:6 pfc=0,0,0,0,0,0,0,0 2>&1)
 eq "mlnx_qos: map and PFC in one call" "would run: mlnx_qos -i eth0 --pfc 0,0,0,1,0,0,0,0 --dscp2prio set,26,3 --dscp2prio set,48,6
+would wait: up to 30s for the link of eth0 to come back (carrier, port 1 of mlx5_0 ACTIVE), then read back
 trust mlx5_0 pass: trust is dscp as planned; unchanged
 dscp2prio mlx5_0 warn: dry run: dscp2prio would change from 26:5,48:6 to 26:3,48:6
 pfc mlx5_0 warn: dry run: pfc would change from 0,0,0,0,0,0,0,0 to 0,0,0,1,0,0,0,0; changing PFC toggles the link of eth0 (one flap)" "$out"

@@ -231,6 +231,14 @@ fn the_settings_functions_pass_their_tests() {
     function_tests("settings.sh");
 }
 
+/// The time limit on driver files and the wait for a flapped link (lib.sh, lib-settings.sh): a
+/// driver call that does not return costs the limit once and is a `tool_timeout` check, the wait
+/// sleeps only after a flap and fails a link that stays down. Function tests, bash alone.
+#[test]
+fn the_driver_file_time_limit_and_the_link_wait_pass_their_tests() {
+    function_tests("linkwait.sh");
+}
+
 /// run-here.sh carries the bundles' lib-text.sh byte for byte: one copy of the escaping.
 #[test]
 fn run_here_carries_the_bundles_console_text_functions_as_they_are() {

@@ -20,6 +20,10 @@ drivers make them behave (sources named at each handler):
                                               parameters (OFED en_ecn.c, mlx5_ifc.h)
   class/net/IF/mtu                            netdev MTU (net/core/net-sysfs.c, mlx5e limits)
   kernel/config/rdma_cm/...                   RDMA-CM defaults in configfs (cma_configfs.c)
+  class/net/IF/carrier, operstate,            the link, down for a while after the driver
+    class/infiniband/DEV/ports/N/state,       toggled it (a PFC change: en_dcbnl.c
+    phys_state                                mlx5e_dcbnl_ieee_setpfc calls port.c
+                                              mlx5_toggle_port_link), see below
 
 In every attribute file: reads are rendered by the kernel's show function, writes go through
 its store function (one store per write(2); the file offset is ignored) and O_TRUNC or
@@ -35,6 +39,24 @@ device, not to the folder: while the folder exists its two files hold them; `rmd
 in ROOT/.fake/cma/DEV/N/{mode,tos} (no file: the driver default, RoCE v2 and ToS 0) and the
 next mkdir brings them back. Tests may write those files to set the kernel's value up;
 fakehost.sh reload clears them.
+
+The link: a PFC change toggles the port (the stand-ins' DCB model, stubs/mlx5-dcb.sh, appends
+a line to ROOT/.fake/dcb/IF/flaps). For ROOT/.fake/net/IF/flap_seconds seconds after that file
+was last written (default 1; `never`: the link does not come back) the netdev has no carrier and
+its RDMA port is down, as the kernel then shows it: carrier "0" (net-sysfs.c carrier_show, the
+interface being up), operstate "down" (rfc2863_policy: no carrier, no lower device),
+ports/N/state "1: DOWN" and phys_state "3: Disabled" (mlx5_ib's mlx5_query_port_roce takes both
+from netif_carrier_ok), and the tools that read those files (ip, ethtool, ibdev2netdev) see the
+same. Time-based, so a script that reads too early sees the link down; the flap log's contents
+stay the only trace in a snapshot. The RDMA device's netdev is the one its PCI function has
+(class/infiniband/DEV/device, then devices/.../net/).
+
+A wedged firmware: a file of sys/ named (relative to sys/, one a line) in ROOT/.fake/wedged takes
+ROOT/.fake/wedged_seconds (default 600) to answer each read(2) and write(2), as an mlx5 command
+that the firmware does not complete holds the caller in the kernel (cmd.c waits for the command
+uninterruptibly until its timeout); the caller cannot be killed meanwhile (FUSE answers a killed
+caller's request only when the daemon does). The daemon serves other requests meanwhile (it is
+multithreaded), as the rest of sysfs stays readable on a real host.
 
 With --ready-fd N the daemon writes "ready" to file descriptor N once the kernel has mounted
 the filesystem, and keeps N open until it exits, so the caller can wait for both. It exits when
@@ -362,6 +384,14 @@ class GidAttr:
         return raw
 
 
+class Link:
+    """carrier, operstate and the RDMA port's state and phys_state: the backing's value while the
+    link is up, the kernel's down values while it is down (DriverFS.link_down)."""
+
+    store = None  # writing them is not modelled (the kernel's carrier store needs ndo_change_carrier)
+    down = {"carrier": b"0\n", "operstate": b"down\n", "state": b"1: DOWN\n", "phys_state": b"3: Disabled\n"}
+
+
 CM_ATTRS = {"default_roce_mode": (CmRoceMode, "mode"), "default_roce_tos": (CmRoceTos, "tos")}
 CM_ROOT = "kernel/config/rdma_cm"
 
@@ -371,6 +401,8 @@ ECN_PARAM_RE = re.compile(r"(?:^|/)net/[^/]+/ecn/roce_(?:np|rp)/(?!enable$)([^/]
 MTU_RE = re.compile(r"(?:^|/)net/[^/]+/mtu$")
 GID_RE = re.compile(r"(?:^|/)infiniband/[^/]+/ports/[0-9]+/gids/[0-9]+$")
 GID_ATTR_RE = re.compile(r"(?:^|/)infiniband/[^/]+/ports/[0-9]+/gid_attrs/(?:types|ndevs)/[0-9]+$")
+NET_LINK_RE = re.compile(r"^class/net/([^/]+)/(carrier|operstate)$")
+PORT_LINK_RE = re.compile(r"^class/infiniband/([^/]+)/ports/[0-9]+/(state|phys_state)$")
 
 
 def attribute(rel):
@@ -533,7 +565,8 @@ class DriverFS:
             st = os.stat(rel, dir_fd=self.fd, follow_symlinks=False)
         attrs = {k: getattr(st, k) for k in ("st_mode", "st_ino", "st_nlink", "st_uid", "st_gid", "st_size", "st_rdev", "st_blocks")}
         attrs.update(st_atime=st.st_atime_ns, st_mtime=st.st_mtime_ns, st_ctime=st.st_ctime_ns)
-        if rel is not None and stat.S_ISREG(st.st_mode) and attribute(rel) is not None:
+        if rel is not None and stat.S_ISREG(st.st_mode) and (
+                attribute(rel) is not None or NET_LINK_RE.match(rel) or PORT_LINK_RE.match(rel)):
             attrs["st_size"] = ATTR_SIZE
         return attrs
 
@@ -674,7 +707,98 @@ class DriverFS:
         fi.direct_io = 1
         return 0
 
+    # the link and a wedged firmware ----------------------------------------------------------
+
+    def _fake(self, *parts):
+        try:
+            with open(os.path.join(self.root, ".fake", *parts), "rb") as f:
+                return f.read().strip().decode("utf-8", "replace")
+        except OSError:
+            return None
+
+    def link_down(self, ifc):
+        """True while IF's link is down after its last toggle (the flap log's mtime)."""
+        try:
+            toggled = os.stat(os.path.join(self.root, ".fake", "dcb", ifc, "flaps")).st_mtime
+        except OSError:
+            return False
+        seconds = self._fake("net", ifc, "flap_seconds") or "1"
+        if seconds == "never":
+            return True
+        try:
+            return time.time() < toggled + float(seconds)
+        except ValueError:
+            return False
+
+    def _netdev_of(self, dev):
+        """The netdev of RDMA device DEV: the one of its PCI function (no symlink followed
+        through the mount: the device link is resolved by hand)."""
+        try:
+            target = os.readlink("class/infiniband/%s/device" % dev, dir_fd=self.fd)
+            pci = os.path.normpath(os.path.join("class/infiniband", dev, target))
+            names = self._listdir(pci + "/net")
+        except OSError:
+            return None
+        return names[0] if names else None
+
+    def _link_show(self, rel):
+        """The value of a link file, or None for a file that is not one."""
+        m = NET_LINK_RE.match(rel)
+        ifc = m.group(1) if m else None
+        if not m:
+            m = PORT_LINK_RE.match(rel)
+            if not m:
+                return None
+            ifc = self._netdev_of(m.group(1))
+        if ifc is not None and self.link_down(ifc):
+            return Link.down[m.group(2)]
+        return self._read(rel)
+
+    def _wedge(self, rel):
+        """Holds the request as a firmware command that does not complete, when REL is listed:
+        for wedged_seconds, or until the daemon is asked to stop (libfuse's loop joins its
+        worker threads before it exits, so a held request would hold the unmount too)."""
+        listed = self._fake("wedged")
+        if not listed or rel not in listed.split("\n"):
+            return
+        try:
+            seconds = float(self._fake("wedged_seconds") or 600)
+        except ValueError:
+            seconds = 600.0
+        end = time.monotonic() + seconds
+        while time.monotonic() < end and not session_exited():
+            time.sleep(0.1)
+        if time.monotonic() < end:
+            raise _err(errno.EIO, "driverfs stopped while the command was held")
+
+    def _gid_dropped(self, rel):
+        """True for a GID entry of an address that the interface's manager removed while its link
+        is down (ROOT/.fake/net/IF/carrier_loss_drops_addresses, systemd-networkd's default, as
+        the ip stand-in shows it): the kernel then deletes the address's GIDs (roce_gid_mgmt.c),
+        so the entry reads as unused. The link-local GIDs stay."""
+        m = re.match(r"^(class/infiniband/[^/]+/ports/[0-9]+)/(?:gids|gid_attrs/types|gid_attrs/ndevs)/([0-9]+)$", rel)
+        if not m:
+            return False
+        try:
+            ndev = self._read("%s/gid_attrs/ndevs/%s" % m.groups()).strip().decode()
+            gid = self._read("%s/gids/%s" % m.groups()).strip()
+        except (OSError, UnicodeDecodeError):
+            return False
+        if not ndev or not gid or gid.lower().startswith(b"fe80"):
+            return False
+        marker = os.path.join(self.root, ".fake", "net", ndev, "carrier_loss_drops_addresses")
+        return os.path.exists(marker) and self.link_down(ndev)
+
     def read(self, path, size, offset, fi):
+        if path is not None:
+            rel = self.rel(path)
+            self._wedge(rel)
+            link = self._link_show(rel)
+            if link is not None:
+                return link[offset:offset + size]
+            if self._gid_dropped(rel):
+                data = GidAttr.show(b"") if "/gid_attrs/" in rel else GidEntry.show(b"")
+                return data[offset:offset + size]
         attr = attribute(self.rel(path)) if path is not None else None
         if attr is None:
             return os.pread(fi.fh, size, offset)
@@ -685,6 +809,8 @@ class DriverFS:
         return data[offset:offset + size]
 
     def write(self, path, data, offset, fi):
+        if path is not None:
+            self._wedge(self.rel(path))
         attr = attribute(self.rel(path)) if path is not None else None
         if attr is None:
             return os.pwrite(fi.fh, data, offset)
@@ -721,6 +847,21 @@ class DriverFS:
     def release(self, path, fi):
         os.close(fi.fh)
         return 0
+
+
+def session_exited():
+    """True once libfuse's session was told to exit (SIGTERM, SIGINT, SIGHUP, an unmount), asked
+    from a request's thread (fuse_get_context is per thread)."""
+    try:
+        import fusepy
+        lib = fusepy._libfuse
+        lib.fuse_get_session.restype = ctypes.c_void_p
+        lib.fuse_get_session.argtypes = [ctypes.c_void_p]
+        lib.fuse_session_exited.argtypes = [ctypes.c_void_p]
+        fuse = lib.fuse_get_context().contents.fuse
+        return bool(fuse) and lib.fuse_session_exited(lib.fuse_get_session(fuse)) != 0
+    except (ImportError, AttributeError, OSError, ValueError):
+        return False
 
 
 def die(msg):
@@ -764,7 +905,8 @@ def main(argv):
         die("cannot open %s: %s" % (mnt, e.strerror))
     os.chdir("/")
     try:
-        fusepy.FUSE(DriverFS(root, backing, ready_fd), mnt, foreground=True, nothreads=True, raw_fi=True,
+        # Multithreaded: a wedged file holds one request, not the whole file system.
+        fusepy.FUSE(DriverFS(root, backing, ready_fd), mnt, foreground=True, nothreads=False, raw_fi=True,
                     fsname="driverfs", subtype="driverfs", nonempty=True, allow_other=True,
                     default_permissions=True, use_ino=True, hard_remove=True)
     except RuntimeError as e:
