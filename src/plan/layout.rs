@@ -163,6 +163,14 @@ pub const KEYS: &[Key] = &[
     key("cable_length", &["线缆长度"]),
     key("firmware_config", &["固件配置"]),
     key("nccl_env", &[]),
+    key("arp_sysctls", &[]),
+    key("fabric_seconds", &[]),
+    key("fabric_min_pct", &[]),
+    key("fabric_incast", &[]),
+    key("health", &[]),
+    key("health_interval", &[]),
+    key("drift_interval", &[]),
+    key("health_textfile_dir", &[]),
     // One key per DCQCN parameter (crate::plan::model::DCQCN_PARAMS), also spelled `dcqcn.<name>`.
     key("dcqcn_clamp_tgt_rate", &["dcqcn.clamp_tgt_rate"]),
     key(

@@ -613,3 +613,67 @@ fn v1_1_aliases_and_ofed_info_forms_read_as_the_keys() {
         );
     }
 }
+
+#[test]
+fn v1_2_keys_in_range_and_out() {
+    check(
+        "v1_2_keys_bad",
+        &edit(|b| {
+            b.key("arp_sysctls", s("always"));
+            b.key("fabric_seconds", C::N(1.0));
+            b.key("fabric_min_pct", C::N(101.0));
+            b.key("fabric_incast", s("sometimes"));
+            b.key("health", s("maybe"));
+            b.key("health_interval", C::N(4.0));
+            b.key("health_textfile_dir", s("/var/lib/../tmp"));
+        }),
+    );
+    check(
+        "v1_2_drift_and_trust",
+        &edit(|b| {
+            b.key("trust", s("pcp"));
+            b.key("health_interval", C::N(60.0));
+            b.key("drift_interval", C::N(30.0));
+        }),
+    );
+}
+
+#[test]
+fn the_v1_2_keys_round_trip_and_stay_out_of_a_plan_without_them() {
+    let mut book = Book::base();
+    book.key("arp_sysctls", s("set"));
+    book.key("fabric_seconds", C::N(20.0));
+    book.key("fabric_min_pct", C::N(80.0));
+    book.key("fabric_incast", s("no"));
+    book.key("health", s("no"));
+    book.key("health_interval", C::N(60.0));
+    book.key("drift_interval", C::N(600.0));
+    book.key("health_textfile_dir", s("/srv/prom/"));
+    let json = crate::common::plan_json(&book);
+    for needle in [
+        "\"arp_sysctls\": \"set\"",
+        "\"fabric_seconds\": 20",
+        "\"fabric_min_pct\": 80",
+        "\"fabric_incast\": false",
+        "\"health\": false",
+        "\"health_interval\": 60",
+        "\"drift_interval\": 600",
+        "\"health_textfile_dir\": \"/srv/prom\"",
+    ] {
+        assert!(json.contains(needle), "{needle} in {json}");
+    }
+    let dir = tmp();
+    std::fs::write(dir.path().join("plan.json"), &json).unwrap();
+    let again = roce_gen(dir.path(), &["plan", "plan.json"]);
+    assert_eq!(again.code, 0, "{}", again.transcript());
+    assert_eq!(again.stdout, json);
+    let plain = crate::common::plan_json(&Book::base());
+    for key in ["arp_sysctls", "fabric", "health", "drift_interval"] {
+        assert!(!plain.contains(key), "{key} in {plain}");
+    }
+    // Health runs rarer than the drift default: the drift check follows them, no error.
+    let mut rare = Book::base();
+    rare.key("health_interval", C::N(600.0));
+    let json = crate::common::plan_json(&rare);
+    assert!(json.contains("\"drift_interval\": 600"), "{json}");
+}

@@ -5,6 +5,7 @@
 
 mod names;
 mod net;
+mod phases;
 mod qos;
 
 use std::net::IpAddr;
@@ -14,6 +15,7 @@ use serde::Serialize;
 
 pub(crate) use names::{ClusterName, HostName, IbDev, IfName, Label, Version};
 pub(crate) use net::{MacAddr, PciAddr, parse_prefix};
+pub(crate) use phases::{ArpSysctls, Fabric, Health, TextfileDir};
 pub(crate) use qos::{
     DCQCN_PARAMS, Dcbx, Dscp, EcnBits, FirmwareConfig, Mtu, OnOff, Priorities, Priority, RoceMode,
     Tos, Trust, dcqcn_param, parse_bool,
@@ -117,6 +119,15 @@ pub struct Cluster {
     /// Lowest acceptable firmware version (compared within one major).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub min_fw_version: Option<Version>,
+    /// ARP and reverse-path sysctls of the planned netdevs (format v1.2).
+    #[serde(skip_serializing_if = "ArpSysctls::is_default")]
+    pub arp_sysctls: ArpSysctls,
+    /// The fabric test (format v1.2); its `fabric_*` keys.
+    #[serde(flatten)]
+    pub fabric: Fabric,
+    /// Live health (format v1.2); its `health*` and `drift_interval` keys.
+    #[serde(flatten)]
+    pub health: Health,
 }
 
 /// One server.

@@ -8,8 +8,9 @@ use crate::plan::input::raw::Table;
 use crate::plan::layout::cluster_key;
 use crate::plan::location::Location;
 use crate::plan::model::{
-    Cluster, ClusterName, DCQCN_PARAMS, Dcbx, Dcqcn, Dscp, EcnBits, FirmwareConfig, Mtu, OnOff,
-    Priorities, Priority, RoceMode, Tos, Trust, Version, parse_bool,
+    ArpSysctls, Cluster, ClusterName, DCQCN_PARAMS, Dcbx, Dcqcn, Dscp, EcnBits, Fabric,
+    FirmwareConfig, Health, Mtu, OnOff, Priorities, Priority, RoceMode, TextfileDir, Tos, Trust,
+    Version, parse_bool,
 };
 use crate::plan::validate::cells::{int_then, text_of};
 
@@ -131,6 +132,63 @@ pub(crate) fn read_cluster(table: Option<&Table>, report: &mut Report) -> Option
         None
     );
     let (min_fw_version, _) = value!("min_fw_version", |s| Version::parse(s).map(Some), None);
+    let (arp_sysctls, _) = value!("arp_sysctls", ArpSysctls::parse, ArpSysctls::Check);
+    let fabric = Fabric {
+        seconds: value!(
+            "fabric_seconds",
+            int(Fabric::parse_seconds),
+            Fabric::default().seconds
+        )
+        .0,
+        min_pct: value!(
+            "fabric_min_pct",
+            int(Fabric::parse_min_pct),
+            Fabric::default().min_pct
+        )
+        .0,
+        incast: value!("fabric_incast", parse_bool, true).0,
+    };
+    let (health_enabled, _) = value!("health", parse_bool, true);
+    let (interval, _) = value!(
+        "health_interval",
+        int(Health::parse_interval),
+        Health::default().interval
+    );
+    // Unset, the drift check keeps its default unless health runs are rarer still.
+    let (drift_interval, drift_at) = value!(
+        "drift_interval",
+        int(Health::parse_drift),
+        Health::default().drift_interval.max(interval)
+    );
+    if let Some(loc) = drift_at
+        && drift_interval < interval
+    {
+        report.push(Diagnostic::error(
+            loc,
+            format!(
+                "drift_interval {drift_interval} is shorter than health_interval {interval}: \
+                 drift is checked within a health run"
+            ),
+        ));
+    }
+    let health = Health {
+        enabled: health_enabled,
+        interval,
+        drift_interval,
+        health_textfile_dir: value!(
+            "health_textfile_dir",
+            TextfileDir::parse,
+            TextfileDir::default()
+        )
+        .0,
+    };
+    if trust == Trust::Pcp {
+        report.push(Diagnostic::error(
+            key_at("trust"),
+            "trust pcp: untagged RoCE traffic carries no PCP, so no priority would ever be lossless \
+             (the plan cannot express VLAN tagging); use trust dscp",
+        ));
+    }
 
     let roce_tos = Tos::from_parts(roce_dscp, roce_ecn);
     if let (Some(given), Some(loc)) = (roce_tos_given, tos_at)
@@ -213,6 +271,9 @@ pub(crate) fn read_cluster(table: Option<&Table>, report: &mut Report) -> Option
         nccl_env,
         min_ofed_version,
         min_fw_version,
+        arp_sysctls,
+        fabric,
+        health,
     })
 }
 

@@ -95,7 +95,8 @@ pub(crate) fn nic_counts(servers: &[ServerRow], nics: &[NicRow], report: &mut Re
     }
 }
 
-/// Ports of one rail should share one subnet and one MTU; the odd ones out are named.
+/// Ports of one rail should share one subnet and one MTU; the odd ones out are named. A rail
+/// on one host only is a note: the fabric test pairs hosts within a rail.
 pub(crate) fn rails_consistent(servers: &[ServerRow], nics: &[NicRow], report: &mut Report) {
     let mut rails: BTreeMap<u32, Vec<&NicRow>> = BTreeMap::new();
     for nic in nics {
@@ -103,17 +104,30 @@ pub(crate) fn rails_consistent(servers: &[ServerRow], nics: &[NicRow], report: &
             rails.entry(rail).or_default().push(nic);
         }
     }
-    let port = |n: &NicRow| {
-        let host = n
-            .host
+    let host_of = |n: &NicRow| {
+        n.host
             .and_then(|h| servers[h].hostname.as_ref())
-            .map_or("?", |h| h.as_str());
+            .map_or("?", |h| h.as_str())
+    };
+    let port = |n: &NicRow| {
         format!(
-            "{} of {host}",
-            n.ib_dev.as_ref().map_or("?", |d| d.as_str())
+            "{} of {}",
+            n.ib_dev.as_ref().map_or("?", |d| d.as_str()),
+            host_of(n)
         )
     };
     for (rail, ports) in rails {
+        let hosts: std::collections::BTreeSet<usize> =
+            ports.iter().filter_map(|n| n.host).collect();
+        if hosts.len() == 1 {
+            report.push(Diagnostic::note(
+                ports[0].ib_dev_at.clone(),
+                format!(
+                    "rail {rail} has ports on one host only ({}): the fabric test has no pair for it",
+                    host_of(ports[0])
+                ),
+            ));
+        }
         let with_ip: Vec<(&NicRow, IpNet)> = ports
             .iter()
             .filter_map(|n| Some((*n, n.ip?.trunc())))
