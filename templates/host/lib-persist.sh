@@ -1,27 +1,34 @@
 # shellcheck shell=bash
-# lib-persist.sh, part of lib.sh: persistence. Apply installs the bundle and the boot unit (the
-# unit runs apply --boot, which waits, bounded, for the planned devices) and what re-applies the
-# settings when the RDMA stack restarts without a reboot (a driver reload wipes them): OFED's
-# post-start hook, chained to any hook already there, or on inbox hosts a udev rule on the
-# planned devices. Rollback removes exactly what apply added; rg_rollback is the whole of
-# rollback.sh.
+# lib-persist.sh, part of lib.sh: persistence. Apply installs the bundle and the cluster's boot
+# unit (it runs apply --boot, which waits, bounded, for the planned devices) and what re-applies
+# the settings when the RDMA devices come back without a reboot (a driver reload, devlink
+# reload, firmware reset, health recovery or PCI rescan wipes them): on every host a udev rule
+# on the planned ports' PCI functions, and on OFED hosts also openibd's post-start hook, chained
+# to any hook already there. Both only ask systemd to run the unit again. Rollback removes
+# exactly what apply added; rg_rollback is the whole of rollback.sh.
 
-RG_UNIT=roce-gen.service
-# OFED's openibd runs this after it (re)starts the stack; a hook found there is kept beside it
-# and chained.
+# The bundle's copy of the unit; it is installed as roce-gen-<cluster>.service (rg_persist_init)
+# so that two clusters' bundles on one host keep their own. A cluster name is letters, digits,
+# '.', '_' and '-', all valid in a unit name as they are: no systemd escaping is needed.
+RG_UNIT_MEMBER=roce-gen.service
+# The one name every cluster's unit had before; apply replaces it when it is this cluster's.
+RG_LEGACY_UNIT=roce-gen.service
+# OFED's openibd runs this after it (re)starts the stack. One hook serves every cluster
+# installed (a line each); a hook found there that is not roce-gen's is kept beside it and
+# chained.
 RG_HOOK=/etc/infiniband/post-start-hook.sh
 RG_HOOK_CHAINED=/etc/infiniband/post-start-hook.sh.roce-gen-chained
-# The unit's file under the root, the cluster's udev rule and the line that marks roce-gen's own
-# hook (rg_persist_init).
+RG_HOOK_MARK="# roce-gen reload hook"
+# The unit's name and file under the root and the cluster's udev rule (rg_persist_init).
+RG_UNIT=""
 RG_UNIT_FILE=""
 RG_UDEV_RULE=""
-RG_MARK=""
 
 # rg_persist_init: what follows from plan.sh and the root (rg_init).
 rg_persist_init() {
+  RG_UNIT="roce-gen-$RG_CLUSTER.service"
   RG_UNIT_FILE="$RG_ROOT/etc/systemd/system/$RG_UNIT"
   RG_UDEV_RULE="/etc/udev/rules.d/90-roce-gen-$RG_CLUSTER.rules"
-  RG_MARK="# roce-gen reload hook of cluster $RG_CLUSTER"
 }
 
 # rg_bundle_files: the bundle's files as SHA256SUMS lists them, then SHA256SUMS itself.
@@ -33,11 +40,27 @@ rg_bundle_files() {
   printf 'SHA256SUMS\n'
 }
 
-# rg_installed: true when this very bundle is installed and its unit enabled.
+# rg_legacy_unit_of CLUSTER [INSTALL_DIR]: true when /etc/systemd/system/roce-gen.service, the
+# unit every cluster's bundle installed under one name before, is that cluster's: its
+# ExecStart= or ConditionPathExists= names the cluster's install folder.
+rg_legacy_unit_of() {
+  local dir=${2:-/opt/roce-gen/$1} line
+  [ -f "$RG_ROOT/etc/systemd/system/$RG_LEGACY_UNIT" ] || return 1
+  while IFS= read -r line || [ -n "$line" ]; do
+    case $line in
+      "ExecStart=$dir/apply.sh "* | "ConditionPathExists=$dir/apply.sh") return 0 ;;
+    esac
+  done <"$RG_ROOT/etc/systemd/system/$RG_LEGACY_UNIT"
+  return 1
+}
+
+# rg_installed: true when this very bundle is installed and its unit enabled, and no unit of
+# this cluster is left under the old shared name.
 rg_installed() {
   cmp -s "$RG_ROOT$RG_INSTALL_DIR/SHA256SUMS" "$RG_DIR/SHA256SUMS" &&
-    cmp -s "$RG_UNIT_FILE" "$RG_DIR/$RG_UNIT" &&
-    systemctl is-enabled "$RG_UNIT" >/dev/null 2>&1
+    cmp -s "$RG_UNIT_FILE" "$RG_DIR/$RG_UNIT_MEMBER" &&
+    systemctl is-enabled "$RG_UNIT" >/dev/null 2>&1 &&
+    ! rg_legacy_unit_of "$RG_CLUSTER" "$RG_INSTALL_DIR"
 }
 
 # rg_copy_bundle DIR: copies the bundle's files into DIR.
@@ -46,6 +69,14 @@ rg_copy_bundle() {
   while IFS= read -r f; do
     rg_do cp -p "$RG_DIR/$f" "$1/$f" || return 1
   done < <(rg_bundle_files)
+}
+
+# rg_drop_legacy_unit: disables and removes roce-gen.service when this cluster's bundle
+# installed it (never another cluster's).
+rg_drop_legacy_unit() {
+  rg_legacy_unit_of "$RG_CLUSTER" "$RG_INSTALL_DIR" || return 0
+  rg_do systemctl disable "$RG_LEGACY_UNIT" || true
+  rg_do rm -f "$RG_ROOT/etc/systemd/system/$RG_LEGACY_UNIT"
 }
 
 rg_persist() {
@@ -68,7 +99,11 @@ rg_persist() {
     return 0
   fi
   rg_save persistence "" absent
-  [ ! -e "$dest" ] && [ ! -e "$RG_UNIT_FILE" ] || change="another bundle → this bundle"
+  if rg_legacy_unit_of "$RG_CLUSTER" "$RG_INSTALL_DIR"; then
+    change="$RG_LEGACY_UNIT → $RG_UNIT"
+  elif [ -e "$dest" ] || [ -e "$RG_UNIT_FILE" ]; then
+    change="another bundle → this bundle"
+  fi
   change+=" ($RG_UNIT, $RG_INSTALL_DIR)"
   # The bundle is copied beside the install folder and renamed over it, so a boot never finds
   # half a bundle there. The nccl.env apply wrote there goes along (rg_nccl_env updates it).
@@ -81,8 +116,9 @@ rg_persist() {
     rg_check persistence "" fail error installed "" "could not install the bundle in $RG_INSTALL_DIR (see the log above)"
     return 0
   fi
+  rg_drop_legacy_unit
   rg_do mkdir -p "${RG_UNIT_FILE%/*}" || true
-  rg_do cp "$RG_DIR/$RG_UNIT" "$RG_UNIT_FILE" || true
+  rg_do cp "$RG_DIR/$RG_UNIT_MEMBER" "$RG_UNIT_FILE" || true
   rg_do systemctl daemon-reload || true
   if ! rg_do systemctl enable "$RG_UNIT"; then
     rg_check persistence "" fail error installed "" "systemctl enable $RG_UNIT failed"
@@ -94,114 +130,244 @@ rg_persist() {
   rg_persist_reload
 }
 
-# rg_hook_text: OFED's post-start hook that re-applies the configuration.
+# How the rule and the hook ask systemd to re-apply: `try-restart`, then `start` (systemd's
+# src/core/job.c). The unit is a oneshot that stays active after its run (RemainAfterExit), so:
+# - at boot, udev's coldplug and openibd come while the unit is inactive and its boot start job
+#   waits for network-online.target: try-restart collapses to a no-op on a unit that is not
+#   active (job_type_collapse), and start merges into the waiting start job (job_install: a
+#   waiting job takes the new one in). The boot run is the one run at boot. A plain restart
+#   would also merge while the job waits, but not into a start job that is already running
+#   (the boot wait for late devices): START is no superset of RESTART, so job_install re-runs it
+#   as a restart, which stops apply mid-run;
+# - after the boot run (active), try-restart is a restart: apply runs again. start alone would
+#   do nothing (job_type_is_redundant: start of an active unit);
+# - while a re-apply runs (the first port's event started it), start merges into the running
+#   start job and try-restart is a no-op before systemd 252; from 252 on (PR 24404) it restarts
+#   an activating unit too, which stops a run still waiting for the other ports: it has
+#   configured nothing yet, and the run after it waits for them again;
+# - on a unit that is inactive after boot (apply was run by hand, or the boot run failed), start
+#   runs it.
+# Both are --no-block: udev's RUN and openibd's hook return at once and nothing configures
+# inside them. rg_reapply_cmds UNIT [SYSTEMCTL]: the two commands, one a line; udev wants the
+# absolute path (a bare name is looked up in its own folder), the hook finds systemctl in PATH.
+rg_reapply_cmds() {
+  local s=${2:-/bin/systemctl}
+  printf '%s --no-block try-restart %s\n%s --no-block start %s\n' "$s" "$1" "$s" "$1"
+}
+
+# rg_port_bdfs: RG_BDFS = the PCI function of each planned port (the planned address, else the
+# one the host shows for the RDMA device); RG_NO_BDF = the ports with neither, comma-separated.
+rg_port_bdfs() {
+  local i dev link b
+  RG_BDFS=() RG_NO_BDF=""
+  for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do
+    dev=${RG_NIC_IBDEV[i]} b=${RG_NIC_PCI[i]:-}
+    if [ -z "$b" ] && link=$(readlink "$RG_ROOT/sys/class/infiniband/$dev/device" 2>/dev/null); then
+      b=${link##*/}
+    fi
+    if [[ $b =~ ^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$ ]]; then
+      b=$(printf '%s' "$b" | tr 'A-F' 'a-f')
+      [[ " ${RG_BDFS[*]-} " == *" $b "* ]] || RG_BDFS+=("$b")
+    else
+      RG_NO_BDF="${RG_NO_BDF:+$RG_NO_BDF, }$dev"
+    fi
+  done
+}
+
+# rg_udev_text: the rule. rdma-core's 60-rdma-persistent-naming.rules renames mlx5_N (the name
+# the kernel registers, and the one the `add` event carries) to rocep… while that event is
+# processed, and the rename comes as a `move` event of its own; so the rule matches neither name
+# but the PCI function above the RDMA device: KERNELS matches the device or any of its parents
+# (systemd's udev-rules.c), and `|` separates alternatives. Only `add`: each port's return is
+# one event, the rename's `move` would be a second.
+rg_udev_text() {
+  local bdfs cmd run=""
+  bdfs=$(IFS='|'; printf '%s' "${RG_BDFS[*]}")
+  while IFS= read -r cmd; do run+=", RUN+=\"$cmd\""; done < <(rg_reapply_cmds "$RG_UNIT")
+  printf '# roce-gen udev rule of cluster %s\n' "$RG_CLUSTER"
+  printf '# Re-applies the RoCE configuration when a planned RDMA device appears again (a driver\n'
+  printf '# reload, devlink reload, firmware reset, health recovery or PCI rescan): it asks systemd to\n'
+  printf '# run %s again, which waits for every planned device. Installed by apply.sh,\n' "$RG_UNIT"
+  printf '# removed by rollback.sh.\n'
+  printf 'ACTION=="add", SUBSYSTEM=="infiniband", KERNELS=="%s"%s\n' "$bdfs" "$run"
+}
+
+# rg_hook_clusters: the clusters the hook at RG_HOOK serves, one a line: its lines' clusters, or
+# the one cluster of a hook an older bundle wrote (it ran apply itself). Status 1 when the file
+# is not roce-gen's.
+rg_hook_clusters() {
+  local line ours=1
+  [ -f "$RG_ROOT$RG_HOOK" ] || return 1
+  while IFS= read -r line || [ -n "$line" ]; do
+    case $line in
+      "$RG_HOOK_MARK") ours=0 ;;
+      "$RG_HOOK_MARK of cluster "*)
+        ours=0
+        printf '%s\n' "${line#"$RG_HOOK_MARK of cluster "}"
+        ;;
+      *" # roce-gen cluster "*) printf '%s\n' "${line##* # roce-gen cluster }" ;;
+    esac
+  done <"$RG_ROOT$RG_HOOK"
+  return "$ours"
+}
+
+# rg_hook_text CLUSTER...: OFED's post-start hook for these clusters: it runs the chained hook,
+# then asks systemd to re-run each cluster's unit (the old shared one while that cluster still
+# has it), and returns.
 # shellcheck disable=SC2016 # the hook expands these itself, when it runs
 rg_hook_text() {
-  printf '#!/bin/bash\n%s\n' "$RG_MARK"
-  printf '# Re-applies the RoCE configuration after openibd (re)starts the RDMA stack: a driver reload\n'
-  printf '# wipes every runtime setting. Installed by apply.sh; rollback.sh removes it and puts back the\n'
-  printf '# hook it chained, if any.\n'
+  local c unit cmds
+  printf '#!/bin/bash\n%s\n' "$RG_HOOK_MARK"
+  printf '# openibd runs this after it (re)starts the RDMA stack, which wipes every runtime setting.\n'
+  printf '# It only asks systemd to re-run the boot unit of each cluster below (see their udev rules\n'
+  printf '# in /etc/udev/rules.d/90-roce-gen-*.rules for the verbs) and returns at once: nothing\n'
+  printf '# configures inside openibd.service. Installed by apply.sh; the rollback of the last cluster\n'
+  printf '# removes it and puts back the hook it chained, if any.\n'
   printf 'chained=%q\n' "$RG_HOOK_CHAINED"
   printf 'if [ -x "${ROCE_GEN_ROOT:-}$chained" ]; then\n'
   printf '  "${ROCE_GEN_ROOT:-}$chained" "$@" || echo "roce-gen: the chained post-start hook failed" >&2\n'
   printf 'fi\n'
-  printf '"${ROCE_GEN_ROOT:-}"%q --boot --results-dir "${ROCE_GEN_ROOT:-}"%q\n' \
-    "$RG_INSTALL_DIR/apply.sh" "/var/lib/roce-gen/$RG_CLUSTER/results"
+  for c in "$@"; do
+    unit="roce-gen-$c.service"
+    if [ "$c" != "$RG_CLUSTER" ] && [ ! -f "$RG_ROOT/etc/systemd/system/$unit" ] && rg_legacy_unit_of "$c"; then
+      unit=$RG_LEGACY_UNIT
+    fi
+    cmds=$(rg_reapply_cmds "$unit" systemctl | tr '\n' ';')
+    printf '%s # roce-gen cluster %s\n' "${cmds%;}" "$c"
+  done
 }
 
-# rg_udev_text: the inbox hosts' rule: a planned RDMA device appearing restarts the unit.
-rg_udev_text() {
-  local devs
-  devs=$(IFS='|'; printf '%s' "${RG_NIC_IBDEV[*]}")
-  printf '%s\n' "$RG_MARK"
-  printf '# Re-applies the RoCE configuration when a planned RDMA device appears again (driver reload);\n'
-  printf '# the unit waits for all of them. Installed by apply.sh, removed by rollback.sh.\n'
-  printf 'ACTION=="add", SUBSYSTEM=="infiniband", KERNEL=="%s", RUN+="/bin/systemctl --no-block restart %s"\n' "$devs" "$RG_UNIT"
+# rg_persist_file REL TEXT MODE: writes a file under the root (rg_write_file), or with --dry-run
+# only takes the step.
+rg_persist_file() {
+  rg_step "write: $1"
+  [ "$RG_DRY_RUN" = no ] || return 0
+  rg_write_file "$RG_ROOT$1" "$2" && chmod "$3" "$RG_ROOT$1"
 }
 
-# rg_is_ofed: MLNX_OFED/DOCA hosts have ofed_info and openibd's /etc/infiniband.
-rg_is_ofed() { [ -n "$RG_OFED" ] || [ -d "$RG_ROOT/etc/infiniband" ]; }
-
-# rg_persist_reload: installs the driver-reload trigger (check `persistence_reload`). --dry-run
-# takes the same steps and prints them.
+# rg_persist_reload: installs what re-applies the settings when the devices come back (check
+# `persistence_reload`): the udev rule on every host, and on OFED hosts the post-start hook.
+# `pass`/`changed` only when it holds: the unit enabled, the rule in place and read by udevd,
+# the hook (where OFED is) naming this cluster. --dry-run takes the same steps and prints them.
 rg_persist_reload() {
-  local file text what change
+  local rule hook="" clusters c changes="" problems="" what saved=installed
+  rg_port_bdfs
+  if [ "${#RG_BDFS[@]}" -gt 0 ]; then
+    rule=$(rg_udev_text)
+    what="the udev rule $RG_UDEV_RULE (PCI $(IFS=,; printf '%s' "${RG_BDFS[*]}" | sed 's/,/, /g'))"
+    if [ "$(cat "$RG_ROOT$RG_UDEV_RULE" 2>/dev/null)" != "$rule" ]; then
+      if rg_persist_file "$RG_UDEV_RULE" "$rule" 644; then
+        changes+=", udev rule"
+        if ! rg_has udevadm; then
+          problems+="; udevadm is missing, so udevd has not read the rule: a reload re-applies only after the next boot"
+        elif ! rg_do udevadm control --reload; then
+          problems+="; udevd did not read the rule again (udevadm control --reload failed: ${RG_DO_OUT:0:200}): run udevadm control --reload, or a reload re-applies only after the next boot"
+        fi
+      else
+        rg_check persistence_reload "" fail error installed "" "could not write $RG_UDEV_RULE"
+        return 0
+      fi
+    fi
+  else
+    what="no udev rule"
+    problems+="; no planned port has a PCI address the rule could match (none planned, none found)"
+  fi
+  [ -z "$RG_NO_BDF" ] || problems+="; the rule does not cover $RG_NO_BDF (no PCI address planned or found)"
   if rg_is_ofed; then
-    file=$RG_HOOK text=$(rg_hook_text) what="OFED post-start hook $RG_HOOK" change="OFED post-start hook"
-  else
-    file=$RG_UDEV_RULE text=$(rg_udev_text) what="udev rule $RG_UDEV_RULE" change="udev rule"
-  fi
-  change="absent → installed ($change)"
-  if [ "$(cat "$RG_ROOT$file" 2>/dev/null)" = "$text" ]; then
-    rg_check persistence_reload "" pass info installed installed "the $what re-applies the settings after a driver reload"
-    return 0
-  fi
-  if [ "$file" = "$RG_HOOK" ] && [ -e "$RG_ROOT$file" ] && ! grep -q "^$RG_MARK\$" "$RG_ROOT$file"; then
-    if [ -e "$RG_ROOT$RG_HOOK_CHAINED" ]; then
-      rg_check persistence_reload "" fail error installed "" \
-        "$RG_HOOK is not roce-gen's and $RG_HOOK_CHAINED exists: not overwriting either; merge them by hand"
-      return 0
+    clusters=$(rg_hook_clusters) || clusters=""
+    if [ -f "$RG_ROOT$RG_HOOK" ] && ! rg_hook_clusters >/dev/null; then
+      if [ -e "$RG_ROOT$RG_HOOK_CHAINED" ]; then
+        rg_check persistence_reload "" fail error installed "" \
+          "$RG_HOOK is not roce-gen's and $RG_HOOK_CHAINED exists: not overwriting either; merge them by hand"
+        return 0
+      fi
+      if ! rg_do mv "$RG_ROOT$RG_HOOK" "$RG_ROOT$RG_HOOK_CHAINED"; then
+        rg_check persistence_reload "" fail error installed "" "could not move the existing $RG_HOOK aside (see the log above)"
+        return 0
+      fi
+      saved=chained
+      changes+=", OFED post-start hook chained to the one there"
     fi
-    rg_save persistence_reload "" chained
-    change="absent → installed (OFED post-start hook, chained to the one there)"
-    if ! rg_do mv "$RG_ROOT$RG_HOOK" "$RG_ROOT$RG_HOOK_CHAINED"; then
-      rg_check persistence_reload "" fail error installed "" "could not move the existing $RG_HOOK aside (see the log above)"
-      return 0
+    # shellcheck disable=SC2046,SC2086 # one cluster name a line, names without spaces
+    hook=$(rg_hook_text $(printf '%s\n' $clusters "$RG_CLUSTER" | sort -u))
+    what+=" and OFED's post-start hook $RG_HOOK"
+    if [ "$(cat "$RG_ROOT$RG_HOOK" 2>/dev/null)" != "$hook" ]; then
+      if ! rg_persist_file "$RG_HOOK" "$hook" 755; then
+        rg_check persistence_reload "" fail error installed "" "could not write $RG_HOOK"
+        return 0
+      fi
+      [ "$saved" = chained ] || changes+=", OFED post-start hook"
     fi
-  else
-    rg_save persistence_reload "" installed
   fi
-  rg_step "write: $file"
-  if [ "$RG_DRY_RUN" = yes ] || { mkdir -p "$(dirname "$RG_ROOT$file")" && printf '%s\n' "$text" >"$RG_ROOT$file.tmp.$$" &&
-    chmod 755 "$RG_ROOT$file.tmp.$$" && mv -f "$RG_ROOT$file.tmp.$$" "$RG_ROOT$file"; }; then
-    [ "$file" = "$RG_HOOK" ] || ! rg_has udevadm || rg_do udevadm control --reload || true
-    if [ "$RG_DRY_RUN" = yes ]; then
-      rg_check_action persistence_reload "" warn info installed "" "dry run: would install the $what" "$change"
-    else
-      rg_check_action persistence_reload "" changed info installed installed "installed the $what: a driver reload re-applies the settings" "$change"
-    fi
+  [ -z "$changes" ] || rg_save persistence_reload "" "$saved"
+  if [ "$RG_DRY_RUN" = no ] && ! systemctl is-enabled "$RG_UNIT" >/dev/null 2>&1; then
+    problems+="; $RG_UNIT is not enabled, so there is nothing to re-apply with"
+  fi
+  if [ -n "$hook" ] && [ "${#RG_BDFS[@]}" -gt 0 ]; then what+=" restart $RG_UNIT"; else what+=" restarts $RG_UNIT"; fi
+  changes=${changes#, }
+  if [ "$RG_DRY_RUN" = yes ] && [ -n "$changes" ]; then
+    rg_check_action persistence_reload "" warn info installed "" "dry run: would install ${what#the }" "absent → installed ($changes)"
+  elif [ -n "$problems" ]; then
+    rg_check persistence_reload "" warn warning installed "incomplete" "${what^}${problems}"
+  elif [ -n "$changes" ]; then
+    rg_check_action persistence_reload "" changed info installed installed \
+      "${what^}: a driver reload, devlink reload, firmware reset, health recovery or PCI rescan re-applies the settings" \
+      "absent → installed ($changes)"
   else
-    rm -f "$RG_ROOT$file.tmp.$$"
-    rg_check persistence_reload "" fail error installed "" "could not write the $what"
+    rg_check persistence_reload "" pass info installed installed \
+      "${what^}: a driver reload, devlink reload, firmware reset, health recovery or PCI rescan re-applies the settings"
   fi
 }
 
-# rg_unpersist_reload HOW: removes the hook or rule apply installed and, when apply had chained
-# an existing hook (HOW = chained), puts it back.
+# rg_unpersist_reload: removes this cluster's udev rule and its line of the hook; the rollback of
+# the last cluster the hook serves removes it and puts back the hook it had chained. Also what
+# older bundles of this cluster installed (the same rule file; a hook that ran apply itself).
 rg_unpersist_reload() {
+  local clusters rest
   if [ "$RG_DRY_RUN" = yes ]; then
-    rg_check_action persistence_reload "" warn info absent "" "dry run: would remove roce-gen's $RG_HOOK or $RG_UDEV_RULE" \
+    rg_check_action persistence_reload "" warn info absent "" "dry run: would remove $RG_UDEV_RULE and this cluster's part of $RG_HOOK" \
       "installed → absent (driver-reload trigger)"
     return 0
-  fi
-  if [ -e "$RG_ROOT$RG_HOOK" ] && grep -q "^$RG_MARK\$" "$RG_ROOT$RG_HOOK"; then
-    rm -f "$RG_ROOT$RG_HOOK"
-  fi
-  if [ "$1" = chained ] && [ -e "$RG_ROOT$RG_HOOK_CHAINED" ] && [ ! -e "$RG_ROOT$RG_HOOK" ]; then
-    mv "$RG_ROOT$RG_HOOK_CHAINED" "$RG_ROOT$RG_HOOK"
   fi
   if [ -e "$RG_ROOT$RG_UDEV_RULE" ]; then
     rm -f "$RG_ROOT$RG_UDEV_RULE"
     ! rg_has udevadm || rg_do udevadm control --reload || true
   fi
-  if [ -e "$RG_ROOT$RG_HOOK" ] && grep -q "^$RG_MARK\$" "$RG_ROOT$RG_HOOK"; then
-    rg_check persistence_reload "" fail error absent installed "could not remove $RG_HOOK"
-  elif [ "$1" = chained ]; then
-    rg_check_action persistence_reload "" changed info absent absent "removed roce-gen's $RG_HOOK and put back the hook it had chained" \
-      "installed → absent (OFED post-start hook; the chained one put back)"
+  if clusters=$(rg_hook_clusters); then
+    rest=$(printf '%s\n' "$clusters" | grep -vxF -e "$RG_CLUSTER" | sort -u)
+    if [ -n "$rest" ]; then
+      # shellcheck disable=SC2086 # one cluster name a line, names without spaces
+      rg_persist_file "$RG_HOOK" "$(rg_hook_text $rest)" 755 || true
+    else
+      rm -f "$RG_ROOT$RG_HOOK"
+      if [ -e "$RG_ROOT$RG_HOOK_CHAINED" ]; then
+        mv "$RG_ROOT$RG_HOOK_CHAINED" "$RG_ROOT$RG_HOOK"
+      fi
+    fi
+  fi
+  if [ -e "$RG_ROOT$RG_UDEV_RULE" ] || { clusters=$(rg_hook_clusters) && printf '%s\n' "$clusters" | grep -qxF -e "$RG_CLUSTER"; }; then
+    rg_check persistence_reload "" fail error absent installed "could not remove $RG_UDEV_RULE or this cluster's line of $RG_HOOK"
+  elif [ "$1" = chained ] && [ -e "$RG_ROOT$RG_HOOK" ] && ! rg_hook_clusters >/dev/null; then
+    rg_check_action persistence_reload "" changed info absent absent "removed roce-gen's $RG_UDEV_RULE and $RG_HOOK and put back the hook it had chained" \
+      "installed → absent (udev rule, OFED post-start hook; the chained one put back)"
   else
-    rg_check_action persistence_reload "" changed info absent absent "removed roce-gen's driver-reload trigger" \
+    rg_check_action persistence_reload "" changed info absent absent "removed roce-gen's driver-reload trigger of cluster $RG_CLUSTER" \
       "installed → absent (driver-reload trigger)"
   fi
 }
 
-# rg_unpersist: removes the unit and the installed bundle (rollback of `persistence`).
+# rg_unpersist: removes the unit (and this cluster's unit under the old shared name) and the
+# installed bundle (rollback of `persistence`).
 rg_unpersist() {
   rg_do systemctl disable "$RG_UNIT" || true
   rg_do rm -f "$RG_UNIT_FILE"
+  rg_drop_legacy_unit
   rg_do systemctl daemon-reload || true
   rg_do rm -rf "$RG_ROOT$RG_INSTALL_DIR"
 }
+
+# rg_is_ofed: MLNX_OFED/DOCA hosts have ofed_info and openibd's /etc/infiniband.
+rg_is_ofed() { [ -n "$RG_OFED" ] || [ -d "$RG_ROOT/etc/infiniband" ]; }
 
 # rg_wait_for_devices: at boot, waits (bounded) for every planned RDMA device and netdev.
 rg_wait_for_devices() {

@@ -11,6 +11,7 @@
 #   fakehost.sh create ROOT --kind ofed|inbox --host NAME
 #                           --nic DEV:IF:BDF:MAC [--nic ...] [--missing DEV ...]
 #                           [--lldp none|lldpd|lldpad] [--rootfs TYPE] [--mount PATH:TYPE ...]
+#                           [--naming kernel|rdma]
 #       e.g. --nic mlx5_0:ens1f0np0:0000:1a:00.0:b8:3f:d2:01:00:00
 #       --missing DEV leaves that NIC out entirely (card absent), so a test can pass the
 #       plan's NIC list unchanged. Every NIC has a 400G CMIS optic (.fake/net/IF/module.txt,
@@ -18,6 +19,10 @@
 #       RDMA health counters. --lldp installs lldpd (lldpcli) or
 #       lldpad (lldptool), running, with NIC N (from 0) cabled to leaf-N+1 port Eth1/1 in
 #       .fake/lldp/IF; the default is none. ROOT must be absent or empty.
+#       --naming rdma: the host has rdma-core's udev rule 60-rdma-persistent-naming.rules and
+#       rdma_rename (stubs/rdma_rename), and its RDMA devices the names they gave them (DEV is the
+#       kernel's name, mlx5_N; 0000:1a:00.0 becomes rocep26s0f0), as on an inbox Ubuntu or RHEL;
+#       kernel (the default): the kernel's names stay, as with MLNX_OFED or NAME_KERNEL.
 #       --rootfs: the root file system as the kernel's mount tables show it (proc/self/mountinfo
 #       and proc/mounts, fs/proc_namespace.c show_mountinfo and show_vfsmnt, with sysfs, proc and
 #       configfs mounted): xfs (the default with --kind ofed, RHEL's) or ext4 (inbox, Ubuntu's) on
@@ -54,13 +59,18 @@
 #       are the same, but the mlx5 attributes (traffic_class, ecn/*, mtu, rdma_cm configfs)
 #       refuse what the kernel refuses and print what it prints. No FUSE: exit 2.
 #       Says on stderr which way it ran; returns CMD's status.
-#   fakehost.sh reload ROOT
-#       `openibd restart`: runtime settings back to the driver defaults, then
-#       ROOT/etc/infiniband/post-start-hook.sh if executable (via run); its status.
+#   fakehost.sh reload ROOT [--how openibd|modprobe|devlink|mlxfwreset|recovery|rescan]
+#       the driver comes back (default `openibd restart`): runtime settings back to the driver
+#       defaults, the RDMA devices unregistered and registered again with their uevents, which
+#       tests/host/udevd/udevd.py runs through the host's udev rules (rdma-core's renaming
+#       included); with openibd, ROOT/etc/infiniband/post-start-hook.sh if executable (via
+#       run); then systemd runs the jobs they queued (a restarted unit runs). The hook's status.
+#       See fakehost-reload.sh.
 #   fakehost.sh reboot ROOT
-#       a reboot as far as the scripts can tell: every card's firmware takes its next-boot NV
-#       values (.fake/nvconfig/*, stubs/nvconfig.sh), then everything reload does (the OFED
-#       stack starts at boot). The boot unit is not run: a test runs apply.sh --boot itself.
+#       a reboot: every card's firmware takes its next-boot NV values (.fake/nvconfig/*,
+#       stubs/nvconfig.sh), systemd queues a start job for each enabled unit, the devices come
+#       up as in reload (coldplug's `add` events, openibd's hook where OFED is), then the jobs
+#       run: the boot unit runs once, as at a real boot.
 #   fakehost.sh create ... --netmgr IF:nm|networkd|netplan|ifcfg[:MTU] [--netmgr ...]
 #   fakehost.sh reactivate ROOT IF
 #       a network manager for IF, and what it does when it activates IF again: see
@@ -80,6 +90,8 @@ FAKEHOST_STUBS=$FAKEHOST_DIR/stubs
 FAKEHOST_FIXTURES=$FAKEHOST_DIR/fixtures
 # shellcheck source=fakehost-netmgr.sh
 . "$FAKEHOST_DIR/fakehost-netmgr.sh"
+# shellcheck source=fakehost-reload.sh
+. "$FAKEHOST_DIR/fakehost-reload.sh"
 
 # Tools every fake host has (iproute2, ethtool, systemd and udev, hostname, kmod), and the ones
 # only MLNX_OFED / DOCA-OFED installs (mlnx-tools and ofed-scripts).
@@ -105,7 +117,7 @@ fakehost_usage() {
     '       fakehost.sh addr ROOT IF [CIDR ...]' \
     '       fakehost.sh snapshot ROOT [DIR ...]' \
     '       fakehost.sh run ROOT -- CMD [ARG ...]' \
-    '       fakehost.sh reload ROOT' \
+    '       fakehost.sh reload ROOT [--how openibd|modprobe|devlink|mlxfwreset|recovery|rescan]' \
     '       fakehost.sh reboot ROOT' \
     '       fakehost.sh reactivate ROOT IF' >&2
 }
@@ -127,7 +139,7 @@ fakehost_create() (
     ln -s -- "$2" "$root/$1"
   }
 
-  local root=${1-} kind='' host='' lldp=none rootfs='' spec dev ifc bdf mac i=0 d m kernel
+  local root=${1-} kind='' host='' lldp=none naming=kernel rootfs='' spec dev ifc bdf mac i=0 d m kernel
   local -a nics=() missing=() f=() mb=() mounts=() netmgr=()
   local -A seen=()
   [[ -n $root && $root != -* ]] || die 'usage: fakehost.sh create ROOT --kind ofed|inbox --host NAME --nic DEV:IF:BDF:MAC ...'
@@ -140,6 +152,7 @@ fakehost_create() (
       --nic) nics+=("$2") ;;
       --missing) missing+=("$2") ;;
       --lldp) lldp=$2 ;;
+      --naming) naming=$2 ;;
       --netmgr) netmgr+=("$2") ;;
       --rootfs) rootfs=$2 ;;
       --mount) mounts+=("$2") ;;
@@ -150,6 +163,7 @@ fakehost_create() (
   [[ $kind == ofed || $kind == inbox ]] || die '--kind must be ofed or inbox'
   [[ -n $host && $host != *$'\n'* ]] || die '--host NAME is required'
   [[ $lldp == none || $lldp == lldpd || $lldp == lldpad ]] || die '--lldp must be none, lldpd or lldpad'
+  [[ $naming == kernel || $naming == rdma ]] || die '--naming must be kernel or rdma'
   # The root file system: the distribution's installer default unless asked.
   if [[ -z $rootfs ]]; then
     if [[ $kind == ofed ]]; then rootfs=xfs; else rootfs=ext4; fi
@@ -366,6 +380,7 @@ descr=$host:$ifc"
     : >"$root/.fake/systemd/active/$lldp.service"
   fi
   ((${#netmgr[@]} == 0)) || fakehost_netmgr "$root" "${netmgr[@]}"
+  [[ $naming == kernel ]] || fakehost_rdma_naming "$root"
 )
 
 # fakehost_mounts ROOT ROOTFS [PATH:TYPE ...]: ROOT/proc/self/mountinfo and ROOT/proc/mounts of
@@ -674,83 +689,6 @@ fakehost_run_inner() {
   fi
   ROCE_GEN_ROOT=$root PATH=$root/bin:/usr/bin:/bin STUB_LOG=$root/stub.log "$@"
 }
-
-# fakehost_reload ROOT: what `openibd restart` (or a driver reload) does to the host. Every
-# runtime setting returns to the driver's default: verbs traffic class unset, ECN on for
-# every priority, CNP DSCP 48 and priority 6, the RDMA-CM defaults of every device (RoCE v2,
-# ToS 0: .fake/cma cleared, the files of an existing rdma_cm/DEV folder rewritten), MTU 1500,
-# the driver's DCB netlink state as the stand-ins keep it (stubs/mlx5-dcb.sh: .fake/dcb/IF/app,
-# pfc and cable_len removed, so they report the defaults: PCP trust, no PFC, 7 m), global pause
-# on (.fake/net/IF/pause) and the DCQCN parameters at their firmware defaults. Kept: the DCBX mode
-# (.fake/dcb/IF/dcbx, a firmware register the driver only queries at load) and the link-flap
-# log.
-# Then, as OFED's openibd does after (re)starting the stack, it runs
-# ROOT/etc/infiniband/post-start-hook.sh when that is executable, through fakehost_run
-# (isolated, ROCE_GEN_ROOT=ROOT, working folder ROOT), and returns its status (0 without a
-# hook). udev is not simulated: for each ROOT/etc/udev/rules.d file that mentions roce-gen it
-# prints the RUN+= and ENV{SYSTEMD_WANTS} assignments a real "add" event would trigger, as
-# "udev: FILE: ASSIGNMENT" lines on stdout; nothing of them is run.
-fakehost_reload() (
-  set -u
-  shopt -s nullglob
-  local root=${1-} d f rc=0 hook=etc/infiniband/post-start-hook.sh
-  if [[ -z $root || ! -d $root/.fake ]]; then
-    printf 'fakehost reload: %s is not a fake host root\n' "$root" >&2
-    exit 2
-  fi
-  root=$(cd -- "$root" && pwd)
-  cd -- "$root" || exit 2
-  for f in sys/class/infiniband/*/tc/*/traffic_class; do : >"$f"; done
-  for f in sys/class/net/*/ecn/roce_[nr]p/enable/[0-7]; do echo 1 >"$f"; done
-  for f in sys/class/net/*/ecn/roce_np/cnp_dscp; do echo 48 >"$f"; done
-  for f in sys/class/net/*/ecn/roce_np/cnp_802p_prio; do echo 6 >"$f"; done
-  for d in sys/class/net/*/ecn; do
-    for f in $FAKEHOST_DCQCN_DEFAULTS; do [[ ! -f $d/${f%%=*} ]] || echo "${f#*=}" >"$d/${f%%=*}"; done
-  done
-  for f in sys/class/net/*/mtu; do echo 1500 >"$f"; done
-  rm -rf -- .fake/cma
-  for f in sys/kernel/config/rdma_cm/*/ports/*/default_roce_mode; do echo 'RoCE v2' >"$f"; done
-  for f in sys/kernel/config/rdma_cm/*/ports/*/default_roce_tos; do echo 0 >"$f"; done
-  for d in .fake/dcb/*/; do rm -f -- "$d"app "$d"pfc "$d"cable_len; done
-  for f in .fake/net/*/pause; do echo 'on on off' >"$f"; done
-  echo 'fakehost reload: driver defaults restored (openibd restart)' >&2
-
-  for f in etc/udev/rules.d/*; do
-    if [[ ! -f $f ]] || ! grep -q roce-gen -- "$f"; then continue; fi
-    grep -v '^[[:space:]]*#' -- "$f" | grep -o -E '(RUN|ENV\{SYSTEMD_WANTS\})\+?="[^"]*"' |
-      while IFS= read -r d; do printf 'udev: %s: %s\n' "$f" "$d"; done
-  done
-
-  if [[ -f $hook && -x $hook ]]; then
-    echo "fakehost reload: running /$hook, as openibd does after starting the stack" >&2
-    fakehost_run "$root" -- "$root/$hook"
-    rc=$?
-    echo "fakehost reload: /$hook exited with status $rc" >&2
-  elif [[ -e $hook ]]; then
-    echo "fakehost reload: /$hook is not executable, so openibd would not run it" >&2
-  fi
-  exit "$rc"
-)
-
-# fakehost_reboot ROOT: the firmware loads each card's next-boot NV configuration, then the
-# stack starts as after fakehost_reload (whose status is returned).
-fakehost_reboot() (
-  set -u
-  shopt -s nullglob
-  local root=${1-} f name def next
-  if [[ -z $root || ! -d $root/.fake ]]; then
-    printf 'fakehost reboot: %s is not a fake host root\n' "$root" >&2
-    exit 2
-  fi
-  for f in "$root"/.fake/nvconfig/*; do
-    while read -r name def _ next; do
-      [[ -n $name ]] && printf '%s %s %s %s\n' "$name" "$def" "$next" "$next"
-    done <"$f" >"$f.new"
-    mv -f -- "$f.new" "$f"
-  done
-  echo 'fakehost reboot: the firmware took its next-boot configuration' >&2
-  fakehost_reload "$root"
-)
 
 fakehost_main() {
   local cmd=${1-}
