@@ -407,6 +407,26 @@ fn the_playbook_predicts_in_check_mode_applies_once_and_then_changes_nothing() {
         "{}",
         run.stdout
     );
+
+    // A rollback in check mode is a dry run with its own result: the hosts keep the
+    // configuration and the apply's result stays as it was.
+    let applied = std::fs::read(dist.join("results/node-a.apply.json")).unwrap();
+    let (ok, log) = play(&a, &b, &["-e", "phase=rollback", "--check"]);
+    assert!(ok, "rollback check: {log}");
+    assert_eq!(mtu(&a), "4200", "the rollback's dry run changed the MTU");
+    assert!(log.contains(&before), "no predicted MTU restore:\n{log}");
+    assert!(dist.join("results/node-a.rollback.dry-run.json").is_file());
+    assert!(!dist.join("results/node-a.rollback.json").exists());
+    assert_eq!(
+        std::fs::read(dist.join("results/node-a.apply.json")).unwrap(),
+        applied
+    );
+    // The real rollback gives the MTU back on both hosts.
+    let (ok, log) = play(&a, &b, &["-e", "phase=rollback"]);
+    assert!(ok, "rollback: {log}");
+    assert_eq!(mtu(&a), before);
+    assert_eq!(mtu(&b), before);
+    assert!(dist.join("results/node-a.rollback.json").is_file());
 }
 
 #[test]
