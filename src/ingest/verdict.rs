@@ -388,10 +388,18 @@ fn ready(state: State, require: Require) -> bool {
 
 /// A check of a precheck or dry run that says apply would change a setting: a `warn` on a
 /// setting (the ids of `RG_SETTINGS` in the bundle's `lib-settings.sh`, and those of plan format
-/// v1.1) or on persistence (a dry run's "would install").
+/// v1.1) or on persistence (a dry run's "would install"). A `persistence` warning that expects
+/// [`SURVIVES_A_REBOOT`] is none: it says the host's root (or the unit's, bundle's or saved
+/// state's folder) does not survive a reboot, which no apply changes, so a person must act on it.
 pub(crate) fn is_change(c: &Check) -> bool {
-    c.status == Status::Warn && is_setting(&c.id)
+    c.status == Status::Warn
+        && is_setting(&c.id)
+        && !(&*c.id == "persistence" && &*c.expected == SURVIVES_A_REBOOT)
 }
+
+/// What the scripts' `persistence` warning expects on a root that does not survive a reboot
+/// (lib-checks.sh `rg_check_volatile`, `rg_persist_volatile`).
+pub(crate) const SURVIVES_A_REBOOT: &str = "survives a reboot";
 
 /// Whether a check id names a setting apply writes.
 pub(crate) fn is_setting(id: &str) -> bool {
@@ -507,7 +515,29 @@ fn common_cluster(count: &BTreeMap<String, usize>) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::is_setting;
+    use super::{SURVIVES_A_REBOOT, is_change, is_setting};
+    use crate::ingest::result::{Check, CheckData, Status};
+
+    fn warn(id: &str, expected: &str) -> Check {
+        Check::new(CheckData {
+            id: id.into(),
+            nic: None,
+            status: Status::Warn,
+            severity: "warning".into(),
+            expected: expected.into(),
+            actual: "/: tmpfs".into(),
+            message: "".into(),
+        })
+    }
+
+    /// A dry run's "would install" is a change apply makes; a root that does not survive a
+    /// reboot is a warning no apply clears, and so is a netdev found under another name.
+    #[test]
+    fn a_volatile_root_and_a_renamed_netdev_are_warnings_to_act_on_not_changes() {
+        assert!(is_change(&warn("persistence", "installed")));
+        assert!(!is_change(&warn("persistence", SURVIVES_A_REBOOT)));
+        assert!(!is_change(&warn("netdev", "ens1f0np0")));
+    }
 
     #[test]
     fn the_settings_of_plan_format_1_1_are_changes_and_its_read_only_checks_are_not() {

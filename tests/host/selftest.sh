@@ -607,6 +607,52 @@ expect 'ip addr show unknown device' 1 '' $'Device "nosuch0" does not exist.\n'
 call "$O" ip route show
 expect 'ip route is not modelled' 2 '' $'stub ip: not implemented: route\n'
 
+# A renamed netdev with its old name as an altname (fixtures/ip/link-altname*.txt): sysfs,
+# the PCI function's net/ entry and the GID table follow the rename; ip shows the altname and
+# resolves it; the stand-ins' state moves with the interface.
+fresh renamed
+R=$REPLY
+"$FH" addr "$R" ens1f1np1 10.0.1.5/24
+"$FH" rename "$R" ens1f1np1 enp26s0f1np1
+eq 'rename: exit status' 0 $?
+"$FH" altname "$R" enp26s0f1np1 ens1f1np1
+eq 'altname: exit status' 0 $?
+eq 'rename: sysfs and the PCI function follow' 'enp26s0f1np1 ens1f0np0|enp26s0f1np1|enp26s0f1np1|3' \
+  "$(cd "$R/sys/class/net" && echo *)|$(ls "$R/sys/bus/pci/devices/0000:1a:00.1/net")|$(val "$R/sys/class/infiniband/mlx5_1/ports/1/gid_attrs/ndevs/3")|$(val "$R/sys/class/net/enp26s0f1np1/ifindex")"
+eq 'rename: the stand-ins state moves' 'present absent' \
+  "$([[ -f $R/.fake/dcb/enp26s0f1np1/pfc ]] && echo present) $([[ -e $R/.fake/dcb/ens1f1np1 ]] && echo present || echo absent)"
+call "$R" ip -o link show dev ens1f1np1
+expect 'ip -o link show dev ALTNAME' 0 "$(cat "$FX/ip/link-altname-oneline.txt")"$'\n' ''
+call "$R" ip link show dev ens1f1np1
+exact "$FX/ip/link-altname.txt"
+eq 'ip link show dev ALTNAME' "$REPLY" "$OUT"
+call "$R" ip -j link show dev enp26s0f1np1
+eq 'ip -j link show: altnames' '["ens1f1np1"]' "$(jq -c '.[0].altnames' <<<"$OUT")"
+call "$R" ip link set dev ens1f1np1 mtu 4200
+eq 'ip link set dev ALTNAME mtu' '0 4200' "$RC $(val "$R/sys/class/net/enp26s0f1np1/mtu")"
+for bad in "ens1f0np0 enp26s0f1np1" "ens1f0np0 ens1f1np1" "ens1f0np0 a/b" "nosuch0 x" "ens1f0np0 sixteen-chars-xx"; do
+  # shellcheck disable=SC2086 # the two names
+  "$FH" rename "$R" $bad 2>/dev/null
+  eq "rename refuses: $bad" 2 $?
+done
+"$FH" altname "$R" ens1f0np0 enp26s0f1np1 2>/dev/null
+eq 'altname refuses a taken name' 2 $?
+
+# The mount tables of create --rootfs (fixtures/mounts/, fs/proc_namespace.c).
+for fs in xfs tmpfs; do
+  "$FH" create "$T/root-$fs" --kind ofed --host h --nic "$NIC0" --rootfs "$fs"
+  eq "create --rootfs $fs: mountinfo" '' "$(cmp "$FX/mounts/mountinfo-$fs.txt" "$T/root-$fs/proc/self/mountinfo" 2>&1)"
+  eq "create --rootfs $fs: mounts" '' "$(cmp "$FX/mounts/mounts-$fs.txt" "$T/root-$fs/proc/mounts" 2>&1)"
+done
+"$FH" create "$T/root-state" --kind inbox --host h --nic "$NIC0" --mount /var/lib/roce-gen:tmpfs
+eq 'create --mount: ext4 root (inbox), then the tmpfs' '/dev/sda2 / ext4|tmpfs /var/lib/roce-gen tmpfs' \
+  "$(head -n 1 "$T/root-state/proc/mounts" | cut -d' ' -f1-3)|$(tail -n 1 "$T/root-state/proc/mounts" | cut -d' ' -f1-3)"
+for bad in "--rootfs btrfs" "--mount relative:tmpfs" "--mount /x:zfs"; do
+  # shellcheck disable=SC2086 # word splitting of the option string is intended
+  "$FH" create "$T/bad.$RANDOM" --kind ofed --host h --nic "$NIC0" $bad 2>/dev/null
+  eq "create refuses: $bad" 2 $?
+done
+
 # ---------------------------------------------------------------------------------------
 # systemctl, hostname, modprobe
 
@@ -628,9 +674,40 @@ call "$O" systemctl -q is-enabled roce-gen.service
 expect 'systemctl -q is-enabled' 0 ''
 call "$O" systemctl is-active roce-gen.service
 expect 'systemctl is-active (inactive)' 3 $'inactive\n'
+# Jobs as systemd's job.c has them (stubs/systemd-jobs.sh): a blocking start runs ExecStart
+# under the root (its absolute paths are the root's) and leaves the oneshot active.
+mkdir -p "$O/opt/roce-gen/demo"
+printf '#!/bin/bash\necho "ran $*" >>"$ROCE_GEN_ROOT/unit-ran"\n' >"$O/opt/roce-gen/demo/apply.sh"
+chmod 755 "$O/opt/roce-gen/demo/apply.sh"
+call "$O" systemctl try-restart roce-gen.service
+eq 'systemctl try-restart of an inactive unit runs nothing' 'no' "$([[ -e $O/unit-ran ]] && echo yes || echo no)"
 call "$O" systemctl start roce-gen.service
+eq 'systemctl start runs ExecStart' 'ran --boot' "$(val "$O/unit-ran")"
 call "$O" systemctl is-active roce-gen.service
-expect 'systemctl start marks active' 0 $'active\n'
+expect 'systemctl start: then active' 0 $'active\n'
+call "$O" systemctl start roce-gen.service
+eq 'systemctl start of an active unit runs nothing' 1 "$(grep -c ran "$O/unit-ran")"
+call "$O" systemctl --no-block try-restart roce-gen.service
+call "$O" systemctl --no-block start roce-gen.service
+eq 'systemctl --no-block queues a restart, and start merges into it' 'restart' "$(val "$O/.fake/systemd/jobs/roce-gen.service")"
+eq 'systemctl --no-block runs nothing yet' 1 "$(grep -c ran "$O/unit-ran")"
+call "$O" "$O/lib/fakehost/pid1" run-jobs
+eq 'pid1 run-jobs runs the restart once' 2 "$(grep -c ran "$O/unit-ran")"
+call "$O" "$O/lib/fakehost/pid1" boot
+call "$O" systemctl is-active roce-gen.service
+expect 'pid1 boot: the unit is inactive' 3 $'inactive\n'
+call "$O" systemctl --no-block try-restart roce-gen.service
+call "$O" systemctl --no-block start roce-gen.service
+call "$O" "$O/lib/fakehost/pid1" run-jobs
+eq 'a boot: try-restart and start merge into the boot start job, one run' 3 "$(grep -c ran "$O/unit-ran")"
+printf '#!/bin/bash\nexit 1\n' >"$O/opt/roce-gen/demo/apply.sh"
+call "$O" systemctl restart roce-gen.service
+eq 'systemctl restart of a unit whose run fails' 1 "$RC"
+call "$O" systemctl is-failed roce-gen.service
+expect 'systemctl is-failed' 0 $'failed\n'
+call "$O" systemctl stop roce-gen.service
+call "$O" systemctl is-active roce-gen.service
+expect 'systemctl stop: inactive' 3 $'inactive\n'
 call "$O" systemctl daemon-reload
 call "$O" systemctl daemon-reload
 eq 'systemctl daemon-reload counter' 2 "$(val "$O/.fake/systemd/daemon-reload")"
@@ -648,6 +725,18 @@ call "$O" hostname
 expect 'hostname' 0 $'gpu-001.example.net\n' ''
 call "$O" hostname -s
 expect 'hostname -s' 0 $'gpu-001\n'
+call "$O" hostname -f
+expect 'hostname -f without an etc/hosts entry: the name itself (nss-myhostname)' 0 $'gpu-001.example.net\n'
+echo gpu-001 >"$O/.fake/hostname"
+printf '127.0.0.1 localhost\n10.0.0.1 gpu-001.dc1.example gpu-001 # the node\n' >"$O/etc/hosts"
+call "$O" hostname
+expect 'hostname: a short kernel name as it is' 0 $'gpu-001\n'
+call "$O" hostname -f
+expect 'hostname -f: the canonical name of its etc/hosts line' 0 $'gpu-001.dc1.example\n'
+call "$O" hostname --short
+expect 'hostname --short of a short name' 0 $'gpu-001\n'
+echo gpu-001.example.net >"$O/.fake/hostname"
+rm -f "$O/etc/hosts"
 call "$O" hostname evil
 expect 'hostname NAME is refused' 2 '' $'stub hostname: not implemented: evil\n'
 call "$I" modprobe rdma_cm

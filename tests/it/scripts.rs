@@ -231,6 +231,16 @@ fn the_settings_functions_pass_their_tests() {
     function_tests("settings.sh");
 }
 
+/// What the scripts know about the host (lib-checks.sh): host names by their short forms, a
+/// renamed netdev found by its altname or planned PCI address and MAC (never one that misses
+/// either, never one of several), the readers of `ip -o link show` and of the kernel's mount
+/// tables, and the persistence warning of a root that does not survive a reboot. Function tests
+/// on simulated hosts' plain trees (no root, no FUSE), under every bash.
+#[test]
+fn the_identity_functions_pass_their_tests() {
+    function_tests("identity.sh");
+}
+
 /// The time limit on driver files and the wait for a flapped link (lib.sh, lib-settings.sh): a
 /// driver call that does not return costs the limit once and is a `tool_timeout` check, the wait
 /// sleeps only after a flap and fails a link that stays down. Function tests, bash alone.
@@ -356,7 +366,7 @@ fn the_unit_passes_systemd_analyze_verify_without_a_warning() {
         get("bundles/node-a/README.txt"),
     )
     .unwrap();
-    let unit = r.join("etc/systemd/system/roce-gen.service");
+    let unit = r.join("etc/systemd/system/roce-gen-lab.service");
     std::fs::write(&unit, get("bundles/node-a/roce-gen.service")).unwrap();
     let system_units = ["/usr/lib/systemd/system", "/lib/systemd/system"]
         .into_iter()
@@ -398,7 +408,7 @@ fn the_unit_passes_systemd_analyze_verify_without_a_warning() {
     let level = table
         .lines()
         .find_map(|l| {
-            l.split("Overall exposure level for roce-gen.service: ")
+            l.split("Overall exposure level for roce-gen-lab.service: ")
                 .nth(1)
         })
         .unwrap_or_else(|| {
