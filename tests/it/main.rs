@@ -18,6 +18,7 @@ mod generate;
 mod golden;
 mod hosts;
 mod ingest;
+mod linkwait;
 mod malformed;
 mod monitor;
 mod output;

@@ -12,7 +12,9 @@
 #   cable_len  the PFC "delay" (cable length in metres, mlx5 default 7)
 #   dcbx       the DCBX capability flags as `dcb dcbx show` prints them: "host cee ieee"
 #              when OS controlled (the default here), "cee ieee" when firmware controlled
-#   flaps      one line per link toggle (mlx5_toggle_port_link on a PFC mask change)
+#   flaps      one line per link toggle (mlx5_toggle_port_link on a PFC mask change); the
+#              link is down for .fake/net/IF/flap_seconds after the file was last written
+#              (driverfs shows carrier, operstate and the RDMA port's state from it)
 # The 802.3x pause state that a PFC change clears is .fake/net/IF/pause ("rx tx autoneg").
 # .fake/no-dcb makes every DCB netlink call fail with EOPNOTSUPP (an interface without
 # dcbnl ops, e.g. a veth).
