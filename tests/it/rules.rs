@@ -534,13 +534,23 @@ fn the_v1_1_keys_round_trip_through_the_normalized_plan() {
     book.key("dcqcn.rpg_ai_rate", C::N(5.0));
     book.key("firmware_config", s("off"));
     book.key("nccl_env", s("no"));
-    let json = crate::common::plan_json(&book);
-    for needle in [
-        "\"cable_length\": 30",
-        "\"dcqcn_rpg_ai_rate\": 5",
-        "\"firmware_config\": \"off\"",
-        "\"nccl_env\": false",
-    ] {
+    round_trips(
+        &book,
+        &[
+            "\"cable_length\": 30",
+            "\"dcqcn_rpg_ai_rate\": 5",
+            "\"firmware_config\": \"off\"",
+            "\"nccl_env\": false",
+        ],
+        &["cable_length", "dcqcn", "firmware_config", "nccl_env"],
+    );
+}
+
+/// The normalized plan of `book` holds each of `needles` and reads back to itself; the base
+/// plan, which sets none of these keys, names none of `keys`, so its identity stays.
+fn round_trips(book: &Book, needles: &[&str], keys: &[&str]) {
+    let json = crate::common::plan_json(book);
+    for needle in needles {
         assert!(json.contains(needle), "{needle} in {json}");
     }
     let dir = tmp();
@@ -548,9 +558,8 @@ fn the_v1_1_keys_round_trip_through_the_normalized_plan() {
     let again = roce_gen(dir.path(), &["plan", "plan.json"]);
     assert_eq!(again.code, 0, "{}", again.transcript());
     assert_eq!(again.stdout, json);
-    // Without the keys the normalized plan does not mention them, so its identity stays.
     let plain = crate::common::plan_json(&Book::base());
-    for key in ["cable_length", "dcqcn", "firmware_config", "nccl_env"] {
+    for key in keys {
         assert!(!plain.contains(key), "{key} in {plain}");
     }
 }
@@ -649,28 +658,20 @@ fn the_v1_2_keys_round_trip_and_stay_out_of_a_plan_without_them() {
     book.key("health_interval", C::N(60.0));
     book.key("drift_interval", C::N(600.0));
     book.key("health_textfile_dir", s("/srv/prom/"));
-    let json = crate::common::plan_json(&book);
-    for needle in [
-        "\"arp_sysctls\": \"set\"",
-        "\"fabric_seconds\": 20",
-        "\"fabric_min_pct\": 80",
-        "\"fabric_incast\": false",
-        "\"health\": false",
-        "\"health_interval\": 60",
-        "\"drift_interval\": 600",
-        "\"health_textfile_dir\": \"/srv/prom\"",
-    ] {
-        assert!(json.contains(needle), "{needle} in {json}");
-    }
-    let dir = tmp();
-    std::fs::write(dir.path().join("plan.json"), &json).unwrap();
-    let again = roce_gen(dir.path(), &["plan", "plan.json"]);
-    assert_eq!(again.code, 0, "{}", again.transcript());
-    assert_eq!(again.stdout, json);
-    let plain = crate::common::plan_json(&Book::base());
-    for key in ["arp_sysctls", "fabric", "health", "drift_interval"] {
-        assert!(!plain.contains(key), "{key} in {plain}");
-    }
+    round_trips(
+        &book,
+        &[
+            "\"arp_sysctls\": \"set\"",
+            "\"fabric_seconds\": 20",
+            "\"fabric_min_pct\": 80",
+            "\"fabric_incast\": false",
+            "\"health\": false",
+            "\"health_interval\": 60",
+            "\"drift_interval\": 600",
+            "\"health_textfile_dir\": \"/srv/prom\"",
+        ],
+        &["arp_sysctls", "fabric", "health", "drift_interval"],
+    );
     // Health runs rarer than the drift default: the drift check follows them, no error.
     let mut rare = Book::base();
     rare.key("health_interval", C::N(600.0));

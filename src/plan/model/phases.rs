@@ -2,7 +2,21 @@
 //! health (`health*`, `drift_interval`) and the ARP sysctls of multi-port hosts. Each is left
 //! out of the normalized plan at its default, so that a plan without them keeps its identity.
 
+use std::ops::RangeInclusive;
+
 use serde::Serialize;
+
+/// `n` as a `T` when it lies in `range`, else `why`.
+fn within<T: TryFrom<i64> + PartialOrd>(
+    n: i64,
+    range: RangeInclusive<T>,
+    why: &str,
+) -> Result<T, String> {
+    T::try_from(n)
+        .ok()
+        .filter(|v| range.contains(v))
+        .ok_or_else(|| why.to_string())
+}
 
 /// The fabric test's settings.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -48,18 +62,20 @@ impl Fabric {
 
     /// Parses `fabric_seconds`.
     pub fn parse_seconds(n: i64) -> Result<u16, String> {
-        u16::try_from(n)
-            .ok()
-            .filter(|s| (2..=300).contains(s))
-            .ok_or_else(|| "is not a fabric step duration in seconds (2 to 300)".into())
+        within(
+            n,
+            2..=300,
+            "is not a fabric step duration in seconds (2 to 300)",
+        )
     }
 
     /// Parses `fabric_min_pct`.
     pub fn parse_min_pct(n: i64) -> Result<u8, String> {
-        u8::try_from(n)
-            .ok()
-            .filter(|p| (1..=100).contains(p))
-            .ok_or_else(|| "is not a share of the link speed in percent (1 to 100)".into())
+        within(
+            n,
+            1..=100,
+            "is not a share of the link speed in percent (1 to 100)",
+        )
     }
 }
 
@@ -108,18 +124,20 @@ impl Health {
 
     /// Parses `health_interval`.
     pub fn parse_interval(n: i64) -> Result<u32, String> {
-        u32::try_from(n)
-            .ok()
-            .filter(|s| (5..=3600).contains(s))
-            .ok_or_else(|| "is not a health interval in seconds (5 to 3600)".into())
+        within(
+            n,
+            5..=3600,
+            "is not a health interval in seconds (5 to 3600)",
+        )
     }
 
     /// Parses `drift_interval` (its floor, `health_interval`, is a rule across the keys).
     pub fn parse_drift(n: i64) -> Result<u32, String> {
-        u32::try_from(n)
-            .ok()
-            .filter(|s| *s >= 5)
-            .ok_or_else(|| "is not a drift interval in seconds (5 or more)".into())
+        within(
+            n,
+            5..=u32::MAX,
+            "is not a drift interval in seconds (5 or more)",
+        )
     }
 }
 
