@@ -240,14 +240,16 @@ rg_check() {
   RG_C_MSG[n]=$7
   RG_C_KIND[n]=""
   RG_C_FROM[n]=""
+  RG_C_LAST=$n
 }
+RG_C_LAST=0
 
 # rg_check_change ID NIC STATUS SEVERITY EXPECTED ACTUAL MESSAGE FROM: records a setting that
 # changes (or will, or would) from FROM to EXPECTED.
 rg_check_change() {
   local n
   rg_check "$1" "$2" "$3" "$4" "$5" "$6" "$7"
-  n=$((${#RG_C_ID[@]} - 1))
+  n=$RG_C_LAST
   RG_C_KIND[n]=setting
   RG_C_FROM[n]=$8
 }
@@ -257,7 +259,7 @@ rg_check_change() {
 rg_check_action() {
   local n
   rg_check "$1" "$2" "$3" "$4" "$5" "$6" "$7"
-  n=$((${#RG_C_ID[@]} - 1))
+  n=$RG_C_LAST
   RG_C_KIND[n]=action
   RG_C_FROM[n]=$8
 }
