@@ -21,6 +21,7 @@ mod ingest;
 mod linkwait;
 mod malformed;
 mod monitor;
+mod netmgr;
 mod output;
 mod pxe;
 mod rdma;
