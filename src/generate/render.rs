@@ -120,7 +120,7 @@ pub(crate) const DIST_FILES: [FileTemplate; 3] = [RUN_HERE_SH, ANSIBLE_INVENTORY
 pub(crate) const HOST_FILES: [FileTemplate; 1] = [PLAN_SH];
 
 /// The files that do not depend on the host: made once per run, shared by every bundle.
-pub(crate) const SHARED_FILES: [FileTemplate; 16] = [
+pub(crate) const SHARED_FILES: [FileTemplate; 15] = [
     PRECHECK_SH,
     APPLY_SH,
     ROLLBACK_SH,
