@@ -287,8 +287,8 @@ rg_get() {
 
 # rg_get_sysfs FILE: RG_V = a numeric attribute; fails when it is missing or not a number.
 rg_get_sysfs() {
-  RG_V=$(rg_read "$1") || {
-    RG_V="cannot read $1"
+  rg_read_v "$1" || {
+    RG_V="cannot read $1${RG_V:+ ($RG_V)}"
     return 1
   }
   [[ $RG_V =~ ^-?[0-9]+$ ]] || {

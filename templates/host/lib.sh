@@ -106,15 +106,26 @@ rg_has() { command -v "$1" >/dev/null 2>&1; }
 # rg_read FILE: prints a one-line file under the root, or fails when it is absent or unreadable.
 # A driver file (rg_driver_file) is read under the tools' time limit (rg_bounded).
 rg_read() {
-  local f="$RG_ROOT$1" line=""
+  local RG_V
+  rg_read_v "$1" || return 1
+  printf '%s' "$RG_V"
+}
+
+# rg_read_v FILE: the same into RG_V, in the caller's shell; on a failure RG_V says why (empty
+# when the file is absent or unreadable).
+rg_read_v() {
+  local f="$RG_ROOT$1"
+  RG_V=""
   [ -r "$f" ] || return 1
   if rg_driver_file "$1"; then
-    rg_bounded read "$1" rg_io_line "$f" || return 1
-    printf '%s' "$RG_IO_OUT"
+    rg_bounded read "$1" rg_io_line "$f" || {
+      RG_V=$RG_IO_OUT
+      return 1
+    }
+    RG_V=$RG_IO_OUT
     return 0
   fi
-  IFS= read -r line <"$f" || [ -n "$line" ] || return 0
-  printf '%s' "$line"
+  IFS= read -r RG_V <"$f" || [ -n "$RG_V" ] || return 0
 }
 
 # rg_driver_file FILE: true for the files whose read or write the driver turns into a firmware
