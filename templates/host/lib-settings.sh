@@ -318,7 +318,7 @@ rg_get_cm() {
     dir="/sys/kernel/config/rdma_cm/$dev"
     file="$dir/ports/1/default_$id"
     if [ ! -d "$RG_ROOT$dir" ]; then
-      mkdir "$RG_ROOT$dir" 2>/dev/null || {
+      rg_x mkdir "$RG_ROOT$dir" 2>/dev/null || {
         RG_V="cannot create $dir (is $dev an RDMA device with rdma_cm loaded?)"
         return 1
       }
@@ -326,7 +326,7 @@ rg_get_cm() {
     fi
     rg_bounded read "$file" rg_io_all "$RG_ROOT$file" || rc=$?
     out=$RG_IO_OUT
-    [ "$made" = no ] || rmdir "$RG_ROOT$dir" 2>/dev/null || true
+    [ "$made" = no ] || rg_x rmdir "$RG_ROOT$dir" 2>/dev/null || true
   fi
   out=${out%%$'\n'*}
   if [ "$rc" -eq 0 ] && RG_V=$("rg_parse_$id" "$out"); then

@@ -3,7 +3,7 @@
 # and rollback.sh source it and call rg_init, which sets strict mode, the locale and PATH and
 # sources plan.sh (this host's values, RG_*). Sourcing it, like sourcing any of its parts
 # (lib-text.sh, lib-parse.sh, lib-checks.sh, lib-probe.sh, lib-settings.sh, lib-rdma.sh,
-# lib-persist.sh, lib-firmware.sh, lib-netmgr.sh), only defines functions and values, so a function test can.
+# lib-persist.sh, lib-firmware.sh, lib-netmgr.sh, lib-health.sh), only defines functions and values, so a function test can.
 # Here: the command line, logging, the run lock, time limits on tools, the checks of a run, the
 # JSON result and the summary. Bash 4.2 (RHEL 7) or newer, coreutils, and the host's own tools;
 # nothing else.
@@ -129,12 +129,14 @@ rg_read_v() {
 }
 
 # rg_driver_file FILE: true for the files whose read or write the driver turns into a firmware
-# command (mlx5 en_ecn.c, port_buffer.c, the port query behind ports/N/state), and configfs and
-# the verbs traffic class beside them: a wedged firmware blocks those in the kernel (the mlx5
-# command interface waits up to its 60 s timeout, uninterruptibly).
+# command (mlx5 en_ecn.c, port_buffer.c; the port queries behind ports/N/state, the RDMA
+# counters and the netdev's speed), and configfs and the verbs traffic class beside them: a
+# wedged firmware blocks those in the kernel (the mlx5 command interface waits up to its 60 s
+# timeout, uninterruptibly).
 rg_driver_file() {
   case $1 in
-    */ecn/* | */tc/*/traffic_class | */qos/* | /sys/kernel/config/* | /sys/class/infiniband/*/ports/*/state) return 0 ;;
+    */ecn/* | */tc/*/traffic_class | */qos/* | /sys/kernel/config/*) return 0 ;;
+    /sys/class/infiniband/*/ports/*/state | /sys/class/infiniband/*/hw_counters/* | /sys/class/net/*/speed) return 0 ;;
   esac
   return 1
 }
@@ -926,3 +928,5 @@ rg_init() {
 . "$RG_DIR/lib-firmware.sh" || return
 # shellcheck source=lib-netmgr.sh
 . "$RG_DIR/lib-netmgr.sh" || return
+# shellcheck source=lib-health.sh
+. "$RG_DIR/lib-health.sh" || return

@@ -45,9 +45,10 @@ eq "an absent file fails" "1" "$(rg_read /sys/class/net/eth0/ecn/roce_np/nothing
 rg_write /sys/class/net/eth0/ecn/roce_np/cnp_dscp 46 2>/dev/null
 eq "a write goes through" 46 "$(cat "$net/ecn/roce_np/cnp_dscp")"
 eq "a refused write fails" 1 "$(rg_write /sys/class/net/eth1/ecn/roce_np/cnp_dscp 46 2>/dev/null; echo $?)"
-eq "driver files" "yes yes yes yes yes no no no" "$(for f in /sys/class/net/e/ecn/roce_np/cnp_dscp \
+eq "driver files" "yes yes yes yes yes yes yes no no no" "$(for f in /sys/class/net/e/ecn/roce_np/cnp_dscp \
   /sys/class/infiniband/d/tc/1/traffic_class /sys/class/net/e/qos/buffer_size \
   /sys/kernel/config/rdma_cm/d/ports/1/default_roce_tos /sys/class/infiniband/d/ports/1/state \
+  /sys/class/infiniband/d/ports/1/hw_counters/np_cnp_sent /sys/class/net/e/speed \
   /sys/class/net/e/mtu /sys/class/net/e/carrier /sys/class/infiniband/d/ports/1/gids/0; do
   if rg_driver_file "$f"; then printf 'yes '; else printf 'no '; fi
 done | sed 's/ $//')"
