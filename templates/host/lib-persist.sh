@@ -357,11 +357,13 @@ rg_unpersist_reload() {
 }
 
 # rg_unpersist: removes the unit (and this cluster's unit under the old shared name) and the
-# installed bundle (rollback of `persistence`).
+# installed bundle (rollback of `persistence`). The unit is stopped too: it stays active after
+# its run (RemainAfterExit), which would say the host is configured after the rollback.
 rg_unpersist() {
   rg_do systemctl disable "$RG_UNIT" || true
   rg_do rm -f "$RG_UNIT_FILE"
   rg_drop_legacy_unit
+  ! systemctl -q is-active "$RG_UNIT" 2>/dev/null || rg_do systemctl stop "$RG_UNIT" || true
   rg_do systemctl daemon-reload || true
   rg_do rm -rf "$RG_ROOT$RG_INSTALL_DIR"
 }

@@ -88,9 +88,9 @@ esac
 FAKEHOST_DIR=$(cd "$FAKEHOST_DIR" && pwd)
 FAKEHOST_STUBS=$FAKEHOST_DIR/stubs
 FAKEHOST_FIXTURES=$FAKEHOST_DIR/fixtures
-# shellcheck source=fakehost-netmgr.sh
+# shellcheck source=SCRIPTDIR/fakehost-netmgr.sh disable=SC1091
 . "$FAKEHOST_DIR/fakehost-netmgr.sh"
-# shellcheck source=fakehost-reload.sh
+# shellcheck source=SCRIPTDIR/fakehost-reload.sh disable=SC1091
 . "$FAKEHOST_DIR/fakehost-reload.sh"
 
 # Tools every fake host has (iproute2, ethtool, systemd and udev, hostname, kmod), and the ones
@@ -128,12 +128,15 @@ fakehost_create() (
     printf 'fakehost create: %s\n' "$*" >&2
     exit 2
   }
-  # put REL VALUE: write one file of the fake root (VALUE may hold several lines).
+  # put REL VALUE: write one file of the fake root (VALUE may hold several lines). root is
+  # fakehost_create's (the sourced parts' functions have their own, in their subshells).
+  # shellcheck disable=SC2031
   put() {
     [[ -d $root/${1%/*} ]] || mkdir -p -- "$root/${1%/*}"
     printf '%s\n' "$2" >"$root/$1"
   }
   # link REL TARGET: symlink with a relative TARGET, so the tree stays copyable.
+  # shellcheck disable=SC2031
   link() {
     [[ -d $root/${1%/*} ]] || mkdir -p -- "$root/${1%/*}"
     ln -s -- "$2" "$root/$1"
@@ -207,6 +210,9 @@ ID_LIKE=debian'
     put "sys/module/$m/initstate" live
   done
   put proc/sys/kernel/osrelease "$kernel"
+  # This boot's id (the kernel's random UUID of the boot, drivers/char/random.c); health.sh
+  # compares the one apply saw with it for reboot_required.
+  put proc/sys/kernel/random/boot_id 6f1c7d2e-3a4b-4c5d-9e8f-0a1b2c3d4e5f
   put proc/cmdline "BOOT_IMAGE=/vmlinuz-$kernel root=/dev/sda2 ro iommu=pt"
   fakehost_mounts "$root" "$rootfs" ${mounts[@]+"${mounts[@]}"}
   # rdma_cm's configfs folder is there (module loaded); the per-device folders are made by

@@ -674,9 +674,41 @@ call "$O" systemctl -q is-enabled roce-gen.service
 expect 'systemctl -q is-enabled' 0 ''
 call "$O" systemctl is-active roce-gen.service
 expect 'systemctl is-active (inactive)' 3 $'inactive\n'
+# Jobs as systemd's job.c has them (stubs/systemd-jobs.sh): a blocking start runs ExecStart
+# under the root (its absolute paths are the root's) and leaves the oneshot active.
+mkdir -p "$O/opt/roce-gen/demo"
+# shellcheck disable=SC2016 # the unit's script expands them
+printf '#!/bin/bash\necho "ran $*" >>"$ROCE_GEN_ROOT/unit-ran"\n' >"$O/opt/roce-gen/demo/apply.sh"
+chmod 755 "$O/opt/roce-gen/demo/apply.sh"
+call "$O" systemctl try-restart roce-gen.service
+eq 'systemctl try-restart of an inactive unit runs nothing' 'no' "$([[ -e $O/unit-ran ]] && echo yes || echo no)"
 call "$O" systemctl start roce-gen.service
+eq 'systemctl start runs ExecStart' 'ran --boot' "$(val "$O/unit-ran")"
 call "$O" systemctl is-active roce-gen.service
-expect 'systemctl start marks active' 0 $'active\n'
+expect 'systemctl start: then active' 0 $'active\n'
+call "$O" systemctl start roce-gen.service
+eq 'systemctl start of an active unit runs nothing' 1 "$(grep -c ran "$O/unit-ran")"
+call "$O" systemctl --no-block try-restart roce-gen.service
+call "$O" systemctl --no-block start roce-gen.service
+eq 'systemctl --no-block queues a restart, and start merges into it' 'restart' "$(val "$O/.fake/systemd/jobs/roce-gen.service")"
+eq 'systemctl --no-block runs nothing yet' 1 "$(grep -c ran "$O/unit-ran")"
+call "$O" "$O/lib/fakehost/pid1" run-jobs
+eq 'pid1 run-jobs runs the restart once' 2 "$(grep -c ran "$O/unit-ran")"
+call "$O" "$O/lib/fakehost/pid1" boot
+call "$O" systemctl is-active roce-gen.service
+expect 'pid1 boot: the unit is inactive' 3 $'inactive\n'
+call "$O" systemctl --no-block try-restart roce-gen.service
+call "$O" systemctl --no-block start roce-gen.service
+call "$O" "$O/lib/fakehost/pid1" run-jobs
+eq 'a boot: try-restart and start merge into the boot start job, one run' 3 "$(grep -c ran "$O/unit-ran")"
+printf '#!/bin/bash\nexit 1\n' >"$O/opt/roce-gen/demo/apply.sh"
+call "$O" systemctl restart roce-gen.service
+eq 'systemctl restart of a unit whose run fails' 1 "$RC"
+call "$O" systemctl is-failed roce-gen.service
+expect 'systemctl is-failed' 0 $'failed\n'
+call "$O" systemctl stop roce-gen.service
+call "$O" systemctl is-active roce-gen.service
+expect 'systemctl stop: inactive' 3 $'inactive\n'
 call "$O" systemctl daemon-reload
 call "$O" systemctl daemon-reload
 eq 'systemctl daemon-reload counter' 2 "$(val "$O/.fake/systemd/daemon-reload")"
@@ -749,9 +781,9 @@ call "$H" mlxconfig -y -d 0000:1a:00.0 set CNP_DSCP_P1=40 LLDP_NB_DCBX_P1=True
 eq 'set: exit status' 0 "$RC"
 eq 'set changes the next boot only' $'CNP_DSCP_P1 48 48 40\nLLDP_NB_DCBX_P1 0 0 1' \
   "$(grep -E '^(CNP_DSCP|LLDP_NB_DCBX)_P1 ' "$H/.fake/nvconfig/0000:1a:00")"
-"$FH" reload "$H" 2>/dev/null
+"$FH" reload "$H" >/dev/null 2>&1
 eq 'a driver reload leaves the firmware as it is' 'CNP_DSCP_P1 48 48 40' "$(grep '^CNP_DSCP_P1 ' "$H/.fake/nvconfig/0000:1a:00")"
-"$FH" reboot "$H" 2>/dev/null
+"$FH" reboot "$H" >/dev/null 2>&1
 eq 'reboot: exit status' 0 $?
 call "$H" mlxconfig -d 0000:1a:00.0 -e q "${NV_NAMES[@]}"
 fixture 'after set and a reboot' 0 mlxconfig/query-e-contradicting.txt ''

@@ -376,6 +376,31 @@ impl FakeHost {
         add_addresses(&self.root, ifc, cidrs);
     }
 
+    /// A `fakehost.sh` step that acts on the whole host (`reload --how modprobe`, `reboot`): the
+    /// unit systemd runs in it runs under this host's bash. Exit code, stdout, stderr.
+    pub(crate) fn host_step(&self, verb: &str, args: &[&str]) -> (i32, String, String) {
+        let out = fakehost_sh(verb, &self.root)
+            .args(args)
+            .env("FAKEHOST_BASH", &self.bash)
+            .utf8_console()
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).to_string(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    }
+
+    /// What systemd did with the units since the last call (`var/log/fakehost/systemd.log` of
+    /// the stand-ins: jobs queued, merged, run), one line each; the log is then emptied.
+    pub(crate) fn take_unit_log(&self) -> Vec<String> {
+        let log = self.root.join("var/log/fakehost/systemd.log");
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        let _ = std::fs::remove_file(&log);
+        text.lines().map(str::to_string).collect()
+    }
+
     pub(crate) fn fake(&self, rel: &str) -> PathBuf {
         self.root.join(rel)
     }

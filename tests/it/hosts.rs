@@ -79,7 +79,7 @@ fn the_summary_alone_and_every_command_with_verbose() {
         for line in [
             "would run: mlnx_qos -i ens1f0np0 --trust dscp",
             "would run: ip link set dev ens2f0np0 mtu 4200",
-            "would run: systemctl enable roce-gen.service",
+            "would run: systemctl enable roce-gen-lab.service",
         ] {
             assert!(
                 run.stdout.contains(line),
@@ -433,13 +433,13 @@ fn the_unit_boots_under_real_systemd_and_configures_the_host() {
     .unwrap();
     std::fs::write(
         units.join("harness-report.service"),
-        "[Unit]\nAfter=roce-gen.service\n[Service]\nType=oneshot\nExecStart=/bin/sh -c 'systemctl show -p ActiveState,Result,ExecMainStatus,ProtectSystem,CapabilityBoundingSet,NoNewPrivileges roce-gen.service > /out/state; journalctl -u roce-gen.service -o cat > /out/journal; systemd-analyze verify roce-gen.service > /out/verify 2>&1; cp -r /var/lib/roce-gen /out/lib; systemctl poweroff'\n",
+        "[Unit]\nAfter=roce-gen-lab.service\n[Service]\nType=oneshot\nExecStart=/bin/sh -c 'systemctl show -p ActiveState,Result,ExecMainStatus,ProtectSystem,CapabilityBoundingSet,NoNewPrivileges roce-gen-lab.service > /out/state; journalctl -u roce-gen-lab.service -o cat > /out/journal; systemd-analyze verify roce-gen-lab.service > /out/verify 2>&1; cp -r /var/lib/roce-gen /out/lib; systemctl poweroff'\n",
     )
     .unwrap();
     // A workload service that the unit must hold back while it runs.
     std::fs::write(
         units.join("slurmd.service"),
-        "[Service]\nType=oneshot\nRemainAfterExit=yes\nExecStart=/bin/sh -c 'systemctl show -p ActiveState roce-gen.service > /out/slurmd-saw'\n",
+        "[Service]\nType=oneshot\nRemainAfterExit=yes\nExecStart=/bin/sh -c 'systemctl show -p ActiveState roce-gen-lab.service > /out/slurmd-saw'\n",
     )
     .unwrap();
     let bind = |from: &std::path::Path, to: &str| format!("--bind={}:{to}", from.display());
@@ -463,9 +463,9 @@ fn the_unit_boots_under_real_systemd_and_configures_the_host() {
         .arg(bind(&h.bundle, "/opt/roce-gen/lab"))
         .arg(bind(
             &h.bundle.join("roce-gen.service"),
-            "/etc/systemd/system/roce-gen.service",
+            "/etc/systemd/system/roce-gen-lab.service",
         ))
-        .arg(bind(&dropin, "/etc/systemd/system/roce-gen.service.d"))
+        .arg(bind(&dropin, "/etc/systemd/system/roce-gen-lab.service.d"))
         .arg(bind(
             &units.join("harness-report.service"),
             "/etc/systemd/system/harness-report.service",
@@ -478,7 +478,7 @@ fn the_unit_boots_under_real_systemd_and_configures_the_host() {
         .args([
             "--boot",
             "--",
-            "systemd.wants=roce-gen.service",
+            "systemd.wants=roce-gen-lab.service",
             "systemd.wants=slurmd.service",
             "systemd.wants=harness-report.service",
         ])

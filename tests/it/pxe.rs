@@ -447,7 +447,10 @@ fn the_kickstart_snippet_stages_the_bundle_and_the_first_boot_applies_it() {
         assert_eq!(status_of(&result, "persistence"), "changed", "{bash}");
         assert_eq!(read(&h.fake("sys/class/net/ens2f0np0/mtu")).trim(), "4200");
         // apply installed the unit of the boots after.
-        assert!(h.fake(".fake/systemd/enabled/roce-gen.service").is_file());
+        assert!(
+            h.fake(".fake/systemd/enabled/roce-gen-lab.service")
+                .is_file()
+        );
     });
 }
 

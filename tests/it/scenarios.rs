@@ -47,6 +47,10 @@ struct Scenario {
     /// `fakehost.sh` steps once the host is set up, each `VERB ARGS…` (`rename IF NEWNAME`).
     #[serde(default)]
     setup: Vec<String>,
+    /// The plan's RDMA device names for the host's NICs, in order, when not the kernel's
+    /// (`rocep26s0f0` on a host created with `--naming rdma`).
+    #[serde(default)]
+    ib_dev: Vec<String>,
     /// Cluster keys set in the plan (its JSON form) before the bundles are generated.
     #[serde(default)]
     cluster: BTreeMap<String, toml::Value>,
@@ -56,7 +60,9 @@ struct Scenario {
     /// Files of the bundle changed (a line appended) after generation, before the first run.
     #[serde(default)]
     tampered: Vec<String>,
-    /// The runs, in order: a script and its options (`apply.sh --dry-run`).
+    /// The runs, in order: a script and its options (`apply.sh --dry-run`), or a `fakehost.sh`
+    /// step on the whole host, `reload [--how HOW]` or `reboot`, after which the snapshot shows
+    /// what systemd did with the unit and the result of the unit's run.
     runs: Vec<String>,
 }
 
@@ -95,8 +101,15 @@ fn diff(before: &[String], after: &[String]) -> Vec<String> {
     out
 }
 
+/// The state less the traces of what happened: the reload counters and flaps, and the results
+/// the unit's runs wrote (records of the runs, which a rollback keeps).
 fn without_traces(state: &[String]) -> Vec<&String> {
-    state.iter().filter(|l| !is_trace(l)).collect()
+    state
+        .iter()
+        .filter(|l| {
+            !is_trace(l) && !(l.starts_with("var/lib/roce-gen/") && l.contains("/results/"))
+        })
+        .collect()
 }
 
 /// Runs `scenario` under `bash`; returns the snapshot text and checks the invariants.
@@ -125,10 +138,22 @@ fn play(name: &str, sc: &Scenario, bash: &str) -> String {
         .iter()
         .map(|(k, v)| (k.clone(), serde_json::to_value(v).unwrap()))
         .collect();
+    let (plan_host, ib_dev) = (
+        sc.plan_host.clone().unwrap_or_else(|| "node-a".into()),
+        sc.ib_dev.clone(),
+    );
     let h = b
         .plan(move |plan| {
             for (k, v) in overrides {
                 plan["cluster"][k] = v;
+            }
+            for host in plan["hosts"].as_array_mut().unwrap() {
+                if host["hostname"] == plan_host.as_str() {
+                    for (nic, name) in host["nics"].as_array_mut().unwrap().iter_mut().zip(&ib_dev)
+                    {
+                        nic["ib_dev"] = Value::from(name.as_str());
+                    }
+                }
             }
         })
         .build();
@@ -154,6 +179,20 @@ fn play(name: &str, sc: &Scenario, bash: &str) -> String {
         let args: Vec<&str> = words.collect();
         let ctx = format!("{name} under {bash}: {line}");
         let before = state(&h);
+        if script == "reload" || script == "reboot" {
+            let _ = h.take_unit_log();
+            let (code, _, err) = h.host_step(script, &args);
+            assert_eq!(code, 0, "{ctx}: {err}");
+            let changed = changes(&h.take_commands());
+            let after = state(&h);
+            text += &describe_host_step(&h, line, &changed, &diff(&before, &after));
+            continue;
+        }
+        let env: Vec<(&str, &str)> = sc
+            .env
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
         let run = h.run(script, &args);
         let changed = changes(&h.take_commands());
         let after = state(&h);
@@ -188,6 +227,64 @@ fn play(name: &str, sc: &Scenario, bash: &str) -> String {
         text += &describe(&h, line, &run, &changed, &diff(&before, &after));
     }
     text
+}
+
+/// A reload or reboot as the snapshot shows it: what systemd did with the units, the result the
+/// unit's run wrote (its status, counts and the checks that did not pass), the commands that
+/// changed the host (the unit's among them) and the state it changed.
+fn describe_host_step(h: &FakeHost, line: &str, changed: &[String], diff: &[String]) -> String {
+    let units = h.take_unit_log();
+    let mut out = format!("\n## {line}\n");
+    let mut section = |title: &str, lines: &[String]| {
+        if lines.is_empty() {
+            out += &format!("{title}: none\n");
+        } else {
+            out += &format!("{title}:\n");
+            for l in lines {
+                out += &format!("  {l}\n");
+            }
+        }
+    };
+    section("systemd", &units);
+    let mut result = Vec::new();
+    if units.iter().any(|l| l.contains("ExecStart ran")) {
+        let dir = h.fake("var/lib/roce-gen/lab/results");
+        let mut files: Vec<_> = std::fs::read_dir(&dir)
+            .map(|d| d.map(|e| e.unwrap().path()).collect())
+            .unwrap_or_default();
+        files.sort();
+        for f in files
+            .iter()
+            .filter(|f| f.to_string_lossy().ends_with(".apply.json"))
+        {
+            let r: Value = serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();
+            result.push(format!(
+                "{}: {} (pass {}, warn {}, fail {}, changed {}, skip {})",
+                f.file_name().unwrap().to_string_lossy(),
+                r["status"].as_str().unwrap_or("?"),
+                r["counts"]["pass"],
+                r["counts"]["warn"],
+                r["counts"]["fail"],
+                r["counts"]["changed"],
+                r["counts"]["skip"]
+            ));
+            for c in r["checks"].as_array().unwrap() {
+                if c["status"] != "pass" {
+                    let field = |k: &str| c[k].as_str().unwrap_or_default().to_string();
+                    result.push(format!(
+                        "  {}:{}={}",
+                        field("id"),
+                        field("nic"),
+                        field("status")
+                    ));
+                }
+            }
+        }
+    }
+    section("the unit's result", &result);
+    section("commands that changed the host", changed);
+    section("state changed", diff);
+    out
 }
 
 /// One run as the snapshot shows it; what it printed with the host's temporary folder as `DIR`

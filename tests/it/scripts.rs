@@ -366,7 +366,7 @@ fn the_unit_passes_systemd_analyze_verify_without_a_warning() {
         get("bundles/node-a/README.txt"),
     )
     .unwrap();
-    let unit = r.join("etc/systemd/system/roce-gen.service");
+    let unit = r.join("etc/systemd/system/roce-gen-lab.service");
     std::fs::write(&unit, get("bundles/node-a/roce-gen.service")).unwrap();
     let system_units = ["/usr/lib/systemd/system", "/lib/systemd/system"]
         .into_iter()
@@ -408,7 +408,7 @@ fn the_unit_passes_systemd_analyze_verify_without_a_warning() {
     let level = table
         .lines()
         .find_map(|l| {
-            l.split("Overall exposure level for roce-gen.service: ")
+            l.split("Overall exposure level for roce-gen-lab.service: ")
                 .nth(1)
         })
         .unwrap_or_else(|| {

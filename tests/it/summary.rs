@@ -363,7 +363,7 @@ fn a_plain_console_gets_an_ascii_summary_and_the_same_result() {
         );
         assert!(
             apply.stdout.contains(
-                "  persistence: absent -> installed (roce-gen.service, /opt/roce-gen/lab)\n"
+                "  persistence: absent -> installed (roce-gen-lab.service, /opt/roce-gen/lab)\n"
             ),
             "{bash}: {}",
             apply.stdout

@@ -187,7 +187,7 @@ def run(root, cmdline, env, log):
     prog = resolve(root, argv[0]) if argv else None
     if prog is None:
         log(f"not run: {cmdline} (the fake host has no {argv[0] if argv else 'program'})")
-        return 127, ""
+        return None, ""
     penv = {k: v for k, v in env.items() if k in ("ACTION", "DEVPATH", "DEVPATH_OLD", "SUBSYSTEM", "NAME", "SEQNUM")}
     penv.update(ROCE_GEN_ROOT=root, PATH=f"{root}/bin:/usr/bin:/bin",
                 STUB_LOG=os.environ.get("STUB_LOG", os.path.join(root, "stub.log")))
@@ -264,7 +264,7 @@ def process(root, action, cls, name, old=None, seqnum=1, out=print):
                 if key == "PROGRAM":
                     cmd = substitute(value, env)
                     rc, stdout = run(root, cmd, env, log)
-                    acted.append(f'PROGRAM="{cmd}": exit {rc}')
+                    acted.append(f'PROGRAM="{cmd}": ' + ("not run" if rc is None else f"exit {rc}"))
                     if rc != 0:
                         ok = False
                         break
@@ -293,7 +293,8 @@ def process(root, action, cls, name, old=None, seqnum=1, out=print):
             del keys
     for rel, lineno, cmd in runs:
         rc, _ = run(root, cmd, env, log)
-        log(f"ran {cmd} ({rel}:{lineno}): exit {rc}")
+        if rc is not None:
+            log(f"ran {cmd} ({rel}:{lineno}): exit {rc}")
     return runs
 
 
