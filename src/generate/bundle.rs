@@ -8,6 +8,7 @@ use anyhow::{Context, Result};
 use serde::Serialize;
 
 use crate::digest::sha256_hex;
+use crate::generate::fabric::PortPairs;
 use crate::generate::render::{Meta, Rendered};
 use crate::plan::model::{Cluster, Host, Plan};
 
@@ -64,6 +65,8 @@ struct HostJson<'a> {
     plan_sha256: &'a str,
     cluster: &'a Cluster,
     host: &'a Host,
+    /// The fabric test's pairs of each planned port.
+    fabric: &'a [PortPairs],
 }
 
 /// `manifest.json`.
@@ -96,6 +99,7 @@ pub(crate) fn build(
     shared: &[(String, Entry)],
     plan: &Plan,
     host: &Host,
+    fabric: &[PortPairs],
     meta: &Meta<'_>,
 ) -> Result<Bundle> {
     let mut files: BTreeMap<String, Entry> = shared.iter().cloned().collect();
@@ -108,6 +112,7 @@ pub(crate) fn build(
         plan_sha256: meta.plan_sha256,
         cluster: &plan.cluster,
         host,
+        fabric,
     };
     files.insert(
         "host.json".into(),

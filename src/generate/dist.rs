@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::digest::sha256_hex;
 use crate::generate::archive::Packed;
 use crate::generate::bundle::pretty_json;
+use crate::generate::fabric::Rail;
 use crate::plan::model::{Host, Plan};
 
 /// Schema tag of `index.json`.
@@ -31,6 +32,9 @@ pub(crate) struct Index {
     pub plan_sha256: String,
     /// Every bundle, in plan order.
     pub hosts: Vec<IndexHost>,
+    /// The fabric test's rings, one per rail, in plan order.
+    #[serde(default)]
+    pub fabric: Vec<Rail>,
 }
 
 /// One bundle in the index.
@@ -82,6 +86,7 @@ pub(crate) fn bundle_name(host: &Host) -> String {
 pub(crate) fn index_files(
     plan: &Plan,
     hosts: Vec<IndexHost>,
+    fabric: Vec<Rail>,
     others: &[(String, Vec<u8>)],
     tool_version: &str,
     plan_sha256: &str,
@@ -106,6 +111,7 @@ pub(crate) fn index_files(
         cluster: plan.cluster.cluster_name.to_string(),
         plan_sha256: plan_sha256.into(),
         hosts,
+        fabric,
     };
     Ok(BTreeMap::from([
         (INDEX.to_string(), pretty_json(&index)?),

@@ -10,6 +10,7 @@ pub(crate) mod archive;
 pub(crate) mod bundle;
 pub(crate) mod dist;
 pub(crate) mod escape;
+pub(crate) mod fabric;
 mod hosts;
 pub(crate) mod output;
 pub(crate) mod render;
@@ -73,6 +74,8 @@ pub(crate) fn generate(
         plan_sha256,
     };
     let shared = bundle::shared_entries(renderer.render_shared(plan, &meta)?);
+    // The fabric test's pairs come from the whole plan, whichever hosts are built.
+    let pairs = fabric::pairs(plan);
     let compressed = archive::Shared::new(&shared)?;
     output::on_signals()?;
     let staging = Staging::new(opts.out)?;
@@ -81,8 +84,8 @@ pub(crate) fn generate(
     let written: Vec<(IndexHost, usize)> = hosts
         .par_iter()
         .map(|host| {
-            let rendered = renderer.render_host(plan, host, &meta)?;
-            let bundle = bundle::build(rendered, &shared, plan, host, &meta)?;
+            let rendered = renderer.render_host(plan, host, pairs.of(host), &meta)?;
+            let bundle = bundle::build(rendered, &shared, plan, host, pairs.of(host), &meta)?;
             let packed = archive::pack(&bundle, opts.mtime, &compressed)?;
             let entry = IndexHost::new(host, &packed);
             staging.write(&entry.bundle, &packed.tar_gz)?;
@@ -128,7 +131,14 @@ pub(crate) fn generate(
         .into_iter()
         .map(|r| (r.name.to_string(), r.text.into_bytes()))
         .collect();
-    let index = dist::index_files(plan, entries, &others, TOOL_VERSION, plan_sha256)?;
+    let index = dist::index_files(
+        plan,
+        entries,
+        pairs.rails,
+        &others,
+        TOOL_VERSION,
+        plan_sha256,
+    )?;
     for (name, content) in others.into_iter().chain(index) {
         staging.write(&name, &content)?;
         bytes += content.len();

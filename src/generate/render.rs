@@ -11,6 +11,7 @@ use minijinja::{Environment, Error, ErrorKind, UndefinedBehavior};
 use serde::Serialize;
 
 use crate::generate::escape;
+use crate::generate::fabric::PortPairs;
 use crate::plan::model::{Host, Plan};
 
 /// A template id: its path under `templates/` without `.j2`; the output file is its base name.
@@ -98,6 +99,10 @@ pub(crate) const LIB_FIRMWARE_SH: FileTemplate = plain("host/lib-firmware.sh", 0
 /// `lib-netmgr.sh`: who manages each netdev (NetworkManager, networkd, netplan, ifcfg) and the
 /// MTU it keeps.
 pub(crate) const LIB_NETMGR_SH: FileTemplate = plain("host/lib-netmgr.sh", 0o644);
+/// `fabric.sh`: the fabric test, every host at once (phase `fabric`).
+pub(crate) const FABRIC_SH: FileTemplate = plain("host/fabric.sh", 0o755);
+/// `lib-fabric.sh`: the fabric test's traffic, counters and checks.
+pub(crate) const LIB_FABRIC_SH: FileTemplate = plain("host/lib-fabric.sh", 0o644);
 /// `plan.sh`: this host's plan as bash data, the only file of a bundle's shell that differs
 /// between hosts.
 pub(crate) const PLAN_SH: FileTemplate = file("host/plan.sh", 0o644);
@@ -120,7 +125,7 @@ pub(crate) const DIST_FILES: [FileTemplate; 3] = [RUN_HERE_SH, ANSIBLE_INVENTORY
 pub(crate) const HOST_FILES: [FileTemplate; 1] = [PLAN_SH];
 
 /// The files that do not depend on the host: made once per run, shared by every bundle.
-pub(crate) const SHARED_FILES: [FileTemplate; 15] = [
+pub(crate) const SHARED_FILES: [FileTemplate; 17] = [
     PRECHECK_SH,
     APPLY_SH,
     ROLLBACK_SH,
@@ -134,6 +139,8 @@ pub(crate) const SHARED_FILES: [FileTemplate; 15] = [
     LIB_PERSIST_SH,
     LIB_FIRMWARE_SH,
     LIB_NETMGR_SH,
+    FABRIC_SH,
+    LIB_FABRIC_SH,
     SERVICE,
     README_TXT,
 ];
@@ -174,6 +181,8 @@ const EMBEDDED: &[(&str, &str)] = embedded![
     "host/lib-persist.sh",
     "host/lib-firmware.sh",
     "host/lib-netmgr.sh",
+    "host/fabric.sh",
+    "host/lib-fabric.sh",
     "host/plan.sh.j2",
     "host/roce-gen.service.j2",
     "host/README.txt.j2",
@@ -266,10 +275,12 @@ impl Renderer {
         &self,
         plan: &Plan,
         host: &Host,
+        fabric: &[PortPairs],
         meta: &Meta<'_>,
     ) -> Result<Vec<Rendered>> {
-        let ctx =
-            minijinja::Value::from(minijinja::value::Serde(HostContext::new(plan, host, meta)));
+        let ctx = minijinja::Value::from(minijinja::value::Serde(HostContext::new(
+            plan, host, fabric, meta,
+        )));
         HOST_FILES
             .iter()
             .map(|f| self.render(f, &ctx, host.hostname.as_str()))
@@ -363,6 +374,8 @@ struct HostContext<'a> {
     #[serde(flatten)]
     shared: SharedContext<'a>,
     host: &'a Host,
+    /// The fabric test's pairs of each planned port, in plan order.
+    fabric: &'a [PortPairs],
 }
 
 /// One DCQCN parameter as the scripts take it: `ecn/<dir>/<name>` and the value.
@@ -401,6 +414,11 @@ struct ClusterContext {
     nccl_env: bool,
     min_ofed_version: String,
     min_fw_version: String,
+    /// The fabric test: seconds per step, the share of the link speed a link must reach, the
+    /// incast step.
+    fabric_seconds: u16,
+    fabric_min_pct: u8,
+    fabric_incast: bool,
 }
 
 impl<'a> SharedContext<'a> {
@@ -465,16 +483,20 @@ impl<'a> SharedContext<'a> {
                     .as_ref()
                     .map(ToString::to_string)
                     .unwrap_or_default(),
+                fabric_seconds: c.fabric.seconds,
+                fabric_min_pct: c.fabric.min_pct,
+                fabric_incast: c.fabric.incast,
             },
         }
     }
 }
 
 impl<'a> HostContext<'a> {
-    fn new(plan: &'a Plan, host: &'a Host, meta: &Meta<'a>) -> Self {
+    fn new(plan: &'a Plan, host: &'a Host, fabric: &'a [PortPairs], meta: &Meta<'a>) -> Self {
         Self {
             shared: SharedContext::new(plan, meta),
             host,
+            fabric,
         }
     }
 }
@@ -506,6 +528,6 @@ mod tests {
             .filter(|f| f.mode == 0o755)
             .map(FileTemplate::file_name)
             .collect();
-        assert_eq!(exec, ["precheck.sh", "apply.sh", "rollback.sh"]);
+        assert_eq!(exec, ["precheck.sh", "apply.sh", "rollback.sh", "fabric.sh"]);
     }
 }

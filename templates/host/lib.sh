@@ -928,3 +928,5 @@ rg_init() {
 . "$RG_DIR/lib-firmware.sh" || return
 # shellcheck source=lib-netmgr.sh
 . "$RG_DIR/lib-netmgr.sh" || return
+# shellcheck source=lib-fabric.sh
+. "$RG_DIR/lib-fabric.sh" || return

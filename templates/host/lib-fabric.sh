@@ -1,0 +1,415 @@
+# shellcheck shell=bash
+# lib-fabric.sh: the fabric test (fabric.sh, phase `fabric`), part of lib.sh. On every planned
+# port at once it serves the ring's previous port and sends to the next one with perftest's
+# ib_write_bw (over the port's RDMA device, the GID index of the planned address, the plan's
+# traffic class as --tclass, RG_FABRIC_SECONDS), then with fabric_incast a second step where two
+# or more senders share one receiver; it reads the counters around each step (ethtool -S and
+# hw_counters) and checks fabric_peer, fabric_bw, fabric_priority, fabric_loss and
+# fabric_congestion. It changes no setting. The pairs and TCP ports are plan data (plan.sh,
+# RG_FAB_*), made by `roce-gen generate`.
+
+# How long the test waits for its peers (--window), and the pause between two connects.
+RG_FABRIC_WINDOW=600
+RG_FABRIC_RETRY=1
+# The share of a port's bytes that may ride another priority than the RoCE one (ARP, LLDP, the
+# perftest handshake go over TCP, not RDMA, but a management flow can share the port).
+RG_FABRIC_OTHER_PCT=5
+# The counters read around each step: hw_counters (mlx5_ib counters.c) and ethtool -S (mlx5
+# en_stats.c: the per-priority bytes and pause frames, the physical port's discards).
+RG_FABRIC_HW="np_ecn_marked_roce_packets np_cnp_sent rp_cnp_handled out_of_sequence packet_seq_err"
+RG_FABRIC_LOSS="out_of_sequence packet_seq_err rx_discards_phy tx_discards_phy"
+
+# rg_fabric_args ARGS...: takes --window SECONDS out of the command line; RG_ARGS the rest.
+rg_fabric_args() {
+  RG_ARGS=()
+  while [ $# -gt 0 ]; do
+    case $1 in
+      --window)
+        [ $# -ge 2 ] || rg_usage_error "--window needs a number of seconds"
+        case $2 in
+          '' | *[!0-9]* | 0) rg_usage_error "--window must be a positive number of seconds, not $2" ;;
+        esac
+        RG_FABRIC_WINDOW=$2
+        shift 2
+        ;;
+      *)
+        RG_ARGS+=("$1")
+        shift
+        ;;
+    esac
+  done
+}
+
+# rg_check_perftest: precheck's look for the traffic tool of fabric.sh (called by rg_precheck).
+rg_check_perftest() {
+  if rg_has ib_write_bw; then
+    rg_check fabric_tool "" pass info ib_write_bw ib_write_bw "ib_write_bw (perftest) is installed for fabric.sh"
+  else
+    rg_check fabric_tool "" warn warning ib_write_bw "" \
+      "ib_write_bw is not installed: fabric.sh needs it; install the package perftest (dnf install perftest, apt install perftest; MLNX_OFED and DOCA ship it)"
+  fi
+}
+
+# rg_parse_perftest_bw: reads ib_write_bw's report (stdin) and prints the average rate in Gb/s
+# (the `BW average[Gb/sec]` column of the line after perftest's RESULT_FMT_G header, as
+# --report_gbits prints it); fails when there is no such line.
+rg_parse_perftest_bw() {
+  awk '
+    $1 == "#bytes" && $2 == "#iterations" { want = ($0 ~ /BW average\[Gb\/sec\]/); next }
+    want && NF >= 5 && $1 ~ /^[0-9]+$/ && $4 ~ /^[0-9]+(\.[0-9]+)?$/ { print $4; found = 1; want = 0 }
+    END { exit found ? 0 : 1 }
+  '
+}
+
+# rg_fabric_counters DEV IF: prints "name value" for the counters of the port, sorted.
+rg_fabric_counters() {
+  local c v
+  {
+    for c in $RG_FABRIC_HW; do
+      v=$(rg_read "/sys/class/infiniband/$1/ports/1/hw_counters/$c") || continue
+      rg_is_uint "$v" && printf '%s %s\n' "$c" "$v"
+    done
+    while read -r c v; do
+      c=${c%:}
+      case $c in
+        rx_prio[0-7]_bytes | tx_prio[0-7]_bytes | rx_prio[0-7]_pause | tx_prio[0-7]_pause | rx_discards_phy | tx_discards_phy) ;;
+        *) continue ;;
+      esac
+      rg_is_uint "$v" && printf '%s %s\n' "$c" "$v"
+    done < <(rg_x ethtool -S "$2" 2>/dev/null || true)
+  } | sort
+}
+
+# rg_fabric_delta BEFORE AFTER: "name delta" for every counter of AFTER (absent before: 0).
+rg_fabric_delta() {
+  awk 'NR == FNR { b[$1] = $2; next } { printf "%s %d\n", $1, $2 - ($1 in b ? b[$1] : 0) }' "$1" "$2"
+}
+
+# rg_fabric_get FILE NAME: the value of NAME in a delta file (0 when absent).
+rg_fabric_get() {
+  awk -v n="$2" '$1 == n { v = $2 } END { print v + 0 }' "$1"
+}
+
+# rg_fabric_serve I TCP LIMIT OUT: one ib_write_bw server on port I's device for one client, for at
+# most LIMIT seconds. Not through rg_x: a server that no client reached is the peer's absence
+# (fabric_peer names it), not a hung tool.
+rg_fabric_serve() {
+  local i=$1
+  timeout -k 5 "$3" ib_write_bw -d "${RG_NIC_IBDEV[i]}" -x "${RG_FAB_GID[i]}" -F --report_gbits \
+    -D "$RG_FABRIC_SECONDS" --tclass "$RG_ROCE_TOS" -p "$2" >"$4" 2>&1
+}
+
+# rg_fabric_send I IP TCP DEADLINE OUT: connects to IP's server on TCP until it succeeds or the
+# epoch second DEADLINE passes (a perftest client connects once; its server may not be up yet).
+rg_fabric_send() {
+  local i=$1 now
+  while :; do
+    if rg_x ib_write_bw -d "${RG_NIC_IBDEV[i]}" -x "${RG_FAB_GID[i]}" -F --report_gbits \
+      -D "$RG_FABRIC_SECONDS" --tclass "$RG_ROCE_TOS" -p "$3" "$2" >"$5" 2>&1; then
+      return 0
+    fi
+    now=$(date +%s)
+    [ "$now" -lt "$4" ] || return 1
+    sleep "$RG_FABRIC_RETRY"
+  done
+}
+
+# rg_fabric_port_ok I: whether port I can take part (its device, netdev and GID are there);
+# RG_FAB_WHY says why not.
+rg_fabric_port_ok() {
+  local i=$1 dev=${RG_NIC_IBDEV[$1]} ifc=${RG_NIC_NETDEV[$1]}
+  RG_FAB_WHY=""
+  if [ ! -d "$RG_ROOT/sys/class/infiniband/$dev" ]; then
+    RG_FAB_WHY="$dev is not on this host"
+  elif [ ! -d "$RG_ROOT/sys/class/net/$ifc" ]; then
+    RG_FAB_WHY="$ifc is not on this host"
+  elif ! rg_find_gid "$i"; then
+    RG_FAB_WHY="no RoCE v2 GID of $dev carries ${RG_NIC_IP[i]} (precheck's gid check)"
+  else
+    RG_FAB_GID[i]=$RG_V
+    return 0
+  fi
+  return 1
+}
+
+# rg_fabric_step STEP: runs one traffic step (ring or incast) on every port at once and waits for
+# it: servers and clients in the background, their reports in RG_TMP/fab.STEP.I.{srvN,cli},
+# the counters before and after in RG_TMP/fab.STEP.I.{before,after}.
+rg_fabric_step() {
+  local step=$1 i k deadline limit t
+  local -a pids=() ips tcps
+  deadline=$(($(date +%s) + RG_FABRIC_WINDOW))
+  limit=$((RG_FABRIC_WINDOW + RG_FABRIC_SECONDS + 30))
+  for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do
+    [ -n "${RG_FAB_GID[i]-}" ] || continue
+    rg_fabric_counters "${RG_NIC_IBDEV[i]}" "${RG_NIC_NETDEV[i]}" >"$RG_TMP/fab.$step.$i.before"
+  done
+  for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do
+    [ -n "${RG_FAB_GID[i]-}" ] || continue
+    if [ "$step" = ring ]; then
+      if [ -n "${RG_FAB_FROM_TCP[i]-}" ]; then
+        rg_fabric_serve "$i" "${RG_FAB_FROM_TCP[i]}" "$limit" "$RG_TMP/fab.$step.$i.srv0" &
+        pids+=($!)
+      fi
+      if [ -n "${RG_FAB_TO_TCP[i]-}" ]; then
+        rg_fabric_send "$i" "${RG_FAB_TO_IP[i]}" "${RG_FAB_TO_TCP[i]}" "$deadline" "$RG_TMP/fab.$step.$i.cli" &
+        pids+=($!)
+      fi
+    else
+      read -r -a tcps <<<"${RG_FAB_INC_TCP[i]-}"
+      read -r -a ips <<<"${RG_FAB_INC_IPS[i]-}"
+      case ${RG_FAB_INC_ROLE[i]-} in
+        receiver)
+          for ((k = 0; k < ${#tcps[@]}; k++)); do
+            rg_fabric_serve "$i" "${tcps[k]}" "$limit" "$RG_TMP/fab.$step.$i.srv$k" &
+            pids+=($!)
+          done
+          ;;
+        sender)
+          rg_fabric_send "$i" "${ips[0]}" "${tcps[0]}" "$deadline" "$RG_TMP/fab.$step.$i.cli" &
+          pids+=($!)
+          ;;
+      esac
+    fi
+  done
+  # Each flow's own status is in its report; the step waits for all of them.
+  for t in ${pids[@]+"${pids[@]}"}; do wait "$t" || true; done
+  for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do
+    [ -n "${RG_FAB_GID[i]-}" ] || continue
+    rg_fabric_counters "${RG_NIC_IBDEV[i]}" "${RG_NIC_NETDEV[i]}" >"$RG_TMP/fab.$step.$i.after"
+    rg_fabric_delta "$RG_TMP/fab.$step.$i.before" "$RG_TMP/fab.$step.$i.after" >"$RG_TMP/fab.$step.$i.delta"
+  done
+  return 0
+}
+
+# rg_fabric_served FILE: whether a server's report shows a client connected (perftest prints the
+# remote address once the handshake is done).
+rg_fabric_served() { [ -f "$1" ] && grep -q '^ *remote address:' "$1"; }
+
+# rg_fabric_prio_text DELTA DIR: RG_V = "prioN NN%" of the priorities that carried DIR (rx|tx)
+# bytes, largest first; RG_FAB_TOTAL the bytes, RG_FAB_ON the RoCE priority's.
+rg_fabric_prio_text() {
+  local line
+  RG_V="" RG_FAB_TOTAL=0 RG_FAB_ON=0
+  line=$(awk -v d="$2" -v want="$RG_ROCE_PRIO" '
+    $1 ~ ("^" d "_prio[0-7]_bytes$") && $2 > 0 { p = substr($1, length(d) + 6, 1); b[p] = $2; t += $2 }
+    END {
+      printf "%d %d", t, (want in b ? b[want] : 0)
+      n = 0; for (p in b) o[n++] = p
+      for (x = 0; x < n; x++) for (y = x + 1; y < n; y++) if (b[o[y]] > b[o[x]]) { s = o[x]; o[x] = o[y]; o[y] = s }
+      for (x = 0; x < n; x++) printf " prio%s:%d%%", o[x], int(b[o[x]] * 100 / t + 0.5)
+    }' "$1")
+  read -r RG_FAB_TOTAL RG_FAB_ON RG_V <<<"$line"
+  RG_V=${RG_V//:/ }
+}
+
+# rg_fabric_check_ring I: fabric_peer, fabric_bw, fabric_priority and fabric_loss of port I.
+rg_fabric_check_ring() {
+  local i=$1 dev=${RG_NIC_IBDEV[$1]} ifc=${RG_NIC_NETDEV[$1]} d="$RG_TMP/fab.ring.$1" rate speed need
+  local missing="" to="${RG_FAB_TO_HOST[$1]-} (${RG_FAB_TO_IP[$1]-}, TCP ${RG_FAB_TO_TCP[$1]-})"
+  local from="${RG_FAB_FROM_HOST[$1]-} (${RG_FAB_FROM_IP[$1]-})" c v bad="" dir tx_ok=yes rx_ok=yes text=""
+  RG_FAB_RATE[i]=""
+  if [ -z "${RG_FAB_TO_HOST[i]-}" ]; then
+    for c in fabric_peer fabric_bw fabric_priority fabric_loss; do
+      rg_check "$c" "$dev" skip info "" "" "skipped: rail ${RG_FAB_RAIL[i]} has no other port to pair $dev with"
+    done
+    return 0
+  fi
+  if ! rate=$(rg_parse_perftest_bw <"$d.cli" 2>/dev/null); then
+    rate=""
+    missing="never reached $to within ${RG_FABRIC_WINDOW}s"
+  fi
+  if ! rg_fabric_served "$d.srv0"; then
+    missing+="${missing:+; }$from never connected within ${RG_FABRIC_WINDOW}s"
+  fi
+  if [ -n "$missing" ]; then
+    rg_check fabric_peer "$dev" fail error "sends to $to, serves $from" "" \
+      "$dev: $missing (is fabric.sh running there, is the peer's address up and routed over the rail?)"
+  else
+    rg_check fabric_peer "$dev" pass error "sends to $to, serves $from" "reached" \
+      "$dev sent to ${RG_FAB_TO_HOST[i]} and served ${RG_FAB_FROM_HOST[i]}"
+  fi
+  speed=$(rg_read "/sys/class/net/$ifc/speed") || speed=""
+  rg_is_uint "$speed" || speed=0
+  RG_FAB_SPEED[i]=$speed
+  if [ -z "$rate" ]; then
+    rg_check fabric_bw "$dev" skip error "" "" "skipped: no traffic reached ${RG_FAB_TO_HOST[i]}"
+  else
+    RG_FAB_RATE[i]=$rate
+    need=$(awk -v s="$speed" -v p="$RG_FABRIC_MIN_PCT" 'BEGIN { printf "%.2f", s / 1000 * p / 100 }')
+    if awk -v r="$rate" -v n="$need" 'BEGIN { exit !(r + 0 >= n + 0 && n + 0 > 0) }'; then
+      rg_check fabric_bw "$dev" pass error ">= $need Gb/s" "$rate Gb/s" \
+        "$dev to ${RG_FAB_TO_HOST[i]}: $rate Gb/s, at least ${RG_FABRIC_MIN_PCT}% of the $((speed / 1000)) Gb/s link ($need Gb/s)"
+    else
+      rg_check fabric_bw "$dev" fail error ">= $need Gb/s" "$rate Gb/s" \
+        "$dev to ${RG_FAB_TO_HOST[i]}: $rate Gb/s measured, below the $need Gb/s expected (${RG_FABRIC_MIN_PCT}% of the $((speed / 1000)) Gb/s link): a slow or lossy path between them (cable, optic, switch port, its buffers or ECMP)"
+    fi
+  fi
+  for dir in tx rx; do
+    rg_fabric_prio_text "$d.delta" "$dir"
+    if [ "$RG_FAB_TOTAL" -gt 0 ] && [ $((RG_FAB_ON * 100)) -ge $((RG_FAB_TOTAL * (100 - RG_FABRIC_OTHER_PCT))) ]; then
+      text+="${text:+; }$dir:${RG_V:+ $RG_V}"
+    else
+      [ "$dir" = tx ] && tx_ok=no || rx_ok=no
+      text+="${text:+; }$dir:${RG_V:- no bytes on any priority}"
+    fi
+  done
+  if [ $tx_ok = yes ] && [ $rx_ok = yes ]; then
+    rg_check fabric_priority "$dev" pass error "priority $RG_ROCE_PRIO" "$text" \
+      "$dev: the test's bytes rode priority $RG_ROCE_PRIO ($text)"
+  else
+    rg_check fabric_priority "$dev" fail error "priority $RG_ROCE_PRIO" "$text" \
+      "$dev: the test's bytes did not ride priority $RG_ROCE_PRIO ($text): $(rg_fabric_prio_cause "$d.delta")"
+  fi
+  for c in $RG_FABRIC_LOSS; do
+    v=$(rg_fabric_get "$d.delta" "$c")
+    [ "$v" -eq 0 ] || bad+="${bad:+, }$c +$v"
+  done
+  if [ -n "$bad" ]; then
+    rg_check fabric_loss "$dev" fail error "no loss" "$bad" \
+      "$dev lost packets during the test ($bad): a priority that is not lossless end to end, or a faulty link"
+  else
+    rg_check fabric_loss "$dev" pass error "no loss" "none" "$dev: no sequence errors or discards during the test"
+  fi
+}
+
+# rg_fabric_prio_cause DELTA: what a person checks when the bytes rode another priority.
+rg_fabric_prio_cause() {
+  local p
+  p=$(awk '$1 ~ /^(rx|tx)_prio[0-7]_bytes$/ && $2 > m { m = $2; p = substr($1, 8, 1) } END { print p }' "$1")
+  if [ -z "$p" ]; then
+    printf 'the counters show no per-priority bytes (is ethtool -S reporting rx_prioN_bytes?)'
+  else
+    printf 'most bytes went on priority %s; a port in PCP trust puts untagged RoCE on priority 0 and a DSCP map sends DSCP %s elsewhere: run apply.sh on this host and its peer' "$p" "$RG_ROCE_DSCP"
+  fi
+}
+
+# rg_fabric_check_incast I: fabric_congestion of port I after the incast step.
+rg_fabric_check_incast() {
+  local i=$1 dev=${RG_NIC_IBDEV[$1]} d="$RG_TMP/fab.incast.$1.delta" role=${RG_FAB_INC_ROLE[$1]-}
+  local marks cnp_sent cnp_handled bad="" c v p missing="" k
+  local -a hosts tcps
+  if [ "$RG_FABRIC_INCAST" != yes ]; then
+    return 0
+  fi
+  if [ -z "$role" ] || [ ! -f "$d" ]; then
+    rg_check fabric_congestion "$dev" skip info "" "" "skipped: rail ${RG_FAB_RAIL[i]} has fewer than 3 ports, so no incast step"
+    return 0
+  fi
+  read -r -a hosts <<<"${RG_FAB_INC_HOSTS[i]-}"
+  read -r -a tcps <<<"${RG_FAB_INC_TCP[i]-}"
+  if [ "$role" = receiver ]; then
+    for ((k = 0; k < ${#tcps[@]}; k++)); do
+      rg_fabric_served "$RG_TMP/fab.incast.$i.srv$k" || missing+="${missing:+, }${hosts[k]}"
+    done
+  elif ! rg_parse_perftest_bw <"$RG_TMP/fab.incast.$i.cli" >/dev/null 2>&1; then
+    missing=${hosts[0]}
+  fi
+  if [ -n "$missing" ]; then
+    rg_check fabric_congestion "$dev" fail error "ECN marks and CNPs" "" \
+      "$dev: the incast step did not run: $missing not reached within ${RG_FABRIC_WINDOW}s"
+    return 0
+  fi
+  marks=$(rg_fabric_get "$d" np_ecn_marked_roce_packets)
+  cnp_sent=$(rg_fabric_get "$d" np_cnp_sent)
+  cnp_handled=$(rg_fabric_get "$d" rp_cnp_handled)
+  for c in $RG_FABRIC_LOSS; do
+    v=$(rg_fabric_get "$d" "$c")
+    [ "$v" -eq 0 ] || bad+="${bad:+, }$c +$v"
+  done
+  for p in 0 1 2 3 4 5 6 7; do
+    v=$(($(rg_fabric_get "$d" "rx_prio${p}_pause") + $(rg_fabric_get "$d" "tx_prio${p}_pause")))
+    [ "$v" -gt 0 ] || continue
+    # RG_PFC is 0,0,0,1,…: the priority's own position.
+    if [ "$(printf '%s' "$RG_PFC" | cut -d, -f$((p + 1)))" != 1 ]; then
+      bad+="${bad:+, }pause on lossy priority $p +$v"
+    fi
+  done
+  if [ "$role" = receiver ]; then
+    if [ "$marks" -eq 0 ] || [ "$cnp_sent" -eq 0 ]; then
+      bad+="${bad:+, }ECN-marked packets +$marks and CNPs sent +$cnp_sent while ${RG_FAB_INC_HOSTS[i]// /, } sent at once (is ECN on for priority $RG_ROCE_PRIO here, ecn/roce_np/enable/$RG_ROCE_PRIO, and on the switch?)"
+    fi
+  elif [ "$cnp_handled" -eq 0 ]; then
+    bad+="${bad:+, }no CNP handled while sharing ${hosts[0]} (its ECN, or this port's roce_rp/enable/$RG_ROCE_PRIO, is off)"
+  fi
+  RG_FAB_INC_SEEN[i]="marks $marks, cnp_sent $cnp_sent, cnp_handled $cnp_handled"
+  if [ -n "$bad" ]; then
+    rg_check fabric_congestion "$dev" fail error "ECN marks and CNPs, pause only on lossless priorities, no loss" "${RG_FAB_INC_SEEN[i]}" \
+      "$dev in the incast step ($role): $bad"
+  else
+    rg_check fabric_congestion "$dev" pass error "ECN marks and CNPs, pause only on lossless priorities, no loss" "${RG_FAB_INC_SEEN[i]}" \
+      "$dev in the incast step ($role): ${RG_FAB_INC_SEEN[i]}, pause only on lossless priorities, no loss"
+  fi
+}
+
+# rg_fabric_json_delta FILE: a delta file as a JSON object (only counters that moved).
+rg_fabric_json_delta() {
+  if [ ! -f "$1" ]; then
+    printf 'null'
+    return 0
+  fi
+  awk 'BEGIN { printf "{" } $2 != 0 { printf "%s\"%s\":%d", s, $1, $2; s = "," } END { printf "}" }' "$1"
+}
+
+# rg_fabric_facts: the result's `fabric` facts member: the window and each port's peers, rate
+# and counter deltas.
+rg_fabric_facts() {
+  local i dev sep=""
+  printf '"fabric":{"window":%s,"seconds":%s,"min_pct":%s,"incast":%s,"ports":{' "$RG_FABRIC_WINDOW" \
+    "$RG_FABRIC_SECONDS" "$RG_FABRIC_MIN_PCT" "$([ "$RG_FABRIC_INCAST" = yes ] && echo true || echo false)"
+  for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do
+    dev=${RG_NIC_IBDEV[i]}
+    printf '%s%s:{"netdev":%s,"rail":%s,"to":%s,"to_ip":%s,"to_tcp":%s,"from":%s,"from_ip":%s,"gid_index":%s,"speed_mbps":%s,"gbps":%s,"ring":%s,"incast_role":%s,"incast_peers":%s,"incast":%s}' \
+      "$sep" "$(rg_json_str "$dev")" "$(rg_json_str "${RG_NIC_NETDEV[i]}")" "$(rg_json_str "${RG_FAB_RAIL[i]-}")" \
+      "$(rg_json_str "${RG_FAB_TO_HOST[i]-}")" "$(rg_json_str "${RG_FAB_TO_IP[i]-}")" "$(rg_json_num "${RG_FAB_TO_TCP[i]-}")" \
+      "$(rg_json_str "${RG_FAB_FROM_HOST[i]-}")" "$(rg_json_str "${RG_FAB_FROM_IP[i]-}")" \
+      "$(rg_json_num "${RG_FAB_GID[i]-}")" "$(rg_json_num "${RG_FAB_SPEED[i]-}")" "$(rg_json_num "${RG_FAB_RATE[i]-}")" \
+      "$(rg_fabric_json_delta "$RG_TMP/fab.ring.$i.delta")" "$(rg_json_str "${RG_FAB_INC_ROLE[i]-}")" \
+      "$(rg_json_str "${RG_FAB_INC_HOSTS[i]-}")" "$(rg_fabric_json_delta "$RG_TMP/fab.incast.$i.delta")"
+    sep=","
+  done
+  printf '}}'
+}
+
+# rg_fabric_hook_facts: the result's facts are lib.sh's (rg_facts) with the fabric member added;
+# rg_facts stays the one copy, renamed to rg_facts_host for this run.
+rg_fabric_hook_facts() {
+  eval "rg_facts_host() $(declare -f rg_facts | sed 1d)"
+  rg_facts() {
+    local host
+    host=$(rg_facts_host)
+    printf '%s,%s}' "${host%\}}" "$(rg_fabric_facts)"
+  }
+}
+
+# rg_fabric: the whole test: each port's part, the ring step, the incast step, the checks.
+rg_fabric() {
+  local i dev any=no
+  RG_FAB_GID=() RG_FAB_RATE=() RG_FAB_SPEED=() RG_FAB_INC_SEEN=()
+  rg_fabric_hook_facts
+  if ! rg_has ib_write_bw; then
+    rg_check fabric_tool "" fail error ib_write_bw "" \
+      "ib_write_bw is not installed: install the package perftest (dnf install perftest, apt install perftest; MLNX_OFED and DOCA ship it), then run fabric.sh again"
+    return 0
+  fi
+  for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do
+    dev=${RG_NIC_IBDEV[i]}
+    if rg_fabric_port_ok "$i"; then
+      any=yes
+    else
+      rg_check fabric_peer "$dev" fail error "" "" "$dev cannot take part in the fabric test: $RG_FAB_WHY"
+    fi
+  done
+  [ "$any" = yes ] || return 0
+  rg_log "fabric: ring step (${RG_FABRIC_SECONDS}s a flow, peers awaited up to ${RG_FABRIC_WINDOW}s)"
+  rg_fabric_step ring
+  if [ "$RG_FABRIC_INCAST" = yes ]; then
+    rg_log "fabric: incast step (two or more senders to one receiver)"
+    rg_fabric_step incast
+  fi
+  for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do
+    [ -n "${RG_FAB_GID[i]-}" ] || continue
+    rg_fabric_check_ring "$i"
+    rg_fabric_check_incast "$i"
+  done
+}
