@@ -17,6 +17,7 @@ mod formats;
 mod generate;
 mod golden;
 mod hosts;
+mod identity;
 mod ingest;
 mod linkwait;
 mod malformed;
