@@ -322,15 +322,16 @@ rg_netmgr_rollback() {
       fi
       rg_do rm -f "$RG_ROOT$ref" || true
       [ "$RG_DRY_RUN" = yes ] || rmdir "$RG_ROOT${ref%/*}" 2>/dev/null || true
-      if rg_has networkctl && rg_do networkctl reload; then
-        rg_do networkctl reconfigure "$ifc" || true
+      after=" and reconfigured $ifc"
+      if ! { rg_has networkctl && rg_do networkctl reload && rg_do networkctl reconfigure "$ifc"; }; then
+        after="; systemd-networkd drops it when it restarts (systemctl restart systemd-networkd)"
       fi
       if [ "$RG_DRY_RUN" = yes ]; then
         rg_check_action mtu_owner "$dev" warn error absent "" "dry run: would remove the drop-in $ref" "installed → absent ($ref)"
       elif [ -e "$RG_ROOT$ref" ]; then
         rg_check mtu_owner "$dev" fail error absent installed "could not remove the drop-in $ref"
       else
-        rg_check_action mtu_owner "$dev" changed error absent absent "removed the drop-in $ref and reconfigured $ifc" "installed → absent ($ref)"
+        rg_check_action mtu_owner "$dev" changed error absent absent "removed the drop-in $ref$after" "installed → absent ($ref)"
       fi
     fi
   done 3<"$RG_SAVED"

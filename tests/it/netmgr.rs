@@ -15,13 +15,18 @@ const NM_KEYFILE: &str = "etc/NetworkManager/system-connections/ens1f0np0.nmconn
 const NETWORK_FILE: &str = "/etc/systemd/network/10-ens2f0np0.network";
 const DROP_IN: &str = "etc/systemd/network/10-ens2f0np0.network.d/90-roce-gen-lab.conf";
 
-/// node-a with its two ports' managers given as `IF:KIND[:MTU]`.
+/// node-a (an OFED host) with its two ports' managers given as `IF:KIND[:MTU]`.
 fn host(bash: &str, managers: &[&str]) -> FakeHost {
+    host_of("ofed", bash, managers)
+}
+
+/// node-a as a host of `kind` (`ofed`, `inbox`) with these managers.
+fn host_of(kind: &str, bash: &str, managers: &[&str]) -> FakeHost {
     let mut args = Vec::new();
     for m in managers {
         args.extend(["--netmgr", m]);
     }
-    FakeHost::ofed().bash(bash).create_args(&args).build()
+    FakeHost::of(kind).bash(bash).create_args(&args).build()
 }
 
 /// `fakehost.sh reactivate ROOT IF`: what the manager does when it activates IF again.
@@ -59,7 +64,13 @@ fn fixture(rel: &str) -> String {
 #[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn networkmanager_and_networkd_ports_keep_the_planned_mtu_after_a_reactivation() {
     for_each_bash(|bash| {
-        let h = host(bash, &["ens1f0np0:nm:1500", "ens2f0np0:networkd:1500"]);
+        // Ubuntu's inbox driver, where both managers are common (the OFED host is the
+        // NetworkManager scenario's).
+        let h = host_of(
+            "inbox",
+            bash,
+            &["ens1f0np0:nm:1500", "ens2f0np0:networkd:1500"],
+        );
         // The managers are real to the host: an MTU set by hand does not survive them.
         h.run_cmd(&["ip", "link", "set", "dev", "ens1f0np0", "mtu", "4200"]);
         reactivate(&h, "ens1f0np0");
@@ -275,6 +286,21 @@ fn a_later_drop_in_that_overrides_the_mtu_fails_the_check() {
         let apply = h.run("apply.sh", &[]);
         apply.expect(&["mtu_owner"], "mlx5_1", "fail", "apply");
         assert_ne!(apply.status("mtu", "mlx5_1"), "changed");
+    });
+}
+
+#[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
+fn a_networkd_without_reload_is_a_warning_not_a_change() {
+    for_each_bash(|bash| {
+        let h = host(bash, &["ens2f0np0:networkd:1500"]);
+        // systemd 237 (Ubuntu 18.04): networkctl has no reload or reconfigure.
+        std::fs::write(h.fake(".fake/networkd/version"), "237\n").unwrap();
+        let apply = h.run("apply.sh", &[]);
+        apply.expect(&["mtu", "mtu_owner"], "mlx5_1", "warn", "apply");
+        let msg = apply.message("mtu_owner", "mlx5_1");
+        assert!(msg.contains("systemctl restart systemd-networkd"), "{msg}");
+        assert_eq!(read(&h, DROP_IN), fixture("networkd/90-roce-gen-lab.conf"));
     });
 }
 
