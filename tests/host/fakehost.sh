@@ -88,8 +88,6 @@ esac
 FAKEHOST_DIR=$(cd "$FAKEHOST_DIR" && pwd)
 FAKEHOST_STUBS=$FAKEHOST_DIR/stubs
 FAKEHOST_FIXTURES=$FAKEHOST_DIR/fixtures
-# shellcheck source=fakehost-netmgr.sh
-. "$FAKEHOST_DIR/fakehost-netmgr.sh"
 # shellcheck source=SCRIPTDIR/fakehost-netmgr.sh disable=SC1091
 . "$FAKEHOST_DIR/fakehost-netmgr.sh"
 # shellcheck source=SCRIPTDIR/fakehost-reload.sh disable=SC1091
