@@ -60,6 +60,9 @@ struct Scenario {
     /// Files of the bundle changed (a line appended) after generation, before the first run.
     #[serde(default)]
     tampered: Vec<String>,
+    /// Environment variables of every script run (`ROCE_GEN_TOOL_TIMEOUT = "2"`).
+    #[serde(default)]
+    env: BTreeMap<String, String>,
     /// The runs, in order: a script and its options (`apply.sh --dry-run`), or a `fakehost.sh`
     /// step on the whole host, `reload [--how HOW]` or `reboot`, after which the snapshot shows
     /// what systemd did with the unit and the result of the unit's run.
@@ -193,7 +196,7 @@ fn play(name: &str, sc: &Scenario, bash: &str) -> String {
             .iter()
             .map(|(k, v)| (k.as_str(), v.as_str()))
             .collect();
-        let run = h.run(script, &args);
+        let run = h.run_env(script, &args, &env);
         let changed = changes(&h.take_commands());
         let after = state(&h);
         let dry = script == "precheck.sh" || args.contains(&"--dry-run");
@@ -297,6 +300,15 @@ fn describe(
     diff: &[String],
 ) -> String {
     let dir = h.root.parent().unwrap().display().to_string();
+    // The folder's own name too (the `next:` line names the results folder by it).
+    let base = h
+        .root
+        .parent()
+        .unwrap()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .to_string();
     let pid = format!(".{}.json", std::process::id());
     let mut out = format!(
         "\n## {line}: exit {}, {} (pass {}, warn {}, fail {}, changed {}, skip {})\n",
@@ -331,7 +343,11 @@ fn describe(
         .lines()
         .chain(run.stderr.lines())
         .filter(|l| !l.starts_with("fakehost "))
-        .map(|l| l.replace(&dir, "DIR").replace(&pid, ".json"))
+        .map(|l| {
+            l.replace(&dir, "DIR")
+                .replace(&base, "DIR")
+                .replace(&pid, ".json")
+        })
         .collect();
     let mut section = |title: &str, lines: &[String]| {
         if lines.is_empty() {
@@ -361,6 +377,15 @@ fn every_scenario_file_gives_its_snapshot_under_every_bash_and_keeps_the_invaria
         .collect();
     files.sort();
     assert!(files.len() >= 5, "{files:?}");
+    // ROCE_GEN_SCENARIOS=NAME,NAME runs only those (a targeted run while writing one).
+    if let Ok(only) = std::env::var("ROCE_GEN_SCENARIOS") {
+        let only: Vec<&str> = only.split(',').collect();
+        files.retain(|f| only.contains(&f.file_stem().unwrap().to_string_lossy().as_ref()));
+        assert!(
+            !files.is_empty(),
+            "ROCE_GEN_SCENARIOS={only:?} names no scenario file"
+        );
+    }
     let scenarios: Vec<(String, Scenario)> = files
         .iter()
         .map(|f| {
