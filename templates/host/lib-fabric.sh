@@ -82,12 +82,12 @@ rg_fabric_counters() {
 
 # rg_fabric_delta BEFORE AFTER: "name delta" for every counter of AFTER (absent before: 0).
 rg_fabric_delta() {
-  awk 'NR == FNR { b[$1] = $2; next } { printf "%s %d\n", $1, $2 - ($1 in b ? b[$1] : 0) }' "$1" "$2"
+  awk 'NR == FNR { b[$1] = $2; next } { printf "%s %.0f\n", $1, $2 - ($1 in b ? b[$1] : 0) }' "$1" "$2"
 }
 
 # rg_fabric_get FILE NAME: the value of NAME in a delta file (0 when absent).
 rg_fabric_get() {
-  awk -v n="$2" '$1 == n { v = $2 } END { print v + 0 }' "$1"
+  awk -v n="$2" '$1 == n { v = $2 } END { printf "%.0f\n", v }' "$1"
 }
 
 # rg_fabric_serve I TCP LIMIT OUT: one ib_write_bw server on port I's device for one client, for at
@@ -194,7 +194,7 @@ rg_fabric_prio_text() {
   line=$(awk -v d="$2" -v want="$RG_ROCE_PRIO" '
     $1 ~ ("^" d "_prio[0-7]_bytes$") && $2 > 0 { p = substr($1, length(d) + 6, 1); b[p] = $2; t += $2 }
     END {
-      printf "%d %d", t, (want in b ? b[want] : 0)
+      printf "%.0f %.0f", t, (want in b ? b[want] : 0)
       n = 0; for (p in b) o[n++] = p
       for (x = 0; x < n; x++) for (y = x + 1; y < n; y++) if (b[o[y]] > b[o[x]]) { s = o[x]; o[x] = o[y]; o[y] = s }
       for (x = 0; x < n; x++) printf " prio%s:%d%%", o[x], int(b[o[x]] * 100 / t + 0.5)
@@ -348,7 +348,7 @@ rg_fabric_json_delta() {
     printf 'null'
     return 0
   fi
-  awk 'BEGIN { printf "{" } $2 != 0 { printf "%s\"%s\":%d", s, $1, $2; s = "," } END { printf "}" }' "$1"
+  awk 'BEGIN { printf "{" } $2 != 0 { printf "%s\"%s\":%.0f", s, $1, $2; s = "," } END { printf "}" }' "$1"
 }
 
 # rg_fabric_facts: the result's `fabric` facts member: the window and each port's peers, rate
@@ -375,6 +375,7 @@ rg_fabric_facts() {
 # rg_facts stays the one copy, renamed to rg_facts_host for this run.
 rg_fabric_hook_facts() {
   eval "rg_facts_host() $(declare -f rg_facts | sed 1d)"
+  # shellcheck disable=SC2317 # called by rg_result_json
   rg_facts() {
     local host
     host=$(rg_facts_host)
