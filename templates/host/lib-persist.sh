@@ -334,7 +334,7 @@ rg_unpersist_reload() {
     ! rg_has udevadm || rg_do udevadm control --reload || true
   fi
   if clusters=$(rg_hook_clusters); then
-    rest=$(printf '%s\n' "$clusters" | grep -vxF -e "$RG_CLUSTER" | sort -u)
+    rest=$(printf '%s\n' "$clusters" | { grep -vxF -e "$RG_CLUSTER" || true; } | sort -u)
     if [ -n "$rest" ]; then
       # shellcheck disable=SC2086 # one cluster name a line, names without spaces
       rg_persist_file "$RG_HOOK" "$(rg_hook_text $rest)" 755 || true

@@ -95,8 +95,8 @@ fakehost_run_jobs() {
 # traffic class unset, ECN on for every priority, CNP DSCP 48 and priority 6, the RDMA-CM
 # defaults of every device (RoCE v2, ToS 0: .fake/cma cleared, the files of an existing
 # rdma_cm/DEV folder rewritten), MTU 1500, the driver's DCB netlink state as the stand-ins keep
-# it (stubs/mlx5-dcb.sh: .fake/dcb/IF/app, pfc and cable_len removed, so they report the
-# defaults: PCP trust, no PFC, 7 m), global pause on (.fake/net/IF/pause) and the DCQCN
+# it (stubs/mlx5-dcb.sh: .fake/dcb/IF/app empty, pfc all 0, cable_len 7, as create writes
+# them: PCP trust, no PFC, 7 m), global pause on (.fake/net/IF/pause) and the DCQCN
 # parameters at their firmware defaults. Kept: the DCBX mode (.fake/dcb/IF/dcbx, a firmware
 # register the driver only queries at load) and the link-flap log.
 # Then the devices come back with their uevents (fakehost_reregister: "udev: ..." lines on
@@ -133,7 +133,11 @@ fakehost_reload() (
   rm -rf -- .fake/cma
   for f in sys/kernel/config/rdma_cm/*/ports/*/default_roce_mode; do echo 'RoCE v2' >"$f"; done
   for f in sys/kernel/config/rdma_cm/*/ports/*/default_roce_tos; do echo 0 >"$f"; done
-  for d in .fake/dcb/*/; do rm -f -- "$d"app "$d"pfc "$d"cable_len; done
+  for d in .fake/dcb/*/; do
+    : >"$d"app
+    echo 0,0,0,0,0,0,0,0 >"$d"pfc
+    echo 7 >"$d"cable_len
+  done
   for f in .fake/net/*/pause; do echo 'on on off' >"$f"; done
   case $how in
     openibd) echo 'fakehost reload: driver defaults restored (openibd restart)' >&2 ;;

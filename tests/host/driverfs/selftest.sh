@@ -465,7 +465,7 @@ EOF
   eq "$B: reload says what it did" 4 "$(grep -c -e 'driver defaults restored' -e 'running /etc/infiniband/post-start-hook.sh' \
     -e 'exited with status 3' -e 'isolated (root' "$T/err")"
   eq "$B: reload: pause on" 'on on off' "$(val "$A/.fake/net/ens1f0np0/pause")"
-  eq "$B: reload: DCB APP table, PFC and cable length gone, DCBX mode kept" 'dcbx=cee ieee' \
+  eq "$B: reload: DCB APP table, PFC and cable length at the defaults, DCBX mode kept" 'app= cable_len=7 dcbx=cee ieee pfc=0,0,0,0,0,0,0,0' \
     "$(cd "$D" && for f in *; do printf '%s=%s ' "$f" "$(val "$f")"; done | sed 's/ $//')"
   eq "$B: reload: rdma_cm values cleared" no "$(exists "$A/.fake/cma")"
   "$SH" "$FH" run "$A" -- "$SH" "$T/inside.sh" reloaded >"$T/got" 2>/dev/null
