@@ -13,7 +13,7 @@ pub(crate) fn mode_for(name: &str) -> AutoEscape {
     let name = name.trim_end_matches(".j2");
     match name.rsplit_once('.').map(|(_, ext)| ext) {
         Some("sh") => AutoEscape::Custom("sh".into()),
-        Some("service") => AutoEscape::Custom("systemd".into()),
+        Some("service" | "timer") => AutoEscape::Custom("systemd".into()),
         // A JSON string is a valid YAML scalar, so YAML files get JSON quoting.
         Some("json" | "yml" | "yaml") => AutoEscape::Custom("json".into()),
         _ => AutoEscape::None,

@@ -99,6 +99,13 @@ pub(crate) const LIB_FIRMWARE_SH: FileTemplate = plain("host/lib-firmware.sh", 0
 /// `lib-netmgr.sh`: who manages each netdev (NetworkManager, networkd, netplan, ifcfg) and the
 /// MTU it keeps.
 pub(crate) const LIB_NETMGR_SH: FileTemplate = plain("host/lib-netmgr.sh", 0o644);
+/// `health.sh`: the live health run the health timer starts (node_exporter's textfile).
+pub(crate) const HEALTH_SH: FileTemplate = plain("host/health.sh", 0o755);
+/// `lib-health.sh`: the health run's counters, drift and textfile, and its timer's install.
+pub(crate) const LIB_HEALTH_SH: FileTemplate = plain("host/lib-health.sh", 0o644);
+/// `roce-gen-health.service` and `.timer`: the health run every `health_interval`.
+pub(crate) const HEALTH_SERVICE: FileTemplate = file("host/roce-gen-health.service", 0o644);
+pub(crate) const HEALTH_TIMER: FileTemplate = file("host/roce-gen-health.timer", 0o644);
 /// `fabric.sh`: the fabric test, every host at once (phase `fabric`).
 pub(crate) const FABRIC_SH: FileTemplate = plain("host/fabric.sh", 0o755);
 /// `lib-fabric.sh`: the fabric test's traffic, counters and checks.
@@ -125,7 +132,7 @@ pub(crate) const DIST_FILES: [FileTemplate; 3] = [RUN_HERE_SH, ANSIBLE_INVENTORY
 pub(crate) const HOST_FILES: [FileTemplate; 1] = [PLAN_SH];
 
 /// The files that do not depend on the host: made once per run, shared by every bundle.
-pub(crate) const SHARED_FILES: [FileTemplate; 17] = [
+pub(crate) const SHARED_FILES: [FileTemplate; 21] = [
     PRECHECK_SH,
     APPLY_SH,
     ROLLBACK_SH,
@@ -139,9 +146,13 @@ pub(crate) const SHARED_FILES: [FileTemplate; 17] = [
     LIB_PERSIST_SH,
     LIB_FIRMWARE_SH,
     LIB_NETMGR_SH,
+    HEALTH_SH,
+    LIB_HEALTH_SH,
     FABRIC_SH,
     LIB_FABRIC_SH,
     SERVICE,
+    HEALTH_SERVICE,
+    HEALTH_TIMER,
     README_TXT,
 ];
 
@@ -181,10 +192,14 @@ const EMBEDDED: &[(&str, &str)] = embedded![
     "host/lib-persist.sh",
     "host/lib-firmware.sh",
     "host/lib-netmgr.sh",
+    "host/health.sh",
+    "host/lib-health.sh",
     "host/fabric.sh",
     "host/lib-fabric.sh",
     "host/plan.sh.j2",
     "host/roce-gen.service.j2",
+    "host/roce-gen-health.service.j2",
+    "host/roce-gen-health.timer.j2",
     "host/README.txt.j2",
     "dist/run-here.sh.j2",
     "dist/ansible/inventory.yml.j2",
@@ -419,6 +434,11 @@ struct ClusterContext {
     fabric_seconds: u16,
     fabric_min_pct: u8,
     fabric_incast: bool,
+    /// Live health: whether apply installs the timer, its intervals and the textfile folder.
+    health: bool,
+    health_interval: u32,
+    drift_interval: u32,
+    health_textfile_dir: String,
 }
 
 impl<'a> SharedContext<'a> {
@@ -486,6 +506,10 @@ impl<'a> SharedContext<'a> {
                 fabric_seconds: c.fabric.seconds,
                 fabric_min_pct: c.fabric.min_pct,
                 fabric_incast: c.fabric.incast,
+                health: c.health.enabled,
+                health_interval: c.health.interval,
+                drift_interval: c.health.drift_interval,
+                health_textfile_dir: c.health.health_textfile_dir.as_str().to_string(),
             },
         }
     }
@@ -528,6 +552,15 @@ mod tests {
             .filter(|f| f.mode == 0o755)
             .map(FileTemplate::file_name)
             .collect();
-        assert_eq!(exec, ["precheck.sh", "apply.sh", "rollback.sh", "fabric.sh"]);
+        assert_eq!(
+            exec,
+            [
+                "precheck.sh",
+                "apply.sh",
+                "rollback.sh",
+                "health.sh",
+                "fabric.sh"
+            ]
+        );
     }
 }

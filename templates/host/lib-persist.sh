@@ -96,6 +96,7 @@ rg_persist() {
   elif rg_installed; then
     rg_check persistence "" pass info installed installed "$RG_UNIT is installed and enabled; $RG_INSTALL_DIR is this bundle"
     rg_persist_reload
+    rg_health_install
     return 0
   fi
   rg_save persistence "" absent
@@ -128,6 +129,7 @@ rg_persist() {
     rg_check_action persistence "" changed info installed installed "installed the bundle in $RG_INSTALL_DIR and enabled $RG_UNIT" "$change"
   fi
   rg_persist_reload
+  rg_health_install
 }
 
 # How the rule and the hook ask systemd to re-apply: `try-restart`, then `start` (systemd's
@@ -439,6 +441,7 @@ rg_rollback() {
 
 # rg_rollback_persistence: removes the unit and the installed bundle (check `persistence`).
 rg_rollback_persistence() {
+  rg_health_remove
   rg_unpersist
   if [ "$RG_DRY_RUN" = yes ]; then
     rg_check_action persistence "" warn info absent "" "dry run: would disable $RG_UNIT and remove $RG_INSTALL_DIR" \

@@ -16,6 +16,7 @@ mod firmware;
 mod formats;
 mod generate;
 mod golden;
+mod health;
 mod hosts;
 mod identity;
 mod ingest;

@@ -67,8 +67,10 @@ fn the_shell_sources_parse_and_pass_shellcheck_without_findings() {
         names,
         [
             "apply.sh",
+            "health.sh",
             "lib-checks.sh",
             "lib-firmware.sh",
+            "lib-health.sh",
             "lib-netmgr.sh",
             "lib-parse.sh",
             "lib-persist.sh",

@@ -115,6 +115,18 @@ sd_exec() {
   local u=$1 line cond="" exec="" w prog rc=0
   local -a argv=()
   sd_unit_file "$u" || return 1
+  # A timer's start arms it and runs nothing itself (src/core/timer.c); a monotonic timer whose
+  # OnBootSec= has passed elapses at once, which queues a start job of its Unit= (the same name's
+  # .service by default), run when systemd gets to the jobs.
+  if [[ $u == *.timer ]]; then
+    local svc=${u%.timer}.service
+    while IFS= read -r line || [[ -n $line ]]; do
+      case $line in Unit=?*) svc=${line#Unit=} ;; esac
+    done <"$REPLY"
+    sd_log "$u: timer started; it elapses: start of $svc queued"
+    sd_enqueue start "$svc" || true
+    return 0
+  fi
   while IFS= read -r line || [[ -n $line ]]; do
     case $line in
       ConditionPathExists=*) cond=${line#*=} ;;

@@ -1,0 +1,402 @@
+# shellcheck shell=bash
+# lib-health.sh, part of lib.sh: live health. health.sh (run by the cluster's health timer every
+# health_interval seconds) writes node_exporter's textfile <health_textfile_dir>/roce-gen-
+# <cluster>.prom: per planned port the RoCE counters as the driver counts them, the link and the
+# optics, every drift_interval seconds whether each planned setting still reads as planned, and
+# whether a firmware value waits for a reboot. A run reads sysfs and `ethtool` (one `ethtool -S`
+# and one `ethtool -m` per port); the drift check reads the settings through lib-settings.sh's
+# readers (at most one mlnx_qos per port). It never writes a NIC setting. Apply installs the
+# timer (rg_health_install, from rg_persist), rollback removes it (rg_health_remove).
+# The names of the series are documented in docs/monitoring.md and stable.
+
+# The hw_counters exported (mlx5_ib counters.c: basic_q_cnts, out_of_seq_q_cnts,
+# retrans_q_cnts, extended_err_cnts, roce_accl_cnts, cong_cnts), as
+# roce_gen_health_rdma_events_total{counter="<file name>"}; a file the host lacks is left out.
+RG_HEALTH_HW="out_of_buffer out_of_sequence duplicate_request rnr_nak_retry_err packet_seq_err implied_nak_seq_err local_ack_timeout_err resp_local_length_error resp_cqe_error req_cqe_error req_remote_invalid_request req_remote_access_errors resp_remote_access_errors resp_cqe_flush_error req_cqe_flush_error roce_adp_retrans roce_adp_retrans_to roce_slow_restart roce_slow_restart_cnps roce_slow_restart_trans rp_cnp_ignored rp_cnp_handled np_ecn_marked_roce_packets np_cnp_sent"
+
+# The families, in the order the file lists them: name, type, help.
+RG_HM_FAMILIES=(
+  "roce_gen_health_run_timestamp_seconds gauge When this health run wrote the file (Unix time)."
+  "roce_gen_health_run_ok gauge 1 when the run read every planned port, 0 when one was missing or unreadable."
+  "roce_gen_health_reboot_required gauge 1 when the last apply set firmware values that wait for a reboot not yet done."
+  "roce_gen_health_port_present gauge 1 when the planned RDMA device and netdev exist."
+  "roce_gen_health_link_up gauge 1 when the netdev's operstate is up."
+  "roce_gen_health_link_speed_bytes_per_second gauge The link speed (sysfs speed), absent while the link is down."
+  "roce_gen_health_priority_bytes_total counter Bytes per priority (ethtool -S rx/tx_prioN_bytes)."
+  "roce_gen_health_priority_packets_total counter Packets per priority (ethtool -S rx/tx_prioN_packets)."
+  "roce_gen_health_priority_pause_frames_total counter PFC pause frames per priority (ethtool -S rx/tx_prioN_pause), only for priorities with PFC on."
+  "roce_gen_health_priority_discards_total counter Received packets discarded per priority (ethtool -S rx_prioN_discards, _buf_discard, _cong_discard)."
+  "roce_gen_health_priority_ecn_marked_packets_total counter Received packets ECN-marked per priority (ethtool -S rx_prioN_marked)."
+  "roce_gen_health_global_pause_frames_total counter 802.3x pause frames (ethtool -S rx/tx_global_pause), only while global pause is on."
+  "roce_gen_health_mac_pause_frames_total counter MAC control pause frames of the port (ethtool -S rx/tx_pause_ctrl_phy)."
+  "roce_gen_health_port_discards_total counter Packets the port discarded (ethtool -S rx/tx_discards_phy)."
+  "roce_gen_health_pause_storm_events_total counter Pause storm events of the stall watchdog (ethtool -S tx_pause_storm_warning/error_events)."
+  "roce_gen_health_link_down_events_total counter Times the physical link went down (ethtool -S link_down_events_phy)."
+  "roce_gen_health_rdma_events_total counter RDMA counters of the port (hw_counters)."
+  "roce_gen_health_module_temperature_celsius gauge The optical module's temperature (ethtool -m)."
+  "roce_gen_health_module_temperature_high_celsius gauge The module's high temperature warning threshold (else 70)."
+  "roce_gen_health_module_rx_power_dbm gauge Receive power per lane (ethtool -m), -Inf for a dark lane."
+  "roce_gen_health_module_rx_power_low_dbm gauge The module's low receive power warning threshold (else -10)."
+  "roce_gen_health_module_rx_power_high_dbm gauge The module's high receive power warning threshold (else 5)."
+  "roce_gen_health_drift gauge 1 when a planned setting no longer reads as planned, 0 when it does."
+  "roce_gen_health_drift_check_timestamp_seconds gauge When the drift series were last read (Unix time)."
+)
+
+# The series of this run by family, and the family of each saved drift line.
+declare -A RG_HM=()
+RG_HEALTH_SERVICE=""
+RG_HEALTH_TIMER=""
+RG_HEALTH_PROM=""
+RG_HEALTH_STATE=""
+RG_HEALTH_OK=1
+RG_HEALTH_FORCE_DRIFT=no
+
+# rg_health_names: the units, the textfile and the state folder of this cluster (from plan.sh).
+rg_health_names() {
+  RG_HEALTH_SERVICE="roce-gen-health-$RG_CLUSTER.service"
+  RG_HEALTH_TIMER="roce-gen-health-$RG_CLUSTER.timer"
+  RG_HEALTH_PROM="$RG_ROOT$RG_HEALTH_TEXTFILE_DIR/roce-gen-$RG_CLUSTER.prom"
+  RG_HEALTH_STATE="$RG_STATE_DIR/health"
+}
+
+# rg_hl_esc VALUE: REPLY = VALUE as a Prometheus label value (\, " and newline escaped).
+rg_hl_esc() {
+  REPLY=${1//\\/\\\\}
+  REPLY=${REPLY//\"/\\\"}
+  REPLY=${REPLY//$'\n'/\\n}
+}
+
+# rg_hm FAMILY LABELS VALUE: one series of this run.
+rg_hm() {
+  RG_HM[$1]+="$1{$2} $3"$'\n'
+}
+
+# rg_health_text: the textfile: each family that has a series, with its HELP and TYPE, in the
+# order of RG_HM_FAMILIES.
+rg_health_text() {
+  local f name type help
+  for f in "${RG_HM_FAMILIES[@]}"; do
+    name=${f%% *} f=${f#* }
+    type=${f%% *} help=${f#* }
+    [ -n "${RG_HM[$name]:-}" ] || continue
+    printf '# HELP %s %s\n# TYPE %s %s\n%s' "$name" "$help" "$name" "$type" "${RG_HM[$name]}"
+  done
+}
+
+# rg_health_ethtool LABELS: the counters of `ethtool -S` on stdin as series. mlx5 names them in
+# en_stats.c; some kernels print a name with a trailing space (`tx_pause_storm_warning_events `),
+# so the name is what precedes the colon, trimmed.
+rg_health_ethtool() {
+  local l=$1 line name v dir
+  while IFS= read -r line; do
+    case $line in *:*) ;; *) continue ;; esac
+    name=${line%%:*} v=${line##*:}
+    name=${name#"${name%%[![:space:]]*}"} name=${name%"${name##*[![:space:]]}"}
+    v=${v//[[:space:]]/}
+    rg_is_uint "$v" || continue
+    dir=${name%%_*}
+    case $name in
+      [rt]x_prio[0-7]_bytes) rg_hm roce_gen_health_priority_bytes_total "$l,direction=\"$dir\",priority=\"${name:7:1}\"" "$v" ;;
+      [rt]x_prio[0-7]_packets) rg_hm roce_gen_health_priority_packets_total "$l,direction=\"$dir\",priority=\"${name:7:1}\"" "$v" ;;
+      [rt]x_prio[0-7]_pause) rg_hm roce_gen_health_priority_pause_frames_total "$l,direction=\"$dir\",priority=\"${name:7:1}\"" "$v" ;;
+      rx_prio[0-7]_discards | rx_prio[0-7]_buf_discard | rx_prio[0-7]_cong_discard)
+        rg_hm roce_gen_health_priority_discards_total "$l,priority=\"${name:7:1}\",kind=\"${name:9}\"" "$v"
+        ;;
+      rx_prio[0-7]_marked) rg_hm roce_gen_health_priority_ecn_marked_packets_total "$l,priority=\"${name:7:1}\"" "$v" ;;
+      [rt]x_global_pause) rg_hm roce_gen_health_global_pause_frames_total "$l,direction=\"$dir\"" "$v" ;;
+      [rt]x_pause_ctrl_phy) rg_hm roce_gen_health_mac_pause_frames_total "$l,direction=\"$dir\"" "$v" ;;
+      [rt]x_discards_phy) rg_hm roce_gen_health_port_discards_total "$l,direction=\"$dir\"" "$v" ;;
+      tx_pause_storm_warning_events) rg_hm roce_gen_health_pause_storm_events_total "$l,level=\"warning\"" "$v" ;;
+      tx_pause_storm_error_events) rg_hm roce_gen_health_pause_storm_events_total "$l,level=\"error\"" "$v" ;;
+      link_down_events_phy) rg_hm roce_gen_health_link_down_events_total "$l" "$v" ;;
+    esac
+  done
+}
+
+# rg_health_port I: the series of planned port I; RG_HEALTH_OK=0 when it is missing or its
+# counters cannot be read.
+rg_health_port() {
+  local i=$1 dev=${RG_NIC_IBDEV[$1]} ifc=${RG_NIC_NETDEV[$1]} l c v f out lane limits
+  rg_hl_esc "$dev"
+  l="$RG_HEALTH_BASE,nic=\"$REPLY\""
+  rg_hl_esc "$ifc"
+  l+=",netdev=\"$REPLY\""
+  if [ ! -d "$RG_ROOT/sys/class/net/$ifc" ] || [ ! -d "$RG_ROOT/sys/class/infiniband/$dev" ]; then
+    rg_hm roce_gen_health_port_present "$l" 0
+    RG_HEALTH_OK=0
+    return 0
+  fi
+  rg_hm roce_gen_health_port_present "$l" 1
+  v=$(rg_read "/sys/class/net/$ifc/operstate") || v=""
+  if [ "$v" = up ]; then rg_hm roce_gen_health_link_up "$l" 1; else rg_hm roce_gen_health_link_up "$l" 0; fi
+  v=$(rg_read "/sys/class/net/$ifc/speed") || v=""
+  if rg_is_uint "$v" && [ "$v" -gt 0 ]; then
+    rg_hm roce_gen_health_link_speed_bytes_per_second "$l" "$((v * 125000))"
+  fi
+  # hw_counters: plain sysfs reads in this shell, no process per file.
+  for c in $RG_HEALTH_HW; do
+    f="$RG_ROOT/sys/class/infiniband/$dev/ports/1/hw_counters/$c"
+    [ -r "$f" ] || continue
+    v=""
+    { IFS= read -r v <"$f"; } 2>/dev/null || [ -n "$v" ] || continue
+    rg_is_uint "$v" && rg_hm roce_gen_health_rdma_events_total "$l,counter=\"$c\"" "$v"
+  done
+  if rg_has ethtool && out=$(rg_x ethtool -S "$ifc" 2>/dev/null); then
+    rg_health_ethtool "$l" <<<"$out"
+  else
+    RG_HEALTH_OK=0
+    rg_log "warning: ethtool -S $ifc could not be read: its counters are left out"
+  fi
+  rg_probe_optics "$ifc" ""
+  # shellcheck disable=SC2153 # rg_probe_optics (lib-probe.sh) sets the RG_P_OPT_* values
+  [ "$RG_P_OPT_OK" = yes ] || return 0
+  rg_is_num "$RG_P_OPT_TEMP" && rg_hm roce_gen_health_module_temperature_celsius "$l" "$RG_P_OPT_TEMP"
+  lane=0
+  for v in $RG_P_OPT_RX; do
+    lane=$((lane + 1))
+    if [ "$v" = -inf ]; then
+      rg_hm roce_gen_health_module_rx_power_dbm "$l,lane=\"$lane\"" -Inf
+    elif rg_is_num "$v"; then
+      rg_hm roce_gen_health_module_rx_power_dbm "$l,lane=\"$lane\"" "$v"
+    fi
+  done
+  # The thresholds the optics check uses: temp_hi tx_lo tx_hi rx_lo rx_hi.
+  read -r -a limits <<<"$RG_P_OPT_LIMITS"
+  [ "${#limits[@]}" -eq 5 ] || return 0
+  rg_is_num "${limits[0]}" && rg_hm roce_gen_health_module_temperature_high_celsius "$l" "${limits[0]}"
+  if [ -n "$RG_P_OPT_RX" ]; then
+    rg_is_num "${limits[3]}" && rg_hm roce_gen_health_module_rx_power_low_dbm "$l" "${limits[3]}"
+    rg_is_num "${limits[4]}" && rg_hm roce_gen_health_module_rx_power_high_dbm "$l" "${limits[4]}"
+  fi
+  return 0
+}
+
+# rg_health_cm_get ID I: RG_V = an rdma_cm default (roce_mode, roce_tos) read from configfs where
+# apply left the device's folder; fails where it is not there: the readers of lib-settings.sh
+# create that folder to read it, a write the health run does not make.
+rg_health_cm_get() {
+  local file="/sys/kernel/config/rdma_cm/${RG_NIC_IBDEV[$2]}/ports/1/default_$1"
+  [ -e "$RG_ROOT$file" ] || return 1
+  rg_bounded read "$file" rg_io_all "$RG_ROOT$file" || return 1
+  RG_V=$("rg_parse_$1" "${RG_IO_OUT%%$'\n'*}")
+}
+
+# rg_health_drift I: one drift series per planned setting of port I that this host can read:
+# 1 when it no longer reads as planned. A setting it cannot read has no series.
+rg_health_drift() {
+  local i=$1 dev=${RG_NIC_IBDEV[$1]} ifc=${RG_NIC_NETDEV[$1]} l id want
+  [ -d "$RG_ROOT/sys/class/net/$ifc" ] && [ -d "$RG_ROOT/sys/class/infiniband/$dev" ] || return 0
+  rg_hl_esc "$dev"
+  l="$RG_HEALTH_BASE,nic=\"$REPLY\""
+  rg_hl_esc "$ifc"
+  l+=",netdev=\"$REPLY\""
+  for id in $RG_SETTINGS; do
+    rg_applies "$id" || continue
+    want=$(rg_planned "$id" "$i")
+    [ -n "$want" ] || continue
+    rg_supported "$id" "$i" || continue
+    case $id in
+      roce_mode | roce_tos) rg_health_cm_get "$id" "$i" || continue ;;
+      *) rg_get "$id" "$i" || continue ;;
+    esac
+    if [ "$RG_V" = "$want" ]; then
+      rg_hm roce_gen_health_drift "$l,setting=\"$id\"" 0
+    else
+      rg_hm roce_gen_health_drift "$l,setting=\"$id\"" 1
+      rg_log "drift: $id of $dev is ${RG_V:-unset}, the plan says $want"
+    fi
+  done
+}
+
+# rg_health_apply_running: true while an apply or rollback holds the run lock (its settings are
+# in flux then, so the drift check waits for the next run).
+rg_health_apply_running() {
+  local owner
+  owner=$(readlink "$RG_ROOT/run/roce-gen.lock" 2>/dev/null) || return 1
+  owner=${owner#pid:}
+  [[ $owner =~ ^[0-9]+$ ]] && kill -0 "$owner" 2>/dev/null
+}
+
+# rg_health_reboot_required: 1 when the last apply left firmware values for the next boot and
+# the host has not booted since (the marker holds the boot id of the apply's boot).
+rg_health_reboot_required() {
+  local mark="" now=""
+  [ ! -r "$RG_HEALTH_STATE/reboot-required" ] || IFS= read -r mark <"$RG_HEALTH_STATE/reboot-required" || true
+  [ ! -r "$RG_ROOT/proc/sys/kernel/random/boot_id" ] || IFS= read -r now <"$RG_ROOT/proc/sys/kernel/random/boot_id" || true
+  if [ -n "$mark" ] && [ "$mark" = "$now" ]; then printf 1; else printf 0; fi
+}
+
+# rg_health_main ARGS: health.sh. --drift checks the drift now, whatever the interval.
+rg_health_main() {
+  local a i now last="" line fam drift=no saved plan_sum="" tmpd
+  for a in "$@"; do
+    case $a in
+      --drift) RG_HEALTH_FORCE_DRIFT=yes ;;
+      -v | --verbose)
+        # shellcheck disable=SC2034 # rg_step (lib.sh) reads it
+        RG_VERBOSE=yes
+        ;;
+      -h | --help)
+        printf 'usage: health.sh [--drift] [-v|--verbose]\n'
+        return 0
+        ;;
+      *)
+        rg_log "error: unknown argument $a"
+        rg_log "usage: health.sh [--drift] [-v|--verbose]"
+        exit 2
+        ;;
+    esac
+  done
+  rg_health_names
+  umask 022
+  # A temporary folder for rg_bounded's time limits on driver files.
+  tmpd=$(mktemp -d "${TMPDIR:-/tmp}/roce-gen-health.XXXXXX") || rg_die "cannot create a temporary folder"
+  # shellcheck disable=SC2034 # rg_bounded (lib.sh) reads it
+  RG_TMP=$tmpd
+  # shellcheck disable=SC2064 # the folder of this run
+  trap "rm -rf '$tmpd'" EXIT
+  now=$(date +%s)
+  rg_hl_esc "$RG_CLUSTER"
+  RG_HEALTH_BASE="cluster=\"$REPLY\""
+  rg_hl_esc "$RG_HOST"
+  RG_HEALTH_BASE+=",host=\"$REPLY\""
+  mkdir -p "$RG_HEALTH_STATE" || rg_die "cannot create $RG_HEALTH_STATE"
+  for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do
+    rg_health_port "$i"
+  done
+  # The drift check every drift_interval (or when asked); between checks its last series stay,
+  # unless the plan has changed since.
+  [ ! -r "$RG_HEALTH_STATE/drift.time" ] || IFS= read -r last <"$RG_HEALTH_STATE/drift.time" || true
+  rg_is_uint "$last" || last=0
+  if [ "$RG_HEALTH_FORCE_DRIFT" = yes ] || [ $((now - last)) -ge "$RG_DRIFT_INTERVAL" ]; then
+    if rg_health_apply_running; then
+      rg_log "apply or rollback is running: the drift check waits for the next run"
+    else
+      drift=yes
+    fi
+  fi
+  if [ "$drift" = yes ]; then
+    for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do
+      rg_health_drift "$i"
+    done
+    rg_hm roce_gen_health_drift_check_timestamp_seconds "$RG_HEALTH_BASE" "$now"
+    saved=$(printf '%s\n%s' "$RG_PLAN_SHA256" "${RG_HM[roce_gen_health_drift]:-}${RG_HM[roce_gen_health_drift_check_timestamp_seconds]}")
+    rg_write_file "$RG_HEALTH_STATE/drift.prom" "$saved" || rg_log "warning: cannot save the drift check in $RG_HEALTH_STATE"
+    rg_write_file "$RG_HEALTH_STATE/drift.time" "$now" || true
+  elif [ -r "$RG_HEALTH_STATE/drift.prom" ]; then
+    { IFS= read -r plan_sum || true; } <"$RG_HEALTH_STATE/drift.prom"
+    if [ "$plan_sum" = "$RG_PLAN_SHA256" ]; then
+      while IFS= read -r line; do
+        fam=${line%%\{*}
+        case $fam in
+          roce_gen_health_drift | roce_gen_health_drift_check_timestamp_seconds) RG_HM[$fam]+="$line"$'\n' ;;
+        esac
+      done < <(tail -n +2 "$RG_HEALTH_STATE/drift.prom")
+    fi
+  fi
+  rg_hm roce_gen_health_reboot_required "$RG_HEALTH_BASE" "$(rg_health_reboot_required)"
+  rg_hm roce_gen_health_run_ok "$RG_HEALTH_BASE" "$RG_HEALTH_OK"
+  rg_hm roce_gen_health_run_timestamp_seconds "$RG_HEALTH_BASE" "$now"
+  # Written beside and renamed: the temporary name ends in .tmp.PID, never .prom, so
+  # node_exporter (which reads every *.prom) never sees half a file.
+  if ! rg_write_file "$RG_HEALTH_PROM" "$(rg_health_text)"; then
+    rg_log "error: cannot write $RG_HEALTH_PROM"
+    exit 2
+  fi
+  rg_step "wrote $RG_HEALTH_PROM"
+}
+
+# --- the timer, installed by apply and removed by rollback --------------------------------------
+
+# rg_health_unit_file UNIT: its path under the root.
+rg_health_unit_file() { printf '%s/etc/systemd/system/%s' "$RG_ROOT" "$1"; }
+
+# rg_health_mark_reboot: the marker the health run reads for reboot_required: this boot's id
+# when apply left firmware values for the next boot, else none.
+rg_health_mark_reboot() {
+  local id=""
+  [ "$RG_DRY_RUN" = no ] || return 0
+  if [ "${RG_REBOOT_REQUIRED:-no}" = yes ] && [ -r "$RG_ROOT/proc/sys/kernel/random/boot_id" ] &&
+    IFS= read -r id <"$RG_ROOT/proc/sys/kernel/random/boot_id"; then
+    if ! { mkdir -p "$RG_HEALTH_STATE" && rg_write_file "$RG_HEALTH_STATE/reboot-required" "$id"; }; then
+      rg_log "warning: cannot record in $RG_HEALTH_STATE that a reboot is pending"
+    fi
+  else
+    rm -f "$RG_HEALTH_STATE/reboot-required"
+  fi
+}
+
+# rg_health_installed: true when both units are this bundle's and the timer is enabled.
+rg_health_installed() {
+  cmp -s "$(rg_health_unit_file "$RG_HEALTH_SERVICE")" "$RG_DIR/roce-gen-health.service" &&
+    cmp -s "$(rg_health_unit_file "$RG_HEALTH_TIMER")" "$RG_DIR/roce-gen-health.timer" &&
+    systemctl is-enabled "$RG_HEALTH_TIMER" >/dev/null 2>&1
+}
+
+# rg_health_install: check `health`. Apply installs the service and its timer (rg_persist, once
+# the bundle is installed: the service runs the installed health.sh), creates the textfile
+# folder and starts the timer, which runs the first health run at once (OnBootSec= has passed).
+# With health = no it installs nothing and removes what an earlier plan installed.
+rg_health_install() {
+  local svc tmr
+  rg_health_names
+  svc=$(rg_health_unit_file "$RG_HEALTH_SERVICE") tmr=$(rg_health_unit_file "$RG_HEALTH_TIMER")
+  rg_health_mark_reboot
+  if [ "$RG_HEALTH" != yes ]; then
+    if [ -e "$svc" ] || [ -e "$tmr" ]; then
+      rg_health_remove
+    else
+      rg_check health "" skip info no "" "the plan says health = no: no health timer"
+    fi
+    return 0
+  fi
+  if rg_health_installed; then
+    rg_check health "" pass info installed installed "$RG_HEALTH_TIMER runs health.sh every ${RG_HEALTH_INTERVAL}s into $RG_HEALTH_TEXTFILE_DIR"
+    return 0
+  fi
+  if [ "$RG_DRY_RUN" = yes ]; then
+    rg_check_action health "" warn info installed "" "dry run: would install and start $RG_HEALTH_TIMER (health.sh every ${RG_HEALTH_INTERVAL}s into $RG_HEALTH_TEXTFILE_DIR)" \
+      "absent → installed ($RG_HEALTH_TIMER)"
+    return 0
+  fi
+  if ! { rg_do mkdir -p "$RG_ROOT$RG_HEALTH_TEXTFILE_DIR" "$RG_HEALTH_STATE" &&
+    rg_do cp "$RG_DIR/roce-gen-health.service" "$svc" &&
+    rg_do cp "$RG_DIR/roce-gen-health.timer" "$tmr" &&
+    rg_do systemctl daemon-reload; }; then
+    rg_check health "" fail error installed "" "could not install $RG_HEALTH_TIMER (see the log above)"
+    return 0
+  fi
+  if ! rg_do systemctl enable "$RG_HEALTH_TIMER" || ! rg_do systemctl start "$RG_HEALTH_TIMER"; then
+    rg_check health "" fail error installed "" "systemctl could not enable and start $RG_HEALTH_TIMER: ${RG_DO_OUT:0:200}"
+    return 0
+  fi
+  rg_check_action health "" changed info installed installed "installed and started $RG_HEALTH_TIMER: health.sh every ${RG_HEALTH_INTERVAL}s into $RG_HEALTH_TEXTFILE_DIR/roce-gen-$RG_CLUSTER.prom" \
+    "absent → installed ($RG_HEALTH_TIMER)"
+}
+
+# rg_health_remove: check `health` of rollback (and of an apply whose plan says health = no):
+# stops and removes the timer and its service, the textfile and the health state.
+rg_health_remove() {
+  local svc tmr
+  rg_health_names
+  svc=$(rg_health_unit_file "$RG_HEALTH_SERVICE") tmr=$(rg_health_unit_file "$RG_HEALTH_TIMER")
+  if [ ! -e "$svc" ] && [ ! -e "$tmr" ] && [ ! -e "$RG_HEALTH_PROM" ]; then
+    return 0
+  fi
+  if [ "$RG_DRY_RUN" = yes ]; then
+    rg_check_action health "" warn info absent "" "dry run: would stop and remove $RG_HEALTH_TIMER and $RG_HEALTH_PROM" \
+      "installed → absent ($RG_HEALTH_TIMER)"
+    return 0
+  fi
+  rg_do systemctl disable "$RG_HEALTH_TIMER" || true
+  rg_do systemctl stop "$RG_HEALTH_TIMER" "$RG_HEALTH_SERVICE" || true
+  rg_do rm -f "$svc" "$tmr" "$RG_HEALTH_PROM" || true
+  rg_do rm -rf "$RG_HEALTH_STATE" || true
+  rg_do systemctl daemon-reload || true
+  if [ -e "$svc" ] || [ -e "$tmr" ] || [ -e "$RG_HEALTH_PROM" ]; then
+    rg_check health "" fail error absent installed "could not remove $RG_HEALTH_TIMER, its service or $RG_HEALTH_PROM"
+  else
+    rg_check_action health "" changed info absent absent "stopped and removed $RG_HEALTH_TIMER, its service and $RG_HEALTH_PROM" \
+      "installed → absent ($RG_HEALTH_TIMER)"
+  fi
+}

@@ -1,0 +1,533 @@
+//! Live health (`health.sh`, its timer): the textfile a health run writes on the simulated host
+//! holds the stand-ins' counters series by series (fixtures from mlx5's `en_stats.c` and
+//! `mlx5_ib`'s `counters.c`, each counter a value of its own), passes `promtool check metrics`,
+//! is never seen half-written, shows drift for exactly the setting changed behind the tool's
+//! back, and changes nothing on the host; apply installs the timer, rollback removes it,
+//! `health = no` installs nothing; the units pass `systemd-analyze verify` and `security`.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+use crate::common::{require, roce_gen, tmp};
+use crate::fakehost::{FakeHost, for_each_bash, repo};
+
+/// The ports of node-a: (RDMA device, netdev).
+const PORTS: [(&str, &str); 2] = [("mlx5_0", "ens1f0np0"), ("mlx5_1", "ens2f0np0")];
+
+/// `name value` pairs of a fixture: `ethtool -S` output (`     name: value`) or hw_counters
+/// (`name value`).
+fn pairs(fixture: &str) -> Vec<(String, u64)> {
+    let text = std::fs::read_to_string(repo().join("tests/host/fixtures").join(fixture)).unwrap();
+    text.lines()
+        .filter(|l| !l.ends_with("statistics:"))
+        .map(|l| {
+            let (k, v) = l
+                .split_once(':')
+                .or_else(|| l.trim().split_once(' '))
+                .unwrap();
+            (k.trim().to_string(), v.trim().parse().unwrap())
+        })
+        .collect()
+}
+
+/// Port `i`'s value of a fixture counter: each port its own, so a series shows its port too.
+fn value(v: u64, i: usize) -> u64 {
+    v + 3 * i as u64
+}
+
+/// The ethtool and hw_counters values of the fixtures on every port; `lacks` leaves counters
+/// out of a port, as a driver or firmware without them does.
+fn load_counters(h: &FakeHost, lacks: &[(usize, &str)]) {
+    let missing = |i: usize, name: &str| lacks.iter().any(|&(p, n)| p == i && n == name);
+    for (i, (dev, ifc)) in PORTS.iter().enumerate() {
+        let stats: String = pairs("ethtool/stats-pfc3.txt")
+            .iter()
+            .filter(|(k, _)| !missing(i, k))
+            .map(|(k, v)| format!("{k} {}\n", value(*v, i)))
+            .collect();
+        std::fs::write(h.fake(&format!(".fake/net/{ifc}/stats")), stats).unwrap();
+        let dir = h.fake(&format!("sys/class/infiniband/{dev}/ports/1/hw_counters"));
+        std::fs::remove_dir_all(&dir).unwrap();
+        std::fs::create_dir_all(&dir).unwrap();
+        for (k, v) in pairs("hw_counters/mlx5-cx7.txt") {
+            if !missing(i, &k) {
+                std::fs::write(dir.join(&k), format!("{}\n", value(v, i))).unwrap();
+            }
+        }
+    }
+}
+
+/// The series a counter of the driver must become (docs/monitoring.md), or none.
+fn expected_series(port: &str, name: &str) -> Option<String> {
+    let (dir, rest) = name.split_once('_')?;
+    let prio = |r: &str| -> Option<(char, String)> {
+        let r = r.strip_prefix("prio")?;
+        let p = r.chars().next().filter(|c| ('0'..='7').contains(c))?;
+        Some((p, r[1..].trim_start_matches('_').to_string()))
+    };
+    if let Some((p, what)) = prio(rest) {
+        let family = match (dir, what.as_str()) {
+            (_, "bytes") => "priority_bytes_total",
+            (_, "packets") => "priority_packets_total",
+            (_, "pause") => "priority_pause_frames_total",
+            ("rx", "discards" | "buf_discard" | "cong_discard") => {
+                return Some(format!(
+                    "roce_gen_health_priority_discards_total{{{port},priority=\"{p}\",kind=\"{what}\"}}"
+                ));
+            }
+            ("rx", "marked") => {
+                return Some(format!(
+                    "roce_gen_health_priority_ecn_marked_packets_total{{{port},priority=\"{p}\"}}"
+                ));
+            }
+            _ => return None,
+        };
+        return Some(format!(
+            "roce_gen_health_{family}{{{port},direction=\"{dir}\",priority=\"{p}\"}}"
+        ));
+    }
+    let family = match name {
+        "rx_global_pause" | "tx_global_pause" => "global_pause_frames_total",
+        "rx_pause_ctrl_phy" | "tx_pause_ctrl_phy" => "mac_pause_frames_total",
+        "rx_discards_phy" | "tx_discards_phy" => "port_discards_total",
+        "tx_pause_storm_warning_events" => {
+            return Some(format!(
+                "roce_gen_health_pause_storm_events_total{{{port},level=\"warning\"}}"
+            ));
+        }
+        "tx_pause_storm_error_events" => {
+            return Some(format!(
+                "roce_gen_health_pause_storm_events_total{{{port},level=\"error\"}}"
+            ));
+        }
+        "link_down_events_phy" => {
+            return Some(format!("roce_gen_health_link_down_events_total{{{port}}}"));
+        }
+        _ => return None,
+    };
+    Some(format!(
+        "roce_gen_health_{family}{{{port},direction=\"{dir}\"}}"
+    ))
+}
+
+/// The hw_counters the health run exports (lib-health.sh's list, from mlx5_ib's counters.c).
+const HW_EXPORTED: &[&str] = &[
+    "out_of_buffer",
+    "out_of_sequence",
+    "duplicate_request",
+    "rnr_nak_retry_err",
+    "packet_seq_err",
+    "implied_nak_seq_err",
+    "local_ack_timeout_err",
+    "resp_local_length_error",
+    "resp_cqe_error",
+    "req_cqe_error",
+    "req_remote_invalid_request",
+    "req_remote_access_errors",
+    "resp_remote_access_errors",
+    "resp_cqe_flush_error",
+    "req_cqe_flush_error",
+    "roce_adp_retrans",
+    "roce_adp_retrans_to",
+    "roce_slow_restart",
+    "roce_slow_restart_cnps",
+    "roce_slow_restart_trans",
+    "rp_cnp_ignored",
+    "rp_cnp_handled",
+    "np_ecn_marked_roce_packets",
+    "np_cnp_sent",
+];
+
+fn port_labels(dev: &str, ifc: &str) -> String {
+    format!("cluster=\"lab\",host=\"node-a\",nic=\"{dev}\",netdev=\"{ifc}\"")
+}
+
+/// The series of a textfile: `name{labels}` → value, with HELP/TYPE lines checked to precede
+/// their samples.
+fn series(text: &str) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for line in text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+    {
+        let (k, v) = line.rsplit_once(' ').unwrap();
+        assert!(
+            out.insert(k.to_string(), v.to_string()).is_none(),
+            "{k} twice"
+        );
+    }
+    out
+}
+
+fn textfile(h: &FakeHost) -> String {
+    std::fs::read_to_string(h.fake("var/lib/node_exporter/textfile_collector/roce-gen-lab.prom"))
+        .unwrap_or_default()
+}
+
+/// Runs health.sh of the bundle on the host; its exit code and stderr.
+fn health(h: &FakeHost, args: &[&str]) -> (i32, String) {
+    let script = h.bundle.join("health.sh").display().to_string();
+    let mut cmd = vec![h.bash.as_str(), script.as_str()];
+    cmd.extend_from_slice(args);
+    let (code, _, err) = h.run_cmd(&cmd);
+    (code, err)
+}
+
+#[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
+fn the_textfile_holds_each_counter_of_the_driver_and_promtool_finds_nothing() {
+    for_each_bash(|bash| {
+        let h = FakeHost::ofed().bash(bash).build();
+        let apply = h.run("apply.sh", &[]);
+        assert_eq!(apply.code, 0, "{bash}: {}", apply.stderr);
+        // Port 1's firmware has no stall watchdog and no adaptive-retransmission counter: both
+        // are absent, never 0.
+        load_counters(
+            &h,
+            &[
+                (1, "tx_pause_storm_warning_events"),
+                (1, "tx_pause_storm_error_events"),
+                (1, "roce_adp_retrans"),
+            ],
+        );
+        let (code, err) = health(&h, &[]);
+        assert_eq!(code, 0, "{bash}: {err}");
+        let text = textfile(&h);
+        let got = series(&text);
+        let mut want = BTreeMap::new();
+        for (i, (dev, ifc)) in PORTS.iter().enumerate() {
+            let l = port_labels(dev, ifc);
+            for (k, v) in pairs("ethtool/stats-pfc3.txt") {
+                if i == 1 && k.starts_with("tx_pause_storm") {
+                    continue;
+                }
+                if let Some(s) = expected_series(&l, &k) {
+                    want.insert(s, value(v, i).to_string());
+                }
+            }
+            for (k, v) in pairs("hw_counters/mlx5-cx7.txt") {
+                if HW_EXPORTED.contains(&k.as_str()) && !(i == 1 && k == "roce_adp_retrans") {
+                    want.insert(
+                        format!("roce_gen_health_rdma_events_total{{{l},counter=\"{k}\"}}"),
+                        value(v, i).to_string(),
+                    );
+                }
+            }
+        }
+        let counters: BTreeMap<_, _> = got
+            .iter()
+            .filter(|(k, _)| k.split('{').next().unwrap().ends_with("_total"))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        assert_eq!(counters, want, "{bash}: the counters, series by series");
+        for l in PORTS.iter().map(|(d, i)| port_labels(d, i)) {
+            assert_eq!(got[&format!("roce_gen_health_port_present{{{l}}}")], "1");
+            assert_eq!(got[&format!("roce_gen_health_link_up{{{l}}}")], "1");
+            assert_eq!(
+                got[&format!("roce_gen_health_link_speed_bytes_per_second{{{l}}}")],
+                "50000000000"
+            );
+            // The CMIS fixture: 40.50 C, four lit lanes and four dark ones.
+            assert_eq!(
+                got[&format!("roce_gen_health_module_temperature_celsius{{{l}}}")],
+                "40.50"
+            );
+            assert!(got.contains_key(&format!(
+                "roce_gen_health_module_rx_power_dbm{{{l},lane=\"1\"}}"
+            )));
+        }
+        assert_eq!(
+            got["roce_gen_health_run_ok{cluster=\"lab\",host=\"node-a\"}"],
+            "1"
+        );
+        assert_eq!(
+            got["roce_gen_health_reboot_required{cluster=\"lab\",host=\"node-a\"}"],
+            "0"
+        );
+        // No timestamps on samples: every line is `series value`.
+        assert!(
+            text.lines()
+                .filter(|l| !l.starts_with('#'))
+                .all(|l| l.split_whitespace().count() == 2),
+            "{bash}: a sample with a timestamp:\n{text}"
+        );
+        let findings = crate::ingest::promtool_findings(&text);
+        assert!(
+            findings.trim().is_empty(),
+            "{bash}: promtool check metrics: {findings}\n{text}"
+        );
+        // Readable by node_exporter's own user, and no temporary file left behind.
+        let dir = h.fake("var/lib/node_exporter/textfile_collector");
+        let mode = std::os::unix::fs::PermissionsExt::mode(
+            &std::fs::metadata(dir.join("roce-gen-lab.prom"))
+                .unwrap()
+                .permissions(),
+        );
+        assert_eq!(mode & 0o044, 0o044, "{bash}: mode {mode:o}");
+        let names: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        assert_eq!(names, ["roce-gen-lab.prom"], "{bash}");
+    });
+}
+
+#[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
+fn drift_shows_the_one_setting_changed_behind_the_tools_back_and_a_health_run_changes_nothing() {
+    for_each_bash(|bash| {
+        let h = FakeHost::ofed().bash(bash).build();
+        let apply = h.run("apply.sh", &[]);
+        assert_eq!(apply.code, 0, "{bash}: {}", apply.stderr);
+        let (code, err) = health(&h, &["--drift"]);
+        assert_eq!(code, 0, "{bash}: {err}");
+        let before = series(&textfile(&h));
+        let drift: Vec<_> = before
+            .iter()
+            .filter(|(k, _)| k.starts_with("roce_gen_health_drift{"))
+            .collect();
+        assert!(drift.len() >= 8, "{bash}: {drift:?}");
+        assert!(drift.iter().all(|(_, v)| *v == "0"), "{bash}: {drift:?}");
+        // A firmware update resets mlx5_1's trust behind the tool's back (the DSCP APP table
+        // emptied, as `mlnx_qos --trust pcp` leaves it).
+        let changed = h.run_cmd(&["mlnx_qos", "-i", "ens2f0np0", "--trust", "pcp"]);
+        assert_eq!(changed.0, 0, "{bash}: {}", changed.2);
+        let snap = h.snapshot();
+        h.take_commands();
+        // Within drift_interval the drift series stay as last read...
+        let (code, err) = health(&h, &[]);
+        assert_eq!(code, 0, "{bash}: {err}");
+        let cmds = h.take_commands();
+        assert!(
+            cmds.iter().all(|c| !c.starts_with("mlnx_qos")),
+            "{bash}: a run without the drift check starts no Python: {cmds:?}"
+        );
+        assert_eq!(
+            series(&textfile(&h))["roce_gen_health_drift{cluster=\"lab\",host=\"node-a\",nic=\"mlx5_1\",netdev=\"ens2f0np0\",setting=\"trust\"}"],
+            "0"
+        );
+        // ...and the drift check reads it: 1 for that port and setting only.
+        let (code, err) = health(&h, &["--drift"]);
+        assert_eq!(code, 0, "{bash}: {err}");
+        let cmds = h.take_commands();
+        let qos = cmds.iter().filter(|c| c.starts_with("mlnx_qos")).count();
+        assert!(
+            qos <= PORTS.len(),
+            "{bash}: at most one mlnx_qos per port: {cmds:?}"
+        );
+        let after = series(&textfile(&h));
+        let ones: Vec<_> = after
+            .iter()
+            .filter(|(k, v)| k.starts_with("roce_gen_health_drift{") && *v == "1")
+            .map(|(k, _)| k.clone())
+            .collect();
+        // trust pcp also takes the DSCP map's planned entries with it (mlnx_qos empties the APP
+        // table): dscp2prio of the same port differs too, and nothing else.
+        assert_eq!(
+            ones,
+            [
+                "roce_gen_health_drift{cluster=\"lab\",host=\"node-a\",nic=\"mlx5_1\",netdev=\"ens2f0np0\",setting=\"dscp2prio\"}",
+                "roce_gen_health_drift{cluster=\"lab\",host=\"node-a\",nic=\"mlx5_1\",netdev=\"ens2f0np0\",setting=\"trust\"}",
+            ],
+            "{bash}"
+        );
+        // The health runs changed nothing on the host.
+        assert_eq!(h.snapshot(), snap, "{bash}: a health run changes nothing");
+    });
+}
+
+#[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
+fn a_reader_never_sees_half_a_textfile_while_runs_repeat() {
+    for_each_bash(|bash| {
+        let h = FakeHost::ofed().bash(bash).build();
+        assert_eq!(h.run("apply.sh", &[]).code, 0);
+        let (code, err) = health(&h, &[]);
+        assert_eq!(code, 0, "{bash}: {err}");
+        let path = h.fake("var/lib/node_exporter/textfile_collector/roce-gen-lab.prom");
+        let script = h.bundle.join("health.sh").display().to_string();
+        let loop_cmd = format!("for n in 1 2 3 4 5 6; do {} {script}; done", h.bash);
+        let writer = Command::new("bash")
+            .arg(repo().join("tests/host/fakehost.sh"))
+            .arg("run")
+            .arg(&h.root)
+            .args(["--", "bash", "-c", &loop_cmd])
+            .spawn()
+            .unwrap();
+        let mut writer = writer;
+        let mut reads = 0;
+        loop {
+            let done = writer.try_wait().unwrap().is_some();
+            let text = std::fs::read_to_string(&path).unwrap();
+            assert!(
+                text.ends_with('\n') && text.contains("roce_gen_health_run_timestamp_seconds{"),
+                "{bash}: a half file:\n{text}"
+            );
+            reads += 1;
+            if done {
+                break;
+            }
+        }
+        assert!(writer.wait().unwrap().success());
+        assert!(reads > 1, "{bash}");
+    });
+}
+
+#[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
+fn apply_installs_the_timer_rollback_removes_it_and_health_no_installs_nothing() {
+    for_each_bash(|bash| {
+        let h = FakeHost::ofed().bash(bash).build();
+        let apply = h.run("apply.sh", &[]);
+        assert_eq!(
+            apply.status("health", ""),
+            "changed",
+            "{bash}: {}",
+            apply.stderr
+        );
+        let units = h.fake("etc/systemd/system");
+        for u in ["roce-gen-health-lab.service", "roce-gen-health-lab.timer"] {
+            assert!(units.join(u).is_file(), "{bash}: {u}");
+        }
+        assert!(
+            h.fake(".fake/systemd/enabled/roce-gen-health-lab.timer")
+                .is_file()
+        );
+        // The timer's start elapsed at once (OnBootSec= has passed): systemd runs the service.
+        let (code, _, err) = h.run_cmd(&[
+            &repo().join("tests/host/stubs/pid1").display().to_string(),
+            "run-jobs",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        assert!(
+            !textfile(&h).is_empty(),
+            "{bash}: the timer's first run wrote the file"
+        );
+        let again = h.run("apply.sh", &[]);
+        assert_eq!(again.status("health", ""), "pass", "{bash}");
+        let back = h.run("rollback.sh", &[]);
+        assert_eq!(
+            back.status("health", ""),
+            "changed",
+            "{bash}: {}",
+            back.stderr
+        );
+        for u in ["roce-gen-health-lab.service", "roce-gen-health-lab.timer"] {
+            assert!(!units.join(u).exists(), "{bash}: {u} left");
+        }
+        assert!(
+            !h.fake(".fake/systemd/enabled/roce-gen-health-lab.timer")
+                .exists()
+        );
+        assert!(textfile(&h).is_empty(), "{bash}: the textfile is gone");
+        assert!(!h.fake("var/lib/roce-gen/lab/health").exists());
+
+        let off = FakeHost::ofed()
+            .bash(bash)
+            .plan(|p| p["cluster"]["health"] = serde_json::json!(false))
+            .build();
+        let apply = off.run("apply.sh", &[]);
+        assert_eq!(apply.code, 0, "{bash}: {}", apply.stderr);
+        assert_eq!(apply.status("health", ""), "skip", "{bash}");
+        let units = off.fake("etc/systemd/system");
+        assert!(!units.join("roce-gen-health-lab.timer").exists());
+        assert!(!units.join("roce-gen-health-lab.service").exists());
+        assert!(!off.fake("var/lib/node_exporter").exists(), "{bash}");
+    });
+}
+
+/// A root with the bundle's health units and health.sh installed, for systemd-analyze.
+fn unit_root(r: &Path) -> std::path::PathBuf {
+    let work = tmp();
+    let out = roce_gen(
+        work.path(),
+        &[
+            "generate",
+            &repo()
+                .join("golden/lab-2node/plan.json")
+                .display()
+                .to_string(),
+            "-o",
+            "dist",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.transcript());
+    let untar = Command::new("tar")
+        .args(["-xzf", "dist/node-a.tar.gz"])
+        .current_dir(work.path())
+        .status()
+        .unwrap();
+    assert!(untar.success());
+    let bundle = work.path().join("node-a");
+    std::fs::create_dir_all(r.join("opt/roce-gen/lab")).unwrap();
+    std::fs::create_dir_all(r.join("etc/systemd/system")).unwrap();
+    std::fs::create_dir_all(r.join("usr/lib/systemd")).unwrap();
+    std::fs::create_dir_all(r.join("var/lib/node_exporter/textfile_collector")).unwrap();
+    for f in ["health.sh", "README.txt"] {
+        std::fs::copy(bundle.join(f), r.join("opt/roce-gen/lab").join(f)).unwrap();
+    }
+    for (from, to) in [
+        ("roce-gen-health.service", "roce-gen-health-lab.service"),
+        ("roce-gen-health.timer", "roce-gen-health-lab.timer"),
+        ("roce-gen.service", "roce-gen-lab.service"),
+    ] {
+        std::fs::copy(bundle.join(from), r.join("etc/systemd/system").join(to)).unwrap();
+    }
+    let system_units = ["/usr/lib/systemd/system", "/lib/systemd/system"]
+        .into_iter()
+        .find(|p| Path::new(p).is_dir())
+        .expect("no system unit folder to verify against");
+    let copy = Command::new("cp")
+        .args(["-a", system_units])
+        .arg(r.join("usr/lib/systemd/"))
+        .status()
+        .unwrap();
+    assert!(copy.success());
+    r.join("etc/systemd/system")
+}
+
+#[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
+fn the_health_units_pass_systemd_analyze_verify_and_security() {
+    require("systemd-analyze");
+    let root = tmp();
+    let units = unit_root(root.path());
+    for u in ["roce-gen-health-lab.timer", "roce-gen-health-lab.service"] {
+        let out = Command::new("systemd-analyze")
+            .arg(format!("--root={}", root.path().display()))
+            .arg("verify")
+            .arg(units.join(u))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success() && stderr.trim().is_empty(),
+            "systemd-analyze verify {u}: {stderr}"
+        );
+    }
+    let out = Command::new("systemd-analyze")
+        .arg(format!("--root={}", root.path().display()))
+        .args(["security", "--offline=true"])
+        .arg(units.join("roce-gen-health-lab.service"))
+        .env("SYSTEMD_COLORS", "0")
+        .output()
+        .unwrap();
+    let table = String::from_utf8_lossy(&out.stdout);
+    let level = table
+        .lines()
+        .find_map(|l| {
+            l.split("Overall exposure level for roce-gen-health-lab.service: ")
+                .nth(1)
+        })
+        .unwrap_or_else(|| {
+            panic!(
+                "no exposure level:\n{table}{}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
+    let exposure: f64 = level.split_whitespace().next().unwrap().parse().unwrap();
+    eprintln!("systemd-analyze security: {level}");
+    // Tighter than the boot unit (no writable /sys, no module loading).
+    assert!(exposure <= 2.6, "exposure {level}:\n{table}");
+}
