@@ -559,7 +559,13 @@ rg_nic_settings() {
       ids+=" $id"
     fi
   done
-  if [ -n "$ids" ]; then
+  if [ -n "$ids" ] && [ "$mode" = apply ] && rg_nic_wedged "$i"; then
+    # A NIC whose firmware stopped answering is left as it is: each change would wait for it too.
+    for id in $ids; do
+      rg_check "$id" "$dev" skip error "$(rg_planned "$id" "$i")" "${RG_PORT_BEFORE[$id]}" \
+        "not changed: a driver file of $dev did not answer within ${RG_TOOL_TIMEOUT}s (tool_timeout), so apply leaves this NIC as it is; check it, then run apply again"
+    done
+  elif [ -n "$ids" ]; then
     case $mode in
       compare) rg_compare_all "$i" "$ids" ;;
       apply) rg_apply_all "$i" "$ids" ;;

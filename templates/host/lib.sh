@@ -213,6 +213,14 @@ rg_bounded() {
   return "$rc"
 }
 
+# rg_nic_wedged I: true when a driver file of NIC I (its netdev's, its RDMA device's or its
+# rdma_cm folder's) did not answer within the time limit in this run (rg_bounded's marks).
+rg_nic_wedged() {
+  [ -n "$RG_TMP" ] || return 1
+  [ -e "$RG_TMP/wedged.net+${RG_NIC_NETDEV[$1]}" ] || [ -e "$RG_TMP/wedged.infiniband+${RG_NIC_IBDEV[$1]}" ] ||
+    [ -e "$RG_TMP/wedged.rdma_cm+${RG_NIC_IBDEV[$1]}" ]
+}
+
 # rg_x TOOL ARGS...: runs an external tool with a time limit. A tool that does not finish is
 # stopped, recorded (rg_finish turns it into a failed `tool_timeout` check naming it) and
 # counts as failed.

@@ -66,12 +66,14 @@ start=$SECONDS
 rg_bounded read /sys/class/net/eth0/ecn/roce_np/cnp_dscp rg_io_line "$net/ecn/roce_np/cnp_dscp" && rc=0 || rc=$?
 eq "then the device's other files are not tried" "1 not tried: an earlier access to a file of eth0 did not finish within 1s" "$rc $RG_IO_OUT"
 eq "at once" yes "$([ $((SECONDS - start)) -le 1 ] && echo yes || echo no)"
+eq "the NIC counts as wedged" yes "$(rg_nic_wedged 0 && echo yes || echo no)"
 eq "another device's files still are" 7 "$(mkdir -p "$RG_ROOT/sys/class/net/eth1/ecn" && echo 7 >"$RG_ROOT/sys/class/net/eth1/ecn/x" && rg_read /sys/class/net/eth1/ecn/x)"
 rg_note_hung
 eq "one tool_timeout check per file" "tool_timeout fail: the driver did not answer the read of /sys/class/net/eth0/ecn/roce_np/cnp_802p_prio within 1s (a hung firmware command): what it should have read or set is unknown, and the device's other files were not tried; check the NIC (dmesg: mlx5 command timeouts, health), then run again" \
   "${RG_C_ID[*]} ${RG_C_STATUS[*]}: ${RG_C_MSG[*]}"
 RG_C_ID=() RG_C_NIC=() RG_C_STATUS=() RG_C_SEV=() RG_C_EXP=() RG_C_ACT=() RG_C_MSG=() RG_C_KIND=() RG_C_FROM=()
 rm -f "$RG_TMP"/hung "$RG_TMP"/wedged.*
+eq "and not after the run" no "$(rg_nic_wedged 0 && echo yes || echo no)"
 
 # The link after a flap.
 echo 1 >"$net/carrier"
