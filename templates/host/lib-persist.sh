@@ -234,8 +234,8 @@ rg_hook_text() {
     if [ "$c" != "$RG_CLUSTER" ] && [ ! -f "$RG_ROOT/etc/systemd/system/$unit" ] && rg_legacy_unit_of "$c"; then
       unit=$RG_LEGACY_UNIT
     fi
-    cmds=$(rg_reapply_cmds "$unit" systemctl | tr '\n' ';')
-    printf '%s # roce-gen cluster %s\n' "${cmds%;}" "$c"
+    cmds=$(rg_reapply_cmds "$unit" systemctl | sed 's/$/;/' | tr '\n' ' ')
+    printf '%s # roce-gen cluster %s\n' "${cmds%; }" "$c"
   done
 }
 
@@ -363,9 +363,9 @@ rg_unpersist_reload() {
 # its run (RemainAfterExit), which would say the host is configured after the rollback.
 rg_unpersist() {
   rg_do systemctl disable "$RG_UNIT" || true
+  ! systemctl -q is-active "$RG_UNIT" 2>/dev/null || rg_do systemctl stop "$RG_UNIT" || true
   rg_do rm -f "$RG_UNIT_FILE"
   rg_drop_legacy_unit
-  ! systemctl -q is-active "$RG_UNIT" 2>/dev/null || rg_do systemctl stop "$RG_UNIT" || true
   rg_do systemctl daemon-reload || true
   rg_do rm -rf "$RG_ROOT$RG_INSTALL_DIR"
 }

@@ -1,6 +1,7 @@
 //! The integration tests: one binary, one module per topic. Every test writes its own workbooks
 //! (rust_xlsxwriter) into a temporary folder and runs the real `roce-gen` binary on them.
 
+mod alerts;
 mod aliases;
 mod bombs;
 mod cli;
@@ -10,6 +11,7 @@ mod dashboard;
 mod delivery;
 mod docs;
 mod dryrun;
+mod fabric;
 mod fakehost;
 mod field;
 mod firmware;
@@ -27,6 +29,7 @@ mod netmgr;
 mod output;
 mod pxe;
 mod rdma;
+mod reload;
 mod rules;
 mod scenarios;
 mod scripts;
