@@ -139,7 +139,8 @@ rg_fabric_step() {
   local step=$1 i k deadline limit t
   local -a pids=() ips tcps
   deadline=$(($(date +%s) + RG_FABRIC_WINDOW))
-  limit=$((RG_FABRIC_WINDOW + RG_FABRIC_SECONDS + 30))
+  # A client may connect just before the window ends and then runs for the duration.
+  limit=$((RG_FABRIC_WINDOW + RG_FABRIC_SECONDS + 5))
   for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do
     [ -n "${RG_FAB_GID[i]-}" ] || continue
     rg_fabric_counters "${RG_NIC_IBDEV[i]}" "${RG_NIC_NETDEV[i]}" >"$RG_TMP/fab.$step.$i.before"
@@ -248,10 +249,10 @@ rg_fabric_check_ring() {
   for dir in tx rx; do
     rg_fabric_prio_text "$d.delta" "$dir"
     if [ "$RG_FAB_TOTAL" -gt 0 ] && [ $((RG_FAB_ON * 100)) -ge $((RG_FAB_TOTAL * (100 - RG_FABRIC_OTHER_PCT))) ]; then
-      text+="${text:+; }$dir:${RG_V:+ $RG_V}"
+      text+="${text:+; }$dir: $RG_V"
     else
       [ "$dir" = tx ] && tx_ok=no || rx_ok=no
-      text+="${text:+; }$dir:${RG_V:- no bytes on any priority}"
+      text+="${text:+; }$dir: ${RG_V:-no bytes on any priority}"
     fi
   done
   if [ $tx_ok = yes ] && [ $rx_ok = yes ]; then

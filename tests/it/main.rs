@@ -12,6 +12,7 @@ mod delivery;
 mod docs;
 mod dryrun;
 mod fabric;
+mod fabric;
 mod fakehost;
 mod field;
 mod firmware;

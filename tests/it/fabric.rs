@@ -1,0 +1,189 @@
+//! The fabric test on simulated clusters (tests/host/fabric-cluster.sh): several fake hosts run
+//! fabric.sh at once and reach each other through the wire model of the ib_write_bw stand-in.
+//! Each scenario runs under every bash of `for_each_bash`.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::fakehost::{for_each_bash, repo};
+
+/// Runs a cluster of `n` hosts with `args` and returns each host's fabric result (`None` where
+/// fabric.sh did not run) and the seconds the fabric step took.
+fn cluster(bash: &str, n: usize, args: &[&str]) -> (Vec<Option<Value>>, u64) {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("c");
+    let out = Command::new("bash")
+        .arg(repo().join("tests/host/fabric-cluster.sh"))
+        .arg(&d)
+        .arg(n.to_string())
+        .arg(bash)
+        .args(args)
+        .env("ROCE_GEN", env!("CARGO_BIN_EXE_roce-gen"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "fabric-cluster: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let results = (0..n)
+        .map(|h| read_json(&d.join(format!("res/h{h}.fabric.json"))))
+        .collect();
+    let elapsed = std::fs::read_to_string(d.join("elapsed"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    (results, elapsed)
+}
+
+fn read_json(path: &Path) -> Option<Value> {
+    let text = std::fs::read_to_string(path).ok()?;
+    Some(serde_json::from_str(&text).unwrap())
+}
+
+/// The check `id` of a result: (status, message).
+fn check<'a>(result: &'a Value, id: &str) -> (&'a str, &'a str) {
+    let c = result["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == id)
+        .unwrap_or_else(|| panic!("no check {id} in {result:#}"));
+    (
+        c["status"].as_str().unwrap(),
+        c["message"].as_str().unwrap(),
+    )
+}
+
+fn port(result: &Value) -> &Value {
+    &result["facts"]["fabric"]["ports"]["mlx5_0"]
+}
+
+#[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
+fn a_healthy_fabric_passes_with_the_deltas_the_wire_added() {
+    for_each_bash(|bash| {
+        let (results, _) = cluster(bash, 3, &[]);
+        for (h, r) in results.iter().enumerate() {
+            let r = r.as_ref().unwrap();
+            assert_eq!(r["phase"], "fabric");
+            assert_eq!(r["status"], "pass", "h{h}: {r:#}");
+            for id in [
+                "fabric_peer",
+                "fabric_bw",
+                "fabric_priority",
+                "fabric_loss",
+                "fabric_congestion",
+            ] {
+                assert_eq!(check(r, id).0, "pass", "h{h} {id}");
+            }
+            let p = port(r);
+            // 97 % of 400G for 2 s, on priority 3 both ways.
+            assert_eq!(p["gbps"], 388.0);
+            let tx = p["ring"]["tx_prio3_bytes"].as_u64().unwrap();
+            assert_eq!(tx, 97_000_000_000);
+            assert!(p["ring"]["rx_prio3_bytes"].as_u64().unwrap() > 0);
+            assert!(p["ring"]["tx_prio0_bytes"].is_null());
+        }
+        // h0 receives the incast from h1 and h2: ECN marks and CNPs there, CNPs handled and pause
+        // at the senders.
+        let rx = &port(results[0].as_ref().unwrap())["incast"];
+        assert!(rx["np_ecn_marked_roce_packets"].as_u64().unwrap() > 0);
+        assert!(rx["np_cnp_sent"].as_u64().unwrap() > 0);
+        let tx = &port(results[1].as_ref().unwrap())["incast"];
+        assert!(tx["rp_cnp_handled"].as_u64().unwrap() > 0);
+        assert!(tx["rx_prio3_pause"].as_u64().unwrap() > 0);
+    });
+}
+
+#[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
+fn a_host_left_in_pcp_trust_fails_fabric_priority_naming_priority_0() {
+    for_each_bash(|bash| {
+        let (results, _) = cluster(bash, 3, &["--pcp", "h1", "--no-incast"]);
+        let h1 = results[1].as_ref().unwrap();
+        let (status, msg) = check(h1, "fabric_priority");
+        assert_eq!(status, "fail");
+        assert!(msg.contains("tx: prio0 100%"), "{msg}");
+        assert!(msg.contains("most bytes went on priority 0"), "{msg}");
+        // Its peers classify the packets by their own DSCP map: their side is on priority 3.
+        for h in [0, 2] {
+            let r = results[h].as_ref().unwrap();
+            assert_eq!(check(r, "fabric_priority").0, "pass", "h{h}");
+        }
+    });
+}
+
+#[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
+fn an_absent_peer_is_named_within_the_window_and_the_host_still_writes_its_result() {
+    for_each_bash(|bash| {
+        let (results, elapsed) =
+            cluster(bash, 3, &["--absent", "h2", "--window", "6", "--no-incast"]);
+        assert!(results[2].is_none());
+        // The window, the duration and the retries' slack: never the 600 s default.
+        assert!(elapsed < 40, "took {elapsed}s");
+        let h1 = results[1].as_ref().unwrap();
+        let (status, msg) = check(h1, "fabric_peer");
+        assert_eq!(status, "fail");
+        assert!(
+            msg.contains("never reached h2 (10.10.0.12, TCP 18515) within 6s"),
+            "{msg}"
+        );
+        let h0 = results[0].as_ref().unwrap();
+        let (status, msg) = check(h0, "fabric_peer");
+        assert_eq!(status, "fail");
+        assert!(msg.contains("h2 (10.10.0.12) never connected"), "{msg}");
+        assert_eq!(h0["status"], "fail");
+    });
+}
+
+#[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
+fn ecn_off_on_a_receiver_fails_fabric_congestion() {
+    for_each_bash(|bash| {
+        let (results, _) = cluster(bash, 3, &["--ecn-off", "h0"]);
+        let h0 = results[0].as_ref().unwrap();
+        let (status, msg) = check(h0, "fabric_congestion");
+        assert_eq!(status, "fail");
+        assert!(msg.contains("CNPs sent +0"), "{msg}");
+        // The switch still marked the packets: the receiver counted them and sent no CNP.
+        assert!(
+            port(h0)["incast"]["np_ecn_marked_roce_packets"]
+                .as_u64()
+                .unwrap()
+                > 0
+        );
+        let (status, msg) = check(results[1].as_ref().unwrap(), "fabric_congestion");
+        assert_eq!(status, "fail");
+        assert!(msg.contains("no CNP handled"), "{msg}");
+        // The ring step had no congestion: everything else passes.
+        assert_eq!(check(h0, "fabric_bw").0, "pass");
+        assert_eq!(check(h0, "fabric_loss").0, "pass");
+    });
+}
+
+#[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
+fn a_slow_link_fails_fabric_bw_with_both_rates() {
+    for_each_bash(|bash| {
+        let (results, _) = cluster(bash, 3, &["--slow", "h1:100", "--no-incast"]);
+        // h0 sends to h1 and h1 to h2: both flows cross h1's slow path.
+        for h in [0, 1] {
+            let r = results[h].as_ref().unwrap();
+            let (status, msg) = check(r, "fabric_bw");
+            assert_eq!(status, "fail", "h{h}");
+            assert!(
+                msg.contains(
+                    "97.00 Gb/s measured, below the 360.00 Gb/s expected (90% of the 400 Gb/s link)"
+                ),
+                "{msg}"
+            );
+        }
+        let (status, _) = check(results[2].as_ref().unwrap(), "fabric_bw");
+        assert_eq!(status, "pass");
+    });
+}
