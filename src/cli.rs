@@ -46,6 +46,8 @@ pub enum Command {
     Verify(VerifyArgs),
     /// Write a Grafana dashboard of the metrics `ingest` exports; --push uploads it.
     Dashboard(DashboardArgs),
+    /// Write Prometheus alerting rules for the plan's cluster over the health runs' series.
+    Alerts(AlertsArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish or powershell) to stdout.
     Completions(CompletionsArgs),
     /// Print roce-gen(1), or SUBCOMMAND's page, on stdout (roff); --dir writes every page.
@@ -133,6 +135,17 @@ pub struct VerifyArgs {
     /// `json` prints every path with its problems as one JSON document.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+}
+
+/// The arguments of `roce-gen alerts`.
+#[derive(Debug, Args)]
+pub struct AlertsArgs {
+    /// The plan the rules are derived from.
+    #[command(flatten)]
+    pub plan: PlanArg,
+    /// Write the rules to FILE (replaced atomically) instead of stdout.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 /// The arguments of `roce-gen dashboard`.

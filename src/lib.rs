@@ -13,12 +13,14 @@
 //!   ([`generate::output`]); [`generate::verify`] checks such a folder later.
 //! - [`ingest`]: result files are collected, parsed, given a verdict per host and rendered in
 //!   the report formats; [`ingest::metrics`] names the Prometheus series that [`dashboard`]
-//!   charts.
+//!   charts; [`alerts`] derives Prometheus alerting rules from the plan over the series of the
+//!   bundles' health runs.
 //!
 //! [`cmd`] holds one thin module per subcommand: it reads the command line's files and the
 //! environment, runs a pipeline and prints. [`files`] reads and writes whole files safely,
 //! [`digest`] and [`text`] are shared helpers, [`config`] reads `roce-gen.toml`.
 
+pub(crate) mod alerts;
 pub mod cli;
 pub(crate) mod cmd;
 pub(crate) mod config;
@@ -83,6 +85,7 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
         Command::Validate(args) => cmd::validate::run(&ctx, args),
         Command::Plan(args) => cmd::plan::run(&ctx, args),
         Command::Dashboard(args) => cmd::dashboard::run(&ctx, args),
+        Command::Alerts(args) => cmd::alerts::run(&ctx, args),
         Command::Ingest(args) => cmd::ingest::run(&cmd::ingest::Options {
             paths: &args.paths,
             plan: args.plan.as_deref(),

@@ -2,6 +2,7 @@
 //! here: the [`Context`] every command gets (the console settings and the config file, with the
 //! rules by which the command line wins over it), loading the plan and printing its diagnostics.
 
+pub(crate) mod alerts;
 pub(crate) mod completions;
 pub(crate) mod console;
 mod context;

@@ -2,6 +2,7 @@
 //! (rust_xlsxwriter) into a temporary folder and runs the real `roce-gen` binary on them.
 
 mod alerts;
+mod alerts;
 mod aliases;
 mod bombs;
 mod cli;
