@@ -429,6 +429,8 @@ impl FakeHost {
     }
 
     /// Runs any command on the host (isolated like the scripts): exit code, stdout, stderr.
+    /// A command that sets the host up stands for an earlier time: the links it toggled (a PFC
+    /// change) are back before it returns (see [`FakeHost::settle_links`]).
     pub(crate) fn run_cmd(&self, cmd: &[&str]) -> (i32, String, String) {
         let out = fakehost_sh("run", &self.root)
             .arg("--")
@@ -436,11 +438,42 @@ impl FakeHost {
             .utf8_console()
             .output()
             .unwrap();
+        self.settle_links();
         (
             out.status.code().unwrap_or(-1),
             String::from_utf8_lossy(&out.stdout).to_string(),
             String::from_utf8_lossy(&out.stderr).to_string(),
         )
+    }
+
+    /// Waits until no link is down after a toggle any more: driverfs keeps one down for
+    /// `.fake/net/IF/flap_seconds` (default 1) after `.fake/dcb/IF/flaps` was written; one that
+    /// never comes back (`never`) is not waited for.
+    pub(crate) fn settle_links(&self) {
+        let Ok(dirs) = std::fs::read_dir(self.root.join(".fake/dcb")) else {
+            return;
+        };
+        for dir in dirs.flatten() {
+            let Ok(toggled) =
+                std::fs::metadata(dir.path().join("flaps")).and_then(|m| m.modified())
+            else {
+                continue;
+            };
+            let seconds = std::fs::read_to_string(
+                self.root
+                    .join(".fake/net")
+                    .join(dir.file_name())
+                    .join("flap_seconds"),
+            )
+            .unwrap_or_else(|_| "1".to_string());
+            let Ok(seconds) = seconds.trim().parse::<f64>() else {
+                continue;
+            };
+            let back = toggled + std::time::Duration::from_secs_f64(seconds.max(0.0));
+            if let Ok(left) = back.duration_since(std::time::SystemTime::now()) {
+                std::thread::sleep(left + std::time::Duration::from_millis(50));
+            }
+        }
     }
 }
 
