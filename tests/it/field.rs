@@ -287,7 +287,10 @@ fn a_driver_reload_re_applies_through_the_unit_the_ofed_hook_chained_to_the_one_
         assert_eq!(read(&h, "site-hook-ran"), "site hook\n");
         let units = h.take_unit_log();
         assert_eq!(
-            units.iter().filter(|l| l.contains("ExecStart ran")).count(),
+            units
+                .iter()
+                .filter(|l| l.starts_with("roce-gen-lab.service: ") && l.contains("ExecStart ran"))
+                .count(),
             1,
             "{units:#?}"
         );
