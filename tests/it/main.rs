@@ -2,7 +2,6 @@
 //! (rust_xlsxwriter) into a temporary folder and runs the real `roce-gen` binary on them.
 
 mod alerts;
-mod alerts;
 mod aliases;
 mod bombs;
 mod cli;
@@ -12,7 +11,6 @@ mod dashboard;
 mod delivery;
 mod docs;
 mod dryrun;
-mod fabric;
 mod fabric;
 mod fakehost;
 mod field;
