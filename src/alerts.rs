@@ -21,24 +21,26 @@ struct Rule {
     description: String,
 }
 
-/// The metric names of the health run (lib-health.sh), one place for the rules.
-mod series {
-    pub(super) const PAUSE: &str = "roce_gen_health_priority_pause_frames_total";
-    pub(super) const GLOBAL_PAUSE: &str = "roce_gen_health_global_pause_frames_total";
-    pub(super) const STORM: &str = "roce_gen_health_pause_storm_events_total";
-    pub(super) const PRIO_DISCARDS: &str = "roce_gen_health_priority_discards_total";
-    pub(super) const RDMA: &str = "roce_gen_health_rdma_events_total";
-    pub(super) const DRIFT: &str = "roce_gen_health_drift";
-    pub(super) const LINK_UP: &str = "roce_gen_health_link_up";
-    pub(super) const PRESENT: &str = "roce_gen_health_port_present";
-    pub(super) const TEMP: &str = "roce_gen_health_module_temperature_celsius";
-    pub(super) const TEMP_HIGH: &str = "roce_gen_health_module_temperature_high_celsius";
-    pub(super) const RX: &str = "roce_gen_health_module_rx_power_dbm";
-    pub(super) const RX_LOW: &str = "roce_gen_health_module_rx_power_low_dbm";
-    pub(super) const RX_HIGH: &str = "roce_gen_health_module_rx_power_high_dbm";
-    pub(super) const REBOOT: &str = "roce_gen_health_reboot_required";
-    pub(super) const RUN_TIME: &str = "roce_gen_health_run_timestamp_seconds";
-    pub(super) const RUN_OK: &str = "roce_gen_health_run_ok";
+/// The metric names of the health run (lib-health.sh, docs/monitoring.md), one place for the
+/// rules and the dashboard's live panels.
+pub(crate) mod series {
+    pub(crate) const PRIO_BYTES: &str = "roce_gen_health_priority_bytes_total";
+    pub(crate) const PAUSE: &str = "roce_gen_health_priority_pause_frames_total";
+    pub(crate) const GLOBAL_PAUSE: &str = "roce_gen_health_global_pause_frames_total";
+    pub(crate) const STORM: &str = "roce_gen_health_pause_storm_events_total";
+    pub(crate) const PRIO_DISCARDS: &str = "roce_gen_health_priority_discards_total";
+    pub(crate) const RDMA: &str = "roce_gen_health_rdma_events_total";
+    pub(crate) const DRIFT: &str = "roce_gen_health_drift";
+    pub(crate) const LINK_UP: &str = "roce_gen_health_link_up";
+    pub(crate) const PRESENT: &str = "roce_gen_health_port_present";
+    pub(crate) const TEMP: &str = "roce_gen_health_module_temperature_celsius";
+    pub(crate) const TEMP_HIGH: &str = "roce_gen_health_module_temperature_high_celsius";
+    pub(crate) const RX: &str = "roce_gen_health_module_rx_power_dbm";
+    pub(crate) const RX_LOW: &str = "roce_gen_health_module_rx_power_low_dbm";
+    pub(crate) const RX_HIGH: &str = "roce_gen_health_module_rx_power_high_dbm";
+    pub(crate) const REBOOT: &str = "roce_gen_health_reboot_required";
+    pub(crate) const RUN_TIME: &str = "roce_gen_health_run_timestamp_seconds";
+    pub(crate) const RUN_OK: &str = "roce_gen_health_run_ok";
 }
 
 /// The port a per-port alert names, in its description.

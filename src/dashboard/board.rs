@@ -1,5 +1,6 @@
 //! The dashboard itself: panels over the metrics `ingest --format prometheus` exports
-//! ([`crate::ingest::metrics`] names them), per cluster, host and NIC, chosen with dashboard
+//! ([`crate::ingest::metrics`] names them) and, live, over the health runs' series
+//! ([`crate::alerts::series`]), per cluster, host and NIC, chosen with dashboard
 //! variables. Pure: the JSON model is built here; `cmd::dashboard` writes it or pushes it.
 //!
 //! The model is Grafana's dashboard JSON (schema version 39), importable offline through
@@ -9,6 +10,7 @@
 
 use serde_json::{Value, json};
 
+use crate::alerts::series as live;
 use crate::ingest::metrics as m;
 
 /// The dashboard's uid: stable, so a push replaces the dashboard instead of adding another.
@@ -198,6 +200,142 @@ pub(crate) fn build(datasource_uid: Option<&str>) -> Value {
             "RoCE v2 GID index (NCCL_IB_GID_INDEX)",
             &format!("{}{{{SEL_NIC}}}", m::GID_INDEX),
         ),
+        // Live: the health timer's textfile on every host (health.sh), refreshed every
+        // health_interval, beside the snapshots of the script runs above.
+        layout.stat(
+            &ds,
+            "Live: oldest health file (s)",
+            &format!("max(time() - {}{{{SEL}}})", live::RUN_TIME),
+            "purple",
+        ),
+        layout.stat(
+            &ds,
+            "Live: ports down",
+            &format!(
+                "count({}{{{SEL_NIC}}} == 0) or vector(0)",
+                live::LINK_UP
+            ),
+            "red",
+        ),
+        layout.stat(
+            &ds,
+            "Live: settings drifted",
+            &format!("sum({}{{{SEL_NIC}}}) or vector(0)", live::DRIFT),
+            "orange",
+        ),
+        layout.stat(
+            &ds,
+            "Live: hosts waiting for a reboot",
+            &format!("sum({}{{{SEL}}}) or vector(0)", live::REBOOT),
+            "blue",
+        ),
+        layout.timeseries(
+            &ds,
+            "Live: traffic per priority",
+            "bps",
+            &[(
+                format!(
+                    "sum by (direction, priority) (rate({}{{{SEL_NIC}}}[5m])) * 8",
+                    live::PRIO_BYTES
+                ),
+                "{{direction}} priority {{priority}}",
+            )],
+        ),
+        layout.timeseries(
+            &ds,
+            "Live: traffic per rail",
+            "bps",
+            &[(
+                format!(
+                    "sum by (rail, direction) (rate({}{{{SEL_NIC}}}[5m])) * 8",
+                    live::PRIO_BYTES
+                ),
+                "rail {{rail}} {{direction}}",
+            )],
+        ),
+        layout.timeseries(
+            &ds,
+            "Live: PFC pause frames per priority",
+            "pps",
+            &[
+                (
+                    format!(
+                        "sum by (host, nic, direction, priority) (rate({}{{{SEL_NIC}}}[5m]))",
+                        live::PAUSE
+                    ),
+                    "{{host}} {{nic}} {{direction}} priority {{priority}}",
+                ),
+                (
+                    format!(
+                        "sum by (host, nic, level) (rate({}{{{SEL_NIC}}}[5m]))",
+                        live::STORM
+                    ),
+                    "{{host}} {{nic}} pause storm {{level}}",
+                ),
+            ],
+        ),
+        layout.timeseries(
+            &ds,
+            "Live: ECN marks and CNPs per rail",
+            "pps",
+            &[(
+                format!(
+                    r#"sum by (rail, counter) (rate({}{{{SEL_NIC},counter=~"np_ecn_marked_roce_packets|np_cnp_sent|rp_cnp_handled"}}[5m]))"#,
+                    live::RDMA
+                ),
+                "rail {{rail}} {{counter}}",
+            )],
+        ),
+        layout.timeseries(
+            &ds,
+            "Live: discards and sequence errors",
+            "short",
+            &[
+                (
+                    format!(
+                        "sum by (host, nic, priority, kind) (increase({}{{{SEL_NIC}}}[5m]))",
+                        live::PRIO_DISCARDS
+                    ),
+                    "{{host}} {{nic}} priority {{priority}} {{kind}}",
+                ),
+                (
+                    format!(
+                        r#"sum by (host, nic, counter) (increase({}{{{SEL_NIC},counter=~"out_of_sequence|packet_seq_err|local_ack_timeout_err"}}[5m]))"#,
+                        live::RDMA
+                    ),
+                    "{{host}} {{nic}} {{counter}}",
+                ),
+            ],
+        ),
+        layout.timeseries(
+            &ds,
+            "Live: optics",
+            "none",
+            &[
+                (
+                    format!("{}{{{SEL_NIC}}}", live::TEMP),
+                    "{{host}} {{nic}} °C",
+                ),
+                (
+                    format!("{}{{{SEL_NIC}}}", live::RX),
+                    "{{host}} {{nic}} lane {{lane}} RX dBm",
+                ),
+            ],
+        ),
+        layout.table(
+            &ds,
+            "Live: settings that no longer read as planned",
+            &format!("{}{{{SEL_NIC}}} == 1", live::DRIFT),
+        ),
+        layout.table(
+            &ds,
+            "Live: ports down or missing",
+            &format!(
+                "{}{{{SEL_NIC}}} == 0 or {}{{{SEL_NIC}}} == 0",
+                live::LINK_UP,
+                live::PRESENT
+            ),
+        ),
     ];
 
     json!({
@@ -351,6 +489,17 @@ mod tests {
             m::FACT_OUTLIER,
             m::HOST_REBOOT_REQUIRED,
             m::GID_INDEX,
+            live::PRIO_BYTES,
+            live::PAUSE,
+            live::STORM,
+            live::RDMA,
+            live::PRIO_DISCARDS,
+            live::DRIFT,
+            live::LINK_UP,
+            live::TEMP,
+            live::RX,
+            live::REBOOT,
+            live::RUN_TIME,
         ] {
             assert!(all.contains(name), "no panel queries {name}");
         }

@@ -121,6 +121,9 @@ rg_health_port() {
   l="$RG_HEALTH_BASE,nic=\"$REPLY\""
   rg_hl_esc "$ifc"
   l+=",netdev=\"$REPLY\""
+  # The port's rail (the plan's rail column, else its subnet's ring: plan.sh's RG_FAB_RAIL).
+  rg_hl_esc "${RG_FAB_RAIL[$i]:-}"
+  l+=",rail=\"$REPLY\""
   if [ ! -d "$RG_ROOT/sys/class/net/$ifc" ] || [ ! -d "$RG_ROOT/sys/class/infiniband/$dev" ]; then
     rg_hm roce_gen_health_port_present "$l" 0
     RG_HEALTH_OK=0
@@ -190,6 +193,8 @@ rg_health_drift() {
   l="$RG_HEALTH_BASE,nic=\"$REPLY\""
   rg_hl_esc "$ifc"
   l+=",netdev=\"$REPLY\""
+  rg_hl_esc "${RG_FAB_RAIL[$i]:-}"
+  l+=",rail=\"$REPLY\""
   for id in $RG_SETTINGS; do
     rg_applies "$id" || continue
     want=$(rg_planned "$id" "$i")

@@ -140,7 +140,9 @@ const HW_EXPORTED: &[&str] = &[
 ];
 
 fn port_labels(dev: &str, ifc: &str) -> String {
-    format!("cluster=\"lab\",host=\"node-a\",nic=\"{dev}\",netdev=\"{ifc}\"")
+    // node-a's ports are on rails 0 and 1 (the plan's rail column).
+    let rail = if dev == "mlx5_0" { 0 } else { 1 };
+    format!("cluster=\"lab\",host=\"node-a\",nic=\"{dev}\",netdev=\"{ifc}\",rail=\"{rail}\"")
 }
 
 /// The series of a textfile: `name{labels}` → value, with HELP/TYPE lines checked to precede
@@ -304,7 +306,7 @@ fn drift_shows_the_one_setting_changed_behind_the_tools_back_and_a_health_run_ch
             "{bash}: a run without the drift check starts no Python: {cmds:?}"
         );
         assert_eq!(
-            series(&textfile(&h))["roce_gen_health_drift{cluster=\"lab\",host=\"node-a\",nic=\"mlx5_1\",netdev=\"ens2f0np0\",setting=\"trust\"}"],
+            series(&textfile(&h))["roce_gen_health_drift{cluster=\"lab\",host=\"node-a\",nic=\"mlx5_1\",netdev=\"ens2f0np0\",rail=\"1\",setting=\"trust\"}"],
             "0"
         );
         // ...and the drift check reads it: 1 for that port and setting only.
@@ -327,8 +329,8 @@ fn drift_shows_the_one_setting_changed_behind_the_tools_back_and_a_health_run_ch
         assert_eq!(
             ones,
             [
-                "roce_gen_health_drift{cluster=\"lab\",host=\"node-a\",nic=\"mlx5_1\",netdev=\"ens2f0np0\",setting=\"dscp2prio\"}",
-                "roce_gen_health_drift{cluster=\"lab\",host=\"node-a\",nic=\"mlx5_1\",netdev=\"ens2f0np0\",setting=\"trust\"}",
+                "roce_gen_health_drift{cluster=\"lab\",host=\"node-a\",nic=\"mlx5_1\",netdev=\"ens2f0np0\",rail=\"1\",setting=\"dscp2prio\"}",
+                "roce_gen_health_drift{cluster=\"lab\",host=\"node-a\",nic=\"mlx5_1\",netdev=\"ens2f0np0\",rail=\"1\",setting=\"trust\"}",
             ],
             "{bash}"
         );
