@@ -75,6 +75,18 @@ RG_C_ID=() RG_C_NIC=() RG_C_STATUS=() RG_C_SEV=() RG_C_EXP=() RG_C_ACT=() RG_C_M
 rm -f "$RG_TMP"/hung "$RG_TMP"/wedged.*
 eq "and not after the run" no "$(rg_nic_wedged 0 && echo yes || echo no)"
 
+# A write that does not answer (a FIFO nobody reads blocks its open): the same limit.
+mkdir -p "$RG_ROOT/sys/class/net/eth2/ecn/roce_np"
+mkfifo "$RG_ROOT/sys/class/net/eth2/ecn/roce_np/cnp_dscp"
+start=$SECONDS
+rg_write /sys/class/net/eth2/ecn/roce_np/cnp_dscp 46 2>"$TMP/err" && rc=0 || rc=$?
+took=$((SECONDS - start))
+eq "a write that does not answer fails within the limit" "1 yes" "$rc $([ "$took" -le 3 ] && echo yes || echo "no (${took}s)")"
+eq "and is recorded" "file write /sys/class/net/eth2/ecn/roce_np/cnp_dscp" "$(cat "$RG_TMP/hung")"
+eq "and logged" "error: the write of /sys/class/net/eth2/ecn/roce_np/cnp_dscp did not finish within 1s (a hung firmware command?); the run goes on without it
+writing 46 to /sys/class/net/eth2/ecn/roce_np/cnp_dscp failed: no answer within 1s" "$(cat "$TMP/err")"
+rm -f "$RG_TMP"/hung "$RG_TMP"/wedged.*
+
 # The link after a flap.
 echo 1 >"$net/carrier"
 echo up >"$net/operstate"
