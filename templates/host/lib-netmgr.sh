@@ -181,7 +181,7 @@ rg_netmgr_demote() {
 # apply puts the MTU into the profile or drop-in (rg_netmgr_apply), except at boot, when the
 # unit sees /etc read-only and the profile carries the MTU since the interactive apply.
 rg_netmgr_check() {
-  local mode=$1 i=$2 dev=${RG_NIC_IBDEV[$2]} ifc=${RG_NIC_NETDEV[$2]} want=${RG_NIC_MTU[$2]} have show st fix
+  local mode=$1 i=$2 dev=${RG_NIC_IBDEV[$2]} ifc=${RG_NIC_NETDEV[$2]} want=${RG_NIC_MTU[$2]} have show st fix sets
   st=$(rg_status_of mtu "$dev")
   case $st in '' | skip) return 0 ;; esac
   [ -n "${RG_NETMGR_KIND[i]+set}" ] || rg_netmgr_probe "$i"
@@ -214,16 +214,24 @@ rg_netmgr_check() {
     [ "$mode" = compare ] || rg_netmgr_demote "$i" "the MTU $show sets is not known: $fix"
     return 0
   fi
+  # What it does with the MTU, in words: a number, or none (NetworkManager's `auto`).
+  case $have in
+    auto | unset) sets="sets no MTU when it activates $ifc (it keeps the one the link has)" ;;
+    *) sets="sets MTU $have when it activates $ifc" ;;
+  esac
   case $mode in
     compare)
       rg_check_change mtu_owner "$dev" warn error "$want" "$have" \
-        "$show sets MTU $have when it activates $ifc, the plan says $want (apply will set $want there)" "$have"
+        "$show $sets, the plan says $want (apply will set $want there, so that a reactivation keeps it)" "$have"
       ;;
     *)
       if [ "$RG_BOOT" = yes ]; then
         rg_check mtu_owner "$dev" warn error "$want" "$have" \
-          "$show sets MTU $have when it activates $ifc; the boot run does not change it (/etc is read-only to the boot unit): run apply.sh, or $fix"
-        rg_netmgr_demote "$i" "$show puts MTU $have back when $ifc is activated again: run apply.sh"
+          "$show $sets; the boot run does not change it (/etc is read-only to the boot unit): run apply.sh, or $fix"
+        case $have in
+          auto | unset) ;;
+          *) rg_netmgr_demote "$i" "$show puts MTU $have back when $ifc is activated again: run apply.sh" ;;
+        esac
       else
         rg_netmgr_apply "$i"
       fi
@@ -237,7 +245,8 @@ rg_netmgr_check() {
 # `reconfigure`, systemd 244 and newer). What it replaces is saved first (`netmgr_mtu`).
 rg_netmgr_apply() {
   local i=$1 dev=${RG_NIC_IBDEV[$1]} ifc=${RG_NIC_NETDEV[$1]} want=${RG_NIC_MTU[$1]} have=${RG_NETMGR_MTU[$1]}
-  local show=${RG_NETMGR_SHOW[$1]} ref=${RG_NETMGR_REF[$1]} what dropin after now ok=yes
+  local show=${RG_NETMGR_SHOW[$1]} ref=${RG_NETMGR_REF[$1]} what dropin after now ok=yes was="MTU $have"
+  case $have in auto | unset) was="no MTU" ;; esac
   if [ "${RG_NETMGR_KIND[i]}" = networkmanager ]; then
     what="802-3-ethernet.mtu $want in $show, then nmcli device reapply $ifc"
     rg_save netmgr_mtu "$dev" "networkmanager $ref $have"
@@ -258,7 +267,7 @@ rg_netmgr_apply() {
     fi
   fi
   if [ "$RG_DRY_RUN" = yes ]; then
-    rg_check_change mtu_owner "$dev" warn error "$want" "$have" "dry run: would set $what (it sets MTU $have now)" "$have"
+    rg_check_change mtu_owner "$dev" warn error "$want" "$have" "dry run: would set $what (it sets $was now)" "$have"
     return 0
   fi
   if [ "${RG_NETMGR_KIND[i]}" = networkmanager ]; then
@@ -273,7 +282,7 @@ rg_netmgr_apply() {
     rg_netmgr_demote "$i" "systemd-networkd has not loaded $dropin yet: systemctl restart systemd-networkd"
   elif [ "$ok" = yes ] && [ "$after" = "$want" ] && [ "$now" = "$want" ]; then
     RG_NETMGR_MTU[i]=$after
-    rg_check_change mtu_owner "$dev" changed error "$want" "$after" "set $what (it set MTU $have); $ifc has MTU $now" "$have"
+    rg_check_change mtu_owner "$dev" changed error "$want" "$after" "set $what (it set $was); $ifc has MTU $now" "$have"
   else
     rg_check mtu_owner "$dev" fail error "$want" "$after" \
       "setting $what failed: ${show} now sets MTU ${after:-unknown} and $ifc has ${now:-no readable} MTU (see the log above)"
