@@ -99,6 +99,9 @@ pub(crate) const LIB_FIRMWARE_SH: FileTemplate = plain("host/lib-firmware.sh", 0
 /// `lib-netmgr.sh`: who manages each netdev (NetworkManager, networkd, netplan, ifcfg) and the
 /// MTU it keeps.
 pub(crate) const LIB_NETMGR_SH: FileTemplate = plain("host/lib-netmgr.sh", 0o644);
+/// `lib-net.sh`: multi-rail address hygiene: the ARP and reverse-path sysctls, the route to
+/// each rail peer.
+pub(crate) const LIB_NET_SH: FileTemplate = plain("host/lib-net.sh", 0o644);
 /// `health.sh`: the live health run the health timer starts (node_exporter's textfile).
 pub(crate) const HEALTH_SH: FileTemplate = plain("host/health.sh", 0o755);
 /// `lib-health.sh`: the health run's counters, drift and textfile, and its timer's install.
@@ -132,7 +135,7 @@ pub(crate) const DIST_FILES: [FileTemplate; 3] = [RUN_HERE_SH, ANSIBLE_INVENTORY
 pub(crate) const HOST_FILES: [FileTemplate; 1] = [PLAN_SH];
 
 /// The files that do not depend on the host: made once per run, shared by every bundle.
-pub(crate) const SHARED_FILES: [FileTemplate; 21] = [
+pub(crate) const SHARED_FILES: [FileTemplate; 22] = [
     PRECHECK_SH,
     APPLY_SH,
     ROLLBACK_SH,
@@ -146,6 +149,7 @@ pub(crate) const SHARED_FILES: [FileTemplate; 21] = [
     LIB_PERSIST_SH,
     LIB_FIRMWARE_SH,
     LIB_NETMGR_SH,
+    LIB_NET_SH,
     HEALTH_SH,
     LIB_HEALTH_SH,
     FABRIC_SH,
@@ -192,6 +196,7 @@ const EMBEDDED: &[(&str, &str)] = embedded![
     "host/lib-persist.sh",
     "host/lib-firmware.sh",
     "host/lib-netmgr.sh",
+    "host/lib-net.sh",
     "host/health.sh",
     "host/lib-health.sh",
     "host/fabric.sh",
@@ -427,6 +432,8 @@ struct ClusterContext {
     /// `report`, `apply` or `off`.
     firmware_config: String,
     nccl_env: bool,
+    /// `check`, `set` or `leave`.
+    arp_sysctls: String,
     min_ofed_version: String,
     min_fw_version: String,
     /// The fabric test: seconds per step, the share of the link speed a link must reach, the
@@ -493,6 +500,7 @@ impl<'a> SharedContext<'a> {
                     .collect(),
                 firmware_config: c.firmware_config.as_str().to_string(),
                 nccl_env: c.nccl_env,
+                arp_sysctls: c.arp_sysctls.as_str().to_string(),
                 min_ofed_version: c
                     .min_ofed_version
                     .as_ref()

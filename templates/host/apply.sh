@@ -27,6 +27,7 @@ rg_apply_gate
 for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do
   rg_nic_settings apply "$i"
 done
+rg_net_apply
 rg_firmware apply
 rg_persist
 rg_persist_volatile

@@ -503,6 +503,7 @@ rg_precheck() {
     [ "$2" = compare ] || continue
     rg_nic_settings compare "$i"
   done
+  rg_net_check
   # apply writes nccl.env once it has configured the ports (apply.sh).
   [ "$2" != compare ] || rg_nccl_env compare
 }

@@ -430,6 +430,7 @@ rg_rollback() {
     rg_restore "$dev" ${words[@]+"${words[@]}"}
   done
   rg_netmgr_rollback
+  rg_net_rollback
   rg_fw_rollback
   [ -z "$reload" ] || rg_unpersist_reload "$reload"
   [ -z "$nccl" ] || rg_nccl_env_restore "$nccl" "$persisted"

@@ -214,6 +214,19 @@ ID_LIKE=debian'
   # compares the one apply saw with it for reboot_required.
   put proc/sys/kernel/random/boot_id 6f1c7d2e-3a4b-4c5d-9e8f-0a1b2c3d4e5f
   put proc/cmdline "BOOT_IMAGE=/vmlinuz-$kernel root=/dev/sda2 ro iommu=pt"
+  # IPv4 ARP and reverse-path sysctls (lib-net.sh reads them; the kernel uses the larger of all
+  # and the device's). The kernel's defaults are 0; the distributions set rp_filter to 2
+  # (loose): RHEL through systemd's sysctl.d/50-default.conf (default and every device, not
+  # all), Ubuntu through procps' 10-network-security.conf (default and all). A new netdev
+  # starts with default's values (devinet.c inetdev_init copies them).
+  local rpf_all=0
+  [[ $kind == ofed ]] || rpf_all=2
+  for d in all default; do
+    put "proc/sys/net/ipv4/conf/$d/arp_ignore" 0
+    put "proc/sys/net/ipv4/conf/$d/arp_announce" 0
+  done
+  put proc/sys/net/ipv4/conf/all/rp_filter "$rpf_all"
+  put proc/sys/net/ipv4/conf/default/rp_filter 2
   fakehost_mounts "$root" "$rootfs" ${mounts[@]+"${mounts[@]}"}
   # rdma_cm's configfs folder is there (module loaded); the per-device folders are made by
   # mkdir, which the driver filesystem (tests/host/driverfs) answers as configfs does.
@@ -252,6 +265,10 @@ ID_LIKE=debian'
     link "sys/bus/pci/devices/$bdf" "../../../devices/pci0000:00/$bdf"
     link "sys/bus/pci/drivers/mlx5_core/$bdf" "../../../../devices/pci0000:00/$bdf"
 
+    mkdir -p -- "$root/proc/sys/net/ipv4/conf/$ifc"
+    for d in arp_ignore arp_announce rp_filter; do
+      cp -- "$root/proc/sys/net/ipv4/conf/default/$d" "$root/proc/sys/net/ipv4/conf/$ifc/$d"
+    done
     put "$net/mtu" 1500
     put "$net/operstate" up
     put "$net/carrier" 1

@@ -71,6 +71,7 @@ fn the_shell_sources_parse_and_pass_shellcheck_without_findings() {
             "lib-checks.sh",
             "lib-firmware.sh",
             "lib-health.sh",
+            "lib-net.sh",
             "lib-netmgr.sh",
             "lib-parse.sh",
             "lib-persist.sh",
