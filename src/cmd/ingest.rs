@@ -15,7 +15,7 @@ use anyhow::{Context, Result};
 
 use crate::cli::{PlanArg, ReportFormat};
 use crate::cmd::{console, invalid_plan, load};
-use crate::ingest::intake::{PlanView, PlannedHost};
+use crate::ingest::intake::{PlanView, PlannedHost, PlannedPort};
 use crate::ingest::report::{ClusterReport, Require};
 use crate::ingest::{intake, render, verdict};
 
@@ -55,6 +55,19 @@ pub(crate) fn run(opts: &Options<'_>) -> Result<ExitCode> {
                         .map(|h| PlannedHost {
                             name: h.hostname.to_string(),
                             mgmt_ip: h.mgmt_ip.to_string(),
+                            ports: h
+                                .nics
+                                .iter()
+                                .map(|n| PlannedPort {
+                                    ib_dev: n.ib_dev.to_string(),
+                                    rail: crate::generate::fabric::rail_of(n),
+                                    switch: n.switch.as_ref().map(|s| {
+                                        n.switch_port
+                                            .as_ref()
+                                            .map_or_else(|| s.to_string(), |p| format!("{s} {p}"))
+                                    }),
+                                })
+                                .collect(),
                         })
                         .collect(),
                 }),

@@ -88,7 +88,8 @@ impl Pairs {
     }
 }
 
-fn rail_of(nic: &Nic) -> String {
+/// A port's rail: the `rail` column, else its subnet.
+pub(crate) fn rail_of(nic: &Nic) -> String {
     nic.rail
         .map_or_else(|| nic.ip.trunc().to_string(), |r| r.to_string())
 }
@@ -134,8 +135,9 @@ pub(crate) fn pairs(plan: &Plan) -> Pairs {
         }
     }
     let end_at = |(h, i): (usize, usize)| end(&plan.hosts[h], &plan.hosts[h].nics[i]);
-    let tcp = |(_, i): (usize, usize), slot: usize| {
-        BASE_TCP_PORT + SLOTS * u32::try_from(i).unwrap_or(u32::MAX / SLOTS - 1) + slot as u32
+    // A plan has far fewer than 2^32 / 8 ports on a host.
+    let tcp = |(_, i): (usize, usize), slot: u32| {
+        BASE_TCP_PORT + SLOTS * u32::try_from(i).unwrap_or(u32::MAX / SLOTS - 1) + slot
     };
     let mut ports: HashMap<(usize, usize), PortPairs> = HashMap::new();
     let mut rails = Vec::new();
@@ -168,10 +170,11 @@ pub(crate) fn pairs(plan: &Plan) -> Pairs {
         }
         for g in &groups {
             let receiver = members[g[0]];
-            let senders: Vec<(usize, (usize, usize))> = g[1..]
+            // Slots 1 to 7: a group has two senders, four at most.
+            let senders: Vec<(u32, (usize, usize))> = g[1..]
                 .iter()
-                .enumerate()
-                .map(|(s, &k)| (s + 1, members[k]))
+                .zip(1..SLOTS)
+                .map(|(&k, slot)| (slot, members[k]))
                 .collect();
             for &(slot, s) in &senders {
                 if let Some(p) = ports.get_mut(&s) {

@@ -48,6 +48,18 @@ pub(crate) struct PlannedHost {
     pub name: String,
     /// Its management address.
     pub mgmt_ip: String,
+    /// Its planned ports, for the fabric matrix.
+    pub ports: Vec<PlannedPort>,
+}
+
+/// A planned port as the fabric matrix names it.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct PlannedPort {
+    pub ib_dev: String,
+    /// The rail of the fabric test's ring (its number, else the subnet).
+    pub rail: String,
+    /// `leaf-1 Eth1/2` from the plan's switch and switch port, when it has them.
+    pub switch: Option<String>,
 }
 
 impl PlanView {

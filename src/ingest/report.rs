@@ -169,6 +169,37 @@ pub(crate) struct HostReport {
     /// Per NIC (`ib_dev`), the netdev the latest result names, for labels.
     #[serde(skip)]
     pub netdevs: BTreeMap<String, String>,
+    /// The fabric test's newest result, port by port (the fabric matrix); empty without one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fabric: Vec<FabricPort>,
+}
+
+/// One port's row of the fabric matrix, from the host's newest `fabric` result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub(crate) struct FabricPort {
+    /// The planned RDMA device.
+    pub nic: String,
+    /// Its rail, from the plan.
+    pub rail: Option<String>,
+    /// The worst status of its fabric checks.
+    pub status: Status,
+    /// What it sends to and serves (`fabric_peer`'s expectation).
+    pub peers: String,
+    /// The host it sends to (the ring's next port on its rail).
+    pub to: Option<String>,
+    /// The measured rate (`fabric_bw`'s reading), empty when no traffic ran.
+    pub rate: String,
+    /// `fabric_bw`, `fabric_priority`, `fabric_loss`, `fabric_congestion`: each check's status.
+    pub bw: Option<Status>,
+    pub priority: Option<Status>,
+    pub loss: Option<Status>,
+    pub congestion: Option<Status>,
+    /// The switch port the plan cables it to.
+    pub plan_switch: Option<String>,
+    /// The switch port LLDP saw on it (from the host's newest result that records it).
+    pub lldp_switch: Option<String>,
+    /// The messages of its fabric checks that did not pass: they name both ends.
+    pub problems: Vec<String>,
 }
 
 /// One NIC's recorded configuration (`facts.nics.<ib_dev>` of a result).

@@ -40,6 +40,8 @@ pub enum Phase {
     Apply,
     /// `rollback.sh`: the saved state was restored.
     Rollback,
+    /// `fabric.sh`: the fabric test (traffic between the hosts); it changes no setting.
+    Fabric,
 }
 
 impl Phase {
@@ -49,6 +51,7 @@ impl Phase {
             Phase::Precheck => "precheck",
             Phase::Apply => "apply",
             Phase::Rollback => "rollback",
+            Phase::Fabric => "fabric",
         }
     }
 }

@@ -20,7 +20,8 @@ use crate::ingest::intake::{
     FileNote, HostResults, Intake, Item, PlanView, PlannedHost, RunKey, run_kind_name,
 };
 use crate::ingest::report::{
-    ClusterReport, HostReport, NicConfig, PcieSpeeds, PlanSummary, Require, Run, State, Totals,
+    ClusterReport, FabricPort, HostReport, NicConfig, PcieSpeeds, PlanSummary, Require, Run, State,
+    Totals,
 };
 use crate::ingest::result::{
     Check, Counts, NicFacts, NicHealth, Phase, ResultFile, Status, pcie_gts,
@@ -188,12 +189,22 @@ fn host_report(
         results.current
     };
     let runs: Vec<Run> = winners.values().map(run_of).collect();
+    // The fabric test says nothing of the settings: it does not give the state, but a failed
+    // one fails the host.
+    let fabric_run = winners.remove(&(Phase::Fabric, false));
+    winners.remove(&(Phase::Fabric, true));
     let Evidence {
         latest,
         state,
         changes,
         checking,
     } = evidence(&mut winners);
+    let (fabric, fabric_failures) = fabric_ports(fabric_run, planned_host);
+    let state = if fabric_failures.is_empty() {
+        state
+    } else {
+        State::Failed
+    };
     let (mut failures, mut warnings, mut checks) = (Vec::new(), Vec::new(), Vec::new());
     // Summarised before its checks move out.
     let latest_run = latest.as_ref().map(run_of);
@@ -212,6 +223,7 @@ fn host_report(
             }
         }
     }
+    failures.extend(fabric_failures);
     let ok = !is_stale && ready(state, require);
     let change_lines = attention::change_lines(&changes);
     let what = if state == State::Drifted {
@@ -246,8 +258,103 @@ fn host_report(
         pcie,
         nic_config: per_nic(latest.as_ref(), nic_config),
         netdevs: per_nic(latest.as_ref(), |f| Some(f.get("netdev")?.to_string())),
+        fabric,
         host: name,
     }
+}
+
+/// The fabric matrix's rows of a host's newest fabric result, in plan order where the plan has
+/// the port, and its checks that failed (a run that failed without a port's check, such as a
+/// missing ib_write_bw, fails with its own checks).
+fn fabric_ports(run: Option<Item>, planned: Option<&PlannedHost>) -> (Vec<FabricPort>, Vec<Check>) {
+    let Some(item) = run else {
+        return (Vec::new(), Vec::new());
+    };
+    let r = &item.result;
+    let failures: Vec<Check> = r
+        .checks
+        .iter()
+        .filter(|c| c.status == Status::Fail)
+        .cloned()
+        .collect();
+    let mut nics: Vec<String> = Vec::new();
+    for c in &r.checks {
+        let nic = c
+            .nic
+            .as_ref()
+            .filter(|_| c.id.as_str().starts_with("fabric_"));
+        if let Some(nic) = nic.filter(|n| !nics.iter().any(|m| m == n.as_str())) {
+            nics.push(nic.as_str().to_string());
+        }
+    }
+    let planned_port = |nic: &str| planned.and_then(|h| h.ports.iter().find(|p| p.ib_dev == nic));
+    let order = |nic: &String| {
+        planned
+            .and_then(|h| h.ports.iter().position(|p| &p.ib_dev == nic))
+            .unwrap_or(usize::MAX)
+    };
+    nics.sort_by_key(order);
+    let rows = nics
+        .into_iter()
+        .map(|nic| {
+            let of = |id: &str| {
+                r.checks.iter().find(|c| {
+                    c.id.as_str() == id && c.nic.as_ref().is_some_and(|n| n.as_str() == nic)
+                })
+            };
+            let status = |id: &str| of(id).map(|c| c.status);
+            let mine: Vec<&Check> = r
+                .checks
+                .iter()
+                .filter(|c| {
+                    c.id.as_str().starts_with("fabric_")
+                        && c.nic.as_ref().is_some_and(|n| n.as_str() == nic)
+                })
+                .collect();
+            let worst = if mine.iter().any(|c| c.status == Status::Fail) {
+                Status::Fail
+            } else if mine.iter().any(|c| c.status == Status::Warn) {
+                Status::Warn
+            } else if mine.iter().all(|c| c.status == Status::Skip) {
+                Status::Skip
+            } else {
+                Status::Pass
+            };
+            let lldp = r.facts.health.get(&nic).and_then(|h| {
+                h.neighbor
+                    .as_ref()
+                    .map(|n| format!("{} {}", n.switch, n.port))
+            });
+            let planned_port = planned_port(&nic);
+            FabricPort {
+                rail: planned_port.map(|p| p.rail.clone()),
+                plan_switch: planned_port.and_then(|p| p.switch.clone()),
+                lldp_switch: lldp,
+                status: worst,
+                to: of("fabric_peer").and_then(|c| {
+                    let t = c.expected.as_str().strip_prefix("sends to ")?;
+                    Some(t.split_once(' ')?.0.to_string())
+                }),
+                peers: of("fabric_peer")
+                    .map(|c| c.expected.as_str().to_string())
+                    .unwrap_or_default(),
+                rate: of("fabric_bw")
+                    .map(|c| c.actual.as_str().to_string())
+                    .unwrap_or_default(),
+                bw: status("fabric_bw"),
+                priority: status("fabric_priority"),
+                loss: status("fabric_loss"),
+                congestion: status("fabric_congestion"),
+                problems: mine
+                    .iter()
+                    .filter(|c| matches!(c.status, Status::Fail | Status::Warn))
+                    .map(|c| c.message.as_str().to_string())
+                    .collect(),
+                nic,
+            }
+        })
+        .collect();
+    (rows, failures)
 }
 
 /// What a host's newest results show: the one that gives its state, the state, and the

@@ -12,6 +12,12 @@ use crate::fakehost::{for_each_bash, repo};
 /// Runs a cluster of `n` hosts with `args` and returns each host's fabric result (`None` where
 /// fabric.sh did not run) and the seconds the fabric step took.
 fn cluster(bash: &str, n: usize, args: &[&str]) -> (Vec<Option<Value>>, u64) {
+    let (results, elapsed, _dir) = cluster_in(bash, n, args);
+    (results, elapsed)
+}
+
+/// [`cluster`], and the folder it ran in (`c/res`, `c/applied`, `c/plan.json`).
+fn cluster_in(bash: &str, n: usize, args: &[&str]) -> (Vec<Option<Value>>, u64, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().join("c");
     let out = Command::new("bash")
@@ -36,7 +42,7 @@ fn cluster(bash: &str, n: usize, args: &[&str]) -> (Vec<Option<Value>>, u64) {
         .trim()
         .parse()
         .unwrap();
-    (results, elapsed)
+    (results, elapsed, dir)
 }
 
 fn read_json(path: &Path) -> Option<Value> {
@@ -170,7 +176,7 @@ fn ecn_off_on_a_receiver_fails_fabric_congestion() {
 #[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn a_slow_link_fails_fabric_bw_with_both_rates() {
     for_each_bash(|bash| {
-        let (results, _) = cluster(bash, 3, &["--slow", "h1:100", "--no-incast"]);
+        let (results, _, dir) = cluster_in(bash, 3, &["--slow", "h1:100", "--no-incast"]);
         // h0 sends to h1 and h1 to h2: both flows cross h1's slow path.
         for h in [0, 1] {
             let r = results[h].as_ref().unwrap();
@@ -185,5 +191,39 @@ fn a_slow_link_fails_fabric_bw_with_both_rates() {
         }
         let (status, _) = check(results[2].as_ref().unwrap(), "fabric_bw");
         assert_eq!(status, "pass");
+        // ingest: the matrix, the failed hosts counted, the failing link's ends and switch ports.
+        let c = dir.path().join("c");
+        let plan = c.join("plan.json").display().to_string();
+        let (res, applied) = (c.join("res"), c.join("applied"));
+        let (res, applied) = (res.display().to_string(), applied.display().to_string());
+        let text = crate::common::roce_gen(&c, &["ingest", &res, &applied, "--plan", &plan]);
+        assert_eq!(text.code, 1, "{}", text.transcript());
+        let out = &text.stdout;
+        assert!(
+            out.contains("rail 0  h0 mlx5_0: ❌ 97.00 Gb/s  priority ✅  loss ✅"),
+            "{out}"
+        );
+        assert!(
+            out.contains("h0 mlx5_0 (switch port: plan leaf-1 Eth1/1, LLDP not seen); sends to h1"),
+            "{out}"
+        );
+        assert!(
+            out.contains("→ h1 mlx5_0 (switch port: plan leaf-1 Eth1/2, LLDP not seen)"),
+            "{out}"
+        );
+        assert!(out.contains("rail 0  h2 mlx5_0: ✅ 388.00 Gb/s"), "{out}");
+        assert!(out.contains("2 failed"), "{out}");
+        let json = crate::common::roce_gen(
+            &c,
+            &[
+                "ingest", &res, &applied, "--plan", &plan, "--format", "json",
+            ],
+        );
+        let report: Value = serde_json::from_str(&json.stdout).unwrap();
+        let h0 = &report["hosts"][0];
+        assert_eq!(h0["state"], "failed");
+        assert_eq!(h0["fabric"][0]["rate"], "97.00 Gb/s");
+        assert_eq!(h0["fabric"][0]["plan_switch"], "leaf-1 Eth1/1");
+        assert_eq!(h0["fabric"][0]["to"], "h1");
     });
 }
