@@ -302,7 +302,7 @@ rg_persist_reload() {
     fi
   fi
   [ -z "$changes" ] || rg_save persistence_reload "" "$saved"
-  if [ "$RG_DRY_RUN" = no ] && ! systemctl is-enabled "$RG_UNIT" >/dev/null 2>&1; then
+  if [ "$RG_DRY_RUN" = no ] && ! rg_x systemctl is-enabled "$RG_UNIT" >/dev/null 2>&1; then
     problems+="; $RG_UNIT is not enabled, so there is nothing to re-apply with"
   fi
   if [ -n "$hook" ] && [ "${#RG_BDFS[@]}" -gt 0 ]; then what+=" restart $RG_UNIT"; else what+=" restarts $RG_UNIT"; fi
@@ -363,7 +363,7 @@ rg_unpersist_reload() {
 # its run (RemainAfterExit), which would say the host is configured after the rollback.
 rg_unpersist() {
   rg_do systemctl disable "$RG_UNIT" || true
-  ! systemctl -q is-active "$RG_UNIT" 2>/dev/null || rg_do systemctl stop "$RG_UNIT" || true
+  ! rg_x systemctl -q is-active "$RG_UNIT" 2>/dev/null || rg_do systemctl stop "$RG_UNIT" || true
   rg_do rm -f "$RG_UNIT_FILE"
   rg_drop_legacy_unit
   rg_do systemctl daemon-reload || true

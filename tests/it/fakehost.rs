@@ -508,6 +508,7 @@ pub(crate) fn changes(commands: &[String]) -> Vec<String> {
                 || c.starts_with("dcb pfc show")
                 || c.starts_with("dcb dcbx show")
                 || c.starts_with("systemctl is-enabled")
+                || c.starts_with("systemctl -q is-active")
                 || c.starts_with("nmcli -t ")
                 || c.starts_with("nmcli -g ")
                 || ((c.starts_with("mlxconfig") || c.starts_with("mstconfig")) && c.contains(" q"))
