@@ -533,3 +533,118 @@ fn the_health_units_pass_systemd_analyze_verify_and_security() {
     // Tighter than the boot unit (no writable /sys, no module loading).
     assert!(exposure <= 2.6, "exposure {level}:\n{table}");
 }
+
+/// The timer under a real systemd (PID 1 of a bullseye container under systemd-nspawn), with the
+/// plan's shortest interval (5 s): it fires after boot and again, and each run of the sandboxed
+/// service writes the textfile of the simulated host. A test drop-in only points the service at
+/// the fake host.
+#[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
+fn the_timer_fires_under_real_systemd_and_the_service_writes_the_textfile() {
+    let rootfs = crate::fakehost::bullseye_root();
+    assert!(
+        rootfs.join("lib/systemd/systemd").is_file(),
+        "no bullseye root with systemd: run `bash .ci/run`"
+    );
+    require("systemd-nspawn");
+    let h = FakeHost::ofed()
+        .plan(|p| p["cluster"]["health_interval"] = serde_json::json!(5))
+        .build();
+    assert_eq!(h.run("apply.sh", &[]).code, 0);
+    let dir = tmp();
+    let (dropin, out, textdir) = (
+        dir.path().join("dropin"),
+        dir.path().join("out"),
+        dir.path().join("textfile"),
+    );
+    for d in [&dropin, &out, &textdir] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    std::fs::create_dir_all(h.fake("var/lib/roce-gen/lab")).unwrap();
+    std::fs::create_dir_all(h.fake("var/lib/node_exporter/textfile_collector")).unwrap();
+    let _ =
+        std::fs::remove_file(h.fake("var/lib/node_exporter/textfile_collector/roce-gen-lab.prom"));
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(h.fake("stub.log"))
+        .unwrap();
+    // The sandbox stays on: the fake host's copies of the two folders the service may write.
+    std::fs::write(
+        dropin.join("fake-host.conf"),
+        "[Service]\nEnvironment=ROCE_GEN_ROOT=/fake STUB_LOG=/fake/stub.log PATH=/fake/bin:/usr/bin:/bin\nReadWritePaths=/fake/var/lib/node_exporter/textfile_collector /fake/var/lib/roce-gen/lab /fake/stub.log\n",
+    )
+    .unwrap();
+    let report = dir.path().join("harness-report.service");
+    std::fs::write(
+        &report,
+        "[Service]\nType=oneshot\nExecStart=/bin/sh -c 'sleep 14; systemctl show -p ActiveState,Result,ProtectKernelTunables roce-gen-health-lab.service > /out/state; journalctl -u roce-gen-health-lab.service -o cat > /out/journal; systemctl poweroff'\n",
+    )
+    .unwrap();
+    let bind = |from: &Path, to: &str| format!("--bind={}:{to}", from.display());
+    let run = Command::new("bash")
+        .arg(repo().join("tests/host/fakehost.sh"))
+        .arg("run")
+        .arg(&h.root)
+        .args(["--", "timeout", "120", "systemd-nspawn"])
+        .args([
+            "-q",
+            "--register=no",
+            "--keep-unit",
+            "--volatile=overlay",
+            "--private-network",
+            "--hostname=node-a",
+        ])
+        .arg(format!("--directory={}", rootfs.display()))
+        .arg(bind(&h.root, "/fake"))
+        .arg(bind(&h.bundle, "/opt/roce-gen/lab"))
+        .arg(bind(&textdir, "/var/lib/node_exporter/textfile_collector"))
+        .arg(bind(
+            &h.bundle.join("roce-gen-health.service"),
+            "/etc/systemd/system/roce-gen-health-lab.service",
+        ))
+        .arg(bind(
+            &h.bundle.join("roce-gen-health.timer"),
+            "/etc/systemd/system/roce-gen-health-lab.timer",
+        ))
+        .arg(bind(
+            &dropin,
+            "/etc/systemd/system/roce-gen-health-lab.service.d",
+        ))
+        .arg(bind(&report, "/etc/systemd/system/harness-report.service"))
+        .arg(bind(&out, "/out"))
+        .args([
+            "--boot",
+            "--",
+            "systemd.wants=roce-gen-health-lab.timer",
+            "systemd.wants=harness-report.service",
+        ])
+        .output()
+        .unwrap();
+    let state = std::fs::read_to_string(out.join("state")).unwrap_or_default();
+    let journal = std::fs::read_to_string(out.join("journal")).unwrap_or_default();
+    let ctx = format!(
+        "state:\n{state}\njournal:\n{journal}\nnspawn: {}\n{}",
+        String::from_utf8_lossy(&run.stdout),
+        String::from_utf8_lossy(&run.stderr)
+    );
+    // A oneshot without RemainAfterExit is inactive between runs; each run ended in success.
+    assert!(state.contains("Result=success"), "{ctx}");
+    assert!(state.contains("ProtectKernelTunables=yes"), "{ctx}");
+    let started = journal
+        .lines()
+        .filter(|l| l.starts_with("Started ") || l.starts_with("Starting "))
+        .count();
+    assert!(
+        started >= 2,
+        "the timer fired {started} times in 14 s: {ctx}"
+    );
+    let text = std::fs::read_to_string(
+        h.fake("var/lib/node_exporter/textfile_collector/roce-gen-lab.prom"),
+    )
+    .unwrap_or_default();
+    assert!(
+        text.contains("roce_gen_health_run_ok{cluster=\"lab\",host=\"node-a\"} 1"),
+        "{ctx}\n{text}"
+    );
+}
