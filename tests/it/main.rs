@@ -25,6 +25,7 @@ mod ingest;
 mod linkwait;
 mod malformed;
 mod monitor;
+mod multirail;
 mod netmgr;
 mod output;
 mod pxe;

@@ -244,12 +244,29 @@ fn the_identity_functions_pass_their_tests() {
     function_tests("identity.sh");
 }
 
+/// Multi-rail address hygiene (lib-net.sh): arp_ignore, arp_announce and rp_filter combined as
+/// the kernel does (the larger of `all` and the device's), the effective values that break
+/// RDMA-CM, the reader of `ip route get` on the fixtures the ip stand-in prints from its route
+/// table, and the sysctl.d file. Function tests, no root.
+#[test]
+fn the_multirail_functions_pass_their_tests() {
+    function_tests("net.sh");
+}
+
 /// The time limit on driver files and the wait for a flapped link (lib.sh, lib-settings.sh): a
 /// driver call that does not return costs the limit once and is a `tool_timeout` check, the wait
 /// sleeps only after a flap and fails a link that stays down. Function tests, bash alone.
 #[test]
 fn the_driver_file_time_limit_and_the_link_wait_pass_their_tests() {
     function_tests("linkwait.sh");
+}
+
+/// The health run's readers and textfile (lib-health.sh): each mlx5 `ethtool -S` counter of the
+/// fixture to its series, a name with a trailing space, a missing counter absent, HELP and TYPE
+/// once per family. Function tests, bash alone.
+#[test]
+fn the_health_functions_pass_their_tests() {
+    function_tests("health.sh");
 }
 
 /// run-here.sh carries the bundles' lib-text.sh byte for byte: one copy of the escaping.
