@@ -8,7 +8,7 @@
 
 use std::fmt::Write as _;
 
-use crate::plan::model::Plan;
+use crate::plan::model::{Plan, Priority};
 
 /// One alerting rule.
 struct Rule {
@@ -111,7 +111,7 @@ fn prio_re(prios: &[u8]) -> String {
 fn rule_list(plan: &Plan) -> Vec<Rule> {
     let c = &plan.cluster;
     let cl = format!("cluster={}", q(c.cluster_name.as_str()));
-    let lossless: Vec<u8> = c.pfc_priorities.iter().map(|p| p.get()).collect();
+    let lossless: Vec<u8> = c.pfc_priorities.iter().map(Priority::get).collect();
     let lossy: Vec<u8> = (0..8).filter(|p| !lossless.contains(p)).collect();
     let profile = format!(
         "the plan: trust {}, RoCE DSCP {} on priority {}, CNP DSCP {} on priority {}, PFC on {}, ECN on {}, global pause {}",
@@ -121,7 +121,12 @@ fn rule_list(plan: &Plan) -> Vec<Rule> {
         c.cnp_dscp.get(),
         c.cnp_priority.get(),
         list(&lossless),
-        list(&c.ecn_priorities.iter().map(|p| p.get()).collect::<Vec<_>>()),
+        list(
+            &c.ecn_priorities
+                .iter()
+                .map(Priority::get)
+                .collect::<Vec<_>>()
+        ),
         c.global_pause.as_str()
     );
     // Three missed runs, and a minute for the scrape.

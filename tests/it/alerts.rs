@@ -355,10 +355,8 @@ fn summary_of(rules: &str, alert: &str) -> String {
     for line in rules.lines().map(str::trim) {
         if line == format!("- alert: {alert}") {
             seen = true;
-        } else if seen {
-            if let Some(s) = line.strip_prefix("summary: ") {
-                return serde_json::from_str(s).unwrap();
-            }
+        } else if let (true, Some(s)) = (seen, line.strip_prefix("summary: ")) {
+            return serde_json::from_str(s).unwrap();
         }
     }
     panic!("{alert} has no summary")
