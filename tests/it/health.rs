@@ -648,3 +648,40 @@ fn the_timer_fires_under_real_systemd_and_the_service_writes_the_textfile() {
         "{ctx}\n{text}"
     );
 }
+
+/// A planned port the host does not have: the run says so (`port_present` 0, `run_ok` 0) and
+/// gives that port no other series, not zeros; the other port is read as usual.
+#[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
+fn a_missing_port_is_said_and_has_no_counters() {
+    for_each_bash(|bash| {
+        let h = FakeHost::ofed().without("mlx5_1").bash(bash).build();
+        let (code, err) = health(&h, &[]);
+        assert_eq!(code, 0, "{bash}: {err}");
+        let got = series(&textfile(&h));
+        let gone = port_labels("mlx5_1", "ens2f0np0");
+        let here = port_labels("mlx5_0", "ens1f0np0");
+        assert_eq!(got[&format!("roce_gen_health_port_present{{{gone}}}")], "0");
+        assert_eq!(got[&format!("roce_gen_health_port_present{{{here}}}")], "1");
+        assert_eq!(
+            got["roce_gen_health_run_ok{cluster=\"lab\",host=\"node-a\"}"],
+            "0"
+        );
+        let of_gone: Vec<_> = got
+            .keys()
+            .filter(|k| {
+                k.contains("nic=\"mlx5_1\"") && !k.starts_with("roce_gen_health_port_present")
+            })
+            .collect();
+        assert!(of_gone.is_empty(), "{bash}: {of_gone:?}");
+        assert!(
+            got.keys()
+                .any(|k| k.starts_with("roce_gen_health_rdma_events_total{") && k.contains(&here))
+        );
+        assert!(
+            crate::ingest::promtool_findings(&textfile(&h))
+                .trim()
+                .is_empty()
+        );
+    });
+}
