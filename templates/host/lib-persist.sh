@@ -158,10 +158,11 @@ rg_reapply_cmds() {
 }
 
 # rg_port_bdfs: RG_BDFS = the PCI function of each planned port (the planned address, else the
-# one the host shows for the RDMA device); RG_NO_BDF = the ports with neither, comma-separated.
+# one the host shows for the RDMA device), RG_NBDF how many; RG_NO_BDF = the ports with neither,
+# comma-separated.
 rg_port_bdfs() {
   local i dev link b
-  RG_BDFS=() RG_NO_BDF=""
+  RG_BDFS=() RG_NBDF=0 RG_NO_BDF=""
   for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do
     dev=${RG_NIC_IBDEV[i]} b=${RG_NIC_PCI[i]:-}
     if [ -z "$b" ] && link=$(readlink "$RG_ROOT/sys/class/infiniband/$dev/device" 2>/dev/null); then
@@ -169,7 +170,7 @@ rg_port_bdfs() {
     fi
     if [[ $b =~ ^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$ ]]; then
       b=$(printf '%s' "$b" | tr 'A-F' 'a-f')
-      [[ " ${RG_BDFS[*]-} " == *" $b "* ]] || RG_BDFS+=("$b")
+      [[ " ${RG_BDFS[*]-} " == *" $b "* ]] || { RG_BDFS+=("$b") && RG_NBDF=$((RG_NBDF + 1)); }
     else
       RG_NO_BDF="${RG_NO_BDF:+$RG_NO_BDF, }$dev"
     fi
@@ -254,7 +255,7 @@ rg_persist_file() {
 rg_persist_reload() {
   local rule hook="" clusters c changes="" problems="" what saved=installed
   rg_port_bdfs
-  if [ "${#RG_BDFS[@]}" -gt 0 ]; then
+  if [ "$RG_NBDF" -gt 0 ]; then
     rule=$(rg_udev_text)
     what="the udev rule $RG_UDEV_RULE (PCI $(IFS=,; printf '%s' "${RG_BDFS[*]}" | sed 's/,/, /g'))"
     if [ "$(cat "$RG_ROOT$RG_UDEV_RULE" 2>/dev/null)" != "$rule" ]; then
@@ -305,7 +306,7 @@ rg_persist_reload() {
   if [ "$RG_DRY_RUN" = no ] && ! rg_x systemctl is-enabled "$RG_UNIT" >/dev/null 2>&1; then
     problems+="; $RG_UNIT is not enabled, so there is nothing to re-apply with"
   fi
-  if [ -n "$hook" ] && [ "${#RG_BDFS[@]}" -gt 0 ]; then what+=" restart $RG_UNIT"; else what+=" restarts $RG_UNIT"; fi
+  if [ -n "$hook" ] && [ "$RG_NBDF" -gt 0 ]; then what+=" restart $RG_UNIT"; else what+=" restarts $RG_UNIT"; fi
   changes=${changes#, }
   if [ "$RG_DRY_RUN" = yes ] && [ -n "$changes" ]; then
     rg_check_action persistence_reload "" warn info installed "" "dry run: would install ${what#the }" "absent → installed ($changes)"
