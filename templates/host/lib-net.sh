@@ -79,7 +79,7 @@ rg_arp_read() {
 
 # rg_arp_check I: the `arp_sysctls` check of NIC I from the host's values.
 rg_arp_check() {
-  local i=$1 dev=${RG_NIC_IBDEV[$1]} ifc=${RG_NIC_NETDEV[$1]} fix
+  local i=$1 dev=${RG_NIC_IBDEV[$1]} ifc=${RG_NIC_NETDEV[$1]}
   rg_arp_read "$i"
   if [ -z "$RG_ARP_WHY" ]; then
     rg_check arp_sysctls "$dev" pass warning "safe" "$RG_ARP_EFF" \
@@ -87,12 +87,13 @@ rg_arp_check() {
     return 0
   fi
   if [ "$RG_ARP_SYSCTLS" = set ]; then
-    fix="apply sets $RG_ARP_WANT on $ifc (plan arp_sysctls = set)"
-  else
-    fix="set arp_ignore=1, arp_announce=2, rp_filter=2 on $ifc (plan arp_sysctls = set does it)"
+    # A change apply will make: the summary lists it with the others.
+    rg_check_change arp_sysctls "$dev" warn warning "$RG_ARP_WANT" "$RG_ARP_EFF" \
+      "$ifc on a host with several RoCE ports: $RG_ARP_WHY, which can break RDMA-CM address resolution (effective values $RG_ARP_EFF, the larger of $ifc's $RG_ARP_DEV and all's $RG_ARP_ALL): apply sets $RG_ARP_WANT on $ifc (plan arp_sysctls = set)" "$RG_ARP_DEV"
+    return 0
   fi
   rg_check arp_sysctls "$dev" warn warning "$RG_ARP_WANT" "$RG_ARP_EFF" \
-    "$ifc on a host with several RoCE ports: $RG_ARP_WHY, which can break RDMA-CM address resolution (effective values $RG_ARP_EFF, the larger of $ifc's $RG_ARP_DEV and all's $RG_ARP_ALL): $fix"
+    "$ifc on a host with several RoCE ports: $RG_ARP_WHY, which can break RDMA-CM address resolution (effective values $RG_ARP_EFF, the larger of $ifc's $RG_ARP_DEV and all's $RG_ARP_ALL): set arp_ignore=1, arp_announce=2, rp_filter=2 on $ifc (plan arp_sysctls = set does it)"
 }
 
 # rg_route_dev TEXT: the interface in the output of `ip route get` (iproute2 ip/iproute.c

@@ -69,8 +69,16 @@ struct Scenario {
     runs: Vec<String>,
 }
 
-/// What the state snapshot covers: the fake sysfs and tool state, and what apply installs.
-const STATE: [&str; 5] = ["sys", ".fake", "etc", "opt", "var/lib/roce-gen"];
+/// What the state snapshot covers: the fake sysfs and tool state, what apply installs, and the
+/// network sysctls (`arp_sysctls = set`).
+const STATE: [&str; 6] = [
+    "sys",
+    ".fake",
+    "etc",
+    "opt",
+    "var/lib/roce-gen",
+    "proc/sys/net",
+];
 
 fn state(h: &FakeHost) -> Vec<String> {
     h.snapshot_of(&STATE).lines().map(str::to_string).collect()
