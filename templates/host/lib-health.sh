@@ -75,7 +75,7 @@ rg_hm() {
 # order of RG_HM_FAMILIES.
 rg_health_text() {
   local f name type help
-  for f in "${RG_HM_FAMILIES[@]}"; do
+  for f in ${RG_HM_FAMILIES[@]+"${RG_HM_FAMILIES[@]}"}; do
     name=${f%% *} f=${f#* }
     type=${f%% *} help=${f#* }
     [ -n "${RG_HM[$name]:-}" ] || continue
@@ -165,7 +165,7 @@ rg_health_port() {
   done
   # The thresholds the optics check uses: temp_hi tx_lo tx_hi rx_lo rx_hi.
   read -r -a limits <<<"$RG_P_OPT_LIMITS"
-  [ "${#limits[@]}" -eq 5 ] || return 0
+  [ ${#limits[@]} -eq 5 ] || return 0
   rg_is_num "${limits[0]}" && rg_hm roce_gen_health_module_temperature_high_celsius "$l" "${limits[0]}"
   if [ -n "$RG_P_OPT_RX" ]; then
     rg_is_num "${limits[3]}" && rg_hm roce_gen_health_module_rx_power_low_dbm "$l" "${limits[3]}"
