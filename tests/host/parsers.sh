@@ -144,6 +144,8 @@ eq "nmcli device: an NM profile active, its name with a colon" \
   "connected|5fc2a9b0-7e3d-4c1a-9f00-000000000002|roce: ens1f0np0" \
   "$(fx nmcli/device-status.txt | rg_parse_nm_device ens1f0np0 | tr '\t' '|')"
 eq "nmcli device: no profile" "disconnected||" "$(fx nmcli/device-status.txt | rg_parse_nm_device ens2f0np0 | tr '\t' '|')"
+eq "nmcli device: an activation NetworkManager only watches" "connected (externally)|5fc2a9b0-7e3d-4c1a-9f00-000000000003|ens2f0np0" \
+  "$(fx nmcli/device-status-external.txt | rg_parse_nm_device ens2f0np0 | tr '\t' '|')"
 eq "nmcli device: not listed" "" "$(fx nmcli/device-status.txt | rg_parse_nm_device ens3f0np0)"
 eq "nmcli device: the error of a stopped daemon is no device" "" "$(fx nmcli/not-running.txt | rg_parse_nm_device ens1f0np0)"
 eq "nmcli profile file" /etc/NetworkManager/system-connections/ens1f0np0.nmconnection \

@@ -306,6 +306,36 @@ fn a_networkd_without_reload_is_a_warning_not_a_change() {
 
 #[test]
 #[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
+fn a_device_networkmanager_only_watches_is_not_its_own() {
+    for_each_bash(|bash| {
+        let h = host(bash, &["ens2f0np0:nm:1500"]);
+        let marker = h.fake(".fake/nm/external/ens2f0np0");
+        std::fs::create_dir_all(marker.parent().unwrap()).unwrap();
+        std::fs::write(&marker, "").unwrap();
+        let (_, out, _) = h.run_cmd(&[
+            "nmcli",
+            "-t",
+            "-f",
+            "DEVICE,STATE,CONNECTION,CON-UUID",
+            "device",
+            "status",
+        ]);
+        assert_eq!(out, fixture("nmcli/device-status-external.txt"));
+        let pre = h.run("precheck.sh", &[]);
+        assert_eq!(pre.result["facts"]["nics"]["mlx5_1"]["net_manager"], "none");
+        let apply = h.run("apply.sh", &[]);
+        apply.expect(&["mtu"], "mlx5_1", "changed", "apply");
+        assert!(
+            !h.take_commands()
+                .iter()
+                .any(|c| c.starts_with("nmcli connection modify")),
+            "a profile NetworkManager only watches was modified"
+        );
+    });
+}
+
+#[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn the_stand_ins_print_what_the_fixtures_hold() {
     let h = host("bash", &["ens1f0np0:nm", "ens2f0np0:networkd:1500"]);
     // The fixture's profile is named with a colon, which terse output escapes.
