@@ -253,7 +253,7 @@ rg_persist_file() {
 # `pass`/`changed` only when it holds: the unit enabled, the rule in place and read by udevd,
 # the hook (where OFED is) naming this cluster. --dry-run takes the same steps and prints them.
 rg_persist_reload() {
-  local rule hook="" clusters c changes="" problems="" what saved=installed
+  local rule hook="" clusters c changes="" problems="" what triggers saved=installed
   rg_port_bdfs
   if [ "$RG_NBDF" -gt 0 ]; then
     rule=$(rg_udev_text)
@@ -306,10 +306,11 @@ rg_persist_reload() {
   if [ "$RG_DRY_RUN" = no ] && ! rg_x systemctl is-enabled "$RG_UNIT" >/dev/null 2>&1; then
     problems+="; $RG_UNIT is not enabled, so there is nothing to re-apply with"
   fi
+  triggers=$what
   if [ -n "$hook" ] && [ "$RG_NBDF" -gt 0 ]; then what+=" restart $RG_UNIT"; else what+=" restarts $RG_UNIT"; fi
   changes=${changes#, }
   if [ "$RG_DRY_RUN" = yes ] && [ -n "$changes" ]; then
-    rg_check_action persistence_reload "" warn info installed "" "dry run: would install ${what#the }" "absent → installed ($changes)"
+    rg_check_action persistence_reload "" warn info installed "" "dry run: would install $triggers, which would restart $RG_UNIT" "absent → installed ($changes)"
   elif [ -n "$problems" ]; then
     rg_check persistence_reload "" warn warning installed "incomplete" "${what^}${problems}"
   elif [ -n "$changes" ]; then
