@@ -153,6 +153,7 @@ rg_fabric_step() {
         pids+=($!)
       fi
       if [ -n "${RG_FAB_TO_TCP[i]-}" ]; then
+        # shellcheck disable=SC2153 # RG_FAB_* are plan.sh's
         rg_fabric_send "$i" "${RG_FAB_TO_IP[i]}" "${RG_FAB_TO_TCP[i]}" "$deadline" "$RG_TMP/fab.$step.$i.cli" &
         pids+=($!)
       fi
@@ -208,11 +209,12 @@ rg_fabric_prio_text() {
 rg_fabric_check_ring() {
   local i=$1 dev=${RG_NIC_IBDEV[$1]} ifc=${RG_NIC_NETDEV[$1]} d="$RG_TMP/fab.ring.$1" rate speed need
   local missing="" to="${RG_FAB_TO_HOST[$1]-} (${RG_FAB_TO_IP[$1]-}, TCP ${RG_FAB_TO_TCP[$1]-})"
-  local from="${RG_FAB_FROM_HOST[$1]-} (${RG_FAB_FROM_IP[$1]-})" c v bad="" dir tx_ok=yes rx_ok=yes text=""
+  local from="${RG_FAB_FROM_HOST[$1]-} (${RG_FAB_FROM_IP[$1]-})" c v bad="" dir tx_ok=yes rx_ok=yes text="" want
   RG_FAB_RATE[i]=""
   if [ -z "${RG_FAB_TO_HOST[i]-}" ]; then
-    for c in fabric_peer fabric_bw fabric_priority fabric_loss; do
-      rg_check "$c" "$dev" skip info "" "" "skipped: rail ${RG_FAB_RAIL[i]} has no other port to pair $dev with"
+    for want in fabric_peer fabric_bw fabric_priority fabric_loss; do
+      # shellcheck disable=SC2153 # RG_FAB_* are plan.sh's
+      rg_check "$want" "$dev" skip info "" "" "skipped: rail ${RG_FAB_RAIL[i]} has no other port to pair $dev with"
     done
     return 0
   fi

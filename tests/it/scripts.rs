@@ -67,8 +67,10 @@ fn the_shell_sources_parse_and_pass_shellcheck_without_findings() {
         names,
         [
             "apply.sh",
+            "fabric.sh",
             "health.sh",
             "lib-checks.sh",
+            "lib-fabric.sh",
             "lib-firmware.sh",
             "lib-health.sh",
             "lib-net.sh",
