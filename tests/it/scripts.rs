@@ -255,6 +255,14 @@ fn the_multirail_functions_pass_their_tests() {
     function_tests("net.sh");
 }
 
+/// The fabric test (lib-fabric.sh): the reader of ib_write_bw's report on the fixtures from
+/// perftest's formats, the counter deltas past 2^31, the per-priority shares, and the
+/// ib_write_bw stand-in printing the fixtures' layout through the wire model. No root.
+#[test]
+fn the_fabric_functions_pass_their_tests() {
+    function_tests("fabric.sh");
+}
+
 /// The time limit on driver files and the wait for a flapped link (lib.sh, lib-settings.sh): a
 /// driver call that does not return costs the limit once and is a `tool_timeout` check, the wait
 /// sleeps only after a flap and fails a link that stays down. Function tests, bash alone.

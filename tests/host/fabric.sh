@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# shellcheck source-path=SCRIPTDIR
+# shellcheck disable=SC2034 # the library reads the plan values this test sets
+# Function tests of the fabric test's pure parts (templates/host/lib-fabric.sh): the reader of
+# ib_write_bw's report on the fixtures (fixtures/perftest/), the counter deltas past 2^31, the
+# per-priority shares; and that the ib_write_bw stand-in prints the fixture's layout (its client
+# and server run on two plain simulated hosts through the wire model, no root needed).
+# Prints "N passed, M failed" and exits 1 on a failure.
+# Usage: fabric.sh [BASH]   (the bash that runs the functions; default: this one)
+
+set -u
+export LC_ALL=C
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+LIB=$HERE/../../templates/host
+FX=$HERE/fixtures/perftest
+if [ $# -gt 0 ] && [ -z "${FABRIC_INNER-}" ]; then
+  FABRIC_INNER=1 exec "$1" "${BASH_SOURCE[0]}"
+fi
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/roce-gen-fabric.XXXXXX") || exit 2
+trap 'rm -rf "$TMP"' EXIT
+
+# shellcheck source=../../templates/host/lib.sh
+. "$LIB/lib.sh"
+# shellcheck source=assert.sh
+. "$HERE/assert.sh"
+RG_ROCE_PRIO=3
+
+eq "the client's average rate" 388.00 "$(rg_parse_perftest_bw <"$FX/write-bw-client.txt")"
+rg_parse_perftest_bw <"$FX/write-bw-server.txt" >/dev/null
+eq "a server's report has no rate" 1 "$?"
+rg_parse_perftest_bw <"$FX/write-bw-no-server.txt" >/dev/null
+eq "no server: no rate" 1 "$?"
+
+printf 'rx_prio3_bytes 1000\ntx_prio0_bytes 5\n' >"$TMP/before"
+printf 'np_cnp_sent 7\nrx_prio3_bytes 97000001000\ntx_prio0_bytes 5\n' >"$TMP/after"
+rg_fabric_delta "$TMP/before" "$TMP/after" >"$TMP/delta"
+eq "a delta past 2^31" 97000000000 "$(rg_fabric_get "$TMP/delta" rx_prio3_bytes)"
+eq "a counter absent before" 7 "$(rg_fabric_get "$TMP/delta" np_cnp_sent)"
+eq "a counter absent after" 0 "$(rg_fabric_get "$TMP/delta" out_of_sequence)"
+printf 'tx_prio0_bytes 900\ntx_prio3_bytes 100\n' >"$TMP/d2"
+rg_fabric_prio_text "$TMP/d2" tx
+eq "the shares, largest first" "prio0 90% prio3 10%" "$RG_V"
+eq "the bytes and the RoCE priority's" "1000 100" "$RG_FAB_TOTAL $RG_FAB_ON"
+
+# The stand-in against the fixture: the same lines once digits are masked (the numbers differ).
+if command -v flock >/dev/null 2>&1; then
+  for h in a b; do
+    bash "$HERE/fakehost.sh" create "$TMP/$h" --kind ofed --host "$h" \
+      --nic "mlx5_0:ens1f0np0:0000:1a:00.0:b8:3f:d2:0a:00:0${h/a/1}" >/dev/null
+  done
+  bash "$HERE/fakehost.sh" addr "$TMP/a" ens1f0np0 10.10.0.10/24
+  bash "$HERE/fakehost.sh" addr "$TMP/b" ens1f0np0 10.10.0.11/24
+  gid=$(grep -l . "$TMP/a/sys/class/infiniband/mlx5_0/ports/1/gid_attrs/types/"* 2>/dev/null |
+    while read -r f; do [ "$(cat "$f")" = "RoCE v2" ] && echo "${f##*/}"; done | sort -n | tail -1)
+  export FAKEHOST_WIRE=$TMP/wire
+  ROCE_GEN_ROOT=$TMP/a "$TMP/a/lib/fakehost/ib_write_bw" -d mlx5_0 -x "$gid" -F --report_gbits -D 1 \
+    --tclass 106 -p 18515 >"$TMP/srv" 2>&1 &
+  srv=$!
+  for _ in 1 2 3 4 5 6 7 8 9 10; do
+    if ROCE_GEN_ROOT=$TMP/b "$TMP/b/lib/fakehost/ib_write_bw" -d mlx5_0 -x "$gid" -F --report_gbits -D 1 \
+      --tclass 106 -p 18515 10.10.0.10 >"$TMP/cli" 2>"$TMP/cli.err"; then break; fi
+    sleep 0.3
+  done
+  wait "$srv"
+  mask() { sed 's/[0-9a-f]\{1,\}/9/g; s/9\(\.9\)\{1,\}/9/g' "$1"; }
+  eq "the stand-in's client prints the fixture's layout" "$(mask "$FX/write-bw-client.txt")" "$(mask "$TMP/cli")"
+  eq "the stand-in's server prints the fixture's layout" "$(mask "$FX/write-bw-server.txt")" "$(mask "$TMP/srv")"
+  eq "the stand-in's rate reads back" 388.00 "$(rg_parse_perftest_bw <"$TMP/cli")"
+  unset FAKEHOST_WIRE
+  ROCE_GEN_ROOT=$TMP/b "$TMP/b/lib/fakehost/ib_write_bw" -d mlx5_0 -x "$gid" -F --report_gbits -D 1 \
+    --tclass 106 -p 18515 10.10.0.11 >/dev/null 2>"$TMP/err"
+  eq "no server: perftest's error" "$(cat "$FX/write-bw-no-server.txt")" "$(cat "$TMP/err")"
+fi
+
+done_testing
