@@ -332,10 +332,163 @@ rg_nccl_text() {
   printf '#   set -a; . %s/nccl.env; set +a\n' "$RG_INSTALL_DIR"
   printf 'NCCL_IB_HCA==%s\n' "$hca"
   printf 'NCCL_IB_TC=%s\n' "$RG_ROCE_TOS"
+  # UCX (ucx src/uct/ib/base/ib_iface.c: TRAFFIC_CLASS and GID_INDEX of the IB_ prefix) does
+  # not read NCCL's variables.
+  printf 'UCX_IB_TRAFFIC_CLASS=%s\n' "$RG_ROCE_TOS"
   if rg_nccl_index; then
     printf 'NCCL_IB_GID_INDEX=%s\n' "$RG_V"
+    printf 'UCX_IB_GID_INDEX=%s\n' "$RG_V"
   else
-    printf '# NCCL_IB_GID_INDEX is left out: %s; NCCL finds each device'"'"'s RoCE v2 GID itself.\n' "$RG_V"
+    printf '# NCCL_IB_GID_INDEX and UCX_IB_GID_INDEX are left out: %s; NCCL and UCX find each device'"'"'s RoCE v2 GID themselves.\n' "$RG_V"
+  fi
+}
+
+# --- /etc/nccl.conf: NCCL reads it by itself (init.cpp initEnv, "/etc/nccl.conf"), no sourcing --
+
+# rg_nccl_conf_block: the block apply keeps in /etc/nccl.conf: the NCCL_ lines of nccl.env
+# between `# BEGIN roce-gen CLUSTER` and `# END roce-gen CLUSTER` (UCX does not read the file).
+rg_nccl_conf_block() {
+  local line
+  printf '# BEGIN roce-gen %s\n' "$RG_CLUSTER"
+  while IFS= read -r line; do
+    case $line in NCCL_*) printf '%s\n' "$line" ;; esac
+  done <<<"$(rg_nccl_text)"
+  printf '# END roce-gen %s' "$RG_CLUSTER"
+}
+
+# rg_nccl_conf_split TEXT: the lines of TEXT before this cluster's block (RG_CONF_BEFORE), the
+# block (RG_CONF_BLOCK, empty when there is none) and the lines after it (RG_CONF_AFTER), each
+# without a final newline; RG_CONF_OTHER, the lines outside the block.
+rg_nccl_conf_split() {
+  local line in=no seen=no
+  RG_CONF_BEFORE="" RG_CONF_BLOCK="" RG_CONF_AFTER=""
+  while IFS= read -r line || [ -n "$line" ]; do
+    if [ "$seen" = no ] && [ "$line" = "# BEGIN roce-gen $RG_CLUSTER" ]; then
+      in=yes seen=yes
+    fi
+    if [ "$in" = yes ]; then
+      RG_CONF_BLOCK+="${RG_CONF_BLOCK:+$'\n'}$line"
+      [ "$line" != "# END roce-gen $RG_CLUSTER" ] || in=no
+    elif [ "$seen" = yes ]; then
+      RG_CONF_AFTER+="$line"$'\n'
+    else
+      RG_CONF_BEFORE+="$line"$'\n'
+    fi
+  done <<<"$1"
+  RG_CONF_BEFORE=${RG_CONF_BEFORE%$'\n'} RG_CONF_AFTER=${RG_CONF_AFTER%$'\n'}
+  # An empty file reads as one empty line.
+  [ -n "$1" ] || RG_CONF_BEFORE=""
+  RG_CONF_OTHER=$RG_CONF_BEFORE
+  [ -z "$RG_CONF_AFTER" ] || RG_CONF_OTHER+="${RG_CONF_OTHER:+$'\n'}$RG_CONF_AFTER"
+}
+
+# rg_nccl_conf compare|apply: check `nccl_conf`: this cluster's block in /etc/nccl.conf, the
+# rest of the file kept as it is; apply writes the block (replacing its own, never a second one).
+# Whether the file was there before is kept for rollback (the file apply made is removed).
+rg_nccl_conf() {
+  local mode=$1 file=/etc/nccl.conf path text="" want state new err
+  path="$RG_ROOT$file"
+  want=$(rg_nccl_conf_block)
+  [ ! -f "$path" ] || text=$(cat "$path" 2>/dev/null)
+  rg_nccl_conf_split "$text"
+  if [ "$RG_CONF_BLOCK" = "$want" ]; then
+    rg_check nccl_conf "" pass info written written "$file carries the NCCL settings of cluster $RG_CLUSTER"
+    return 0
+  fi
+  state=absent
+  [ -z "$RG_CONF_BLOCK" ] || state="other block"
+  if [ "$mode" = compare ]; then
+    if [ -z "$RG_CONF_BLOCK" ]; then
+      new="$file has no block of cluster $RG_CLUSTER"
+    else
+      new="$file has another block of cluster $RG_CLUSTER than planned"
+    fi
+    rg_check_action nccl_conf "" warn info written "$state" "$new (apply will write it; NCCL reads the file by itself)" "$state → written ($file)"
+    return 0
+  elif [ "$(rg_run_status)" = fail ]; then
+    rg_check nccl_conf "" skip warning written "$state" "not written: apply did not succeed"
+    return 0
+  elif [ "$RG_BOOT" = yes ]; then
+    rg_check nccl_conf "" warn warning written "$state" "the boot run does not write $file (/etc is read-only to the boot unit): run apply.sh"
+    return 0
+  fi
+  rg_step "write: $file"
+  if [ "$RG_DRY_RUN" = yes ]; then
+    rg_check_action nccl_conf "" warn info written "$state" "dry run: would write the block of cluster $RG_CLUSTER into $file" "$state → written ($file)"
+    return 0
+  fi
+  # The block where it was (or at the end), the other lines as they are.
+  new="${RG_CONF_BEFORE:+$RG_CONF_BEFORE$'\n'}$want${RG_CONF_AFTER:+$'\n'$RG_CONF_AFTER}"
+  if [ ! -e "$path" ] && [ ! -e "$RG_STATE_DIR/nccl.conf.created" ]; then
+    if ! err=$({ mkdir -p "$RG_STATE_DIR" && : >"$RG_STATE_DIR/nccl.conf.created"; } 2>&1); then
+      rg_check nccl_conf "" fail error written "$state" "cannot note in $RG_STATE_DIR that apply creates $file (${err##*: }): not written"
+      return 0
+    fi
+  fi
+  if ! err=$({ printf '%s\n' "$new" >"$path.tmp.$$" && chmod 644 "$path.tmp.$$" && mv -f "$path.tmp.$$" "$path"; } 2>&1); then
+    rm -f "$path.tmp.$$"
+    rg_check nccl_conf "" fail error written "$state" "could not write $file (${err##*: })"
+    return 0
+  fi
+  rg_check_action nccl_conf "" changed info written written "wrote the block of cluster $RG_CLUSTER into $file${RG_CONF_OTHER:+ (its other lines kept)}" "$state → written ($file)"
+}
+
+# rg_nccl_conf_restore: rollback of `nccl_conf`: this cluster's block removed from /etc/nccl.conf,
+# the other lines kept; the file goes when apply made it and nothing else is left in it.
+rg_nccl_conf_restore() {
+  local file=/etc/nccl.conf path text created=no
+  path="$RG_ROOT$file"
+  [ ! -e "$RG_STATE_DIR/nccl.conf.created" ] || created=yes
+  if [ ! -f "$path" ]; then
+    rg_check nccl_conf "" pass info absent absent "$file is not there"
+    [ "$RG_DRY_RUN" = yes ] || rm -f "$RG_STATE_DIR/nccl.conf.created"
+    return 0
+  fi
+  rg_nccl_conf_split "$(cat "$path" 2>/dev/null)"
+  if [ -z "$RG_CONF_BLOCK" ]; then
+    rg_check nccl_conf "" pass info absent absent "$file has no block of cluster $RG_CLUSTER"
+    return 0
+  fi
+  if [ "$RG_DRY_RUN" = yes ]; then
+    rg_check_action nccl_conf "" warn info absent written "dry run: would remove the block of cluster $RG_CLUSTER from $file" "written → absent ($file)"
+    return 0
+  fi
+  rg_step "write: $file"
+  if [ "$created" = yes ] && [ -z "$RG_CONF_OTHER" ]; then
+    text="removed $file (apply had made it)"
+    rm -f "$path" || text=""
+  else
+    text="removed the block of cluster $RG_CLUSTER from $file (its other lines kept)"
+    { printf '%s\n' "$RG_CONF_OTHER" >"$path.tmp.$$" && mv -f "$path.tmp.$$" "$path"; } 2>/dev/null || {
+      rm -f "$path.tmp.$$"
+      text=""
+    }
+  fi
+  if [ -z "$text" ]; then
+    rg_check nccl_conf "" fail error absent written "could not remove the block of cluster $RG_CLUSTER from $file"
+    return 0
+  fi
+  rm -f "$RG_STATE_DIR/nccl.conf.created"
+  rg_check_action nccl_conf "" changed info absent absent "$text" "written → absent ($file)"
+}
+
+# rg_nccl_tc_check: on a port without the verbs traffic-class file (tc/1/traffic_class, MLNX_OFED's
+# main_ext.c; inbox drivers have none) nothing gives verbs traffic a class by default: NCCL's
+# comes from NCCL_IB_TC alone (/etc/nccl.conf or the job's environment). Check `nccl_tc`.
+rg_nccl_tc_check() {
+  local i devs=""
+  for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do
+    [ -n "${RG_NIC_IBDEV[i]}" ] || continue
+    [ -d "$RG_ROOT/sys/class/infiniband/${RG_NIC_IBDEV[i]}" ] || continue
+    [ -e "$RG_ROOT/sys/class/infiniband/${RG_NIC_IBDEV[i]}/tc/1/traffic_class" ] || devs+="${devs:+, }${RG_NIC_IBDEV[i]}"
+  done
+  [ -n "$devs" ] || return 0
+  if [ "$RG_NCCL_ENV" = yes ]; then
+    rg_check nccl_tc "" warn warning "traffic_class file" "absent" \
+      "$devs ha$([[ $devs == *,* ]] && printf ve || printf s) no verbs traffic-class file (tc/1/traffic_class is MLNX_OFED's): NCCL's traffic class then depends on NCCL_IB_TC=$RG_ROCE_TOS in /etc/nccl.conf (apply writes it), and a job that overrides it or a library that reads neither (UCX: UCX_IB_TRAFFIC_CLASS in nccl.env) sends at priority 0, lossy"
+  else
+    rg_check nccl_tc "" warn warning "traffic_class file" "absent" \
+      "$devs ha$([[ $devs == *,* ]] && printf ve || printf s) no verbs traffic-class file (tc/1/traffic_class is MLNX_OFED's) and the plan says nccl_env = no: NCCL and UCX traffic goes at priority 0, lossy, unless each job sets NCCL_IB_TC=$RG_ROCE_TOS (UCX_IB_TRAFFIC_CLASS=$RG_ROCE_TOS)"
   fi
 }
 
@@ -353,10 +506,12 @@ rg_sha256() {
 rg_nccl_env() {
   local mode=$1 file="$RG_INSTALL_DIR/nccl.env" path text state change why="" err
   path="$RG_ROOT$file"
+  [ "$mode" != compare ] || rg_nccl_tc_check
   if [ "$RG_NCCL_ENV" != yes ]; then
     rg_check nccl_env "" skip info no "" "the plan says nccl_env = no: no nccl.env is written"
     return 0
   fi
+  rg_nccl_conf "$mode"
   if rg_nccl_index; then
     rg_check gid "" pass warning "one GID index on every port" "$RG_V" \
       "every port's RoCE v2 GID is at index $RG_V: nccl.env sets NCCL_IB_GID_INDEX=$RG_V"
@@ -416,12 +571,13 @@ rg_nccl_env() {
   rg_check_action nccl_env "" changed info written written "wrote $file${why:+ without NCCL_IB_GID_INDEX}" "$change"
 }
 
-# rg_nccl_env_restore SAVED PERSISTED: rollback of nccl.env. The file apply wrote (its sha256 as
+# rg_nccl_env_restore SAVED PERSISTED: rollback of nccl.env (and of the block in /etc/nccl.conf). The file apply wrote (its sha256 as
 # apply recorded it) is removed, or the one that was there before put back; a file edited since
 # is left, or, when the install folder goes (PERSISTED = yes), kept in the state folder.
 rg_nccl_env_restore() {
   local saved=$1 persisted=$2 file="$RG_INSTALL_DIR/nccl.env" path sum="" kept
   path="$RG_ROOT$file"
+  rg_nccl_conf_restore
   [ ! -r "$RG_NCCL_SUM" ] || IFS= read -r sum <"$RG_NCCL_SUM" || true
   if [ ! -e "$path" ]; then
     rg_check nccl_env "" pass info absent absent "$file is already gone"

@@ -6,6 +6,10 @@
 //! nothing, and rollback restores the values and removes the file. On simulated hosts whose
 //! /proc/sys/net/ipv4/conf has the kernel's and the distributions' defaults and whose `ip route
 //! get` answers from the host's prefix routes and .fake/routes.
+//!
+//! And NCCL and UCX beyond `nccl.env`: apply keeps the cluster's block in /etc/nccl.conf (NCCL
+//! reads it by itself), the other lines as they are, one block however often it runs; rollback
+//! removes only the block; precheck warns on a host without the verbs traffic-class file.
 
 use serde_json::Value;
 
@@ -208,5 +212,108 @@ fn leave_and_one_port_plans_check_no_arp_sysctls() {
             apply.statuses()
         );
         assert!(!h.fake(SYSCTL_FILE).exists());
+    });
+}
+
+const NCCL_CONF: &str = "etc/nccl.conf";
+
+#[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
+fn nccl_conf_gets_the_block_in_place_keeps_the_other_lines_and_rollback_removes_only_the_block() {
+    for_each_bash(|bash| {
+        let h = FakeHost::ofed().bash(bash).build();
+        // A site's file with a stale block of this cluster and one of another cluster.
+        let site = "NCCL_DEBUG=WARN\n\
+                    # BEGIN roce-gen lab\n\
+                    NCCL_IB_TC=0\n\
+                    # END roce-gen lab\n\
+                    # BEGIN roce-gen other\n\
+                    NCCL_IB_TC=98\n\
+                    # END roce-gen other\n\
+                    NCCL_SOCKET_IFNAME=eth0\n";
+        std::fs::write(h.fake(NCCL_CONF), site).unwrap();
+        let pre = h.run("precheck.sh", &[]);
+        pre.expect(&["nccl_conf"], "", "warn", "precheck");
+        assert!(
+            pre.message("nccl_conf", "")
+                .contains("another block of cluster lab"),
+            "{}",
+            pre.message("nccl_conf", "")
+        );
+        assert_eq!(std::fs::read_to_string(h.fake(NCCL_CONF)).unwrap(), site);
+
+        let apply = h.run("apply.sh", &[]);
+        assert_eq!(apply.code, 0, "{}\n{}", apply.stdout, apply.stderr);
+        apply.expect(&["nccl_conf", "nccl_env"], "", "changed", "apply");
+        let want = "NCCL_DEBUG=WARN\n\
+                    # BEGIN roce-gen lab\n\
+                    NCCL_IB_HCA==mlx5_0:1,mlx5_1:1\n\
+                    NCCL_IB_TC=106\n\
+                    NCCL_IB_GID_INDEX=3\n\
+                    # END roce-gen lab\n\
+                    # BEGIN roce-gen other\n\
+                    NCCL_IB_TC=98\n\
+                    # END roce-gen other\n\
+                    NCCL_SOCKET_IFNAME=eth0\n";
+        assert_eq!(std::fs::read_to_string(h.fake(NCCL_CONF)).unwrap(), want);
+        let env = std::fs::read_to_string(h.fake("opt/roce-gen/lab/nccl.env")).unwrap();
+        assert!(
+            env.contains("\nUCX_IB_TRAFFIC_CLASS=106\n") && env.contains("\nUCX_IB_GID_INDEX=3\n"),
+            "{env}"
+        );
+
+        let again = h.run("apply.sh", &[]);
+        again.expect(&["nccl_conf", "nccl_env"], "", "pass", "second apply");
+        assert_eq!(std::fs::read_to_string(h.fake(NCCL_CONF)).unwrap(), want);
+
+        let back = h.run("rollback.sh", &[]);
+        assert_eq!(back.code, 0, "{}\n{}", back.stdout, back.stderr);
+        back.expect(&["nccl_conf"], "", "changed", "rollback");
+        assert_eq!(
+            std::fs::read_to_string(h.fake(NCCL_CONF)).unwrap(),
+            "NCCL_DEBUG=WARN\n\
+             # BEGIN roce-gen other\n\
+             NCCL_IB_TC=98\n\
+             # END roce-gen other\n\
+             NCCL_SOCKET_IFNAME=eth0\n"
+        );
+    });
+}
+
+#[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
+fn nccl_conf_apply_made_goes_with_rollback_and_an_inbox_host_is_warned_about_its_traffic_class() {
+    for_each_bash(|bash| {
+        let h = FakeHost::inbox().bash(bash).build();
+        let pre = h.run("precheck.sh", &[]);
+        pre.expect(&["nccl_tc"], "", "warn", "precheck");
+        let msg = pre.message("nccl_tc", "");
+        assert!(
+            msg.contains("mlx5_0, mlx5_1 have no verbs traffic-class file")
+                && msg.contains("NCCL_IB_TC=106 in /etc/nccl.conf"),
+            "{msg}"
+        );
+        assert!(!h.fake(NCCL_CONF).exists(), "precheck wrote /etc/nccl.conf");
+        let apply = h.run("apply.sh", &[]);
+        apply.expect(&["nccl_conf"], "", "changed", "apply");
+        assert!(
+            std::fs::read_to_string(h.fake(NCCL_CONF))
+                .unwrap()
+                .starts_with(
+                    "# BEGIN roce-gen lab\nNCCL_IB_HCA==mlx5_0:1,mlx5_1:1\nNCCL_IB_TC=106\n"
+                )
+        );
+        let back = h.run("rollback.sh", &[]);
+        back.expect(&["nccl_conf"], "", "changed", "rollback");
+        assert!(!h.fake(NCCL_CONF).exists(), "the file apply made stays");
+
+        // An OFED host has the file: no warning.
+        let h = FakeHost::ofed().bash(bash).build();
+        let pre = h.run("precheck.sh", &[]);
+        assert!(
+            !pre.statuses().iter().any(|s| s.starts_with("nccl_tc")),
+            "{:?}",
+            pre.statuses()
+        );
     });
 }

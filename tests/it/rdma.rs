@@ -33,7 +33,9 @@ const NCCL_TEXT: &str = "\
 #   set -a; . /opt/roce-gen/lab/nccl.env; set +a
 NCCL_IB_HCA==mlx5_0:1,mlx5_1:1
 NCCL_IB_TC=106
+UCX_IB_TRAFFIC_CLASS=106
 NCCL_IB_GID_INDEX=3
+UCX_IB_GID_INDEX=3
 ";
 
 fn on_host(h: &FakeHost, cmd: &[&str]) {
@@ -349,7 +351,7 @@ fn a_port_without_its_address_has_no_rocev2_gid_and_nccl_env_names_an_index_only
         let text = read(&h, NCCL_ENV);
         assert!(!text.contains("NCCL_IB_GID_INDEX="), "{ctx}: {text}");
         assert!(
-            text.contains("\n# NCCL_IB_GID_INDEX is left out: no RoCE v2 GID for the planned address of mlx5_1; NCCL finds each device's RoCE v2 GID itself.\n"),
+            text.contains("\n# NCCL_IB_GID_INDEX and UCX_IB_GID_INDEX are left out: no RoCE v2 GID for the planned address of mlx5_1; NCCL and UCX find each device's RoCE v2 GID themselves.\n"),
             "{ctx}: {text}"
         );
 
