@@ -1563,7 +1563,8 @@ fn command_line_failures_exit_2_and_an_invalid_plan_exits_1() {
     );
     assert!(
         run.stderr.contains(
-            "error: bad.json: invalid plan: 1 error, 0 warnings, 0 notes; no report made"
+            // The notes: this one-host plan's two rails have no fabric pair.
+            "error: bad.json: invalid plan: 1 error, 0 warnings, 2 notes; no report made"
         ),
         "{}",
         run.stderr
