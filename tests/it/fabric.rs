@@ -213,6 +213,10 @@ fn a_slow_link_fails_fabric_bw_with_both_rates() {
         );
         assert!(out.contains("rail 0  h2 mlx5_0: ✅ 388.00 Gb/s"), "{out}");
         assert!(out.contains("2 failed"), "{out}");
+        assert!(
+            out.contains("next: run fabric on h0 (failed), h1 (failed)"),
+            "{out}"
+        );
         let json = crate::common::roce_gen(
             &c,
             &[

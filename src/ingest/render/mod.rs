@@ -18,7 +18,7 @@ use minijinja::{AutoEscape, Environment, UndefinedBehavior};
 use serde::Serialize;
 
 use crate::ingest::report::{
-    ClusterReport, FactGroup, FactValue, HostReport, Phase, State, Totals,
+    ClusterReport, FactGroup, FactValue, HostReport, Phase, State, Status, Totals,
 };
 
 pub(crate) use crate::text::clean;
@@ -93,7 +93,7 @@ const NEXT_HOSTS: usize = 6;
 /// failed, to run again once fixed; a stale or missing one with a precheck of the new bundle.
 /// `None` when every counted host is ready. `name` escapes a host name for the format.
 pub(crate) fn next_step(report: &ClusterReport, name: fn(&str) -> String) -> Option<String> {
-    const STEPS: [&str; 4] = ["apply", "precheck", "rollback", "apply --dry-run"];
+    const STEPS: [&str; 5] = ["apply", "precheck", "rollback", "apply --dry-run", "fabric"];
     let mut steps: Vec<Vec<String>> = vec![Vec::new(); STEPS.len()];
     for h in report.hosts.iter().filter(|h| h.counted() && !h.ok) {
         let (step, note) = if h.stale {
@@ -101,6 +101,13 @@ pub(crate) fn next_step(report: &ClusterReport, name: fn(&str) -> String) -> Opt
         } else {
             match (h.state, &h.latest) {
                 (State::Missing, _) => ("precheck", Some("missing")),
+                // Failed by its fabric test only: fix the link, then run the test again.
+                (State::Failed, latest)
+                    if latest.as_ref().is_none_or(|r| r.status != Status::Fail)
+                        && h.fabric.iter().any(|f| f.status == Status::Fail) =>
+                {
+                    ("fabric", Some("failed"))
+                }
                 (State::Failed, Some(run)) => {
                     let step = match (run.phase, run.dry_run) {
                         (Phase::Apply, true) => "apply --dry-run",
