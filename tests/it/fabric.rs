@@ -217,6 +217,19 @@ fn a_slow_link_fails_fabric_bw_with_both_rates() {
             out.contains("next: run fabric on h0 (failed), h1 (failed)"),
             "{out}"
         );
+        let md = crate::common::roce_gen(
+            &c,
+            &[
+                "ingest", &res, &applied, "--plan", &plan, "--format", "markdown",
+            ],
+        );
+        assert!(
+            md.stdout.contains(
+                "| 0 | h0 | mlx5\\_0 | ❌ | 97.00 Gb/s | ✅ | ✅ | – | leaf-1 Eth1/1 / – | h1 |"
+            ),
+            "{}",
+            md.stdout
+        );
         let json = crate::common::roce_gen(
             &c,
             &[

@@ -9,7 +9,7 @@ use crate::ingest::render::{
     clean, common_hosts, compared_hosts, files_line, host_count, hosts_line, hosts_of, next_step,
     reason, short_sha, standing,
 };
-use crate::ingest::report::{ClusterReport, FileNote, HostReport, Kind, State};
+use crate::ingest::report::{ClusterReport, FabricPort, FileNote, HostReport, Kind, State, Status};
 
 /// Markdown text from an untrusted string: Markdown and HTML punctuation escaped, and `|` so a
 /// table cell stays one cell.
@@ -62,6 +62,7 @@ pub(crate) fn render(report: &ClusterReport) -> String {
     not_ready(&mut out, report);
     needs_attention(&mut out, report);
     consistency(&mut out, report);
+    fabric(&mut out, report);
     for (title, notes) in [
         ("Problems", &report.problems),
         ("Skipped files", &report.skipped),
@@ -72,6 +73,66 @@ pub(crate) fn render(report: &ClusterReport) -> String {
     out.truncate(out.trim_end().len());
     out.push('\n');
     out
+}
+
+/// The fabric matrix: one row per rail and host port; a failing port's ends and switch ports.
+fn fabric(out: &mut String, report: &ClusterReport) {
+    let mut rows: Vec<(&str, &HostReport, &FabricPort)> = report
+        .hosts
+        .iter()
+        .flat_map(|h| {
+            h.fabric
+                .iter()
+                .map(move |f| (f.rail.as_deref().unwrap_or("?"), h, f))
+        })
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    rows.sort_by(|a, b| a.0.cmp(b.0));
+    let mark = |s: Option<Status>| match s {
+        Some(Status::Pass) => "✅",
+        Some(Status::Fail) => "❌",
+        Some(Status::Warn) => "⚠",
+        _ => "–",
+    };
+    let _ = writeln!(
+        out,
+        "## Fabric
+"
+    );
+    let _ = writeln!(
+        out,
+        "| rail | host | port | | rate | priority | loss | congestion | switch port (plan / LLDP) | sends to |"
+    );
+    let _ = writeln!(
+        out,
+        "| --- | --- | --- | --- | ---: | --- | --- | --- | --- | --- |"
+    );
+    for (rail, h, f) in &rows {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} / {} | {} |",
+            md(rail),
+            md(&h.host),
+            md(&f.nic),
+            mark(Some(f.status)),
+            md(&f.rate),
+            mark(f.priority),
+            mark(f.loss),
+            mark(f.congestion),
+            md(f.plan_switch.as_deref().unwrap_or("–")),
+            md(f.lldp_switch.as_deref().unwrap_or("–")),
+            md(f.to.as_deref().unwrap_or("–")),
+        );
+    }
+    let _ = writeln!(out);
+    for (_, h, f) in rows.iter().filter(|r| r.2.status == Status::Fail) {
+        for m in &f.problems {
+            let _ = writeln!(out, "- {} {}: {}", md(&h.host), md(&f.nic), md(m));
+        }
+    }
+    let _ = writeln!(out);
 }
 
 /// The title, the verdict with the next step, the plan and the results read.
