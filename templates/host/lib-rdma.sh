@@ -419,9 +419,15 @@ rg_nccl_conf() {
   fi
   # The block where it was (or at the end), the other lines as they are.
   new="${RG_CONF_BEFORE:+$RG_CONF_BEFORE$'\n'}$want${RG_CONF_AFTER:+$'\n'$RG_CONF_AFTER}"
-  if [ ! -e "$path" ] && [ ! -e "$RG_STATE_DIR/nccl.conf.created" ]; then
-    if ! err=$({ mkdir -p "$RG_STATE_DIR" && : >"$RG_STATE_DIR/nccl.conf.created"; } 2>&1); then
-      rg_check nccl_conf "" fail error written "$state" "cannot note in $RG_STATE_DIR that apply creates $file (${err##*: }): not written"
+  # What rollback needs, once: that apply made the file, or the block it replaces.
+  if [ ! -e "$RG_STATE_DIR/nccl.conf.created" ] && [ ! -e "$RG_STATE_DIR/nccl.conf.block" ]; then
+    if [ ! -e "$path" ]; then
+      err=$({ mkdir -p "$RG_STATE_DIR" && : >"$RG_STATE_DIR/nccl.conf.created"; } 2>&1) || state=unsaved
+    else
+      err=$({ mkdir -p "$RG_STATE_DIR" && printf '%s' "$RG_CONF_BLOCK" >"$RG_STATE_DIR/nccl.conf.block"; } 2>&1) || state=unsaved
+    fi
+    if [ "$state" = unsaved ]; then
+      rg_check nccl_conf "" fail error written "" "cannot keep in $RG_STATE_DIR what rollback needs of $file (${err##*: }): not written"
       return 0
     fi
   fi
@@ -433,15 +439,16 @@ rg_nccl_conf() {
   rg_check_action nccl_conf "" changed info written written "wrote the block of cluster $RG_CLUSTER into $file${RG_CONF_OTHER:+ (its other lines kept)}" "$state → written ($file)"
 }
 
-# rg_nccl_conf_restore: rollback of `nccl_conf`: this cluster's block removed from /etc/nccl.conf,
-# the other lines kept; the file goes when apply made it and nothing else is left in it.
+# rg_nccl_conf_restore: rollback of `nccl_conf`: this cluster's block removed from /etc/nccl.conf
+# (or the one apply replaced put back), the other lines kept; the file goes when apply made it and
+# nothing else is left in it.
 rg_nccl_conf_restore() {
-  local file=/etc/nccl.conf path text created=no
+  local file=/etc/nccl.conf path text created=no old
   path="$RG_ROOT$file"
   [ ! -e "$RG_STATE_DIR/nccl.conf.created" ] || created=yes
   if [ ! -f "$path" ]; then
     rg_check nccl_conf "" pass info absent absent "$file is not there"
-    [ "$RG_DRY_RUN" = yes ] || rm -f "$RG_STATE_DIR/nccl.conf.created"
+    [ "$RG_DRY_RUN" = yes ] || rm -f "$RG_STATE_DIR/nccl.conf.created" "$RG_STATE_DIR/nccl.conf.block"
     return 0
   fi
   rg_nccl_conf_split "$(cat "$path" 2>/dev/null)"
@@ -454,9 +461,17 @@ rg_nccl_conf_restore() {
     return 0
   fi
   rg_step "write: $file"
+  old=""
+  [ ! -f "$RG_STATE_DIR/nccl.conf.block" ] || old=$(cat "$RG_STATE_DIR/nccl.conf.block" 2>/dev/null)
   if [ "$created" = yes ] && [ -z "$RG_CONF_OTHER" ]; then
     text="removed $file (apply had made it)"
     rm -f "$path" || text=""
+  elif [ -n "$old" ]; then
+    text="put the block of cluster $RG_CLUSTER that was there before apply back into $file"
+    { printf '%s\n' "${RG_CONF_BEFORE:+$RG_CONF_BEFORE$'\n'}$old${RG_CONF_AFTER:+$'\n'$RG_CONF_AFTER}" >"$path.tmp.$$" && mv -f "$path.tmp.$$" "$path"; } 2>/dev/null || {
+      rm -f "$path.tmp.$$"
+      text=""
+    }
   else
     text="removed the block of cluster $RG_CLUSTER from $file (its other lines kept)"
     { printf '%s\n' "$RG_CONF_OTHER" >"$path.tmp.$$" && mv -f "$path.tmp.$$" "$path"; } 2>/dev/null || {
@@ -468,8 +483,9 @@ rg_nccl_conf_restore() {
     rg_check nccl_conf "" fail error absent written "could not remove the block of cluster $RG_CLUSTER from $file"
     return 0
   fi
-  rm -f "$RG_STATE_DIR/nccl.conf.created"
-  rg_check_action nccl_conf "" changed info absent absent "$text" "written → absent ($file)"
+  rm -f "$RG_STATE_DIR/nccl.conf.created" "$RG_STATE_DIR/nccl.conf.block"
+  if [ -n "$old" ]; then old="the earlier block"; else old=absent; fi
+  rg_check_action nccl_conf "" changed info absent absent "$text" "written → $old ($file)"
 }
 
 # rg_nccl_tc_check: on a port without the verbs traffic-class file (tc/1/traffic_class, MLNX_OFED's
