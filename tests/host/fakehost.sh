@@ -488,7 +488,9 @@ fakehost_rename() (
     rm -f -- "$pci/net/$old"
     ln -s -- "../../../../class/net/$new" "$pci/net/$new"
   fi
-  for d in .fake/net .fake/dcb .fake/lldp .fake/cma; do
+  # proc/sys/net/ipv4/conf/IF follows too, values kept (devinet.c inetdev_event NETDEV_CHANGENAME
+  # registers the device's sysctls again under the new name).
+  for d in .fake/net .fake/dcb .fake/lldp .fake/cma proc/sys/net/ipv4/conf; do
     [[ ! -e $d/$old ]] || mv -- "$d/$old" "$d/$new"
   done
   # The GID table shows each entry's netdev by its current name (core/sysfs.c print_ndev).
