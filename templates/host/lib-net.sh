@@ -229,7 +229,7 @@ rg_net_apply() {
   RG_CHECK_REPLACE=no
   ((${#ifcs[@]})) || return 0
   file=$(rg_arp_file)
-  text=$(rg_arp_file_text "${ifcs[@]}")
+  text=$(rg_arp_file_text ${ifcs[@]+"${ifcs[@]}"})
   changed=""
   if [ -r "$RG_ROOT$file" ] && [ "$(rg_io_all "$RG_ROOT$file")" = "$text" ]; then
     rg_check arp_sysctls_persist "" pass warning present present "$file carries the settings of ${ifcs[*]}"
