@@ -4,7 +4,9 @@
 # serving that folder (--from URL).
 #
 #   bash run-here.sh [--host NAME] [--from URL] [--post URL] [--ascii] [-v|--verbose]
-#                    [--first-boot] precheck|apply|rollback [options of that script]
+#                    [--first-boot] precheck|apply|rollback|fabric [options of that script]
+# (fabric: the fabric test, started on every host at about the same time; --window SECONDS, 600
+# by default, bounds how long it waits for its peers)
 #
 # It finds this host's bundle by host name or, when the name is not set yet, by a local MAC or
 # management address (refusing when nothing or more than one bundle matches), checks the
@@ -230,7 +232,7 @@ export PATH
   RG_CLUSTER=lab
   RG_HOSTS=(node-a node-b)
   RG_BUNDLES=(node-a.tar.gz node-b.tar.gz)
-  RG_SHA256=(e89e6cf131e194bdd8e77e6265b6a503a0c57473492ce27a07f5723a1302d6f4 8f4ea0f5bfc846257d1afd6913721d7a9b4dd25938f21c79fab660c0ec1b50cf)
+  RG_SHA256=(a942dd7068e5b3d97119095034e85d61c7b4403624221cd167d9d4d0e119b02c 169746d80906ad5a761a00f3a0846ba43fbd46737d79cfa2327858c7ad60e783)
   RG_MGMT=(192.168.1.10 192.168.1.11)
   RG_MACS=(b8:3f:d2:0a:00:00 b8:3f:d2:0b:00:00)
 }
@@ -251,7 +253,7 @@ die() {
   exit 2
 }
 
-RG_USAGE='usage: bash run-here.sh [--host NAME] [--from URL] [--post URL] [--ascii] [-v|--verbose] [--first-boot] precheck|apply|rollback [options of that script]'
+RG_USAGE='usage: bash run-here.sh [--host NAME] [--from URL] [--post URL] [--ascii] [-v|--verbose] [--first-boot] precheck|apply|rollback|fabric [options of that script]'
 usage() {
   printf '%s\n' "$RG_USAGE" >&2
   exit 2
@@ -298,7 +300,7 @@ done
 phase=$1
 shift
 case $phase in
-  precheck | apply | rollback) ;;
+  precheck | apply | rollback | fabric) ;;
   -h | --help)
     printf '%s\n' "$RG_USAGE"
     exit 0
@@ -336,12 +338,18 @@ put() {
 
 # --- which bundle is this host's? ---------------------------------------------------------------
 
+# Names are compared by their short forms on both sides (up to the first dot, as `hostname -s`
+# cuts them), as the scripts compare them: a plan's gpu-001.dc1.example is the host gpu-001, and
+# the reverse.
 name=$(hostname 2>/dev/null) || name=""
+name=${name%%$'\n'*}
 short=${name%%.*}
+short=${short,,}
 match=()
 why=""
 for ((i = 0; i < ${#RG_HOSTS[@]}; i++)); do
-  if [ "${RG_HOSTS[i],,}" = "${name,,}" ] || [ "${RG_HOSTS[i],,}" = "${short,,}" ]; then
+  planned=${RG_HOSTS[i]%%.*}
+  if [ -n "$short" ] && [ "${planned,,}" = "$short" ]; then
     match+=("$i")
   fi
 done
@@ -351,7 +359,8 @@ if [ -n "$forced" ]; then
     [ "${RG_HOSTS[i]}" != "$forced" ] || match=("$i")
   done
   [ ${#match[@]} -eq 1 ] || die "--host $forced: no bundle of that name here (${RG_HOSTS[*]})"
-  [ "${RG_HOSTS[match[0]],,}" = "${short,,}" ] || why="name given with --host"
+  planned=${RG_HOSTS[match[0]]%%.*}
+  if [ -z "$short" ] || [ "${planned,,}" != "$short" ]; then why="name given with --host"; fi
 elif [ ${#match[@]} -eq 0 ]; then
   # Not named yet (or named otherwise): look for a planned MAC or management address here.
   macs=""
@@ -426,7 +435,7 @@ fi
 # --first-boot: an installer's post-install step runs under the installer's kernel, where NIC
 # settings would not outlive the reboot; so the checked tarball and this script stay on the
 # installed system, and a one-shot unit runs apply at its first boot (and again at each boot
-# until one succeeds). apply then installs roce-gen.service for the boots after.
+# until one succeeds). apply then installs roce-gen-<cluster>.service for the boots after.
 if [ "$first_boot" = yes ]; then
   stage="/var/lib/roce-gen/$RG_CLUSTER"
   unit="$RG_ROOT/etc/systemd/system/roce-gen-first-boot.service"
@@ -448,10 +457,10 @@ if [ "$first_boot" = yes ]; then
   {
     printf '# Applies the RoCE configuration of roce-gen once after installation, at the first boot\n'
     printf '# under the installed kernel and NIC driver, and again at each boot until a run succeeds;\n'
-    printf '# apply then installs roce-gen.service for the boots after. Written by run-here.sh --first-boot.\n'
+    printf '# apply then installs roce-gen-%s.service for the boots after. Written by run-here.sh --first-boot.\n' "$RG_CLUSTER"
     printf '[Unit]\nDescription=roce-gen RoCE NIC configuration, first boot after installation\n'
     printf 'Wants=network-online.target\nAfter=network-online.target openibd.service\n'
-    # As roce-gen.service: workloads wait until the NICs are configured (or the run gave up).
+    # As roce-gen-<cluster>.service: workloads wait until the NICs are configured (or the run gave up).
     printf 'Before=slurmd.service kubelet.service nvidia-fabricmanager.service\n'
     printf 'ConditionPathExists=%s/first-boot\n\n' "$stage"
     printf '[Service]\nType=oneshot\n'

@@ -24,6 +24,13 @@
   RG_CABLE_LEN=''
   RG_FW_CONFIG=report
   RG_NCCL_ENV=yes
+  RG_ARP_SYSCTLS=check
+  # Live health (health.sh, its timer): installed unless "no"; seconds between runs and between
+  # drift checks; node_exporter's textfile folder.
+  RG_HEALTH=yes
+  RG_HEALTH_INTERVAL=30
+  RG_DRIFT_INTERVAL=300
+  RG_HEALTH_TEXTFILE_DIR=/var/lib/node_exporter/textfile_collector
   # DCQCN parameters the plan sets: the file under ecn/ (roce_rp/NAME or roce_np/NAME) and value.
   RG_DCQCN_FILE=()
   RG_DCQCN_VALUE=()
@@ -38,4 +45,22 @@
   RG_NIC_MAC=(b8:3f:d2:0b:00:00 '')
   RG_NIC_SWITCH=('' '')
   RG_NIC_SWITCH_PORT=('' '')
+  # The fabric test (fabric.sh): seconds per step, the share of the link speed, the incast step;
+  # per planned port its rail, the ring's next port (it sends there, to that TCP port) and
+  # previous one (it serves it on its own TCP port); in the incast step "receiver" (from the
+  # hosts, addresses and TCP ports listed) or "sender" (to one). Empty where the port has none.
+  RG_FABRIC_SECONDS=10
+  RG_FABRIC_MIN_PCT=90
+  RG_FABRIC_INCAST=yes
+  RG_FAB_RAIL=(0 1)
+  RG_FAB_TO_HOST=(node-a node-a)
+  RG_FAB_TO_IP=(10.10.0.10 10.10.1.10)
+  RG_FAB_TO_TCP=(18515 18523)
+  RG_FAB_FROM_HOST=(node-a node-a)
+  RG_FAB_FROM_IP=(10.10.0.10 10.10.1.10)
+  RG_FAB_FROM_TCP=(18515 18523)
+  RG_FAB_INC_ROLE=('' '')
+  RG_FAB_INC_HOSTS=('' '')
+  RG_FAB_INC_IPS=('' '')
+  RG_FAB_INC_TCP=('' '')
 }
