@@ -305,7 +305,7 @@ rg_health_main() {
   # Written beside and renamed: the temporary name ends in .tmp.PID, never .prom, so
   # node_exporter (which reads every *.prom) never sees half a file.
   if ! rg_write_file "$RG_HEALTH_PROM" "$(rg_health_text)"; then
-    rg_log "error: cannot write $RG_HEALTH_PROM"
+    rg_log "error: cannot write ${RG_HEALTH_PROM#"$RG_ROOT"}"
     exit 2
   fi
   rg_step "wrote $RG_HEALTH_PROM"
@@ -389,7 +389,7 @@ rg_health_remove() {
     return 0
   fi
   if [ "$RG_DRY_RUN" = yes ]; then
-    rg_check_action health "" warn info absent "" "dry run: would stop and remove $RG_HEALTH_TIMER and $RG_HEALTH_PROM" \
+    rg_check_action health "" warn info absent "" "dry run: would stop and remove $RG_HEALTH_TIMER and ${RG_HEALTH_PROM#"$RG_ROOT"}" \
       "installed → absent ($RG_HEALTH_TIMER)"
     return 0
   fi
@@ -399,9 +399,9 @@ rg_health_remove() {
   rg_do rm -rf "$RG_HEALTH_STATE" || true
   rg_do systemctl daemon-reload || true
   if [ -e "$svc" ] || [ -e "$tmr" ] || [ -e "$RG_HEALTH_PROM" ]; then
-    rg_check health "" fail error absent installed "could not remove $RG_HEALTH_TIMER, its service or $RG_HEALTH_PROM"
+    rg_check health "" fail error absent installed "could not remove $RG_HEALTH_TIMER, its service or ${RG_HEALTH_PROM#"$RG_ROOT"}"
   else
-    rg_check_action health "" changed info absent absent "stopped and removed $RG_HEALTH_TIMER, its service and $RG_HEALTH_PROM" \
+    rg_check_action health "" changed info absent absent "stopped and removed $RG_HEALTH_TIMER, its service and ${RG_HEALTH_PROM#"$RG_ROOT"}" \
       "installed → absent ($RG_HEALTH_TIMER)"
   fi
 }
