@@ -359,11 +359,7 @@ rg_health_install() {
     rg_check health "" pass info installed installed "$RG_HEALTH_TIMER runs health.sh every ${RG_HEALTH_INTERVAL}s into $RG_HEALTH_TEXTFILE_DIR"
     return 0
   fi
-  if [ "$RG_DRY_RUN" = yes ]; then
-    rg_check_action health "" warn info installed "" "dry run: would install and start $RG_HEALTH_TIMER (health.sh every ${RG_HEALTH_INTERVAL}s into $RG_HEALTH_TEXTFILE_DIR)" \
-      "absent → installed ($RG_HEALTH_TIMER)"
-    return 0
-  fi
+  # A dry run takes the same steps (rg_do prints them), so it lists what apply runs.
   if ! { rg_do mkdir -p "$RG_ROOT$RG_HEALTH_TEXTFILE_DIR" "$RG_HEALTH_STATE" &&
     rg_do cp "$RG_DIR/roce-gen-health.service" "$svc" &&
     rg_do cp "$RG_DIR/roce-gen-health.timer" "$tmr" &&
@@ -373,6 +369,11 @@ rg_health_install() {
   fi
   if ! rg_do systemctl enable "$RG_HEALTH_TIMER" || ! rg_do systemctl start "$RG_HEALTH_TIMER"; then
     rg_check health "" fail error installed "" "systemctl could not enable and start $RG_HEALTH_TIMER: ${RG_DO_OUT:0:200}"
+    return 0
+  fi
+  if [ "$RG_DRY_RUN" = yes ]; then
+    rg_check_action health "" warn info installed "" "dry run: would install and start $RG_HEALTH_TIMER (health.sh every ${RG_HEALTH_INTERVAL}s into $RG_HEALTH_TEXTFILE_DIR)" \
+      "absent → installed ($RG_HEALTH_TIMER)"
     return 0
   fi
   rg_check_action health "" changed info installed installed "installed and started $RG_HEALTH_TIMER: health.sh every ${RG_HEALTH_INTERVAL}s into $RG_HEALTH_TEXTFILE_DIR/roce-gen-$RG_CLUSTER.prom" \

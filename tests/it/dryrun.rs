@@ -111,7 +111,8 @@ fn setting_entries(stdout: &str, heading: &str) -> Vec<String> {
 fn flaps(stdout: &str) -> Option<String> {
     stdout
         .lines()
-        .find_map(|l| l.split_once("(the driver toggles the link to apply PFC): "))
+        .filter(|l| l.contains("(the driver toggles the link to apply PFC"))
+        .find_map(|l| l.split_once("): "))
         .map(|(_, links)| links.to_string())
 }
 
