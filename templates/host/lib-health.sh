@@ -116,7 +116,7 @@ rg_health_ethtool() {
 # rg_health_port I: the series of planned port I; RG_HEALTH_OK=0 when it is missing or its
 # counters cannot be read.
 rg_health_port() {
-  local i=$1 dev=${RG_NIC_IBDEV[$1]} ifc=${RG_NIC_NETDEV[$1]} l c v f out lane limits
+  local i=$1 dev=${RG_NIC_IBDEV[$1]} ifc=${RG_NIC_NETDEV[$1]} l c v out lane limits
   rg_hl_esc "$dev"
   l="$RG_HEALTH_BASE,nic=\"$REPLY\""
   rg_hl_esc "$ifc"
@@ -136,14 +136,19 @@ rg_health_port() {
   if rg_is_uint "$v" && [ "$v" -gt 0 ]; then
     rg_hm roce_gen_health_link_speed_bytes_per_second "$l" "$((v * 125000))"
   fi
-  # hw_counters: plain sysfs reads in this shell, no process per file.
-  for c in $RG_HEALTH_HW; do
-    f="$RG_ROOT/sys/class/infiniband/$dev/ports/1/hw_counters/$c"
-    [ -r "$f" ] || continue
-    v=""
-    { IFS= read -r v <"$f"; } 2>/dev/null || [ -n "$v" ] || continue
-    rg_is_uint "$v" && rg_hm roce_gen_health_rdma_events_total "$l,counter=\"$c\"" "$v"
-  done
+  # hw_counters: each a firmware query, so all of the port's in one child under the time limit
+  # (one fork per port, not per file); a wedged port leaves them out and the run says so.
+  # shellcheck disable=SC2086 # one word per counter name
+  if rg_bounded read "/sys/class/infiniband/$dev/ports/1/hw_counters/" rg_io_counters \
+    "$RG_ROOT/sys/class/infiniband/$dev/ports/1/hw_counters" $RG_HEALTH_HW; then
+    while read -r c v; do
+      [ -n "$c" ] || continue
+      rg_is_uint "$v" && rg_hm roce_gen_health_rdma_events_total "$l,counter=\"$c\"" "$v"
+    done <<<"$RG_IO_OUT"
+  else
+    RG_HEALTH_OK=0
+    rg_log "warning: the RDMA counters of $dev could not be read: ${RG_IO_OUT:0:200}"
+  fi
   if rg_has ethtool && out=$(rg_x ethtool -S "$ifc" 2>/dev/null); then
     rg_health_ethtool "$l" <<<"$out"
   else
@@ -336,6 +341,19 @@ rg_health_installed() {
   cmp -s "$(rg_health_unit_file "$RG_HEALTH_SERVICE")" "$RG_DIR/roce-gen-health.service" &&
     cmp -s "$(rg_health_unit_file "$RG_HEALTH_TIMER")" "$RG_DIR/roce-gen-health.timer" &&
     systemctl is-enabled "$RG_HEALTH_TIMER" >/dev/null 2>&1
+}
+
+# rg_io_counters DIR NAME...: "NAME VALUE" for each counter file of DIR that reads (rg_bounded's
+# child: plain reads, no process per file); a counter the port lacks is left out.
+rg_io_counters() {
+  local dir=$1 c v
+  shift
+  for c in "$@"; do
+    [ -r "$dir/$c" ] || continue
+    v=""
+    { IFS= read -r v <"$dir/$c"; } 2>/dev/null || [ -n "$v" ] || continue
+    printf '%s %s\n' "$c" "$v"
+  done
 }
 
 # rg_health_install: check `health`. Apply installs the service and its timer (rg_persist, once
