@@ -605,7 +605,7 @@ expect 'ip link set unknown device' 1 '' $'Cannot find device "nosuch0"\n'
 call "$O" ip -o addr show dev nosuch0
 expect 'ip addr show unknown device' 1 '' $'Device "nosuch0" does not exist.\n'
 call "$O" ip route show
-expect 'ip route is not modelled' 2 '' $'stub ip: not implemented: route\n'
+expect 'ip route: only route get is modelled' 2 '' $'stub ip: not implemented: route show\n'
 
 # A renamed netdev with its old name as an altname (fixtures/ip/link-altname*.txt): sysfs,
 # the PCI function's net/ entry and the GID table follow the rename; ip shows the altname and

@@ -2269,6 +2269,8 @@ fn results_of_simulated_hosts_become_a_report() {
     expected.extend([
         "persistence:".to_string(),
         "persistence_reload:".to_string(),
+        "health:".to_string(),
+        "nccl_conf:".to_string(),
         "nccl_env:".to_string(),
     ]);
     assert_eq!(changed, expected, "{}", apply.stdout);
@@ -2285,7 +2287,7 @@ fn results_of_simulated_hosts_become_a_report() {
     assert_eq!(run.code, 1, "node-b is still missing: {}", run.transcript());
     assert!(
         run.stdout
-            .contains("✅ node-a (192.168.1.10): configured\n"),
+            .contains("✅ node-a (192.168.1.10): configured; 2 warnings\n"),
         "{}",
         run.stdout
     );
@@ -2315,7 +2317,7 @@ fn results_of_simulated_hosts_become_a_report() {
     assert_eq!(node_a["state"], "configured");
     assert_eq!(node_a["latest"]["phase"], "apply");
     assert_eq!(
-        node_a["latest"]["counts"]["changed"], 19,
+        node_a["latest"]["counts"]["changed"], 21,
         "the changes listed above"
     );
     assert_eq!(
