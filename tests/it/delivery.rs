@@ -81,13 +81,7 @@ fn run_here_finds_the_bundle_by_host_name_and_writes_the_result_to_the_stick() {
         // kernel's defaults (the plan leaves them at arp_sysctls = check).
         let result = result_on_stick(&h, "node-a", "apply");
         assert_eq!(result["counts"]["fail"], 0, "{result}");
-        let warned: Vec<&str> = result["checks"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|c| c["status"] == "warn")
-            .map(|c| c["id"].as_str().unwrap_or_default())
-            .collect();
+        let warned: Vec<&str> = crate::fakehost::warned_ids(&result);
         assert_eq!(warned, ["arp_sysctls", "arp_sysctls"], "{result}");
         assert_eq!(
             std::fs::read_to_string(h.fake("sys/class/net/ens1f0np0/mtu"))

@@ -638,3 +638,15 @@ impl<'a> Builder<'a> {
         FakeHost::create(self)
     }
 }
+
+/// The ids of a result's checks whose status is `warn`, in the result's order.
+pub(crate) fn warned_ids(result: &Value) -> Vec<&str> {
+    result["checks"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+        .iter()
+        .filter(|c| c["status"] == "warn")
+        .map(|c| c["id"].as_str().unwrap_or_default())
+        .collect()
+}

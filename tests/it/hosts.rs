@@ -502,13 +502,7 @@ fn the_unit_boots_under_real_systemd_and_configures_the_host() {
     // defaults (the plan leaves them at arp_sysctls = check) and /etc/nccl.conf, which the boot
     // run cannot write (/etc is read-only to the unit): an apply by hand writes it.
     assert_eq!(result["counts"]["fail"], 0, "{result:#}");
-    let warned: Vec<&str> = result["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|c| c["status"] == "warn")
-        .map(|c| c["id"].as_str().unwrap_or_default())
-        .collect();
+    let warned: Vec<&str> = crate::fakehost::warned_ids(&result);
     assert_eq!(
         warned,
         ["arp_sysctls", "arp_sysctls", "nccl_conf"],
