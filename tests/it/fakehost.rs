@@ -405,6 +405,16 @@ impl FakeHost {
         self.root.join(rel)
     }
 
+    /// The host's ARP sysctls as an operator of a multi-rail host sets them (`conf/all`
+    /// arp_ignore 1, arp_announce 2), for tests about something else: the simulated host starts
+    /// at the kernel's defaults, which every host with several RoCE ports warns about.
+    pub(crate) fn arp_hygienic(&self) {
+        for (key, value) in [("arp_ignore", "1\n"), ("arp_announce", "2\n")] {
+            std::fs::write(self.fake(&format!("proc/sys/net/ipv4/conf/all/{key}")), value)
+                .unwrap();
+        }
+    }
+
     /// The whole output folder the bundle came from (as on a USB stick).
     pub(crate) fn dist(&self) -> PathBuf {
         self.bundle.parent().unwrap().join("dist")

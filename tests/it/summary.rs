@@ -46,6 +46,7 @@ fn an_unconfigured_host_gets_one_entry_per_setting_not_one_warning_per_port() {
     let mut outputs = Vec::new();
     for_each_bash(|bash| {
         let h = FakeHost::ofed().bash(bash).build();
+        h.arp_hygienic();
         let pre = h.run("precheck.sh", &[]);
         assert_eq!(pre.code, 0, "{bash}: {}", pre.stderr);
         assert!(
@@ -67,6 +68,7 @@ fn an_unconfigured_host_gets_one_entry_per_setting_not_one_warning_per_port() {
 fn real_warnings_come_first_and_a_configured_host_has_nothing_to_change() {
     for_each_bash(|bash| {
         let h = FakeHost::ofed().bash(bash).build();
+        h.arp_hygienic();
         // A link below its fastest mode and firmware-owned DCBX: warnings for a person.
         std::fs::write(h.fake("sys/class/net/ens1f0np0/speed"), "200000\n").unwrap();
         std::fs::write(h.fake(".fake/dcb/ens2f0np0/dcbx"), "cee ieee\n").unwrap();
