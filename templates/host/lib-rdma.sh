@@ -403,7 +403,7 @@ rg_nccl_conf() {
     else
       new="$file has another block of cluster $RG_CLUSTER than planned"
     fi
-    rg_check_action nccl_conf "" warn info written "$state" "$new (apply will write it; NCCL reads the file by itself)" "$state → written ($file)"
+    rg_check_action nccl_conf "" warn info written "$state" "$new (apply will change it; NCCL reads the file by itself)" "$state → written ($file)"
     return 0
   elif [ "$(rg_run_status)" = fail ]; then
     rg_check nccl_conf "" skip warning written "$state" "not written: apply did not succeed"

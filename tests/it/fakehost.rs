@@ -410,8 +410,11 @@ impl FakeHost {
     /// at the kernel's defaults, which every host with several RoCE ports warns about.
     pub(crate) fn arp_hygienic(&self) {
         for (key, value) in [("arp_ignore", "1\n"), ("arp_announce", "2\n")] {
-            std::fs::write(self.fake(&format!("proc/sys/net/ipv4/conf/all/{key}")), value)
-                .unwrap();
+            std::fs::write(
+                self.fake(&format!("proc/sys/net/ipv4/conf/all/{key}")),
+                value,
+            )
+            .unwrap();
         }
     }
 

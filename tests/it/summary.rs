@@ -115,11 +115,12 @@ fn real_warnings_come_first_and_a_configured_host_has_nothing_to_change() {
                 "{bash} {script}:\n{text}"
             );
             let count = lines[lines.len() - 2];
-            // nccl.env in both; the unit and the reload hook are apply's own.
+            // /etc/nccl.conf and nccl.env in both; the boot unit, the reload hook and the health
+            // timer are apply's own.
             let want = if script == "precheck.sh" {
-                "Plan: 8 settings to change on 2 ports, 1 host-wide change."
+                "Plan: 8 settings to change on 2 ports, 2 host-wide changes."
             } else {
-                "Plan: 8 settings to change on 2 ports, 3 host-wide changes."
+                "Plan: 8 settings to change on 2 ports, 5 host-wide changes."
             };
             assert_eq!(count, want, "{bash} {script}:\n{text}");
             // Then the real run.
@@ -150,7 +151,7 @@ fn real_warnings_come_first_and_a_configured_host_has_nothing_to_change() {
         );
         assert!(
             text.ends_with(&format!(
-                "\nChanged 8 settings on 2 ports, 3 host-wide changes.{ingest}"
+                "\nChanged 8 settings on 2 ports, 5 host-wide changes.{ingest}"
             )),
             "{bash}:\n{text}"
         );
