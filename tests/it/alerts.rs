@@ -85,15 +85,20 @@ fn s(name: &str, labels: &str, values: &'static str) -> (String, &'static str) {
     (format!("roce_gen_health_{name}{{{labels}}}"), values)
 }
 
+/// A series of the port in hand, with its `extra` labels.
+fn port(name: &str, extra: &str, values: &'static str) -> (String, &'static str) {
+    s(name, &format!("{PORT},{extra}"), values)
+}
+
 /// Every alert of lab-2node's rules with the series that fire it (samples each minute; a
 /// counter rising by N a minute increases by 5N in 5 minutes).
 fn cases() -> Vec<Case> {
     vec![
         Case {
             alert: "RoceGenPauseOnLossyPriority",
-            series: vec![s(
+            series: vec![port(
                 "priority_pause_frames_total",
-                &format!(r#"{PORT},direction="rx",priority="0""#),
+                r#"direction="rx",priority="0""#,
                 "0+10x20",
             )],
             labels: port_labels(&[("direction", "rx"), ("priority", "0")]),
@@ -101,9 +106,9 @@ fn cases() -> Vec<Case> {
         },
         Case {
             alert: "RoceGenGlobalPauseWhilePlannedOff",
-            series: vec![s(
+            series: vec![port(
                 "global_pause_frames_total",
-                &format!(r#"{PORT},direction="tx""#),
+                r#"direction="tx""#,
                 "0+10x20",
             )],
             labels: port_labels(&[("direction", "tx")]),
@@ -111,9 +116,9 @@ fn cases() -> Vec<Case> {
         },
         Case {
             alert: "RoceGenPauseStorm",
-            series: vec![s(
+            series: vec![port(
                 "pause_storm_events_total",
-                &format!(r#"{PORT},level="error""#),
+                r#"level="error""#,
                 "0+2x20",
             )],
             labels: port_labels(&[("level", "error")]),
@@ -122,16 +127,12 @@ fn cases() -> Vec<Case> {
         Case {
             alert: "RoceGenEcnMarksWithoutCnp",
             series: vec![
-                s(
+                port(
                     "rdma_events_total",
-                    &format!(r#"{PORT},counter="np_ecn_marked_roce_packets""#),
+                    r#"counter="np_ecn_marked_roce_packets""#,
                     "0+100x20",
                 ),
-                s(
-                    "rdma_events_total",
-                    &format!(r#"{PORT},counter="np_cnp_sent""#),
-                    "5x20",
-                ),
+                port("rdma_events_total", r#"counter="np_cnp_sent""#, "5x20"),
             ],
             labels: port_labels(&[("counter", "np_ecn_marked_roce_packets")]),
             value: 1000.0,
@@ -139,25 +140,17 @@ fn cases() -> Vec<Case> {
         Case {
             alert: "RoceGenCnpsNotHandled",
             series: vec![
-                s(
-                    "rdma_events_total",
-                    &format!(r#"{PORT},counter="np_cnp_sent""#),
-                    "0+10x20",
-                ),
-                s(
-                    "rdma_events_total",
-                    &format!(r#"{PORT},counter="rp_cnp_handled""#),
-                    "7x20",
-                ),
+                port("rdma_events_total", r#"counter="np_cnp_sent""#, "0+10x20"),
+                port("rdma_events_total", r#"counter="rp_cnp_handled""#, "7x20"),
             ],
             labels: vec![("cluster", "lab")],
             value: 100.0,
         },
         Case {
             alert: "RoceGenLosslessDiscards",
-            series: vec![s(
+            series: vec![port(
                 "priority_discards_total",
-                &format!(r#"{PORT},priority="3",kind="buf_discard""#),
+                r#"priority="3",kind="buf_discard""#,
                 "0+1x20",
             )],
             labels: port_labels(&[("priority", "3"), ("kind", "buf_discard")]),
@@ -165,9 +158,9 @@ fn cases() -> Vec<Case> {
         },
         Case {
             alert: "RoceGenSequenceErrors",
-            series: vec![s(
+            series: vec![port(
                 "rdma_events_total",
-                &format!(r#"{PORT},counter="out_of_sequence""#),
+                r#"counter="out_of_sequence""#,
                 "0+3x20",
             )],
             labels: port_labels(&[("counter", "out_of_sequence")]),
@@ -175,7 +168,7 @@ fn cases() -> Vec<Case> {
         },
         Case {
             alert: "RoceGenDrift",
-            series: vec![s("drift", &format!(r#"{PORT},setting="trust""#), "1x20")],
+            series: vec![port("drift", r#"setting="trust""#, "1x20")],
             labels: port_labels(&[("setting", "trust")]),
             value: 1.0,
         },
@@ -197,16 +190,8 @@ fn cases() -> Vec<Case> {
         Case {
             alert: "RoceGenOpticsRxPower",
             series: vec![
-                s(
-                    "module_rx_power_dbm",
-                    &format!(r#"{PORT},lane="2""#),
-                    "-12.5x20",
-                ),
-                s(
-                    "module_rx_power_dbm",
-                    &format!(r#"{PORT},lane="1""#),
-                    "-1.1x20",
-                ),
+                port("module_rx_power_dbm", r#"lane="2""#, "-12.5x20"),
+                port("module_rx_power_dbm", r#"lane="1""#, "-1.1x20"),
                 s("module_rx_power_low_dbm", PORT, "-9.9x20"),
                 s("module_rx_power_high_dbm", PORT, "4x20"),
             ],
@@ -240,67 +225,47 @@ fn cases() -> Vec<Case> {
 /// thresholds, nothing drifted, the file fresh.
 fn healthy() -> Vec<(String, &'static str)> {
     vec![
-        s(
+        port(
             "priority_pause_frames_total",
-            &format!(r#"{PORT},direction="rx",priority="3""#),
+            r#"direction="rx",priority="3""#,
             "0+50x20",
         ),
-        s(
+        port(
             "priority_bytes_total",
-            &format!(r#"{PORT},direction="rx",priority="3""#),
+            r#"direction="rx",priority="3""#,
             "0+1000000x20",
         ),
-        s(
+        port(
             "priority_discards_total",
-            &format!(r#"{PORT},priority="0",kind="discards""#),
+            r#"priority="0",kind="discards""#,
             "0+4x20",
         ),
-        s(
+        port(
             "priority_discards_total",
-            &format!(r#"{PORT},priority="3",kind="buf_discard""#),
+            r#"priority="3",kind="buf_discard""#,
             "9x20",
         ),
-        s(
-            "pause_storm_events_total",
-            &format!(r#"{PORT},level="warning""#),
-            "0x20",
-        ),
-        s(
+        port("pause_storm_events_total", r#"level="warning""#, "0x20"),
+        port(
             "rdma_events_total",
-            &format!(r#"{PORT},counter="np_ecn_marked_roce_packets""#),
+            r#"counter="np_ecn_marked_roce_packets""#,
             "0+100x20",
         ),
-        s(
+        port("rdma_events_total", r#"counter="np_cnp_sent""#, "0+90x20"),
+        port(
             "rdma_events_total",
-            &format!(r#"{PORT},counter="np_cnp_sent""#),
-            "0+90x20",
-        ),
-        s(
-            "rdma_events_total",
-            &format!(r#"{PORT},counter="rp_cnp_handled""#),
+            r#"counter="rp_cnp_handled""#,
             "0+80x20",
         ),
-        s(
-            "rdma_events_total",
-            &format!(r#"{PORT},counter="out_of_sequence""#),
-            "3x20",
-        ),
-        s(
-            "rdma_events_total",
-            &format!(r#"{PORT},counter="packet_seq_err""#),
-            "0x20",
-        ),
-        s("drift", &format!(r#"{PORT},setting="trust""#), "0x20"),
-        s("drift", &format!(r#"{PORT},setting="pfc""#), "0x20"),
+        port("rdma_events_total", r#"counter="out_of_sequence""#, "3x20"),
+        port("rdma_events_total", r#"counter="packet_seq_err""#, "0x20"),
+        port("drift", r#"setting="trust""#, "0x20"),
+        port("drift", r#"setting="pfc""#, "0x20"),
         s("link_up", PORT, "1x20"),
         s("port_present", PORT, "1x20"),
         s("module_temperature_celsius", PORT, "40.5x20"),
         s("module_temperature_high_celsius", PORT, "75x20"),
-        s(
-            "module_rx_power_dbm",
-            &format!(r#"{PORT},lane="1""#),
-            "-1.1x20",
-        ),
+        port("module_rx_power_dbm", r#"lane="1""#, "-1.1x20"),
         s("module_rx_power_low_dbm", PORT, "-9.9x20"),
         s("module_rx_power_high_dbm", PORT, "4x20"),
         s("reboot_required", HOST, "0x20"),
