@@ -243,23 +243,25 @@ fn play(name: &str, sc: &Scenario, bash: &str) -> String {
     text
 }
 
+/// One titled list of the snapshot: `title: none`, or the title and one indented line each.
+fn section(out: &mut String, title: &str, lines: &[String]) {
+    if lines.is_empty() {
+        *out += &format!("{title}: none\n");
+    } else {
+        *out += &format!("{title}:\n");
+        for l in lines {
+            *out += &format!("  {l}\n");
+        }
+    }
+}
+
 /// A reload or reboot as the snapshot shows it: what systemd did with the units, the result the
 /// unit's run wrote (its status, counts and the checks that did not pass), the commands that
 /// changed the host (the unit's among them) and the state it changed.
 fn describe_host_step(h: &FakeHost, line: &str, changed: &[String], diff: &[String]) -> String {
     let units = h.take_unit_log();
     let mut out = format!("\n## {line}\n");
-    let mut section = |title: &str, lines: &[String]| {
-        if lines.is_empty() {
-            out += &format!("{title}: none\n");
-        } else {
-            out += &format!("{title}:\n");
-            for l in lines {
-                out += &format!("  {l}\n");
-            }
-        }
-    };
-    section("systemd", &units);
+    section(&mut out, "systemd", &units);
     let mut result = Vec::new();
     if units.iter().any(|l| l.contains("ExecStart ran")) {
         let dir = h.fake("var/lib/roce-gen/lab/results");
@@ -295,9 +297,9 @@ fn describe_host_step(h: &FakeHost, line: &str, changed: &[String], diff: &[Stri
             }
         }
     }
-    section("the unit's result", &result);
-    section("commands that changed the host", changed);
-    section("state changed", diff);
+    section(&mut out, "the unit's result", &result);
+    section(&mut out, "commands that changed the host", changed);
+    section(&mut out, "state changed", diff);
     out
 }
 
@@ -360,20 +362,10 @@ fn describe(
                 .replace(&pid, ".json")
         })
         .collect();
-    let mut section = |title: &str, lines: &[String]| {
-        if lines.is_empty() {
-            out += &format!("{title}: none\n");
-        } else {
-            out += &format!("{title}:\n");
-            for l in lines {
-                out += &format!("  {l}\n");
-            }
-        }
-    };
-    section("checks not passed", &not_passed);
-    section("printed", &printed);
-    section("commands that changed the host", changed);
-    section("state changed", diff);
+    section(&mut out, "checks not passed", &not_passed);
+    section(&mut out, "printed", &printed);
+    section(&mut out, "commands that changed the host", changed);
+    section(&mut out, "state changed", diff);
     out
 }
 
