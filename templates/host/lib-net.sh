@@ -60,6 +60,29 @@ rg_arp_ports() {
 # rg_arp_conf IF KEY: the path of one IPv4 sysctl of IF (IF `all` for the host-wide value).
 rg_arp_conf() { printf '/proc/sys/net/ipv4/conf/%s/%s' "$1" "$2"; }
 
+# rg_arp_values IF: prints IF's own values "V V V" in the order of RG_ARP_KEYS (`?` unreadable).
+rg_arp_values() {
+  local k v out=""
+  for k in $RG_ARP_KEYS; do
+    v=$(rg_read "$(rg_arp_conf "$1" "$k")") || v=""
+    out+="${v:-?} "
+  done
+  printf '%s' "${out% }"
+}
+
+# rg_arp_write IF "V V V": writes IF's values in the order of RG_ARP_KEYS; non-zero if one failed
+# (the others are still written).
+rg_arp_write() {
+  local k w=0 rc=0
+  local -a vals=()
+  read -r -a vals <<<"$2"
+  for k in $RG_ARP_KEYS; do
+    rg_write "$(rg_arp_conf "$1" "$k")" "${vals[w]-}" || rc=1
+    w=$((w + 1))
+  done
+  return "$rc"
+}
+
 # rg_arp_read I: RG_ARP_DEV, RG_ARP_ALL and RG_ARP_EFF, the values of NIC I's netdev, of `all`
 # and the effective ones, each "V V V" in the order of RG_ARP_KEYS (an unreadable one is `?`);
 # RG_ARP_WHY the problems of the effective values, joined with "; ".
@@ -182,11 +205,9 @@ rg_arp_file_text() {
 # (the ones there saved first, `arp_sysctls` DEV "IF V V V"), then the sysctl.d file. The boot
 # run changes nothing here: systemd-sysctl has applied the file, and /etc is read-only to it.
 rg_net_apply() {
-  local i dev ifc k w now after file text ifcs=() devs=() ok changed
-  local -a want=()
+  local i dev ifc now after file text ifcs=() devs=() ok changed
   [ "$RG_ARP_SYSCTLS" = set ] && [ "$(rg_arp_ports)" -gt 1 ] || return 0
   [ "$RG_BOOT" = no ] || return 0
-  read -r -a want <<<"$RG_ARP_WANT"
   # Each port's check replaces precheck's (rg_check, lib.sh).
   # shellcheck disable=SC2034
   RG_CHECK_REPLACE=yes
@@ -207,11 +228,8 @@ rg_net_apply() {
       continue
     }
     rg_save arp_sysctls "$dev" "$ifc $now"
-    ok=yes w=0
-    for k in $RG_ARP_KEYS; do
-      rg_write "$(rg_arp_conf "$ifc" "$k")" "${want[w]}" || ok=no
-      w=$((w + 1))
-    done
+    ok=yes
+    rg_arp_write "$ifc" "$RG_ARP_WANT" || ok=no
     if [ "$RG_DRY_RUN" = yes ]; then
       rg_check_change arp_sysctls "$dev" warn warning "$RG_ARP_WANT" "$now" "dry run: would set arp_ignore arp_announce rp_filter of $ifc to $RG_ARP_WANT (now $now)" "$now"
       continue
@@ -251,33 +269,24 @@ rg_net_apply() {
 # rg_net_rollback: rollback's part (rg_rollback): each netdev's saved values back (`arp_sysctls`
 # lines of the saved state), then the sysctl.d file removed (`arp_sysctls_persist`: apply wrote it).
 rg_net_rollback() {
-  local id dev value ifc old k w now after file any=no ok
-  local -a vals=()
+  local id dev value ifc old now after file any=no ok
   [ -r "$RG_SAVED" ] || return 0
   while IFS=$'\t' read -r -u 3 id dev value; do
     [ "$id" != arp_sysctls_persist ] || any=yes
     [ "$id" = arp_sysctls ] || continue
     read -r ifc old <<<"$value"
-    read -r -a vals <<<"$old"
-    now=""
-    for k in $RG_ARP_KEYS; do now+="$(rg_read "$(rg_arp_conf "$ifc" "$k")" || printf '?') "; done
-    now=${now% }
+    now=$(rg_arp_values "$ifc")
     if [ "$now" = "$old" ]; then
       rg_check arp_sysctls "$dev" pass warning "$old" "$now" "arp_ignore arp_announce rp_filter of $ifc are already $old"
       continue
     fi
-    ok=yes w=0
-    for k in $RG_ARP_KEYS; do
-      rg_write "$(rg_arp_conf "$ifc" "$k")" "${vals[w]-}" || ok=no
-      w=$((w + 1))
-    done
+    ok=yes
+    rg_arp_write "$ifc" "$old" || ok=no
     if [ "$RG_DRY_RUN" = yes ]; then
       rg_check_change arp_sysctls "$dev" warn warning "$old" "$now" "dry run: would set arp_ignore arp_announce rp_filter of $ifc back to $old" "$now"
       continue
     fi
-    after=""
-    for k in $RG_ARP_KEYS; do after+="$(rg_read "$(rg_arp_conf "$ifc" "$k")" || printf '?') "; done
-    after=${after% }
+    after=$(rg_arp_values "$ifc")
     if [ "$ok" = yes ] && [ "$after" = "$old" ]; then
       rg_check_change arp_sysctls "$dev" changed warning "$old" "$after" "arp_ignore arp_announce rp_filter of $ifc are $old again" "$now"
     else
@@ -291,11 +300,5 @@ rg_net_rollback() {
     return 0
   fi
   rg_do rm -f "$RG_ROOT$file" || true
-  if [ "$RG_DRY_RUN" = yes ]; then
-    rg_check_action arp_sysctls_persist "" warn warning absent "" "dry run: would remove $file" "installed → absent ($file)"
-  elif [ -e "$RG_ROOT$file" ]; then
-    rg_check arp_sysctls_persist "" fail error absent installed "could not remove $file"
-  else
-    rg_check_action arp_sysctls_persist "" changed warning absent absent "removed $file" "installed → absent ($file)"
-  fi
+  rg_check_removed arp_sysctls_persist "" warning "$file" "$file"
 }

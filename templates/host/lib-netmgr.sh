@@ -335,13 +335,7 @@ rg_netmgr_rollback() {
       if ! { rg_has networkctl && rg_do networkctl reload && rg_do networkctl reconfigure "$ifc"; }; then
         after="; systemd-networkd drops it when it restarts (systemctl restart systemd-networkd)"
       fi
-      if [ "$RG_DRY_RUN" = yes ]; then
-        rg_check_action mtu_owner "$dev" warn error absent "" "dry run: would remove the drop-in $ref" "installed → absent ($ref)"
-      elif [ -e "$RG_ROOT$ref" ]; then
-        rg_check mtu_owner "$dev" fail error absent installed "could not remove the drop-in $ref"
-      else
-        rg_check_action mtu_owner "$dev" changed error absent absent "removed the drop-in $ref$after" "installed → absent ($ref)"
-      fi
+      rg_check_removed mtu_owner "$dev" error "$ref" "the drop-in $ref" "$after"
     fi
   done 3<"$RG_SAVED"
 }

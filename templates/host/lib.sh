@@ -285,6 +285,19 @@ rg_check_action() {
   RG_C_FROM[n]=$8
 }
 
+# rg_check_removed ID NIC SEVERITY PATH WHAT [NOTE]: the check of a file rollback removed (after
+# its rg_do rm): the dry run's plan, the file still there, or its removal (NOTE appended); WHAT
+# names the file in the messages.
+rg_check_removed() {
+  if [ "$RG_DRY_RUN" = yes ]; then
+    rg_check_action "$1" "$2" warn "$3" absent "" "dry run: would remove $5" "installed → absent ($4)"
+  elif [ -e "$RG_ROOT$4" ]; then
+    rg_check "$1" "$2" fail error absent installed "could not remove $5"
+  else
+    rg_check_action "$1" "$2" changed "$3" absent absent "removed $5${6-}" "installed → absent ($4)"
+  fi
+}
+
 # rg_status_of ID NIC: prints the status recorded for a check (empty if none).
 rg_status_of() {
   local i
