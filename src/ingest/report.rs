@@ -13,6 +13,7 @@ use serde::Serialize;
 // report alone.
 pub(crate) use crate::ingest::attention::{Group, Kind};
 pub(crate) use crate::ingest::consistency::{FactGroup, FactValue};
+pub(crate) use crate::ingest::fabric::{FabricCell, FabricEnd, FabricLink, FabricMatrix};
 pub(crate) use crate::ingest::intake::FileNote;
 pub(crate) use crate::ingest::result::{Check, Counts, NicHealth, Phase, Status};
 
@@ -42,6 +43,10 @@ pub(crate) struct ClusterReport {
     pub skipped: Vec<FileNote>,
     /// Results not used: older ones, stale ones beside current ones, copies.
     pub superseded: Vec<FileNote>,
+    /// The fabric matrix (rail × host) every format shows; absent when no host has a fabric
+    /// result.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fabric: Option<FabricMatrix>,
     /// The counts.
     pub totals: Totals,
 }
@@ -172,10 +177,16 @@ pub(crate) struct HostReport {
     /// The fabric test's newest result, port by port (the fabric matrix); empty without one.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub fabric: Vec<FabricPort>,
+    /// That result, summarised (JUnit times the fabric cases by it).
+    #[serde(skip)]
+    pub fabric_run: Option<Run>,
+    /// Every check of that result (JUnit lists them as cases).
+    #[serde(skip)]
+    pub fabric_checks: Vec<Check>,
 }
 
 /// One port's row of the fabric matrix, from the host's newest `fabric` result.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub(crate) struct FabricPort {
     /// The planned RDMA device.
     pub nic: String,
@@ -189,17 +200,42 @@ pub(crate) struct FabricPort {
     pub to: Option<String>,
     /// The measured rate (`fabric_bw`'s reading), empty when no traffic ran.
     pub rate: String,
-    /// `fabric_bw`, `fabric_priority`, `fabric_loss`, `fabric_congestion`: each check's status.
+    /// The same in Gb/s, when it reads as a number.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gbps: Option<f64>,
+    /// The port's negotiated link speed in Gb/s, as the fabric run read it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link_gbps: Option<f64>,
+    /// The RDMA device of the port it sends to, from the plan (the next host's port on its rail).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub to_nic: Option<String>,
+    /// That port's switch port, from the plan.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub to_plan_switch: Option<String>,
+    /// `fabric_peer`, `fabric_bw`, `fabric_priority`, `fabric_loss`, `fabric_congestion`: each
+    /// check's status.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peer: Option<Status>,
     pub bw: Option<Status>,
     pub priority: Option<Status>,
     pub loss: Option<Status>,
     pub congestion: Option<Status>,
     /// The switch port the plan cables it to.
     pub plan_switch: Option<String>,
-    /// The switch port LLDP saw on it (from the host's newest result that records it).
+    /// The switch port LLDP saw on it (the fabric result's, else the latest result's).
     pub lldp_switch: Option<String>,
     /// The messages of its fabric checks that did not pass: they name both ends.
     pub problems: Vec<String>,
+}
+
+impl FabricPort {
+    /// Its rail, and without a plan its device: the row of the matrix it is in.
+    pub(crate) fn rail_key(&self) -> String {
+        match &self.rail {
+            Some(rail) => rail.clone(),
+            None => format!("{} (not planned)", self.nic),
+        }
+    }
 }
 
 /// One NIC's recorded configuration (`facts.nics.<ib_dev>` of a result).
