@@ -13,7 +13,7 @@ use serde::Serialize;
 // report alone.
 pub(crate) use crate::ingest::attention::{Group, Kind};
 pub(crate) use crate::ingest::consistency::{FactGroup, FactValue};
-pub(crate) use crate::ingest::fabric::{FabricCell, FabricEnd, FabricLink, FabricMatrix};
+pub(crate) use crate::ingest::fabric::{FabricCell, FabricEnd, FabricMatrix};
 pub(crate) use crate::ingest::intake::FileNote;
 pub(crate) use crate::ingest::result::{Check, Counts, NicHealth, Phase, Status};
 

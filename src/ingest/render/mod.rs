@@ -54,7 +54,15 @@ pub(crate) fn reason(h: &HostReport, plan_sha: Option<&str>) -> String {
 
 /// [`reason`] without the leading state, for layouts that show the state beside it.
 pub(crate) fn reason_detail(h: &HostReport, plan_sha: Option<&str>) -> String {
-    let Some(run) = &h.latest else {
+    // Failed by its fabric test alone: that run says why, not the passing run before it.
+    let fabric = h
+        .fabric_run
+        .as_ref()
+        .filter(|f| f.status == Status::Fail && h.state == State::Failed);
+    let Some(run) = fabric
+        .filter(|_| h.latest.as_ref().is_none_or(|r| r.status != Status::Fail))
+        .or(h.latest.as_ref())
+    else {
         return "no result".to_string();
     };
     let at = format!("{} at {} ({})", run.name, run.finished_at, clean(&run.path));
