@@ -4,143 +4,9 @@
 //! that failed the link it failed on: both ends with their switch ports from the plan and from
 //! LLDP. Pure: made by the verdict from the hosts' reports.
 
-use serde::Serialize;
-
-use crate::ingest::report::{FabricPort, HostReport};
-use crate::ingest::result::Status;
-
-/// Rails × hosts.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub(crate) struct FabricMatrix {
-    /// The hosts with a fabric result, in the report's (name) order: the matrix's hosts.
-    pub hosts: Vec<String>,
-    /// One row per rail, in rail order (rail numbers by value).
-    pub rails: Vec<FabricRail>,
-    /// The links a port failed on, in rail and host order.
-    pub links: Vec<FabricLink>,
-    /// Counted hosts without a fabric result (the test did not run there, or its result is
-    /// missing).
-    pub not_run: Vec<String>,
-    /// Ports in the matrix, and how many of them passed, warned, failed and were skipped (a rail
-    /// with one port has no pair).
-    pub ports: usize,
-    pub passed: usize,
-    pub warned: usize,
-    pub failed: usize,
-    pub skipped: usize,
-}
-
-/// One rail's row.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub(crate) struct FabricRail {
-    /// The plan's rail (its number, else the subnet); without a plan, the device and
-    /// `(not planned)`.
-    pub rail: String,
-    /// Per host of [`FabricMatrix::hosts`], its ports on the rail: usually one, none when the
-    /// host has no port there.
-    pub cells: Vec<Vec<FabricCell>>,
-}
-
-/// One port of one host on a rail.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub(crate) struct FabricCell {
-    pub host: String,
-    /// The RDMA device.
-    pub nic: String,
-    /// The worst status of its fabric checks.
-    pub status: Status,
-    /// The measured rate as the result gives it (`388.00 Gb/s`); empty when no traffic ran.
-    pub rate: String,
-    /// The rate in Gb/s, and the link's negotiated speed, when known.
-    pub gbps: Option<f64>,
-    pub link_gbps: Option<f64>,
-    /// The rate in percent of the link speed, rounded down.
-    pub pct: Option<u64>,
-    /// Each fabric check's status: the peer reached, the rate, the priority proof, loss,
-    /// congestion (the incast step).
-    pub peer: Option<Status>,
-    pub bw: Option<Status>,
-    pub priority: Option<Status>,
-    pub loss: Option<Status>,
-    pub congestion: Option<Status>,
-    /// The host it sends to.
-    pub to: Option<String>,
-    /// Its switch port from the plan and from LLDP.
-    pub plan_switch: Option<String>,
-    pub lldp_switch: Option<String>,
-    /// Its failed link, an index into [`FabricMatrix::links`].
-    pub link: Option<usize>,
-}
-
-/// A port that failed and the link it sends on: from it to the next host's port on its rail.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub(crate) struct FabricLink {
-    pub rail: String,
-    /// The port that failed.
-    pub from: FabricEnd,
-    /// The port it sends to; `None` when the result names no peer.
-    pub to: Option<FabricEnd>,
-    /// The fabric checks that failed on it (`fabric_bw`, …).
-    pub failed: Vec<&'static str>,
-    /// Whom it sends to and serves, as the result says (`sends to h1 (10.10.0.11, TCP 18515),
-    /// serves h2 (10.10.0.12)`).
-    pub peers: String,
-    /// The messages of its checks that did not pass.
-    pub problems: Vec<String>,
-}
-
-/// One end of a link.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub(crate) struct FabricEnd {
-    pub host: String,
-    /// Its RDMA device; `None` when the plan does not say (a peer without a plan).
-    pub nic: Option<String>,
-    /// The switch port the plan cables it to.
-    pub plan_switch: Option<String>,
-    /// The switch port LLDP saw on it; `None` when not seen or the host sent no result.
-    pub lldp_switch: Option<String>,
-}
-
-impl FabricEnd {
-    /// `h1 mlx5_0`, or `h1` without a device.
-    pub(crate) fn name(&self) -> String {
-        match &self.nic {
-            Some(nic) => format!("{} {nic}", self.host),
-            None => self.host.clone(),
-        }
-    }
-
-    /// `plan leaf-1 Eth1/2, LLDP not seen`.
-    pub(crate) fn switch_ports(&self) -> String {
-        format!(
-            "plan {}, LLDP {}",
-            self.plan_switch.as_deref().unwrap_or("not planned"),
-            self.lldp_switch.as_deref().unwrap_or("not seen")
-        )
-    }
-}
-
-/// The fabric checks of a port, in the order the formats show them, with what each proves.
-pub(crate) const CHECKS: [(&str, &str); 5] = [
-    ("fabric_peer", "peer"),
-    ("fabric_bw", "rate"),
-    ("fabric_priority", "priority"),
-    ("fabric_loss", "loss"),
-    ("fabric_congestion", "congestion"),
-];
-
-impl FabricCell {
-    /// Each check of [`CHECKS`] with its status.
-    pub(crate) fn statuses(&self) -> [(&'static str, Option<Status>); 5] {
-        [
-            (CHECKS[0].0, self.peer),
-            (CHECKS[1].0, self.bw),
-            (CHECKS[2].0, self.priority),
-            (CHECKS[3].0, self.loss),
-            (CHECKS[4].0, self.congestion),
-        ]
-    }
-}
+use crate::ingest::report::{
+    FabricCell, FabricEnd, FabricLink, FabricMatrix, FabricPort, FabricRail, HostReport, Status,
+};
 
 /// Rails in order: numbers by value (`2` before `10`), then the others by name.
 fn rail_order(rail: &str) -> (u8, u64, String) {
@@ -272,5 +138,176 @@ fn link<'a>(
             .collect(),
         peers: f.peers.clone(),
         problems: f.problems.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::ingest::report::{Counts, Phase, Run, State};
+
+    fn run() -> Run {
+        Run {
+            phase: Phase::Fabric,
+            dry_run: false,
+            name: "fabric".into(),
+            reboot_required: false,
+            status: Status::Pass,
+            started_at: None,
+            finished_at: "2026-12-02T03:10:23Z".into(),
+            finished: "2026-12-02T03:10:23Z".parse().unwrap(),
+            path: "res/h.fabric.json".into(),
+            plan_sha256: String::new(),
+            tool_version: String::new(),
+            observed_hostname: String::new(),
+            counts: Counts::default(),
+        }
+    }
+
+    fn host(name: &str, fabric: Vec<FabricPort>, tested: bool) -> HostReport {
+        HostReport {
+            host: name.into(),
+            mgmt_ip: None,
+            planned: Some(true),
+            state: State::Configured,
+            stale: false,
+            ok: true,
+            latest: None,
+            runs: Vec::new(),
+            checks: Vec::new(),
+            failures: Vec::new(),
+            warnings: Vec::new(),
+            changes: Vec::new(),
+            change_lines: Vec::new(),
+            changes_size: String::new(),
+            nics: BTreeMap::new(),
+            pcie: BTreeMap::new(),
+            nic_config: BTreeMap::new(),
+            netdevs: BTreeMap::new(),
+            fabric,
+            fabric_run: tested.then(run),
+            fabric_checks: Vec::new(),
+        }
+    }
+
+    fn port(nic: &str, rail: &str, to: &str, status: Status, gbps: f64) -> FabricPort {
+        FabricPort {
+            nic: nic.into(),
+            rail: Some(rail.into()),
+            status,
+            peers: format!("sends to {to} (10.0.0.1, TCP 18515), serves x (10.0.0.2)"),
+            to: Some(to.into()),
+            rate: format!("{gbps:.2} Gb/s"),
+            gbps: Some(gbps),
+            link_gbps: Some(400.0),
+            to_nic: None,
+            to_plan_switch: None,
+            peer: Some(Status::Pass),
+            bw: Some(status),
+            priority: Some(Status::Pass),
+            loss: Some(Status::Pass),
+            congestion: None,
+            plan_switch: Some(format!("leaf-{rail} Eth1/{nic}")),
+            lldp_switch: None,
+            problems: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn rails_are_rows_in_number_order_and_each_host_a_column() {
+        let hosts = [
+            host(
+                "a",
+                vec![
+                    port("0", "10", "b", Status::Pass, 388.0),
+                    port("1", "2", "b", Status::Pass, 388.0),
+                ],
+                true,
+            ),
+            // b has no port on rail 10.
+            host("b", vec![port("0", "2", "a", Status::Pass, 388.0)], true),
+            host("c", Vec::new(), false),
+        ];
+        let m = matrix(&hosts).unwrap();
+        assert_eq!(m.hosts, ["a", "b"]);
+        let rails: Vec<&str> = m.rails.iter().map(|r| r.rail.as_str()).collect();
+        assert_eq!(rails, ["2", "10"]);
+        assert_eq!(m.rails[1].cells[0][0].nic, "0");
+        assert!(m.rails[1].cells[1].is_empty(), "b has no port on rail 10");
+        assert_eq!(m.not_run, ["c"]);
+        assert_eq!((m.ports, m.passed, m.failed), (3, 3, 0));
+        assert!(m.links.is_empty());
+        assert_eq!(m.rails[0].cells[0][0].pct, Some(97));
+    }
+
+    #[test]
+    fn a_failing_port_names_both_ends_and_their_switch_ports() {
+        let mut slow = port("mlx5_0", "0", "b", Status::Fail, 97.0);
+        slow.problems = vec!["mlx5_0 to b: 97.00 Gb/s measured".into()];
+        slow.lldp_switch = Some("leaf-0 Eth1/9".into());
+        slow.to_nic = Some("mlx5_0".into());
+        slow.to_plan_switch = Some("leaf-0 Eth1/2".into());
+        let mut theirs = port("mlx5_0", "0", "c", Status::Pass, 388.0);
+        theirs.lldp_switch = Some("leaf-0 Eth1/2".into());
+        // c never sent a result: its end is named from the plan alone.
+        let mut lonely = port("mlx5_0", "0", "c", Status::Fail, 0.0);
+        lonely.gbps = None;
+        lonely.rate = String::new();
+        lonely.peer = Some(Status::Fail);
+        lonely.bw = None;
+        lonely.to = Some("c".into());
+        lonely.to_nic = Some("mlx5_3".into());
+        lonely.to_plan_switch = Some("leaf-0 Eth1/3".into());
+        let hosts = [
+            host("a", vec![slow], true),
+            host("b", vec![theirs, lonely], true),
+            host("c", Vec::new(), false),
+        ];
+        let m = matrix(&hosts).unwrap();
+        assert_eq!(m.links.len(), 2);
+        let l = &m.links[0];
+        assert_eq!(l.from.name(), "a mlx5_0");
+        assert_eq!(
+            l.from.switch_ports(),
+            "plan leaf-0 Eth1/mlx5_0, LLDP leaf-0 Eth1/9"
+        );
+        let to = l.to.as_ref().unwrap();
+        assert_eq!(to.name(), "b mlx5_0");
+        assert_eq!(to.switch_ports(), "plan leaf-0 Eth1/2, LLDP leaf-0 Eth1/2");
+        assert_eq!(l.failed, ["fabric_bw"]);
+        assert_eq!(l.problems, ["mlx5_0 to b: 97.00 Gb/s measured"]);
+        assert_eq!(m.rails[0].cells[0][0].link, Some(0));
+        let l = &m.links[1];
+        assert_eq!(l.failed, ["fabric_peer"]);
+        let to = l.to.as_ref().unwrap();
+        assert_eq!(to.name(), "c mlx5_3");
+        assert_eq!(to.switch_ports(), "plan leaf-0 Eth1/3, LLDP not seen");
+        // The cell without traffic has no rate and no share.
+        let cell = &m.rails[0].cells[1][1];
+        assert_eq!((cell.rate.as_str(), cell.pct), ("", None));
+        assert_eq!((m.ports, m.passed, m.failed), (3, 1, 2));
+    }
+
+    #[test]
+    fn the_share_of_the_link_rounds_down_and_needs_a_link_speed() {
+        let mut p = port("0", "0", "b", Status::Warn, 399.9);
+        let h = host("a", vec![p.clone()], true);
+        assert_eq!(matrix(&[h]).unwrap().rails[0].cells[0][0].pct, Some(99));
+        p.link_gbps = None;
+        let h = host("a", vec![p], true);
+        let m = matrix(&[h]).unwrap();
+        assert_eq!(m.rails[0].cells[0][0].pct, None);
+        assert_eq!(m.warned, 1);
+    }
+
+    #[test]
+    fn without_a_fabric_result_there_is_no_matrix() {
+        assert_eq!(matrix(&[host("a", Vec::new(), false)]), None);
+        // A fabric run that failed before any port (no ib_write_bw) still makes its host a
+        // column of the matrix, with no ports.
+        let m = matrix(&[host("a", Vec::new(), true)]).unwrap();
+        assert_eq!((m.hosts.len(), m.ports, m.rails.len()), (1, 0, 0));
     }
 }

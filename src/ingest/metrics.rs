@@ -86,7 +86,7 @@ pub(crate) const FABRIC_CHECK_STATUS: &str = "roce_gen_fabric_check_status";
 
 /// The most series one port of a host's fabric result adds: its rate, the rate's share of the
 /// link, whether it passed, and a status per fabric check.
-pub const SERIES_PER_FABRIC_PORT: usize = 3 + crate::ingest::fabric::CHECKS.len();
+pub const SERIES_PER_FABRIC_PORT: usize = 3 + crate::ingest::report::FABRIC_CHECKS.len();
 
 /// The most ports of one host's fabric result exported: a result that names more is odd.
 pub const MAX_FABRIC_PORTS: usize = 16;

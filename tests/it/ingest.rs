@@ -3420,3 +3420,53 @@ fn a_wide_fabric_matrix_reads_on_screen_and_prints_without_being_cut() {
         assert_fabric_prints(dir.path(), &html, paper, &hosts, "mlx5_7");
     }
 }
+
+/// A fabric result adds at most `SERIES_PER_FABRIC_PORT` series per port, for at most
+/// `MAX_FABRIC_PORTS` ports, as docs/monitoring.md says: also a result that names forty.
+#[test]
+fn fabric_series_stay_within_their_documented_bound() {
+    use roce_gen::testing::{MAX_FABRIC_PORTS, SERIES_PER_FABRIC_PORT};
+    let readme = std::fs::read_to_string(fabric_fixtures().join("../../../../docs/monitoring.md"))
+        .unwrap()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let documented = format!(
+        "adds at most {SERIES_PER_FABRIC_PORT} × its ports in the matrix, of which at most {MAX_FABRIC_PORTS} are exported"
+    );
+    assert!(
+        readme.contains(&documented),
+        "docs/monitoring.md does not say {documented:?}"
+    );
+    let fabric = |series: &[Series]| {
+        series
+            .iter()
+            .filter(|(name, _)| name.starts_with("roce_gen_fabric_"))
+            .count()
+    };
+    let dir = wide_fabric(4, 8);
+    let by_host = series_by_host(&fabric_ingest(dir.path(), &["--format", "prometheus"]).stdout);
+    // Eight ports with traffic: rate, ratio, ok and the five checks each (the incast one skipped).
+    assert_eq!(fabric(&by_host["h0"]), 8 * SERIES_PER_FABRIC_PORT);
+    // Forty ports, none planned (the plan is left out).
+    let path = dir.path().join("res/h1.fabric.json");
+    let mut r: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let model: Vec<Value> = r["checks"].as_array().unwrap().clone();
+    let checks = r["checks"].as_array_mut().unwrap();
+    for k in 8..40 {
+        for c in model.iter().filter(|c| c["nic"] == "mlx5_0") {
+            let mut c = c.clone();
+            c["nic"] = Value::from(format!("mlx5_{k}"));
+            checks.push(c);
+        }
+    }
+    std::fs::write(&path, serde_json::to_vec(&r).unwrap()).unwrap();
+    let run = roce_gen(dir.path(), &["ingest", "res", "--format", "prometheus"]);
+    let by_host = series_by_host(&run.stdout);
+    let n = fabric(&by_host["h1"]);
+    // Sixteen ports exported, each with seven or eight series (no ratio without a link speed).
+    assert!(
+        n >= 7 * MAX_FABRIC_PORTS && n <= SERIES_PER_FABRIC_PORT * MAX_FABRIC_PORTS,
+        "{n} series"
+    );
+}
