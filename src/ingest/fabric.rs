@@ -8,12 +8,29 @@ use crate::ingest::report::{
     FabricCell, FabricEnd, FabricLink, FabricMatrix, FabricPort, FabricRail, HostReport, Status,
 };
 
-/// Rails in order: numbers by value (`2` before `10`), then the others by name.
-fn rail_order(rail: &str) -> (u8, u64, String) {
-    match rail.parse::<u64>() {
-        Ok(n) => (0, n, String::new()),
-        Err(_) => (1, 0, rail.to_string()),
+/// Rails in order, their numbers by value: `2` before `10`, `10.10.2.0/24` before
+/// `10.10.10.0/24`, `mlx5_2` before `mlx5_10`.
+fn rail_order(rail: &str) -> Vec<(String, u64)> {
+    let mut parts: Vec<(String, u64)> = Vec::new();
+    let (mut text, mut digits) = (String::new(), String::new());
+    for c in rail.chars() {
+        if c.is_ascii_digit() {
+            digits.push(c);
+        } else {
+            if !digits.is_empty() {
+                parts.push((
+                    std::mem::take(&mut text),
+                    digits.parse().unwrap_or(u64::MAX),
+                ));
+                digits.clear();
+            }
+            text.push(c);
+        }
     }
+    if !digits.is_empty() || !text.is_empty() {
+        parts.push((text, digits.parse().unwrap_or(0)));
+    }
+    parts
 }
 
 fn cell(h: &HostReport, f: &FabricPort) -> FabricCell {
@@ -300,6 +317,30 @@ mod tests {
         let m = matrix(&[h]).unwrap();
         assert_eq!(m.rails[0].cells[0][0].pct, None);
         assert_eq!(m.warned, 1);
+    }
+
+    #[test]
+    fn rails_sort_by_their_numbers() {
+        let mut rails = [
+            "10.10.10.0/24",
+            "10.10.2.0/24",
+            "mlx5_10 (not planned)",
+            "mlx5_2 (not planned)",
+            "b",
+            "a",
+        ];
+        rails.sort_by_key(|r| rail_order(r));
+        assert_eq!(
+            rails,
+            [
+                "10.10.2.0/24",
+                "10.10.10.0/24",
+                "a",
+                "b",
+                "mlx5_2 (not planned)",
+                "mlx5_10 (not planned)"
+            ]
+        );
     }
 
     #[test]

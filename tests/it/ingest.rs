@@ -3408,6 +3408,9 @@ fn a_wide_fabric_matrix_reads_on_screen_and_prints_without_being_cut() {
     ] {
         assert!(html.contains(needle), "no {needle:?} in the page");
     }
+    for external in ["<script", "<link", "src=", "url(", "http://", "https://"] {
+        assert!(!html.contains(external), "the page loads {external}");
+    }
     let (Some(()), Some(())) = (
         needs("chromium", "chromium", "the fabric matrix in a browser"),
         needs("pdftotext", "poppler-utils", "the printed fabric matrix"),
