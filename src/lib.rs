@@ -39,7 +39,9 @@ pub mod testing {
     pub use crate::config::{Kind as ConfigKind, parse as parse_config};
     pub use crate::digest::sha256_hex;
     pub use crate::generate::verify::read_tarball;
-    pub use crate::ingest::metrics::{SERIES_PER_HOST, SERIES_PER_NIC};
+    pub use crate::ingest::metrics::{
+        MAX_FABRIC_PORTS, SERIES_PER_FABRIC_PORT, SERIES_PER_HOST, SERIES_PER_NIC,
+    };
     pub use crate::ingest::result::parse as parse_result;
     pub use crate::plan::input::{Format, read_plan_bytes};
     pub use crate::plan::layout::{CLUSTER, KEYS, NICS, SERVERS, SHEETS};

@@ -73,6 +73,24 @@ pub(crate) const GID_INDEX: &str = "roce_gen_nic_gid_index";
 /// `roce_gen_nic_neighbor_info{switch,port,source}`: always 1.
 pub(crate) const NEIGHBOR_INFO: &str = "roce_gen_nic_neighbor_info";
 
+/// `roce_gen_fabric_rate_bytes_per_second{rail,peer}`: the rate the fabric test measured from
+/// a port to the next host's port on its rail.
+pub(crate) const FABRIC_RATE: &str = "roce_gen_fabric_rate_bytes_per_second";
+/// `roce_gen_fabric_rate_ratio{rail,peer}`: that rate over the port's link speed.
+pub(crate) const FABRIC_RATE_RATIO: &str = "roce_gen_fabric_rate_ratio";
+/// `roce_gen_fabric_port_ok{rail,peer}`: 1 when none of the port's fabric checks failed.
+pub(crate) const FABRIC_PORT_OK: &str = "roce_gen_fabric_port_ok";
+/// `roce_gen_fabric_check_status{rail,check}`: each fabric check of a port, 0 pass, 2 skip, 3
+/// warn, 4 fail (the codes of `roce_gen_check_status`).
+pub(crate) const FABRIC_CHECK_STATUS: &str = "roce_gen_fabric_check_status";
+
+/// The most series one port of a host's fabric result adds: its rate, the rate's share of the
+/// link, whether it passed, and a status per fabric check.
+pub const SERIES_PER_FABRIC_PORT: usize = 3 + crate::ingest::report::FABRIC_CHECKS.len();
+
+/// The most ports of one host's fabric result exported: a result that names more is odd.
+pub const MAX_FABRIC_PORTS: usize = 16;
+
 /// Check statuses, as `roce_gen_host_checks` labels them.
 pub(crate) const STATUSES: [Status; 5] = [
     Status::Pass,

@@ -7,7 +7,8 @@
 //!    one; [`intake`] reads every file found and keeps, per host and phase, the newest result;
 //! 3. [`verdict`] gives each host its state and the cluster its verdict, with and without a
 //!    plan, as a [`report`] (the types every format reads); [`consistency`] groups the facts that
-//!    should agree across hosts, [`attention`] the warnings and drift by check;
+//!    should agree across hosts, [`attention`] the warnings and drift by check, [`fabric`] the
+//!    fabric matrix;
 //! 4. [`render`] prints the report as text, JSON, Markdown, JUnit XML, Prometheus text or HTML;
 //!    [`metrics`] names the Prometheus series (the dashboard queries them).
 //!
@@ -16,6 +17,7 @@
 pub(crate) mod attention;
 pub(crate) mod collect;
 pub(crate) mod consistency;
+pub(crate) mod fabric;
 pub(crate) mod intake;
 pub(crate) mod metrics;
 pub(crate) mod render;

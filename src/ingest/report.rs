@@ -42,6 +42,10 @@ pub(crate) struct ClusterReport {
     pub skipped: Vec<FileNote>,
     /// Results not used: older ones, stale ones beside current ones, copies.
     pub superseded: Vec<FileNote>,
+    /// The fabric matrix (rail × host) every format shows; absent when no host has a fabric
+    /// result.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fabric: Option<FabricMatrix>,
     /// The counts.
     pub totals: Totals,
 }
@@ -172,10 +176,16 @@ pub(crate) struct HostReport {
     /// The fabric test's newest result, port by port (the fabric matrix); empty without one.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub fabric: Vec<FabricPort>,
+    /// That result, summarised (JUnit times the fabric cases by it).
+    #[serde(skip)]
+    pub fabric_run: Option<Run>,
+    /// Every check of that result (JUnit lists them as cases).
+    #[serde(skip)]
+    pub fabric_checks: Vec<Check>,
 }
 
 /// One port's row of the fabric matrix, from the host's newest `fabric` result.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub(crate) struct FabricPort {
     /// The planned RDMA device.
     pub nic: String,
@@ -189,17 +199,42 @@ pub(crate) struct FabricPort {
     pub to: Option<String>,
     /// The measured rate (`fabric_bw`'s reading), empty when no traffic ran.
     pub rate: String,
-    /// `fabric_bw`, `fabric_priority`, `fabric_loss`, `fabric_congestion`: each check's status.
+    /// The same in Gb/s, when it reads as a number.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gbps: Option<f64>,
+    /// The port's negotiated link speed in Gb/s, as the fabric run read it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link_gbps: Option<f64>,
+    /// The RDMA device of the port it sends to, from the plan (the next host's port on its rail).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub to_nic: Option<String>,
+    /// That port's switch port, from the plan.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub to_plan_switch: Option<String>,
+    /// `fabric_peer`, `fabric_bw`, `fabric_priority`, `fabric_loss`, `fabric_congestion`: each
+    /// check's status.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peer: Option<Status>,
     pub bw: Option<Status>,
     pub priority: Option<Status>,
     pub loss: Option<Status>,
     pub congestion: Option<Status>,
     /// The switch port the plan cables it to.
     pub plan_switch: Option<String>,
-    /// The switch port LLDP saw on it (from the host's newest result that records it).
+    /// The switch port LLDP saw on it (the fabric result's, else the latest result's).
     pub lldp_switch: Option<String>,
     /// The messages of its fabric checks that did not pass: they name both ends.
     pub problems: Vec<String>,
+}
+
+impl FabricPort {
+    /// Its rail, and without a plan its device: the row of the matrix it is in.
+    pub(crate) fn rail_key(&self) -> String {
+        match &self.rail {
+            Some(rail) => rail.clone(),
+            None => format!("{} (not planned)", self.nic),
+        }
+    }
 }
 
 /// One NIC's recorded configuration (`facts.nics.<ib_dev>` of a result).
@@ -311,4 +346,139 @@ pub(crate) struct Totals {
     pub problems: usize,
     /// Hosts whose latest result says a firmware value waits for the next boot.
     pub reboot_required: usize,
+}
+
+// The fabric matrix, made by `crate::ingest::fabric`.
+
+/// Rails × hosts.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct FabricMatrix {
+    /// The hosts with a fabric result, in the report's (name) order: the matrix's hosts.
+    pub hosts: Vec<String>,
+    /// One row per rail, in rail order (rail numbers by value).
+    pub rails: Vec<FabricRail>,
+    /// The links a port failed on, in rail and host order.
+    pub links: Vec<FabricLink>,
+    /// Counted hosts without a fabric result (the test did not run there, or its result is
+    /// missing).
+    pub not_run: Vec<String>,
+    /// Ports in the matrix, and how many of them passed, warned, failed and were skipped (a rail
+    /// with one port has no pair).
+    pub ports: usize,
+    pub passed: usize,
+    pub warned: usize,
+    pub failed: usize,
+    pub skipped: usize,
+}
+
+/// One rail's row.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct FabricRail {
+    /// The plan's rail (its number, else the subnet); without a plan, the device and
+    /// `(not planned)`.
+    pub rail: String,
+    /// Per host of [`FabricMatrix::hosts`], its ports on the rail: usually one, none when the
+    /// host has no port there.
+    pub cells: Vec<Vec<FabricCell>>,
+}
+
+/// One port of one host on a rail.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct FabricCell {
+    pub host: String,
+    /// The RDMA device.
+    pub nic: String,
+    /// The worst status of its fabric checks.
+    pub status: Status,
+    /// The measured rate as the result gives it (`388.00 Gb/s`); empty when no traffic ran.
+    pub rate: String,
+    /// The rate in Gb/s, and the link's negotiated speed, when known.
+    pub gbps: Option<f64>,
+    pub link_gbps: Option<f64>,
+    /// The rate in percent of the link speed, rounded down.
+    pub pct: Option<u64>,
+    /// Each fabric check's status: the peer reached, the rate, the priority proof, loss,
+    /// congestion (the incast step).
+    pub peer: Option<Status>,
+    pub bw: Option<Status>,
+    pub priority: Option<Status>,
+    pub loss: Option<Status>,
+    pub congestion: Option<Status>,
+    /// The host it sends to.
+    pub to: Option<String>,
+    /// Its switch port from the plan and from LLDP.
+    pub plan_switch: Option<String>,
+    pub lldp_switch: Option<String>,
+    /// Its failed link, an index into [`FabricMatrix::links`].
+    pub link: Option<usize>,
+}
+
+/// A port that failed and the link it sends on: from it to the next host's port on its rail.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct FabricLink {
+    pub rail: String,
+    /// The port that failed.
+    pub from: FabricEnd,
+    /// The port it sends to; `None` when the result names no peer.
+    pub to: Option<FabricEnd>,
+    /// The fabric checks that failed on it (`fabric_bw`, …).
+    pub failed: Vec<&'static str>,
+    /// Whom it sends to and serves, as the result says (`sends to h1 (10.10.0.11, TCP 18515),
+    /// serves h2 (10.10.0.12)`).
+    pub peers: String,
+    /// The messages of its checks that did not pass.
+    pub problems: Vec<String>,
+}
+
+/// One end of a link.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct FabricEnd {
+    pub host: String,
+    /// Its RDMA device; `None` when the plan does not say (a peer without a plan).
+    pub nic: Option<String>,
+    /// The switch port the plan cables it to.
+    pub plan_switch: Option<String>,
+    /// The switch port LLDP saw on it; `None` when not seen or the host sent no result.
+    pub lldp_switch: Option<String>,
+}
+
+impl FabricEnd {
+    /// `h1 mlx5_0`, or `h1` without a device.
+    pub(crate) fn name(&self) -> String {
+        match &self.nic {
+            Some(nic) => format!("{} {nic}", self.host),
+            None => self.host.clone(),
+        }
+    }
+
+    /// `plan leaf-1 Eth1/2, LLDP not seen`.
+    pub(crate) fn switch_ports(&self) -> String {
+        format!(
+            "plan {}, LLDP {}",
+            self.plan_switch.as_deref().unwrap_or("not planned"),
+            self.lldp_switch.as_deref().unwrap_or("not seen")
+        )
+    }
+}
+
+/// The fabric checks of a port, in the order the formats show them.
+pub(crate) const FABRIC_CHECKS: [&str; 5] = [
+    "fabric_peer",
+    "fabric_bw",
+    "fabric_priority",
+    "fabric_loss",
+    "fabric_congestion",
+];
+
+impl FabricCell {
+    /// Each check of [`FABRIC_CHECKS`] with its status.
+    pub(crate) fn statuses(&self) -> [(&'static str, Option<Status>); 5] {
+        [
+            (FABRIC_CHECKS[0], self.peer),
+            (FABRIC_CHECKS[1], self.bw),
+            (FABRIC_CHECKS[2], self.priority),
+            (FABRIC_CHECKS[3], self.loss),
+            (FABRIC_CHECKS[4], self.congestion),
+        ]
+    }
 }

@@ -16,6 +16,7 @@ use rayon::prelude::*;
 
 use crate::ingest::attention;
 use crate::ingest::consistency;
+use crate::ingest::fabric;
 use crate::ingest::intake::{
     FileNote, HostResults, Intake, Item, PlanView, PlannedHost, RunKey, run_kind_name,
 };
@@ -96,6 +97,8 @@ pub(crate) fn build(plan: Option<&PlanView>, taken: Intake, require: Require) ->
         hosts.sort_by(|a, b| a.host.cmp(&b.host));
     }
     let consistency = tally.finish();
+    fabric_peers(plan, &mut hosts);
+    let fabric = fabric::matrix(&hosts);
 
     problems.sort();
     skipped.sort();
@@ -136,6 +139,7 @@ pub(crate) fn build(plan: Option<&PlanView>, taken: Intake, require: Require) ->
         problems,
         skipped,
         superseded,
+        fabric,
         totals,
     }
 }
@@ -199,7 +203,12 @@ fn host_report(
         changes,
         checking,
     } = evidence(&mut winners);
-    let (fabric, fabric_failures) = fabric_ports(fabric_run, planned_host);
+    let fabric_run_summary = fabric_run.as_ref().map(run_of);
+    let fabric_checks = fabric_run
+        .as_ref()
+        .map(|i| i.result.checks.clone())
+        .unwrap_or_default();
+    let (mut fabric, fabric_failures) = fabric_ports(fabric_run, planned_host);
     let state = if fabric_failures.is_empty() {
         state
     } else {
@@ -240,6 +249,10 @@ fn host_report(
         .iter()
         .filter_map(|(nic, n)| Some((nic.clone(), pcie_speeds(n)?)))
         .collect();
+    // A fabric run without LLDP (no lldpcli at that time) names the neighbour the latest run saw.
+    for f in fabric.iter_mut().filter(|f| f.lldp_switch.is_none()) {
+        f.lldp_switch = nics.get(&f.nic).and_then(neighbor_port);
+    }
     HostReport {
         mgmt_ip: planned_host.map(|h| h.mgmt_ip.clone()),
         planned: plan.map(|_| planned_host.is_some()),
@@ -259,6 +272,8 @@ fn host_report(
         nic_config: per_nic(latest.as_ref(), nic_config),
         netdevs: per_nic(latest.as_ref(), |f| Some(f.get("netdev")?.to_string())),
         fabric,
+        fabric_run: fabric_run_summary,
+        fabric_checks,
         host: name,
     }
 }
@@ -320,12 +335,12 @@ fn fabric_ports(run: Option<Item>, planned: Option<&PlannedHost>) -> (Vec<Fabric
             } else {
                 Status::Pass
             };
-            let lldp = r.facts.health.get(&nic).and_then(|h| {
-                h.neighbor
-                    .as_ref()
-                    .map(|n| format!("{} {}", n.switch, n.port))
-            });
+            let health = r.facts.health.get(&nic);
+            let lldp = health.and_then(neighbor_port);
             let planned_port = planned_port(&nic);
+            let rate = of("fabric_bw")
+                .map(|c| c.actual.as_str().to_string())
+                .unwrap_or_default();
             FabricPort {
                 rail: planned_port.map(|p| p.rail.clone()),
                 plan_switch: planned_port.and_then(|p| p.switch.clone()),
@@ -338,9 +353,19 @@ fn fabric_ports(run: Option<Item>, planned: Option<&PlannedHost>) -> (Vec<Fabric
                 peers: of("fabric_peer")
                     .map(|c| c.expected.as_str().to_string())
                     .unwrap_or_default(),
-                rate: of("fabric_bw")
-                    .map(|c| c.actual.as_str().to_string())
-                    .unwrap_or_default(),
+                // fabric_bw's reading is `388.00 Gb/s` (lib-fabric.sh).
+                gbps: rate
+                    .strip_suffix(" Gb/s")
+                    .and_then(|n| n.trim().parse::<f64>().ok())
+                    .filter(|n| n.is_finite() && *n >= 0.0),
+                link_gbps: health
+                    .and_then(|h| h.speed_mbps)
+                    .filter(|s| s.is_finite() && *s > 0.0)
+                    .map(|s| s / 1000.0),
+                to_nic: None,
+                to_plan_switch: None,
+                rate,
+                peer: status("fabric_peer"),
                 bw: status("fabric_bw"),
                 priority: status("fabric_priority"),
                 loss: status("fabric_loss"),
@@ -355,6 +380,33 @@ fn fabric_ports(run: Option<Item>, planned: Option<&PlannedHost>) -> (Vec<Fabric
         })
         .collect();
     (rows, failures)
+}
+
+/// `leaf-1 Eth1/2`: the switch and port LLDP saw on a NIC.
+fn neighbor_port(h: &NicHealth) -> Option<String> {
+    h.neighbor
+        .as_ref()
+        .map(|n| format!("{} {}", n.switch, n.port).trim().to_string())
+}
+
+/// Each fabric port's successor from the plan: the device and switch port of the next host's
+/// port on its rail, also when that host sent no result.
+fn fabric_peers(plan: Option<&PlanView>, hosts: &mut [HostReport]) {
+    let Some(plan) = plan else { return };
+    for f in hosts.iter_mut().flat_map(|h| h.fabric.iter_mut()) {
+        let (Some(to), Some(rail)) = (f.to.as_deref(), f.rail.as_deref()) else {
+            continue;
+        };
+        let port = plan
+            .hosts
+            .iter()
+            .find(|h| h.name == to)
+            .and_then(|h| h.ports.iter().find(|p| p.rail == rail));
+        if let Some(port) = port {
+            f.to_nic = Some(port.ib_dev.clone());
+            f.to_plan_switch.clone_from(&port.switch);
+        }
+    }
 }
 
 /// What a host's newest results show: the one that gives its state, the state, and the

@@ -200,7 +200,9 @@ fn a_slow_link_fails_fabric_bw_with_both_rates() {
         assert_eq!(text.code, 1, "{}", text.transcript());
         let out = &text.stdout;
         assert!(
-            out.contains("rail 0  h0 mlx5_0: ❌ 97.00 Gb/s  priority ✅  loss ✅"),
+            out.contains(
+                "rail 0  h0 mlx5_0: ❌ 97.00 Gb/s (24% of 400 Gb/s)  priority ✅  loss ✅"
+            ),
             "{out}"
         );
         assert!(
@@ -225,7 +227,7 @@ fn a_slow_link_fails_fabric_bw_with_both_rates() {
         );
         assert!(
             md.stdout.contains(
-                "| 0 | h0 | mlx5\\_0 | ❌ | 97.00 Gb/s | ✅ | ✅ | – | leaf-1 Eth1/1 / – | h1 |"
+                "| 0 | h0 | mlx5\\_0 | ❌ | 97.00 Gb/s (24% of 400 Gb/s) | ✅ | ✅ | – | leaf-1 Eth1/1 / – | h1 |"
             ),
             "{}",
             md.stdout
@@ -242,5 +244,11 @@ fn a_slow_link_fails_fabric_bw_with_both_rates() {
         assert_eq!(h0["fabric"][0]["rate"], "97.00 Gb/s");
         assert_eq!(h0["fabric"][0]["plan_switch"], "leaf-1 Eth1/1");
         assert_eq!(h0["fabric"][0]["to"], "h1");
+        // The matrix names the failing link's other end from the plan and h1's own result.
+        let link = &report["fabric"]["links"][0];
+        assert_eq!(link["from"]["host"], "h0");
+        assert_eq!(link["to"]["host"], "h1");
+        assert_eq!(link["to"]["plan_switch"], "leaf-1 Eth1/2");
+        assert_eq!(link["failed"][0], "fabric_bw");
     });
 }

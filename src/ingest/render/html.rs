@@ -14,12 +14,12 @@ use anyhow::Result;
 use serde::Serialize;
 
 use crate::ingest::render::{
-    common_hosts, compared_hosts, files_line, host_count, hosts_line, hosts_of, reason_detail,
-    render_template, short_sha, standing,
+    common_hosts, compared_hosts, fabric_line, files_line, host_count, hosts_line, hosts_of,
+    reason_detail, render_template, short_sha, standing,
 };
 use crate::ingest::report::{
-    Check, ClusterReport, Counts, FactGroup, FileNote, Group, HostReport, Kind, NicHealth, Require,
-    State, Status, Totals,
+    Check, ClusterReport, Counts, FabricCell, FabricEnd, FabricMatrix, FactGroup, FileNote, Group,
+    HostReport, Kind, NicHealth, Require, State, Status, Totals,
 };
 
 #[derive(Serialize)]
@@ -41,6 +41,7 @@ struct Page<'a> {
     groups: Vec<GroupBlock>,
     nics: Vec<NicRow>,
     consistency: Vec<FactRow>,
+    fabric: Option<FabricView>,
     problems: &'a [FileNote],
     skipped: &'a [FileNote],
     superseded: &'a [FileNote],
@@ -168,6 +169,197 @@ struct FactRow {
 struct Other {
     value: String,
     hosts: String,
+}
+
+/// The fabric matrix as the page lays it out: hosts as rows and rails as columns, at most
+/// [`FABRIC_RAILS`] rails to a table, so that a cluster of any size grows down the page (and
+/// breaks between rows on paper) rather than past its right edge.
+#[derive(Serialize)]
+struct FabricView {
+    /// `6 ports on 2 rails: 4 passed, 2 failed`.
+    summary: String,
+    failed: bool,
+    tables: Vec<FabricTable>,
+    links: Vec<LinkRow>,
+}
+
+#[derive(Serialize)]
+struct FabricTable {
+    rails: Vec<String>,
+    /// The width of each rail's column, a CSS class.
+    width: &'static str,
+    rows: Vec<FabricRow>,
+}
+
+#[derive(Serialize)]
+struct FabricRow {
+    host: String,
+    tone: &'static str,
+    /// Per rail of the table, the host's ports on it (none: it has no port there).
+    cells: Vec<Vec<PortCell>>,
+}
+
+/// One port in a cell: a symbol beside the colour, so the grid reads in print and without
+/// colour vision; a failing one names its link's ends and switch ports.
+#[derive(Serialize)]
+struct PortCell {
+    nic: String,
+    tone: &'static str,
+    symbol: &'static str,
+    rate: String,
+    pct: String,
+    marks: Vec<Mark>,
+    /// `h1 mlx5_0`: the port it sends to, when it failed.
+    to: String,
+    /// `leaf-1 Eth1/1 → leaf-1 Eth1/2`: both ends' switch ports, when it failed.
+    switches: String,
+}
+
+#[derive(Serialize)]
+struct Mark {
+    label: &'static str,
+    tone: &'static str,
+    symbol: &'static str,
+}
+
+/// A failing link, both ends with their switch ports, and what failed.
+#[derive(Serialize)]
+struct LinkRow {
+    rail: String,
+    from: String,
+    from_switch: String,
+    to: String,
+    to_switch: String,
+    failed: Vec<&'static str>,
+    problems: Vec<String>,
+}
+
+/// Rails per table of the fabric matrix: eight rails, a GPU server's ports, fit A4 portrait.
+const FABRIC_RAILS: usize = 8;
+
+/// A status's CSS class and symbol (`&#10003;` and the like, written as characters).
+fn status_mark(s: Option<Status>) -> (&'static str, &'static str) {
+    match s {
+        Some(Status::Pass | Status::Changed) => ("ok", "✓"),
+        Some(Status::Warn) => ("warn", "⚠"),
+        Some(Status::Fail) => ("bad", "✗"),
+        Some(Status::Skip) | None => ("muted", "–"),
+    }
+}
+
+/// `leaf-1 Eth1/1`, with what LLDP saw when it differs: `leaf-1 Eth1/1 (LLDP leaf-2 Eth1/7)`.
+fn switch_text(end: &FabricEnd) -> String {
+    let plan = end.plan_switch.as_deref().unwrap_or("not planned");
+    match end.lldp_switch.as_deref() {
+        Some(lldp) if lldp != plan => format!("{plan} (LLDP {lldp})"),
+        Some(_) => format!("{plan} (LLDP agrees)"),
+        None => format!("{plan} (LLDP not seen)"),
+    }
+}
+
+fn port_cell(c: &FabricCell, m: &FabricMatrix) -> PortCell {
+    let (tone, symbol) = status_mark(Some(c.status));
+    let marks = [
+        ("prio", c.priority),
+        ("loss", c.loss),
+        ("ECN", c.congestion),
+    ]
+    .into_iter()
+    .map(|(label, s)| {
+        let (tone, symbol) = status_mark(s);
+        Mark {
+            label,
+            tone,
+            symbol,
+        }
+    })
+    .collect();
+    let link = c.link.and_then(|i| m.links.get(i));
+    let short = |e: &FabricEnd| e.plan_switch.clone().unwrap_or_else(|| "?".to_string());
+    PortCell {
+        nic: c.nic.clone(),
+        tone,
+        symbol,
+        rate: if c.rate.is_empty() {
+            "no traffic".to_string()
+        } else {
+            c.rate.clone()
+        },
+        pct: c.pct.map(|p| format!("{p}%")).unwrap_or_default(),
+        marks,
+        to: link
+            .and_then(|l| l.to.as_ref())
+            .map(FabricEnd::name)
+            .unwrap_or_default(),
+        switches: link
+            .map(|l| match &l.to {
+                Some(to) => format!("{} → {}", short(&l.from), short(to)),
+                None => short(&l.from),
+            })
+            .unwrap_or_default(),
+    }
+}
+
+fn fabric_view(m: &FabricMatrix) -> FabricView {
+    let tables = m
+        .rails
+        .chunks(FABRIC_RAILS)
+        .map(|rails| {
+            let rows =
+                m.hosts
+                    .iter()
+                    .enumerate()
+                    .map(|(i, host)| {
+                        let cells: Vec<Vec<PortCell>> = rails
+                            .iter()
+                            .map(|r| r.cells[i].iter().map(|c| port_cell(c, m)).collect())
+                            .collect();
+                        let worst =
+                            cells.iter().flatten().map(|p| p.tone).fold("ok", |w, t| {
+                                match (w, t) {
+                                    ("bad", _) | (_, "bad") => "bad",
+                                    ("warn", _) | (_, "warn") => "warn",
+                                    _ => "ok",
+                                }
+                            });
+                        FabricRow {
+                            host: host.clone(),
+                            tone: worst,
+                            cells,
+                        }
+                    })
+                    .collect();
+            FabricTable {
+                rails: rails.iter().map(|r| r.rail.clone()).collect(),
+                width: match rails.len() {
+                    1 => "w40",
+                    2 => "w30",
+                    3 | 4 => "w20",
+                    5 | 6 => "w14",
+                    _ => "w11",
+                },
+                rows,
+            }
+        })
+        .collect();
+    FabricView {
+        summary: fabric_line(m),
+        failed: m.failed > 0,
+        tables,
+        links: m
+            .links
+            .iter()
+            .map(|l| LinkRow {
+                rail: l.rail.clone(),
+                from: l.from.name(),
+                from_switch: switch_text(&l.from),
+                to: l.to.as_ref().map(FabricEnd::name).unwrap_or_default(),
+                to_switch: l.to.as_ref().map(switch_text).unwrap_or_default(),
+                failed: l.failed.clone(),
+                problems: l.problems.clone(),
+            })
+            .collect(),
+    }
 }
 
 /// The CSS class of a host's standing.
@@ -602,6 +794,7 @@ pub(crate) fn render(report: &ClusterReport) -> Result<String> {
         groups: report.attention.iter().map(group_block).collect(),
         nics: nic_rows(report),
         consistency,
+        fabric: report.fabric.as_ref().map(fabric_view),
         problems: &report.problems,
         skipped: &report.skipped,
         superseded: &report.superseded,

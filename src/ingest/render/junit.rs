@@ -3,7 +3,9 @@
 //! latest result (failed checks fail, skipped ones are skipped, warnings pass with the warning
 //! as output), a failing `result` case for a missing host, a failing `plan` case for a stale
 //! one and a failing `state` case for one that is not ready for another reason (pending,
-//! drifted, rolled back); unreadable files are errors of an `ingest` suite. Laid out by
+//! drifted, rolled back); a host's fabric result adds its checks as cases of the class
+//! `HOST.fabric`, one per port and fabric check, a failure naming the link's two ends and switch
+//! ports; unreadable files are errors of an `ingest` suite. Laid out by
 //! `templates/ingest/junit.xml.j2`.
 //!
 //! The attributes are those of the Ant JUnit schema (`JUnit.xsd`), which Jenkins, GitLab and the
@@ -22,7 +24,7 @@ use jiff::Timestamp;
 use serde::Serialize;
 
 use crate::ingest::render::{off_plan, outliers, reason, render_template, short_sha};
-use crate::ingest::report::{ClusterReport, HostReport, Run, State, Status};
+use crate::ingest::report::{Check, ClusterReport, FabricMatrix, HostReport, Run, State, Status};
 
 #[derive(Serialize)]
 struct Suites {
@@ -145,8 +147,70 @@ struct Differs<'a> {
     from_plan: Option<&'a Vec<String>>,
 }
 
+/// The cases of a host's fabric result, class `HOST.fabric`: one per check, so one per port and
+/// fabric check. That is what a CI reader looks for: the failing case names the property that
+/// failed (`fabric_bw:mlx5_0`, not a link that "failed" for an unknown reason), a link's two ends
+/// judge their own checks (the sender its rate, each side its priority), and it reads like the
+/// host's other cases. A failure's body names the link's two ends and their switch ports.
+fn fabric_cases(h: &HostReport, fabric: Option<&FabricMatrix>) -> Vec<Case> {
+    let link = |nic: &str| {
+        let m = fabric?;
+        m.links
+            .iter()
+            .find(|l| l.from.host == h.host && l.from.nic.as_deref() == Some(nic))
+    };
+    h.fabric_checks
+        .iter()
+        .map(|c| {
+            let (outcome, message, text) = outcome(c);
+            let text = match c.nic.as_deref().and_then(link) {
+                Some(l) if outcome == "failure" => {
+                    let to = l.to.as_ref().map_or_else(String::new, |t| {
+                        format!(" → {} (switch port: {})", t.name(), t.switch_ports())
+                    });
+                    format!(
+                        "{text}\nlink: {} (switch port: {}){to}",
+                        l.from.name(),
+                        l.from.switch_ports()
+                    )
+                }
+                _ => text,
+            };
+            Case {
+                classname: format!("{}.fabric", h.host),
+                name: c.item(),
+                outcome,
+                message,
+                text,
+            }
+        })
+        .collect()
+}
+
+/// A check as a case's outcome, message and text: failed checks fail, skipped ones are skipped,
+/// a warning or change passes with it as output.
+fn outcome(c: &Check) -> (&'static str, String, String) {
+    match c.status {
+        Status::Fail => (
+            "failure",
+            c.message.to_string(),
+            format!("expected: {}\nactual: {}", c.expected, c.actual),
+        ),
+        Status::Skip => ("skipped", c.message.to_string(), String::new()),
+        Status::Warn => ("pass", String::new(), format!("warn: {}", c.message)),
+        Status::Changed => ("pass", String::new(), format!("changed: {}", c.message)),
+        Status::Pass => ("pass", String::new(), String::new()),
+    }
+}
+
 /// `as_of` times a host without a readable result: when the report's newest result was written.
-fn host_suite(h: &HostReport, plan_sha: Option<&str>, as_of: Timing, differs: &Differs) -> Suite {
+fn host_suite(
+    h: &HostReport,
+    plan_sha: Option<&str>,
+    as_of: Timing,
+    differs: &Differs,
+    fabric: Option<&FabricMatrix>,
+) -> Suite {
     let case = |name: &str, outcome, message: String, text: String| Case {
         classname: h.host.clone(),
         name: name.to_string(),
@@ -212,25 +276,14 @@ fn host_suite(h: &HostReport, plan_sha: Option<&str>, as_of: Timing, differs: &D
         }
     }
     for c in &h.checks {
-        let detail = format!("expected: {}\nactual: {}", c.expected, c.actual);
-        cases.push(match c.status {
-            Status::Fail => case(&c.item(), "failure", c.message.to_string(), detail),
-            Status::Skip => case(&c.item(), "skipped", c.message.to_string(), String::new()),
-            Status::Warn => case(
-                &c.item(),
-                "pass",
-                String::new(),
-                format!("warn: {}", c.message),
-            ),
-            Status::Changed => case(
-                &c.item(),
-                "pass",
-                String::new(),
-                format!("changed: {}", c.message),
-            ),
-            Status::Pass => case(&c.item(), "pass", String::new(), String::new()),
-        });
+        let (outcome, message, text) = outcome(c);
+        cases.push(case(&c.item(), outcome, message, text));
     }
+    if let Some(run) = &h.fabric_run {
+        properties.push(("fabric_result", run.path.clone()));
+        properties.push(("fabric_finished_at", run.finished_at.clone()));
+    }
+    cases.extend(fabric_cases(h, fabric));
     let timing = h.latest.as_ref().and_then(Timing::run).unwrap_or(as_of);
     let mut out = Vec::new();
     if h.reboot_required() {
@@ -279,7 +332,7 @@ pub(crate) fn render(report: &ClusterReport) -> Result<String> {
                 from_most: outliers.get(h.host.as_str()),
                 from_plan: off_plan.get(h.host.as_str()),
             };
-            host_suite(h, plan_sha, as_of, &differs)
+            host_suite(h, plan_sha, as_of, &differs, report.fabric.as_ref())
         })
         .collect();
     let mut files: Vec<Case> = report

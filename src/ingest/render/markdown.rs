@@ -6,10 +6,10 @@
 use std::fmt::Write;
 
 use crate::ingest::render::{
-    clean, common_hosts, compared_hosts, files_line, host_count, hosts_line, hosts_of, next_step,
-    reason, short_sha, standing,
+    clean, common_hosts, compared_hosts, fabric_line, fabric_mark, fabric_rate, files_line,
+    host_count, hosts_line, hosts_of, next_step, reason, short_sha, standing,
 };
-use crate::ingest::report::{ClusterReport, FabricPort, FileNote, HostReport, Kind, State, Status};
+use crate::ingest::report::{ClusterReport, FileNote, HostReport, Kind, State};
 
 /// Markdown text from an untrusted string: Markdown and HTML punctuation escaped, and `|` so a
 /// table cell stays one cell.
@@ -75,32 +75,14 @@ pub(crate) fn render(report: &ClusterReport) -> String {
     out
 }
 
-/// The fabric matrix: one row per rail and host port; a failing port's ends and switch ports.
+/// The fabric matrix: one row per rail and host port, then each failing link with both ends,
+/// their switch ports and what failed.
 fn fabric(out: &mut String, report: &ClusterReport) {
-    let mut rows: Vec<(&str, &HostReport, &FabricPort)> = report
-        .hosts
-        .iter()
-        .flat_map(|h| {
-            h.fabric
-                .iter()
-                .map(move |f| (f.rail.as_deref().unwrap_or("?"), h, f))
-        })
-        .collect();
-    if rows.is_empty() {
+    let Some(m) = &report.fabric else {
         return;
-    }
-    rows.sort_by(|a, b| a.0.cmp(b.0));
-    let mark = |s: Option<Status>| match s {
-        Some(Status::Pass) => "✅",
-        Some(Status::Fail) => "❌",
-        Some(Status::Warn) => "⚠",
-        _ => "–",
     };
-    let _ = writeln!(
-        out,
-        "## Fabric
-"
-    );
+    let _ = writeln!(out, "## Fabric\n");
+    let _ = writeln!(out, "{}.\n", md(&fabric_line(m)));
     let _ = writeln!(
         out,
         "| rail | host | port | | rate | priority | loss | congestion | switch port (plan / LLDP) | sends to |"
@@ -109,30 +91,53 @@ fn fabric(out: &mut String, report: &ClusterReport) {
         out,
         "| --- | --- | --- | --- | ---: | --- | --- | --- | --- | --- |"
     );
-    for (rail, h, f) in &rows {
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} / {} | {} |",
-            md(rail),
-            md(&h.host),
-            md(&f.nic),
-            mark(Some(f.status)),
-            md(&f.rate),
-            mark(f.priority),
-            mark(f.loss),
-            mark(f.congestion),
-            md(f.plan_switch.as_deref().unwrap_or("–")),
-            md(f.lldp_switch.as_deref().unwrap_or("–")),
-            md(f.to.as_deref().unwrap_or("–")),
-        );
-    }
-    let _ = writeln!(out);
-    for (_, h, f) in rows.iter().filter(|r| r.2.status == Status::Fail) {
-        for m in &f.problems {
-            let _ = writeln!(out, "- {} {}: {}", md(&h.host), md(&f.nic), md(m));
+    let switch = |s: Option<&str>| md(s.unwrap_or("–"));
+    for rail in &m.rails {
+        for c in rail.cells.iter().flatten() {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} / {} | {} |",
+                md(&rail.rail),
+                md(&c.host),
+                md(&c.nic),
+                fabric_mark(Some(c.status)),
+                md(&fabric_rate(c)),
+                fabric_mark(c.priority),
+                fabric_mark(c.loss),
+                fabric_mark(c.congestion),
+                switch(c.plan_switch.as_deref()),
+                switch(c.lldp_switch.as_deref()),
+                md(c.to.as_deref().unwrap_or("–")),
+            );
         }
     }
-    let _ = writeln!(out);
+    out.push('\n');
+    if !m.links.is_empty() {
+        let _ = writeln!(out, "Failing links:\n");
+    }
+    for l in &m.links {
+        let to = l.to.as_ref().map_or_else(String::new, |t| {
+            format!(" → {} ({})", md(&t.name()), md(&t.switch_ports()))
+        });
+        let _ = writeln!(
+            out,
+            "- rail {}: {} ({}){to}: {} failed",
+            md(&l.rail),
+            md(&l.from.name()),
+            md(&l.from.switch_ports()),
+            l.failed
+                .iter()
+                .map(|id| code(id))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        for message in &l.problems {
+            let _ = writeln!(out, "  - {}", md(message));
+        }
+    }
+    if !m.links.is_empty() {
+        out.push('\n');
+    }
 }
 
 /// The title, the verdict with the next step, the plan and the results read.

@@ -18,7 +18,8 @@ use minijinja::{AutoEscape, Environment, UndefinedBehavior};
 use serde::Serialize;
 
 use crate::ingest::report::{
-    ClusterReport, FactGroup, FactValue, HostReport, Phase, State, Status, Totals,
+    ClusterReport, FabricCell, FabricMatrix, FactGroup, FactValue, HostReport, Phase, State,
+    Status, Totals,
 };
 
 pub(crate) use crate::text::clean;
@@ -53,7 +54,15 @@ pub(crate) fn reason(h: &HostReport, plan_sha: Option<&str>) -> String {
 
 /// [`reason`] without the leading state, for layouts that show the state beside it.
 pub(crate) fn reason_detail(h: &HostReport, plan_sha: Option<&str>) -> String {
-    let Some(run) = &h.latest else {
+    // Failed by its fabric test alone: that run says why, not the passing run before it.
+    let fabric = h
+        .fabric_run
+        .as_ref()
+        .filter(|f| f.status == Status::Fail && h.state == State::Failed);
+    let Some(run) = fabric
+        .filter(|_| h.latest.as_ref().is_none_or(|r| r.status != Status::Fail))
+        .or(h.latest.as_ref())
+    else {
         return "no result".to_string();
     };
     let at = format!("{} at {} ({})", run.name, run.finished_at, clean(&run.path));
@@ -322,6 +331,60 @@ pub(crate) fn all_hosts(n: usize) -> String {
 /// `5 hosts`, `1 host`.
 pub(crate) fn host_count(n: usize) -> String {
     format!("{n} {}", plural(n, "host", "hosts"))
+}
+
+/// A fabric check's status as a mark that reads without colour: ✅ ❌ ⚠, and – for a check that
+/// did not run or was skipped.
+pub(crate) fn fabric_mark(s: Option<Status>) -> &'static str {
+    match s {
+        Some(Status::Pass | Status::Changed) => "✅",
+        Some(Status::Fail) => "❌",
+        Some(Status::Warn) => "⚠",
+        Some(Status::Skip) | None => "–",
+    }
+}
+
+/// `400 Gb/s`, `2.5 Gb/s`: a speed in Gb/s as people write it.
+pub(crate) fn gbps_text(gbps: f64) -> String {
+    format!("{gbps} Gb/s")
+}
+
+/// A fabric cell's rate against its link: `97.00 Gb/s (24% of 400 Gb/s)`, the rate alone when
+/// the link speed is unknown, `no traffic` when none ran. Cleaned.
+pub(crate) fn fabric_rate(c: &FabricCell) -> String {
+    if c.rate.is_empty() {
+        return "no traffic".to_string();
+    }
+    match (c.pct, c.link_gbps) {
+        (Some(pct), Some(link)) => format!("{} ({pct}% of {})", clean(&c.rate), gbps_text(link)),
+        _ => clean(&c.rate),
+    }
+}
+
+/// `6 ports on 2 rails: 4 passed, 2 failed`, then `; no fabric result from h3, h4`. Cleaned.
+pub(crate) fn fabric_line(m: &FabricMatrix) -> String {
+    let mut line = format!(
+        "{} {} on {} {}: {} passed",
+        m.ports,
+        plural(m.ports, "port", "ports"),
+        m.rails.len(),
+        plural(m.rails.len(), "rail", "rails"),
+        m.passed
+    );
+    for (n, what) in [
+        (m.warned, "warned"),
+        (m.failed, "failed"),
+        (m.skipped, "skipped"),
+    ] {
+        if n > 0 {
+            let _ = write!(line, ", {n} {what}");
+        }
+    }
+    if !m.not_run.is_empty() {
+        let names: Vec<String> = m.not_run.iter().map(|h| clean(h)).collect();
+        let _ = write!(line, "; no fabric result from {}", names.join(", "));
+    }
+    line
 }
 
 /// The markup formats' templates, compiled in.

@@ -3,7 +3,8 @@
 //! result time, whether a firmware value waits for a reboot, and the facts it differs from most
 //! hosts in; a series per check that warned or failed; and the NIC facts each host's latest
 //! result records (transceiver temperature and power, link and PCIe speed and width, RoCE
-//! counters, RoCE v2 GID index, LLDP neighbour). Every sample is labelled
+//! counters, RoCE v2 GID index, LLDP neighbour); and the fabric matrix (per port its measured
+//! rate, its share of the link, pass or fail, each fabric check). Every sample is labelled
 //! with the cluster, per-host ones with `host`, per-NIC ones also with `nic` (the planned
 //! `ib_dev`) and `netdev`. Write it with `-o DIR/roce-gen.prom`, which replaces the file
 //! atomically as the collector requires.
@@ -154,6 +155,7 @@ pub(crate) fn render(report: &ClusterReport) -> String {
         .chain(&host_families(report, &cluster))
         .chain([&fact_hosts, &outlier, &matches_plan])
         .chain(&nic_facts(report, &cluster))
+        .chain(&fabric_families(report, &cluster))
     {
         family.write(&mut out);
     }
@@ -312,6 +314,76 @@ fn host_families(report: &ClusterReport, cluster: &str) -> [Family; 8] {
         reboot,
         check_status,
     ]
+}
+
+/// The fabric matrix, per host and port (at most [`MAX_FABRIC_PORTS`] a host): the rate
+/// measured to the next host on the rail, its share of the link, whether the port passed, and
+/// each fabric check's status. Labelled with the rail and, for the rate, the peer.
+fn fabric_families(report: &ClusterReport, cluster: &str) -> [Family; 4] {
+    let mut rate = Family::new(
+        FABRIC_RATE,
+        "The rate the fabric test measured from the port to the next host's port on its rail, in bytes per second (ib_write_bw).",
+    );
+    let mut ratio = Family::new(
+        FABRIC_RATE_RATIO,
+        "The fabric test's measured rate over the port's negotiated link speed.",
+    );
+    let mut ok = Family::new(
+        FABRIC_PORT_OK,
+        "1 when none of the port's fabric checks failed in the host's newest fabric result, 0 when one did.",
+    );
+    let mut checks = Family::new(
+        FABRIC_CHECK_STATUS,
+        "Each fabric check of the port in the host's newest fabric result: 0 pass, 2 skip, 3 warn, 4 fail.",
+    );
+    let Some(m) = &report.fabric else {
+        return [rate, ratio, ok, checks];
+    };
+    let mut per_host: BTreeMap<&str, usize> = BTreeMap::new();
+    for rail in &m.rails {
+        for c in rail.cells.iter().flatten() {
+            let n = per_host.entry(c.host.as_str()).or_default();
+            *n += 1;
+            if *n > MAX_FABRIC_PORTS {
+                continue;
+            }
+            let netdev = report
+                .hosts
+                .iter()
+                .find(|h| h.host == c.host)
+                .and_then(|h| h.netdevs.get(&c.nic).cloned())
+                .unwrap_or_default();
+            let labels = || {
+                vec![
+                    ("cluster", cluster.to_string()),
+                    ("host", c.host.clone()),
+                    ("nic", c.nic.clone()),
+                    ("netdev", netdev.clone()),
+                    ("rail", rail.rail.clone()),
+                ]
+            };
+            let with_peer = || {
+                let mut l = labels();
+                l.push(("peer", c.to.clone().unwrap_or_default()));
+                l
+            };
+            if let Some(gbps) = c.gbps {
+                rate.add_f64(with_peer(), gbps * 1e9 / 8.0);
+                if let Some(link) = c.link_gbps.filter(|l| *l > 0.0) {
+                    ratio.add_f64(with_peer(), gbps / link);
+                }
+            }
+            ok.add(with_peer(), u8::from(c.status != Status::Fail));
+            for (id, status) in c.statuses() {
+                if let Some(status) = status {
+                    let mut l = labels();
+                    l.push(("check", id.to_string()));
+                    checks.add(l, status_code(status));
+                }
+            }
+        }
+    }
+    [rate, ratio, ok, checks]
 }
 
 /// `roce_gen_fact_hosts`, `roce_gen_fact_outlier` and `roce_gen_fact_matches_plan`. A host

@@ -8,11 +8,12 @@ use std::fmt::Write;
 use anstyle::{AnsiColor, Style};
 
 use crate::ingest::render::{
-    all_hosts, clean, common_hosts, compared_hosts, fact_name, files_line, host_count, hosts_line,
-    hosts_of, next_step, reason, short_sha, value_text,
+    all_hosts, clean, common_hosts, compared_hosts, fabric_line, fabric_mark, fabric_rate,
+    fact_name, files_line, host_count, hosts_line, hosts_of, next_step, reason, short_sha,
+    value_text,
 };
 use crate::ingest::report::{
-    ClusterReport, FabricPort, FactGroup, Group, HostReport, Kind, Require, State, Status,
+    ClusterReport, FabricMatrix, FactGroup, Group, HostReport, Kind, Require, State,
 };
 
 const RULE: &str = "============================================================";
@@ -72,96 +73,68 @@ pub(crate) fn render(report: &ClusterReport, color: bool) -> String {
             consistency_line(&mut out, &p, g, of);
         }
     }
-    if report.hosts.iter().any(|h| !h.fabric.is_empty()) {
+    if let Some(m) = &report.fabric {
         let _ = writeln!(out, "{}", p.dim(RULE));
-        fabric(&mut out, &p, report);
+        fabric(&mut out, &p, m);
     }
     let _ = writeln!(out, "{}", p.dim(RULE));
     verdict(&mut out, &p, report);
     out
 }
 
-/// The fabric matrix: one line per rail and host port (rate, priority proof, loss, congestion),
-/// then, under a port that failed, what failed and both ends' switch ports.
-fn fabric(out: &mut String, p: &Paint, report: &ClusterReport) {
-    let mark = |s: Option<Status>| match s {
-        Some(Status::Pass) => "✅",
-        Some(Status::Fail) => "❌",
-        Some(Status::Warn) => "⚠",
-        _ => "–",
-    };
+/// The fabric matrix: one line per rail and host port (the rate against the link, the priority
+/// proof, loss, congestion), under a port that failed its link's two ends with their switch
+/// ports and what failed; then the counts.
+fn fabric(out: &mut String, p: &Paint, m: &FabricMatrix) {
     let _ = writeln!(
         out,
         "{}",
-        p.bold("fabric (rail, host port: rate, priority, loss, congestion):")
+        p.bold("fabric (rail, host port: rate of the link, priority, loss, congestion):")
     );
-    let mut rows: Vec<(&str, &HostReport, &FabricPort)> = report
-        .hosts
-        .iter()
-        .flat_map(|h| {
-            h.fabric
-                .iter()
-                .map(move |f| (f.rail.as_deref().unwrap_or("?"), h, f))
-        })
-        .collect();
-    rows.sort_by(|a, b| a.0.cmp(b.0));
-    for (rail, h, f) in rows {
-        let line = format!(
-            "  rail {}  {} {}: {} {}  priority {}  loss {}  congestion {}",
-            clean(rail),
-            clean(&h.host),
-            clean(&f.nic),
-            mark(Some(f.status)),
-            if f.rate.is_empty() {
-                "no traffic".to_string()
-            } else {
-                clean(&f.rate)
-            },
-            mark(f.priority),
-            mark(f.loss),
-            mark(f.congestion),
-        );
-        let _ = match f.status {
-            Status::Fail => writeln!(out, "{}", p.red(&line)),
-            _ => writeln!(out, "{line}"),
-        };
-        if f.status != Status::Fail {
-            continue;
-        }
-        let ends = format!(
-            "    {} {} (switch port: plan {}, LLDP {}); {}",
-            clean(&h.host),
-            clean(&f.nic),
-            clean(f.plan_switch.as_deref().unwrap_or("not planned")),
-            clean(f.lldp_switch.as_deref().unwrap_or("not seen")),
-            clean(&f.peers)
-        );
-        let _ = writeln!(out, "{ends}");
-        // The other end of the link it sends on: its switch port from its own row.
-        let peer = f.to.as_deref().and_then(|to| {
-            report
-                .hosts
-                .iter()
-                .find(|o| o.host == to)?
-                .fabric
-                .iter()
-                .find(|o| o.rail == f.rail)
-                .map(|o| (to, o))
-        });
-        if let Some((to, o)) = peer {
+    for rail in &m.rails {
+        for c in rail.cells.iter().flatten() {
+            let line = format!(
+                "  rail {}  {} {}: {} {}  priority {}  loss {}  congestion {}",
+                clean(&rail.rail),
+                clean(&c.host),
+                clean(&c.nic),
+                fabric_mark(Some(c.status)),
+                fabric_rate(c),
+                fabric_mark(c.priority),
+                fabric_mark(c.loss),
+                fabric_mark(c.congestion),
+            );
+            let Some(link) = c.link.and_then(|i| m.links.get(i)) else {
+                let _ = writeln!(out, "{line}");
+                continue;
+            };
+            let _ = writeln!(out, "{}", p.red(&line));
             let _ = writeln!(
                 out,
-                "    → {} {} (switch port: plan {}, LLDP {})",
-                clean(to),
-                clean(&o.nic),
-                clean(o.plan_switch.as_deref().unwrap_or("not planned")),
-                clean(o.lldp_switch.as_deref().unwrap_or("not seen"))
+                "    {} (switch port: {}); {}",
+                clean(&link.from.name()),
+                clean(&link.from.switch_ports()),
+                clean(&link.peers)
             );
-        }
-        for m in &f.problems {
-            let _ = writeln!(out, "    {}", clean(m));
+            if let Some(to) = &link.to {
+                let _ = writeln!(
+                    out,
+                    "    → {} (switch port: {})",
+                    clean(&to.name()),
+                    clean(&to.switch_ports())
+                );
+            }
+            for message in &link.problems {
+                let _ = writeln!(out, "    {}", clean(message));
+            }
         }
     }
+    let line = format!("fabric: {}", fabric_line(m));
+    let _ = if m.failed > 0 {
+        writeln!(out, "{}", p.red(&line))
+    } else {
+        writeln!(out, "{line}")
+    };
 }
 
 /// The plan (or the cluster), the results read, then each file skipped or unreadable.
