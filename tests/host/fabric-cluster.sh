@@ -57,7 +57,6 @@ for ((h = 0; h < n; h++)); do
   bash "$here/fakehost.sh" create "$r" --kind ofed --host "h$h" \
     --nic "mlx5_0:ens1f0np0:0000:1a:00.0:b8:3f:d2:0a:00:$(printf %02x "$h")" >/dev/null || exit 2
   bash "$here/fakehost.sh" addr "$r" ens1f0np0 "10.10.0.$((10 + h))/24" || exit 2
-  ln -s stub "$r/bin/ib_write_bw"
   tar -xzf "$dir/dist/h$h.tar.gz" -C "$dir/h$h" || exit 2
   if [[ $pcp != *" h$h "* ]]; then
     bash "$here/fakehost.sh" run "$r" -- "$bash" "$dir/h$h/h$h/apply.sh" --results-dir "$dir/applied" \

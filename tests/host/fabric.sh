@@ -43,6 +43,48 @@ rg_fabric_prio_text "$TMP/d2" tx
 eq "the shares, largest first" "prio0 90% prio3 10%" "$RG_V"
 eq "the bytes and the RoCE priority's" "1000 100" "$RG_FAB_TOTAL $RG_FAB_ON"
 
+# How precheck and fabric.sh say to install perftest: the host's package manager, by os-release.
+RG_ROOT=$TMP/osr
+mkdir -p "$RG_ROOT/etc"
+how() { # OS-RELEASE-LINES [OFED]: RG_V for that host
+  printf '%s\n' "$1" >"$RG_ROOT/etc/os-release"
+  RG_OFED=${2-}
+  rg_perftest_how
+  printf '%s' "$RG_V"
+}
+eq "Ubuntu: apt" "apt install perftest; MLNX_OFED and DOCA ship it too" "$(how 'ID=ubuntu
+ID_LIKE=debian
+VERSION_ID="22.04"')"
+eq "RHEL 9: dnf" "dnf install perftest; MLNX_OFED and DOCA ship it too" "$(how 'ID="rhel"
+ID_LIKE="fedora"
+VERSION_ID="9.4"')"
+eq "RHEL 7: yum" "yum install perftest; MLNX_OFED and DOCA ship it too" "$(how 'ID="rhel"
+ID_LIKE="fedora"
+VERSION_ID="7.9"')"
+eq "Rocky 8 (like rhel centos fedora): dnf" "dnf install perftest; MLNX_OFED and DOCA ship it too" \
+  "$(how 'ID="rocky"
+ID_LIKE="rhel centos fedora"
+VERSION_ID="8.10"')"
+eq "SLES: zypper" "zypper install perftest; MLNX_OFED and DOCA ship it too" "$(how 'ID="sles"
+ID_LIKE="suse"
+VERSION_ID="15.5"')"
+eq "openSUSE Leap: zypper" "zypper install perftest; MLNX_OFED and DOCA ship it too" \
+  "$(how 'ID="opensuse-leap"
+ID_LIKE="suse opensuse"')"
+eq "an unknown distribution: all three" \
+  "apt install perftest, dnf install perftest or zypper install perftest; MLNX_OFED and DOCA ship it too" \
+  "$(how 'ID=nixos')"
+rm -f "$RG_ROOT/etc/os-release"
+eq "no os-release: all three" \
+  "apt install perftest, dnf install perftest or zypper install perftest; MLNX_OFED and DOCA ship it too" \
+  "$(RG_OFED="" && rg_perftest_how && printf '%s' "$RG_V")"
+eq "an OFED host: its repository" \
+  "dnf install perftest, from the repository of MLNX_OFED_LINUX-24.10-1.1.4.0, which ships it" \
+  "$(how 'ID="rhel"
+VERSION_ID="9.4"' MLNX_OFED_LINUX-24.10-1.1.4.0)"
+RG_OFED=""
+unset RG_ROOT
+
 # The stand-in against the fixture: the same lines once digits are masked (the numbers differ).
 if command -v flock >/dev/null 2>&1; then
   for h in a b; do
