@@ -382,8 +382,8 @@ rg_fabric_json_delta() {
   awk 'BEGIN { printf "{" } $2 != 0 { printf "%s\"%s\":%.0f", s, $1, $2; s = "," } END { printf "}" }' "$1"
 }
 
-# rg_fabric_facts: the result's `fabric` facts member: the window and each port's peers, rate
-# and counter deltas.
+# rg_fabric_facts: the result's `fabric` facts member (through RG_FACTS_MORE): the window and
+# each port's peers, rate and counter deltas.
 rg_fabric_facts() {
   local i dev sep=""
   printf '"fabric":{"window":%s,"seconds":%s,"min_pct":%s,"incast":%s,"ports":{' "$RG_FABRIC_WINDOW" \
@@ -402,23 +402,12 @@ rg_fabric_facts() {
   printf '}}'
 }
 
-# rg_fabric_hook_facts: the result's facts are lib.sh's (rg_facts) with the fabric member added;
-# rg_facts stays the one copy, renamed to rg_facts_host for this run.
-rg_fabric_hook_facts() {
-  eval "rg_facts_host() $(declare -f rg_facts | sed 1d)"
-  # shellcheck disable=SC2317 # called by rg_result_json
-  rg_facts() {
-    local host
-    host=$(rg_facts_host)
-    printf '%s,%s}' "${host%\}}" "$(rg_fabric_facts)"
-  }
-}
-
 # rg_fabric: the whole test: each port's part, the ring step, the incast step, the checks.
 rg_fabric() {
   local i dev any=no
   RG_FAB_GID=() RG_FAB_RATE=() RG_FAB_SPEED=() RG_FAB_INC_SEEN=()
-  rg_fabric_hook_facts
+  # The result's facts get the fabric member (lib-probe.sh's list).
+  RG_FACTS_MORE+=" rg_fabric_facts"
   if ! rg_has ib_write_bw; then
     rg_perftest_how
     rg_check fabric_tool "" fail error ib_write_bw "" \
