@@ -40,13 +40,41 @@ rg_fabric_args() {
   done
 }
 
+# rg_perftest_how: RG_V = how to install perftest (ib_write_bw's package) on this host: the
+# command of its package manager, chosen by /etc/os-release's ID and ID_LIKE (os-release(5));
+# all three where the distribution is not known. MLNX_OFED and DOCA ship their own perftest.
+rg_perftest_how() {
+  local ids ver cmd
+  ids=" $(awk -F= '$1 == "ID" || $1 == "ID_LIKE" { gsub(/["'"'"']/, "", $2); printf "%s ", $2 }' \
+    "$RG_ROOT/etc/os-release" 2>/dev/null) "
+  ver=$(awk -F= '$1 == "VERSION_ID" { gsub(/["'"'"']/, "", $2); print $2 }' "$RG_ROOT/etc/os-release" 2>/dev/null)
+  case $ids in
+    *" debian "* | *" ubuntu "*) cmd="apt install perftest" ;;
+    *" suse "* | *" sles "* | *" opensuse"*) cmd="zypper install perftest" ;;
+    *" rhel "* | *" fedora "* | *" centos "*)
+      # RHEL and CentOS 7 have yum only; dnf from 8 on.
+      case $ver in
+        [1-7] | [1-7].*) cmd="yum install perftest" ;;
+        *) cmd="dnf install perftest" ;;
+      esac
+      ;;
+    *) cmd="apt install perftest, dnf install perftest or zypper install perftest" ;;
+  esac
+  if [ -n "$RG_OFED" ]; then
+    RG_V="$cmd, from the repository of $RG_OFED, which ships it"
+  else
+    RG_V="$cmd; MLNX_OFED and DOCA ship it too"
+  fi
+}
+
 # rg_check_perftest: precheck's look for the traffic tool of fabric.sh (called by rg_precheck).
 rg_check_perftest() {
   if rg_has ib_write_bw; then
     rg_check fabric_tool "" pass info ib_write_bw ib_write_bw "ib_write_bw (perftest) is installed for fabric.sh"
   else
+    rg_perftest_how
     rg_check fabric_tool "" warn warning ib_write_bw "" \
-      "ib_write_bw is not installed: fabric.sh needs it; install the package perftest (dnf install perftest, apt install perftest; MLNX_OFED and DOCA ship it)"
+      "ib_write_bw is not installed: fabric.sh (the fabric test after apply) needs it; install the package perftest ($RG_V)"
   fi
 }
 
@@ -354,8 +382,8 @@ rg_fabric_json_delta() {
   awk 'BEGIN { printf "{" } $2 != 0 { printf "%s\"%s\":%.0f", s, $1, $2; s = "," } END { printf "}" }' "$1"
 }
 
-# rg_fabric_facts: the result's `fabric` facts member: the window and each port's peers, rate
-# and counter deltas.
+# rg_fabric_facts: the result's `fabric` facts member (through RG_FACTS_MORE): the window and
+# each port's peers, rate and counter deltas.
 rg_fabric_facts() {
   local i dev sep=""
   printf '"fabric":{"window":%s,"seconds":%s,"min_pct":%s,"incast":%s,"ports":{' "$RG_FABRIC_WINDOW" \
@@ -374,26 +402,16 @@ rg_fabric_facts() {
   printf '}}'
 }
 
-# rg_fabric_hook_facts: the result's facts are lib.sh's (rg_facts) with the fabric member added;
-# rg_facts stays the one copy, renamed to rg_facts_host for this run.
-rg_fabric_hook_facts() {
-  eval "rg_facts_host() $(declare -f rg_facts | sed 1d)"
-  # shellcheck disable=SC2317 # called by rg_result_json
-  rg_facts() {
-    local host
-    host=$(rg_facts_host)
-    printf '%s,%s}' "${host%\}}" "$(rg_fabric_facts)"
-  }
-}
-
 # rg_fabric: the whole test: each port's part, the ring step, the incast step, the checks.
 rg_fabric() {
   local i dev any=no
   RG_FAB_GID=() RG_FAB_RATE=() RG_FAB_SPEED=() RG_FAB_INC_SEEN=()
-  rg_fabric_hook_facts
+  # The result's facts get the fabric member (lib-probe.sh's list).
+  RG_FACTS_MORE+=" rg_fabric_facts"
   if ! rg_has ib_write_bw; then
+    rg_perftest_how
     rg_check fabric_tool "" fail error ib_write_bw "" \
-      "ib_write_bw is not installed: install the package perftest (dnf install perftest, apt install perftest; MLNX_OFED and DOCA ship it), then run fabric.sh again"
+      "ib_write_bw is not installed: install the package perftest ($RG_V), then run fabric.sh again"
     return 0
   fi
   for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do

@@ -384,10 +384,15 @@ rg_lldpad_runs() {
   printf no
 }
 
+# RG_FACTS_MORE: functions a run adds (`RG_FACTS_MORE+=" f"`) that each print one more member of
+# the facts object, `"name":value` (fabric.sh's rg_fabric_facts).
+RG_FACTS_MORE=""
+
 # rg_facts: the facts object (kernel, OFED, per NIC firmware, PSID, chip and netdev, and for
-# monitoring the transceiver, link, PCIe link, health counters and LLDP neighbour).
+# monitoring the transceiver, link, PCIe link, health counters and LLDP neighbour), then the
+# members of RG_FACTS_MORE.
 rg_facts() {
-  local kernel ofed="" i dev sep="" extra
+  local kernel ofed="" i dev sep="" extra f
   kernel=$(uname -r 2>/dev/null) || kernel=""
   ofed=$RG_OFED
   printf '{"kernel":%s,"ofed":%s,"nics":{' "$(rg_json_str "$kernel")" "$(rg_json_str "$ofed")"
@@ -414,5 +419,7 @@ rg_facts() {
       "$(rg_json_str "$(rg_netdev_of "$dev")")" "$(rg_json_str "${RG_DCBX_SEEN[i]-}")" "${extra:+,$extra}"
     sep=","
   done
-  printf '}}'
+  printf '}'
+  for f in $RG_FACTS_MORE; do printf ',%s' "$("$f")"; done
+  printf '}'
 }

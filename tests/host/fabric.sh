@@ -2,9 +2,10 @@
 # shellcheck source-path=SCRIPTDIR
 # shellcheck disable=SC2034 # the library reads the plan values this test sets
 # Function tests of the fabric test's pure parts (templates/host/lib-fabric.sh): the reader of
-# ib_write_bw's report on the fixtures (fixtures/perftest/), the counter deltas past 2^31, the
-# per-priority shares; and that the ib_write_bw stand-in prints the fixture's layout (its client
-# and server run on two plain simulated hosts through the wire model, no root needed).
+# ib_write_bw's report on the fixtures (fixtures/perftest/: real captures and the layout of this
+# invocation), the counter deltas past 2^31, the per-priority shares, how to install perftest per
+# distribution; and that the ib_write_bw stand-in prints the fixture's layout (its client and
+# server run on two plain simulated hosts through the wire model, no root needed).
 # Prints "N passed, M failed" and exits 1 on a failure.
 # Usage: fabric.sh [BASH]   (the bash that runs the functions; default: this one)
 
@@ -27,10 +28,22 @@ trap 'rm -rf "$TMP"' EXIT
 RG_ROCE_PRIO=3
 
 eq "the client's average rate" 388.00 "$(rg_parse_perftest_bw <"$FX/write-bw-client.txt")"
-rg_parse_perftest_bw <"$FX/write-bw-server.txt" >/dev/null
-eq "a server's report has no rate" 1 "$?"
+# A server prints the client's report too (write_bw.c: xchg_bw_reports, print_full_bw_report).
+eq "the server shows the client's rate" 388.00 "$(rg_parse_perftest_bw <"$FX/write-bw-server.txt")"
 rg_parse_perftest_bw <"$FX/write-bw-no-server.txt" >/dev/null
-eq "no server: no rate" 1 "$?"
+eq "no server: no rate (stderr)" 1 "$?"
+rg_parse_perftest_bw <"$FX/write-bw-no-server-stdout.txt" >/dev/null
+eq "no server: no rate (stdout)" 1 "$?"
+# Real captures (a 16-QP rdma_cm run with GPU memory: other lines around the same table).
+eq "a captured client's rate" 181.46 "$(rg_parse_perftest_bw <"$FX/capture-write-bw-rdmacm-cuda-client.txt")"
+eq "a captured server's rate" 181.46 "$(rg_parse_perftest_bw <"$FX/capture-write-bw-rdmacm-cuda-server.txt")"
+printf ' WARNING: BW peak won'"'"'t be measured in this run.\n\n************************************\n* Waiting for client to connect... *\n************************************\n' >"$TMP/waiting"
+rg_fabric_served "$TMP/waiting"
+eq "a server no client reached is not served" 1 "$?"
+rg_fabric_served "$FX/write-bw-server.txt"
+eq "a server that took its client is served" 0 "$?"
+rg_fabric_served "$FX/capture-write-bw-rdmacm-cuda-server.txt"
+eq "so is the captured one" 0 "$?"
 
 printf 'rx_prio3_bytes 1000\ntx_prio0_bytes 5\n' >"$TMP/before"
 printf 'np_cnp_sent 7\nrx_prio3_bytes 97000001000\ntx_prio0_bytes 5\n' >"$TMP/after"
@@ -42,6 +55,48 @@ printf 'tx_prio0_bytes 900\ntx_prio3_bytes 100\n' >"$TMP/d2"
 rg_fabric_prio_text "$TMP/d2" tx
 eq "the shares, largest first" "prio0 90% prio3 10%" "$RG_V"
 eq "the bytes and the RoCE priority's" "1000 100" "$RG_FAB_TOTAL $RG_FAB_ON"
+
+# How precheck and fabric.sh say to install perftest: the host's package manager, by os-release.
+RG_ROOT=$TMP/osr
+mkdir -p "$RG_ROOT/etc"
+how() { # OS-RELEASE-LINES [OFED]: RG_V for that host
+  printf '%s\n' "$1" >"$RG_ROOT/etc/os-release"
+  RG_OFED=${2-}
+  rg_perftest_how
+  printf '%s' "$RG_V"
+}
+eq "Ubuntu: apt" "apt install perftest; MLNX_OFED and DOCA ship it too" "$(how 'ID=ubuntu
+ID_LIKE=debian
+VERSION_ID="22.04"')"
+eq "RHEL 9: dnf" "dnf install perftest; MLNX_OFED and DOCA ship it too" "$(how 'ID="rhel"
+ID_LIKE="fedora"
+VERSION_ID="9.4"')"
+eq "RHEL 7: yum" "yum install perftest; MLNX_OFED and DOCA ship it too" "$(how 'ID="rhel"
+ID_LIKE="fedora"
+VERSION_ID="7.9"')"
+eq "Rocky 8 (like rhel centos fedora): dnf" "dnf install perftest; MLNX_OFED and DOCA ship it too" \
+  "$(how 'ID="rocky"
+ID_LIKE="rhel centos fedora"
+VERSION_ID="8.10"')"
+eq "SLES: zypper" "zypper install perftest; MLNX_OFED and DOCA ship it too" "$(how 'ID="sles"
+ID_LIKE="suse"
+VERSION_ID="15.5"')"
+eq "openSUSE Leap: zypper" "zypper install perftest; MLNX_OFED and DOCA ship it too" \
+  "$(how 'ID="opensuse-leap"
+ID_LIKE="suse opensuse"')"
+eq "an unknown distribution: all three" \
+  "apt install perftest, dnf install perftest or zypper install perftest; MLNX_OFED and DOCA ship it too" \
+  "$(how 'ID=nixos')"
+rm -f "$RG_ROOT/etc/os-release"
+eq "no os-release: all three" \
+  "apt install perftest, dnf install perftest or zypper install perftest; MLNX_OFED and DOCA ship it too" \
+  "$(RG_OFED="" && rg_perftest_how && printf '%s' "$RG_V")"
+eq "an OFED host: its repository" \
+  "dnf install perftest, from the repository of MLNX_OFED_LINUX-24.10-1.1.4.0, which ships it" \
+  "$(how 'ID="rhel"
+VERSION_ID="9.4"' MLNX_OFED_LINUX-24.10-1.1.4.0)"
+RG_OFED=""
+unset RG_ROOT
 
 # The stand-in against the fixture: the same lines once digits are masked (the numbers differ).
 if command -v flock >/dev/null 2>&1; then
@@ -69,8 +124,9 @@ if command -v flock >/dev/null 2>&1; then
   eq "the stand-in's rate reads back" 388.00 "$(rg_parse_perftest_bw <"$TMP/cli")"
   unset FAKEHOST_WIRE
   ROCE_GEN_ROOT=$TMP/b "$TMP/b/lib/fakehost/ib_write_bw" -d mlx5_0 -x "$gid" -F --report_gbits -D 1 \
-    --tclass 106 -p 18515 10.10.0.11 >/dev/null 2>"$TMP/err"
-  eq "no server: perftest's error" "$(cat "$FX/write-bw-no-server.txt")" "$(cat "$TMP/err")"
+    --tclass 106 -p 18515 10.10.0.11 >"$TMP/out" 2>"$TMP/err"
+  eq "no server: perftest's error on stderr" "$(cat "$FX/write-bw-no-server.txt")" "$(cat "$TMP/err")"
+  eq "no server: its stdout" "$(cat "$FX/write-bw-no-server-stdout.txt")" "$(cat "$TMP/out")"
 fi
 
 done_testing

@@ -94,10 +94,11 @@ FAKEHOST_FIXTURES=$FAKEHOST_DIR/fixtures
 . "$FAKEHOST_DIR/fakehost-reload.sh"
 
 # Tools every fake host has (iproute2, ethtool, systemd and udev, hostname, kmod), and the ones
-# only MLNX_OFED / DOCA-OFED installs (mlnx-tools and ofed-scripts).
+# only MLNX_OFED / DOCA-OFED installs (mlnx-tools, ofed-scripts and perftest, which their
+# installers put on every host; an inbox host gets perftest from the distribution, by hand).
 FAKEHOST_COMMON_TOOLS='dcb ethtool ip systemctl hostname modprobe udevadm'
 # (lldpcli / lldptool come with --lldp.)
-FAKEHOST_OFED_TOOLS='ofed_info mlnx_qos cma_roce_mode cma_roce_tos ibdev2netdev'
+FAKEHOST_OFED_TOOLS='ofed_info mlnx_qos cma_roce_mode cma_roce_tos ibdev2netdev ib_write_bw'
 # The DCQCN files of an OFED port and their firmware defaults (driver reload restores them).
 FAKEHOST_DCQCN_DEFAULTS='roce_rp/clamp_tgt_rate=0 roce_rp/clamp_tgt_rate_after_time_inc=1
   roce_rp/rpg_time_reset=300 roce_rp/rpg_byte_reset=32767 roce_rp/rpg_threshold=1

@@ -127,7 +127,7 @@ eq 'create ofed: exit status' 0 $?
 eq 'create inbox: exit status' 0 $?
 cp -a "$O" "$T/pristine" # an untouched OFED host, copied for the fixture cases
 
-eq 'ofed bin/' 'cma_roce_mode cma_roce_tos dcb ethtool hostname ibdev2netdev ip mlnx_qos modprobe ofed_info stub systemctl udevadm' \
+eq 'ofed bin/' 'cma_roce_mode cma_roce_tos dcb ethtool hostname ib_write_bw ibdev2netdev ip mlnx_qos modprobe ofed_info stub systemctl udevadm' \
   "$(cd "$O/bin" && echo *)"
 eq 'inbox bin/ (no mlnx_qos: inbox hosts have dcb only)' 'dcb ethtool hostname ip modprobe stub systemctl udevadm' "$(cd "$I/bin" && echo *)"
 eq 'the stand-ins are copied into lib/fakehost' "$(cd "$HERE/stubs" && echo *)" "$(cd "$O/lib/fakehost" && echo *)"

@@ -2,7 +2,7 @@
 //! chosen by host name or by MAC, unknown and ambiguous hosts refused, a tampered tarball
 //! refused, results written to the stick or, on a read-only stick, kept on the host) and as an
 //! Ansible project (inventory, syntax, an end-to-end run against two simulated hosts whose
-//! fetched results ingest cleanly).
+//! fetched results ingest cleanly, the fabric phase on both at once).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -277,10 +277,15 @@ fn the_ansible_inventory_lists_every_host_with_its_address_and_group() {
 /// `ansible/simulated.yml` in `a`'s output folder: `a` and `b` as local connections to their
 /// fake roots (node-b's fake root addressed through node-a's copy of the same output folder).
 fn simulated_inventory(a: &FakeHost, b: &FakeHost) {
+    simulated_inventory_env(a, b, "");
+}
+
+/// [`simulated_inventory`] with more `roce_env` lines (`          NAME: "value"\n` each).
+fn simulated_inventory_env(a: &FakeHost, b: &FakeHost, more_env: &str) {
     let host_vars = |h: &FakeHost| {
         let root = h.root.display().to_string();
         format!(
-            "        ansible_connection: local\n        ansible_python_interpreter: \"{{{{ ansible_playbook_python }}}}\"\n        roce_root: \"{root}\"\n        roce_env:\n          ROCE_GEN_ROOT: \"{root}\"\n          STUB_LOG: \"{root}/stub.log\"\n          PATH: \"{root}/bin:/usr/bin:/bin\"\n"
+            "        ansible_connection: local\n        ansible_python_interpreter: \"{{{{ ansible_playbook_python }}}}\"\n        roce_root: \"{root}\"\n        roce_env:\n          ROCE_GEN_ROOT: \"{root}\"\n          STUB_LOG: \"{root}/stub.log\"\n          PATH: \"{root}/bin:/usr/bin:/bin\"\n{more_env}"
         )
     };
     std::fs::write(
@@ -296,6 +301,11 @@ fn simulated_inventory(a: &FakeHost, b: &FakeHost) {
 
 /// One `ansible-playbook` run of roce.yml on `a` and `b` with `args`: success, and the log.
 fn play(a: &FakeHost, b: &FakeHost, args: &[&str]) -> (bool, String) {
+    play_forks(a, b, "2", args)
+}
+
+/// [`play`] with `forks` forks.
+fn play_forks(a: &FakeHost, b: &FakeHost, forks: &str, args: &[&str]) -> (bool, String) {
     let out = ansible_cmd_on("ansible-playbook", &a.dist(), &[a, b])
         .args([
             "-i",
@@ -304,7 +314,7 @@ fn play(a: &FakeHost, b: &FakeHost, args: &[&str]) -> (bool, String) {
             "ansible/simulated.yml",
             "ansible/roce.yml",
             "-f",
-            "2",
+            forks,
         ])
         .args(args)
         .output()
@@ -432,6 +442,63 @@ fn the_playbook_predicts_in_check_mode_applies_once_and_then_changes_nothing() {
     assert_eq!(mtu(&a), before);
     assert_eq!(mtu(&b), before);
     assert!(dist.join("results/node-a.rollback.json").is_file());
+}
+
+/// A short fabric test without the incast step (two hosts: a rail of two has none).
+fn short_fabric(plan: &mut Value) {
+    plan["cluster"]["fabric_seconds"] = Value::from(2);
+    plan["cluster"]["fabric_incast"] = Value::from("no");
+}
+
+#[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
+fn the_playbooks_fabric_phase_runs_every_host_at_once_even_with_one_fork() {
+    let a = FakeHost::ofed().plan(short_fabric).build();
+    let b = FakeHost::ofed()
+        .plan_host("node-b")
+        .plan(short_fabric)
+        .build();
+    for h in [&a, &b] {
+        let applied = h.run("apply.sh", &["--no-persist"]);
+        assert_eq!(applied.count("fail"), 0, "{}", applied.stdout);
+    }
+    // The hosts reach each other through the wire model of the ib_write_bw stand-in.
+    let wire = a.root.parent().unwrap().join("wire");
+    std::fs::create_dir(&wire).unwrap();
+    simulated_inventory_env(
+        &a,
+        &b,
+        &format!("          FAKEHOST_WIRE: \"{}\"\n", wire.display()),
+    );
+    // One fork: a play that ran the hosts one after the other would leave node-a waiting for
+    // node-b until its window ended, and then node-b for node-a; both would fail fabric_peer.
+    let start = std::time::Instant::now();
+    let (ok, log) = play_forks(
+        &a,
+        &b,
+        "1",
+        &["-e", "phase=fabric", "-e", "roce_fabric_window=300"],
+    );
+    let took = start.elapsed().as_secs();
+    assert!(ok, "fabric: {log}");
+    assert!(
+        took < 300,
+        "the play took {took}s, a window's worth:\n{log}"
+    );
+    for host in ["node-a", "node-b"] {
+        // No task failed; what changed is the bundle's first copy on the host, not the test.
+        assert_eq!(recap(&log, host).1, 0, "{host}:\n{log}");
+        let r = result_on_stick(&a, host, "fabric");
+        assert_eq!(r["phase"], "fabric", "{host}");
+        assert_eq!(r["status"], "pass", "{host}: {r:#}");
+        let peer = if host == "node-a" { "node-b" } else { "node-a" };
+        for dev in ["mlx5_0", "mlx5_1"] {
+            let p = &r["facts"]["fabric"]["ports"][dev];
+            assert_eq!(p["to"], peer, "{host} {dev}");
+            assert_eq!(p["gbps"], 388.0, "{host} {dev}");
+        }
+        assert_eq!(r["facts"]["fabric"]["window"], 300, "{host}");
+    }
 }
 
 #[test]

@@ -7,7 +7,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::fakehost::{for_each_bash, repo};
+use crate::fakehost::{FakeHost, for_each_bash, repo};
 
 /// Runs a cluster of `n` hosts with `args` and returns each host's fabric result (`None` where
 /// fabric.sh did not run) and the seconds the fabric step took.
@@ -250,5 +250,48 @@ fn a_slow_link_fails_fabric_bw_with_both_rates() {
         assert_eq!(link["to"]["host"], "h1");
         assert_eq!(link["to"]["plan_switch"], "leaf-1 Eth1/2");
         assert_eq!(link["failed"][0], "fabric_bw");
+    });
+}
+
+#[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
+fn without_perftest_precheck_warns_with_the_hosts_install_command_and_fabric_fails() {
+    for_each_bash(|bash| {
+        // An inbox Ubuntu host: perftest comes from the distribution, by hand, so it is absent.
+        let inbox = FakeHost::inbox().bash(bash).build();
+        let pre = inbox.run("precheck.sh", &[]);
+        assert_eq!(pre.status("fabric_tool", ""), "warn", "{bash}");
+        let msg = pre.message("fabric_tool", "");
+        assert!(
+            msg.contains("install the package perftest (apt install perftest;"),
+            "{msg}"
+        );
+        // fabric.sh fails at once (no traffic, no wait for peers) and still writes its result.
+        let fab = inbox.run("fabric.sh", &[]);
+        assert_eq!(fab.code, 1, "{}", fab.stdout);
+        assert_eq!(fab.result["phase"], "fabric");
+        assert_eq!(fab.status("fabric_tool", ""), "fail");
+        assert!(
+            fab.message("fabric_tool", "").contains(
+                "apt install perftest; MLNX_OFED and DOCA ship it too), then run fabric.sh again"
+            ),
+            "{}",
+            fab.message("fabric_tool", "")
+        );
+        // MLNX_OFED installs it: a new OFED host (RHEL 9) passes, and apply says nothing of it.
+        let ofed = FakeHost::ofed().bash(bash).build();
+        assert_eq!(
+            ofed.run("precheck.sh", &[]).status("fabric_tool", ""),
+            "pass"
+        );
+        let apply = ofed.run("apply.sh", &["--no-persist"]);
+        assert!(
+            !apply
+                .statuses()
+                .iter()
+                .any(|s| s.starts_with("fabric_tool:")),
+            "{:?}",
+            apply.statuses()
+        );
     });
 }
