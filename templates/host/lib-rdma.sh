@@ -85,8 +85,8 @@ rg_rdma_supported() {
       fi
       ;;
     cable_length)
-      if ! rg_has mlnx_qos && ! rg_has dcb; then
-        RG_WHY="neither mlnx_qos nor dcb (iproute2) is installed"
+      if ! rg_has mlnx_qos && ! rg_dcb_probe; then
+        RG_WHY="no mlnx_qos, and $RG_DCB_WHY"
       elif rg_rdma_get cable_length "$2" && [ "$RG_V" = 0 ]; then
         # getpfc reports the cable length only where the port's buffers can be configured.
         RG_WHY="the driver reports no cable length for $ifc (PFC delay 0): its receive buffers cannot be configured"
@@ -113,7 +113,8 @@ rg_rdma_get() {
         }
         RG_V=$(rg_parse_qos_cable <<<"$RG_QOS_OUT")
       else
-        RG_V=$(rg_dcb pfc show dev "$ifc" delay | rg_parse_dcb_delay)
+        rg_dcb_read pfc show dev "$ifc" delay || return 1
+        RG_V=$(rg_parse_dcb_delay <<<"$RG_DCB_OUT")
       fi
       [ -n "$RG_V" ] || {
         RG_V="$(rg_qos_backend) shows no cable length for $ifc"

@@ -105,8 +105,59 @@ rg_qos_error() {
   printf 'mlnx_qos -i %s failed: %s' "$RG_QOS_IF" "${first:-no output}"
 }
 
-# rg_dcb ARGS...: `dcb ARGS` (iproute2), its stdout.
-rg_dcb() { rg_x dcb "$@" 2>/dev/null; }
+# --- dcb (iproute2): a backend only with `app` and `dcbx` ----------------------------------------
+# The first dcb (iproute2 5.11) has buffer, ets, maxrate and pfc only; `dcb app`, `dcb dcbx` and
+# -N arrived in 5.12 (there `dcb app help` prints its usage and exits 0; 5.11 says `Object "app"
+# is unknown` and exits 1, dcb/dcb.c dcb_cmd). Probed once per run, in the script's own shell.
+RG_DCB_OK=""
+RG_DCB_WHY=""
+RG_DCB_OUT=""
+
+# rg_dcb_probe: true when dcb can read and set trust, the DSCP map and DCBX; else RG_DCB_WHY.
+rg_dcb_probe() {
+  local obj out rc
+  if [ -z "$RG_DCB_OK" ]; then
+    RG_DCB_OK=yes
+    if ! rg_has dcb; then
+      RG_DCB_OK=no RG_DCB_WHY="dcb (iproute2) is not installed"
+    fi
+    for obj in app dcbx; do
+      [ "$RG_DCB_OK" = yes ] || break
+      rc=0
+      out=$(rg_x dcb "$obj" help 2>&1) || rc=$?
+      [ "$rc" -ne 0 ] || continue
+      out=${out%%$'\n'*}
+      RG_DCB_OK=no
+      RG_DCB_WHY="this dcb (iproute2) has no \`$obj' subcommand (dcb $obj help: ${out:-no output}, exit $rc): dcb app and dcb dcbx arrived in iproute2 5.12; install iproute2 5.12 or newer, or MLNX_OFED/DOCA's mlnx_qos"
+    done
+  fi
+  [ "$RG_DCB_OK" = yes ]
+}
+
+# rg_dcb_read ARGS...: RG_DCB_OUT = the stdout of `dcb ARGS`. A non-zero exit or an error message
+# (dcb prints nothing on stderr for a read that worked) fails, with RG_V saying why: a failed read
+# is never an empty table.
+rg_dcb_read() {
+  local rc=0 err="" f
+  RG_DCB_OUT=""
+  if ! rg_dcb_probe; then
+    RG_V=$RG_DCB_WHY
+    return 1
+  fi
+  f=$(mktemp "${RG_TMP:-${TMPDIR:-/tmp}}/dcb.XXXXXX") || {
+    RG_V="cannot create a temporary file for dcb's errors"
+    return 1
+  }
+  RG_DCB_OUT=$(rg_x dcb "$@" 2>"$f") || rc=$?
+  err=$(cat "$f" 2>/dev/null) || err=""
+  rm -f "$f"
+  if [ "$rc" -ne 0 ] || [ -n "$err" ]; then
+    err=${err%%$'\n'*}
+    RG_V="dcb $* failed (exit $rc): ${err:-no message}"
+    RG_DCB_OUT=""
+    return 1
+  fi
+}
 
 # rg_qos_backend: mlnx_qos where installed (MLNX_OFED/DOCA), else dcb (iproute2).
 rg_qos_backend() {
@@ -131,7 +182,7 @@ rg_supported() {
   RG_WHY=""
   case $1 in
     dcbx | trust | dscp2prio | dscp_map | pfc)
-      rg_has mlnx_qos || rg_has dcb || RG_WHY="neither mlnx_qos nor dcb (iproute2) is installed"
+      rg_has mlnx_qos || rg_dcb_probe || RG_WHY="no mlnx_qos, and $RG_DCB_WHY"
       ;;
     ecn_np | ecn_rp | cnp_dscp | cnp_priority)
       [ -d "$RG_ROOT/sys/class/net/$ifc/ecn" ] ||
@@ -240,16 +291,22 @@ rg_get() {
           pfc) RG_V=$(rg_parse_qos_pfc <<<"$out") ;;
         esac
       else
+        # Each read checked: a failed `dcb app show` read as an empty table would be PCP trust,
+        # and apply would save that as the original (rollback then flushes a DSCP-trust port).
         case $id in
-          dcbx) RG_V=$(rg_dcb dcbx show dev "$ifc" | rg_parse_dcb_dcbx) ;;
-          trust)
-            out=$(rg_dcb -N app show dev "$ifc" dscp-prio | rg_parse_dcb_map)
-            # The driver derives trust from the DSCP APP table, as mlnx_qos does.
-            if [ "$out" = none ]; then RG_V=pcp; else RG_V=dscp; fi
-            ;;
-          dscp_map) RG_V=$(rg_dcb -N app show dev "$ifc" dscp-prio | rg_parse_dcb_map) ;;
-          dscp2prio) RG_V=$(rg_pairs_of "$(rg_dcb -N app show dev "$ifc" dscp-prio | rg_parse_dcb_map)" "$RG_ROCE_DSCP" "$RG_CNP_DSCP") ;;
-          pfc) RG_V=$(rg_dcb pfc show dev "$ifc" prio-pfc | rg_parse_dcb_pfc) ;;
+          dcbx) rg_dcb_read dcbx show dev "$ifc" || return 1 ;;
+          pfc) rg_dcb_read pfc show dev "$ifc" prio-pfc || return 1 ;;
+          *) rg_dcb_read -N app show dev "$ifc" dscp-prio || return 1 ;;
+        esac
+        out=$RG_DCB_OUT
+        case $id in
+          dcbx) RG_V=$(rg_parse_dcb_dcbx <<<"$out") ;;
+          # The driver derives trust from the DSCP APP table, as mlnx_qos does; the empty table
+          # of a read that worked is PCP trust.
+          trust) if [ "$(rg_parse_dcb_map <<<"$out")" = none ]; then RG_V=pcp; else RG_V=dscp; fi ;;
+          dscp_map) RG_V=$(rg_parse_dcb_map <<<"$out") ;;
+          dscp2prio) RG_V=$(rg_pairs_of "$(rg_parse_dcb_map <<<"$out")" "$RG_ROCE_DSCP" "$RG_CNP_DSCP") ;;
+          pfc) RG_V=$(rg_parse_dcb_pfc <<<"$out") ;;
         esac
       fi
       [ -n "$RG_V" ] || {
@@ -848,6 +905,13 @@ rg_restore() {
       continue
     elif [ "$now" = "$want" ]; then
       rg_check "$id" "$dev" pass error "$want" "$now" "$id is already $want"
+      continue
+    fi
+    if [ "$key" = dcbx ] && [ "$want" = fw ] && [ "$(rg_qos_backend)" = dcb ]; then
+      # mlx5e_dcbnl_setdcbx hands DCBX back to the firmware only for mode 0, which `dcb dcbx
+      # set` cannot send (no flag: it prints its usage). Not a failure of the rollback.
+      rg_check dcbx "$dev" skip warning "$want" "$now" \
+        "not restored: DCBX of ${RG_NIC_NETDEV[i]} was firmware-controlled before apply, and dcb (iproute2) cannot hand it back to the firmware (the driver takes only the empty DCBX mode for that, which dcb dcbx set cannot send); it stays OS-controlled with the restored settings: to give it back, run mlnx_qos -i ${RG_NIC_NETDEV[i]} -d fw (MLNX_OFED/DOCA's mlnx-tools)"
       continue
     fi
     if [ "$key" = dscp_map ]; then

@@ -238,6 +238,27 @@ call "$H" dcb dcbx set dev ens1f0np0 host ieee
 expect 'dcb dcbx set host ieee' 0 '' ''
 call "$H" dcb dcbx show dev ens1f0np0
 fixture 'dcb dcbx show' 0 dcb/dcbx-show.txt ''
+# the backend probe: `app help` and `dcbx help` (usage on stderr, exit 0); iproute2 5.11's dcb
+# has neither object and no -N
+call "$H" dcb app help
+exact "$FX/dcb/app-help.txt"
+expect 'dcb app help' 0 '' "$REPLY"
+call "$H" dcb dcbx help
+exact "$FX/dcb/dcbx-help.txt"
+expect 'dcb dcbx help' 0 '' "$REPLY"
+touch "$H/.fake/iproute2-5.11"
+call "$H" dcb app help
+exact "$FX/dcb/5.11-app-help.txt"
+expect 'iproute2 5.11: dcb app help' 1 '' "$REPLY"
+call "$H" dcb dcbx show dev ens1f0np0
+exact "$FX/dcb/5.11-dcbx-help.txt"
+expect 'iproute2 5.11: dcb dcbx (unknown object, whatever follows)' 1 '' "$REPLY"
+call "$H" dcb -N app show dev ens1f0np0 dscp-prio
+exact "$FX/dcb/5.11-numeric.txt"
+expect 'iproute2 5.11: dcb -N' 1 '' "$REPLY"
+call "$H" dcb pfc show dev ens1f0np0 prio-pfc
+fixture 'iproute2 5.11: dcb pfc show prio-pfc' 0 dcb/pfc-show.txt ''
+rm "$H/.fake/iproute2-5.11"
 
 # mlnx_qos, dcb and sysfs: the cable length, the receive buffers, the GID table
 fresh q2
