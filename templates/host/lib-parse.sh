@@ -209,12 +209,14 @@ rg_parse_pause() {
   printf 'rx %s tx %s' "$rx" "$tx"
 }
 
-# rg_parse_tclass TEXT: the verbs traffic_class file: `Global tclass=106` when set (a bare
-# number on old OFED) → 106; empty when unset. Fails on anything else.
+# rg_parse_tclass TEXT: the verbs traffic_class file (mlnx-ofa_kernel main_ext.c
+# traffic_class_show): `Global tclass=106` while the global class is set, then one line per
+# per-destination rule (`dst_ip=10.0.0.0/8,tclass=96`); a bare number on old OFED. Read by its
+# first line: → 106; empty when the global class is unset (no line, or the rules alone). Fails
+# on anything else.
 rg_parse_tclass() {
-  local v=$1
-  v=${v%$'\n'}
-  if [ -z "$v" ]; then
+  local v=${1%%$'\n'*}
+  if [ -z "$v" ] || rg_tclass_rule "$v"; then
     return 0
   elif [[ $v =~ ^(Global[[:space:]]+)?tclass=([0-9]+)$ ]]; then
     printf '%s' "${BASH_REMATCH[2]}"
@@ -223,6 +225,28 @@ rg_parse_tclass() {
   else
     return 1
   fi
+}
+
+# rg_tclass_rule LINE: true for a rule line as traffic_class_show prints it: its fields
+# (src_ip=, dst_ip=, src_ip6=, dst_ip6=, each ending in a comma), then tclass=N.
+rg_tclass_rule() {
+  [[ $1 =~ ^((src_ip|dst_ip|src_ip6|dst_ip6)=[0-9a-fA-F.:/]+,)+tclass=[0-9]+$ ]]
+}
+
+# rg_parse_tclass_rules TEXT: the rule lines of the traffic_class file, as they are, joined by
+# `;` (a rule has none) → `dst_ip=10.0.0.0/8,tclass=96;src_ip=10.0.0.1,tclass=98`; `none` when
+# the file has none. Fails on a line that is neither the global class nor a rule.
+rg_parse_tclass_rules() {
+  local line first=yes out=""
+  while IFS= read -r line; do
+    if rg_tclass_rule "$line"; then
+      out+="${out:+;}$line"
+    elif [ -n "$line" ] && { [ "$first" = no ] || ! rg_parse_tclass "$line" >/dev/null; }; then
+      return 1
+    fi
+    first=no
+  done <<<"$1"
+  printf '%s' "${out:-none}"
 }
 
 # rg_parse_roce_mode TEXT: what cma_roce_mode or configfs prints → `RoCE v2` / `IB/RoCE v1`;

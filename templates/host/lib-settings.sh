@@ -13,8 +13,9 @@
 RG_SETTINGS="dcbx trust dscp2prio pfc cable_length pause ecn_np ecn_rp cnp_dscp cnp_priority roce_mode roce_tos traffic_class mtu"
 # The order rollback restores them: the DSCP map before trust (adding a DSCP entry turns trust
 # back to dscp), the cable length while PFC is still as apply left it, pause after PFC, DCBX
-# ownership last. Saved DCQCN parameters come first (rg_restore).
-RG_RESTORE_ORDER="mtu traffic_class roce_tos roce_mode cnp_priority cnp_dscp ecn_rp ecn_np dscp_map trust cable_length pfc pause dcbx"
+# ownership last. The per-destination rules of the traffic_class file (saved where there are
+# any, never written by apply) after its global class. Saved DCQCN parameters come first (rg_restore).
+RG_RESTORE_ORDER="mtu traffic_class traffic_class_rules roce_tos roce_mode cnp_priority cnp_dscp ecn_rp ecn_np dscp_map trust cable_length pfc pause dcbx"
 
 RG_WHY=""
 RG_V=""
@@ -193,7 +194,7 @@ rg_supported() {
         RG_WHY="neither cma_${1} nor /sys/kernel/config/rdma_cm (configfs, rdma_cm) is available"
       fi
       ;;
-    traffic_class)
+    traffic_class | traffic_class_rules)
       [ -e "$RG_ROOT/sys/class/infiniband/$dev/tc/1/traffic_class" ] ||
         RG_WHY="no /sys/class/infiniband/$dev/tc/1/traffic_class (OFED only): set the traffic class in the applications (NCCL_IB_TC)"
       ;;
@@ -325,14 +326,19 @@ rg_get() {
     cnp_dscp) rg_get_sysfs "/sys/class/net/$ifc/ecn/roce_np/cnp_dscp" ;;
     cnp_priority) rg_get_sysfs "/sys/class/net/$ifc/ecn/roce_np/cnp_802p_prio" ;;
     roce_mode | roce_tos) rg_get_cm "$id" "$i" ;;
-    traffic_class)
+    traffic_class | traffic_class_rules)
       rg_bounded read "/sys/class/infiniband/$dev/tc/1/traffic_class" rg_io_all \
         "$RG_ROOT/sys/class/infiniband/$dev/tc/1/traffic_class" || {
         RG_V="cannot read traffic_class: ${RG_IO_OUT##*: }"
         return 1
       }
       out=$RG_IO_OUT
-      RG_V=$(rg_parse_tclass "$out") || {
+      # The global class is the first line; per-destination rules may follow (kept as they are).
+      if [ "$id" = traffic_class ]; then
+        RG_V=$(rg_parse_tclass "$out")
+      else
+        RG_V=$(rg_parse_tclass_rules "$out") && RG_V=$(rg_sorted_rules "$RG_V")
+      fi || {
         RG_V="traffic_class reads ${out:0:60}, not a traffic class"
         return 1
       }
@@ -410,6 +416,7 @@ rg_set() {
     roce_mode | roce_tos) rg_set_cm "$id" "$i" "$v" ;;
     # The driver takes 0-255, or -1 to clear the global class; an empty write is refused.
     traffic_class) rg_write "/sys/class/infiniband/$dev/tc/1/traffic_class" "${v:--1}" ;;
+    traffic_class_rules) rg_set_tclass_rules "$i" "$v" ;;
     mtu) rg_do ip link set dev "$ifc" mtu "$v" ;;
     cable_length | dcqcn_*) rg_rdma_set "$id" "$i" "$v" ;;
   esac
@@ -473,6 +480,33 @@ rg_set_qos() {
       done
       ;;
   esac
+}
+
+# rg_sorted_rules RULES: `;`-joined rules in byte order (the driver keeps them in an order of its
+# own: prefix length, then its sort's), so that two reads of the same rules compare equal.
+rg_sorted_rules() {
+  local out
+  [ "$1" != none ] || {
+    printf none
+    return 0
+  }
+  out=$(printf '%s\n' "${1//;/$'\n'}" | LC_ALL=C sort)
+  printf '%s' "${out//$'\n'/;}"
+}
+
+# rg_set_tclass_rules I RULES: the per-destination rules of NIC I's traffic_class file become
+# RULES (rollback): a rule RULES lacks is deleted (its fields with tclass=-1, traffic_class_store),
+# a missing one written as the file showed it (the store takes the printed form).
+rg_set_tclass_rules() {
+  local f="/sys/class/infiniband/${RG_NIC_IBDEV[$1]}/tc/1/traffic_class" want=";$2;" now rule
+  rg_get traffic_class_rules "$1" || return 1
+  now=";$RG_V;"
+  for rule in ${RG_V//;/ }; do
+    [ "$rule" = none ] || [[ $want == *";$rule;"* ]] || rg_write "$f" "${rule%tclass=*}tclass=-1" || return 1
+  done
+  for rule in ${2//;/ }; do
+    [ "$rule" = none ] || [[ $now == *";$rule;"* ]] || rg_write "$f" "$rule" || return 1
+  done
 }
 
 rg_set_ecn() {
@@ -659,14 +693,17 @@ rg_compare_all() {
 # RG_PORT_BEFORE and adds the values it reads.
 rg_save_all() {
   local i=$1 dev=${RG_NIC_IBDEV[$1]} id lines=""
-  for id in $2 dscp_map pause; do
+  for id in $2 dscp_map pause traffic_class_rules; do
     [[ $'\n'$lines != *$'\n'"$id"$'\t'* ]] || continue
+    # The traffic_class file's rules go with its global class (saved where there are any).
+    [ "$id" != traffic_class_rules ] || [[ " $2 " == *" traffic_class "* ]] || continue
     if [ -z "${RG_PORT_BEFORE[$id]+set}" ]; then
       if ! rg_supported "$id" "$i" || ! rg_get "$id" "$i"; then
         continue
       fi
       RG_PORT_BEFORE[$id]=$RG_V
     fi
+    [ "$id" != traffic_class_rules ] || [ "${RG_PORT_BEFORE[$id]}" != none ] || continue
     rg_saved "$id" "$dev" >/dev/null && continue
     case ${RG_PORT_BEFORE[$id]} in
       *$'\t'* | *$'\n'*) continue ;;

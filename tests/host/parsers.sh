@@ -85,6 +85,14 @@ eq "pause: an error is no value" "" "$(printf 'netlink error: Operation not supp
 # traffic_class
 eq "traffic class set" 106 "$(rg_parse_tclass "$(fx traffic_class/set.txt)")"
 eq "traffic class unset" "" "$(rg_parse_tclass "$(fx traffic_class/unset.txt)")"
+eq "traffic class with rules: its first line" 106 "$(rg_parse_tclass "$(fx traffic_class/rules.txt)")"
+eq "traffic class of rules alone: unset" "" "$(rg_parse_tclass "$(fx traffic_class/rules-only.txt)")"
+eq "traffic class rules kept as they are" "dst_ip=10.10.0.0/16,tclass=96;src_ip=10.10.0.10,tclass=104" \
+  "$(rg_parse_tclass_rules "$(fx traffic_class/rules.txt)")"
+eq "traffic class rules alone" "dst_ip=10.10.0.0/16,tclass=96;src_ip=10.10.0.10,tclass=104" \
+  "$(rg_parse_tclass_rules "$(fx traffic_class/rules-only.txt)")"
+eq "traffic class without rules" none "$(rg_parse_tclass_rules "$(fx traffic_class/set.txt)")"
+eq "traffic class rules: junk fails" 1 "$(rg_parse_tclass_rules "$(printf 'Global tclass=106\nPermission denied\n')" >/dev/null; echo $?)"
 eq "traffic class junk fails" 1 "$(rg_parse_tclass 'cat: Permission denied' >/dev/null; echo $?)"
 
 # cma_roce_mode / cma_roce_tos: values, and their errors (printed on stdout) are not values

@@ -397,6 +397,14 @@ if ((DRIVERFS)); then
   fixture 'traffic_class unset (driverfs)' 0 traffic_class/unset.txt ''
   krun "$H" bash -c "echo 106 >\"\$ROCE_GEN_ROOT$TC\" && cat \"\$ROCE_GEN_ROOT$TC\""
   fixture 'traffic_class after writing 106 (driverfs)' 0 traffic_class/set.txt ''
+  krun "$H" bash -c "echo tclass=96,dst_ip=10.10.0.0/16 >\"\$ROCE_GEN_ROOT$TC\" && echo src_ip=10.10.0.10,tclass=104 >\"\$ROCE_GEN_ROOT$TC\" && cat \"\$ROCE_GEN_ROOT$TC\""
+  fixture 'traffic_class with two per-destination rules (driverfs)' 0 traffic_class/rules.txt ''
+  krun "$H" bash -c "echo dst_ip=10.10.0.0/16,tclass=96 >\"\$ROCE_GEN_ROOT$TC\" && cat \"\$ROCE_GEN_ROOT$TC\""
+  fixture 'traffic_class: a rule written as shown changes nothing (driverfs)' 0 traffic_class/rules.txt ''
+  krun "$H" bash -c "echo -1 >\"\$ROCE_GEN_ROOT$TC\" && cat \"\$ROCE_GEN_ROOT$TC\""
+  fixture 'traffic_class -1 clears the global class, the rules stay (driverfs)' 0 traffic_class/rules-only.txt ''
+  krun "$H" bash -c "echo src_ip=10.10.0.10,tclass=-1 >\"\$ROCE_GEN_ROOT$TC\" && echo dst_ip=10.10.0.0/16,tclass=-1 >\"\$ROCE_GEN_ROOT$TC\" && cat \"\$ROCE_GEN_ROOT$TC\""
+  fixture 'traffic_class: a rule with tclass=-1 is deleted (driverfs)' 0 traffic_class/unset.txt ''
 else
   skip 'cma_roce/{mode-v2,mode-v1,tos-106,no-device}.txt and traffic_class/*.txt: the driver filesystem (root, /dev/fuse, python3-fusepy) is not available'
 fi
