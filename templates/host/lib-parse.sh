@@ -181,6 +181,20 @@ rg_parse_buffer_size() {
   printf '%s,%s,%s,%s,%s,%s,%s,%s' "${size[0]}" "${size[1]}" "${size[2]}" "${size[3]}" "${size[4]}" "${size[5]}" "${size[6]}" "${size[7]}"
 }
 
+# rg_parse_buffer_xoff: the same file → the xoff threshold of each buffer in bytes (the third
+# column), `0,111104,0,0,0,0,0,0`; nothing unless all eight.
+rg_parse_buffer_xoff() {
+  local line n=0
+  local -a xoff=()
+  while IFS= read -r line; do
+    [[ $line =~ ^([0-7])[[:space:]]+[0-9]+[[:space:]]+([0-9]+)[[:space:]]+[0-9]+[[:space:]]*$ ]] || continue
+    [ -n "${xoff[BASH_REMATCH[1]]+set}" ] || n=$((n + 1))
+    xoff[BASH_REMATCH[1]]=${BASH_REMATCH[2]}
+  done
+  [ "$n" -eq 8 ] || return 0
+  printf '%s,%s,%s,%s,%s,%s,%s,%s' "${xoff[0]}" "${xoff[1]}" "${xoff[2]}" "${xoff[3]}" "${xoff[4]}" "${xoff[5]}" "${xoff[6]}" "${xoff[7]}"
+}
+
 # rg_parse_dcb_dcbx: `dcb dcbx show dev IF` (the DCBX capability flags: `host ieee`) → os when
 # the host owns DCBX, fw when only other flags are set (firmware/LLD-managed).
 rg_parse_dcb_dcbx() {

@@ -677,7 +677,9 @@ rg_compare_all() {
     now=${RG_PORT_BEFORE[$id]}
     note=""
     [ "$id" != pfc ] || note=$(rg_flap_note "$i")
-    if [ "$now" = "$want" ]; then
+    if [ "$now" = "$want" ] && [ "$id" = cable_length ] && ! rg_cable_effect "$i" "$want"; then
+      rg_check "$id" "$dev" warn warning "$want" "$now" "cable_length is $now m as planned, but it sizes no headroom: $RG_WHY; $(rg_cable_fix "$i")"
+    elif [ "$now" = "$want" ]; then
       rg_check "$id" "$dev" pass error "$want" "$now" "$id is $now as planned"
     else
       [ -z "$note" ] || rg_add_flap "$i"
@@ -819,7 +821,14 @@ rg_apply_all() {
     [ "$id" != dcbx ] || RG_DCBX_SEEN[i]=$after
     note=""
     [ "$id" != pfc ] || [ "$now" = "$want" ] || note=$(rg_flap_note "$i")
-    if [ "$now" = "$want" ] && [ "$after" = "$want" ]; then
+    if [ "$id" = cable_length ] && [ "$after" = "$want" ] && ! rg_cable_effect "$i" "$want"; then
+      # Stored is not done: the value reads back, the headroom stays as the firmware sized it.
+      if [ "$now" = "$want" ]; then
+        rg_check "$id" "$dev" warn warning "$want" "$after" "cable_length is $want m as planned, but it sizes no headroom: $RG_WHY; $(rg_cable_fix "$i")"
+      else
+        rg_check "$id" "$dev" warn warning "$want" "$after" "cable_length stored as $want m (was ${now:-unset}), but the lossless headroom was not resized: $RG_WHY; $(rg_cable_fix "$i")"
+      fi
+    elif [ "$now" = "$want" ] && [ "$after" = "$want" ]; then
       if [ -n "${RG_PORT_WRITTEN[$id]+set}" ]; then
         rg_check "$id" "$dev" pass error "$want" "$after" "$id is $want as planned; set again after an earlier change altered it"
       else
@@ -890,6 +899,11 @@ rg_predict() {
       else
         rg_check "$id" "$dev" pass error "$want" "$was" "$id is $want as planned; unchanged"
       fi
+      continue
+    fi
+    if [ "$id" = cable_length ] && ! rg_cable_effect "$i" "$was"; then
+      # As apply will find it: stored, no headroom resized (no change to count).
+      rg_check "$id" "$dev" warn warning "$want" "$was" "cable_length would be stored as $want m (now ${was:-unset}) and size no headroom: $RG_WHY; $(rg_cable_fix "$i")"
       continue
     fi
     note=""

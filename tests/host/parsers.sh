@@ -68,6 +68,8 @@ eq "dcb app: empty table" none "$(printf '' | rg_parse_dcb_map)"
 # OFED qos sysfs (en_sysfs.c)
 eq "prio2buffer" 0,0,0,1,0,0,0,0 "$(fx qos/prio2buffer-pfc3.txt | rg_parse_prio2buffer)"
 eq "buffer_size" 130944,130944,0,0,0,0,0,0 "$(fx qos/buffer_size-pfc3.txt | rg_parse_buffer_size)"
+eq "buffer xoff thresholds" 0,111104,0,0,0,0,0,0 "$(fx qos/buffer_size-pfc3.txt | rg_parse_buffer_xoff)"
+eq "buffer xoff thresholds the driver computed" 0,46528,0,0,0,0,0,0 "$(fx qos/buffer_size-manual-30.txt | rg_parse_buffer_xoff)"
 eq "prio2buffer: a short file is no value" "" "$(head -n 5 "$FIX/qos/prio2buffer-pfc3.txt" | rg_parse_prio2buffer)"
 eq "buffer_size: the buffer table, not the header" "" "$(head -n 4 "$FIX/qos/buffer_size-pfc3.txt" | rg_parse_buffer_size)"
 eq "prio2buffer is not a buffer_size" "" "$(fx qos/prio2buffer-pfc3.txt | rg_parse_buffer_size)"

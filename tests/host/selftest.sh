@@ -267,6 +267,21 @@ call "$H" mlnx_qos -i ens1f0np0 --pfc 0,0,0,1,0,0,0,0 --cable_len 30
 fixture 'mlnx_qos --pfc --cable_len 30' 0 mlnx_qos/cable-30.txt ''
 same 'qos/prio2buffer after PFC on 3' qos/prio2buffer-pfc3.txt "$H/sys/class/net/ens1f0np0/qos/prio2buffer"
 same 'qos/buffer_size after PFC on 3' qos/buffer_size-pfc3.txt "$H/sys/class/net/ens1f0np0/qos/buffer_size"
+# Buffers the driver owns (manual_buffer): the cable length resizes the lossless headroom
+fresh q3
+M=$REPLY
+Q=$M/sys/class/net/ens1f0np0/qos
+touch "$M/.fake/dcb/ens1f0np0/manual_buffer"
+printf 'Priority\tBuffer\n0\t\t0\n1\t\t0\n2\t\t0\n3\t\t1\n4\t\t0\n5\t\t0\n6\t\t0\n7\t\t0\n' >"$Q/prio2buffer"
+sed 's/^1\t196608\t46528\t\t36550$/1\t196608\t0\t\t0/' "$FX/qos/buffer_size-manual-30.txt" >"$Q/buffer_size"
+call "$M" dcb pfc set dev ens1f0np0 prio-pfc 3:on delay 30
+expect 'manual buffers: dcb pfc set prio-pfc 3:on delay 30' 0 '' ''
+same 'manual buffers: xoff = size - calculate_xoff(30 m, 400000 Mb/s, MTU 1500)' qos/buffer_size-manual-30.txt "$Q/buffer_size"
+sed 's/196608/130944/' "$FX/qos/buffer_size-manual-30.txt" >"$Q/buffer_size"
+call "$M" dcb pfc set dev ens1f0np0 delay 40
+expect 'manual buffers: a buffer too small for the headroom is refused (ENOMEM)' 1 '' \
+  $'Error when attempting to set attribute: Unknown error 244\nAttribute write: Success\n'
+eq '... and the cable length stays as it was' 30 "$(val "$M/.fake/dcb/ens1f0np0/cable_len")"
 call "$H" dcb pfc set dev ens1f1np1 delay 30
 expect 'dcb pfc set delay 30' 0 '' ''
 call "$H" dcb pfc show dev ens1f1np1 delay

@@ -271,6 +271,30 @@ eq "dcb rollback: no dcbx set was run" "" "$(grep -v show "$TMP/dcb.log")"
 PATH=$PATH_SAVED
 RG_DCB_OK=""
 
+# --- the cable length takes effect only on buffers the driver owns --------------------------------
+R=$TMP/root
+mkdir -p "$R/sys/class/net/eth0/qos"
+echo 400000 >"$R/sys/class/net/eth0/speed"
+echo 1500 >"$R/sys/class/net/eth0/mtu"
+cp "$FIX/qos/prio2buffer-pfc3.txt" "$R/sys/class/net/eth0/qos/prio2buffer"
+cp "$FIX/qos/buffer_size-pfc3.txt" "$R/sys/class/net/eth0/qos/buffer_size"
+cable() { # CABLE: `yes` or `no: WHY` of rg_cable_effect 0 CABLE on root R
+  if RG_ROOT=$R rg_cable_effect 0 "$1"; then printf yes; else printf 'no: %s' "$RG_WHY"; fi
+}
+eq "firmware-sized buffers: the cable length sizes nothing" \
+  "no: the firmware owns the receive buffers of eth0 (the default): buffer 1 (size 130944, xoff 111104: 19840 bytes of headroom) is not what the driver computes from a cable length of 30 m at 400000 Mb/s (146000 bytes + 272 × MTU / 100), and the driver resizes the headroom from the cable length only while it owns the buffers" \
+  "$(cable 30)"
+cp "$FIX/qos/buffer_size-manual-30.txt" "$R/sys/class/net/eth0/qos/buffer_size"
+eq "driver-sized buffers (30 m, MTU 1500): in effect" yes "$(cable 30)"
+eq "... but not for another length" no "$(cable 7 | cut -d: -f1)"
+eq "no lossless priority: nothing to size" \
+  "no: the plan makes no priority lossless, so no receive buffer has headroom for the cable length to size" \
+  "$(RG_PFC=0,0,0,0,0,0,0,0 cable 30)"
+rm "$R/sys/class/net/eth0/qos/buffer_size"
+eq "no buffer files (inbox): cannot be read, not in effect" \
+  "no: no /sys/class/net/eth0/qos/prio2buffer and buffer_size (MLNX_OFED/DOCA sysfs): whether the driver sized the headroom of eth0 from it cannot be read, and with the firmware owning the receive buffers (the default) it does not" \
+  "$(cable 30)"
+
 # --- the summary's change texts (lib.sh) -----------------------------------------------------------
 RG_ASCII=no
 rg_symbols
