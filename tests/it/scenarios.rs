@@ -249,9 +249,17 @@ fn play(name: &str, sc: &Scenario, bash: &str) -> String {
             );
             for u in &sc.unrestored {
                 let of = |state: &[String]| -> Vec<String> {
-                    state.iter().filter(|l| l.starts_with(u.as_str())).cloned().collect()
+                    state
+                        .iter()
+                        .filter(|l| l.starts_with(u.as_str()))
+                        .cloned()
+                        .collect()
                 };
-                assert_ne!(of(&after), of(&pristine), "{ctx}: {u} was restored after all");
+                assert_ne!(
+                    of(&after),
+                    of(&pristine),
+                    "{ctx}: {u} was restored after all"
+                );
             }
             applied = false;
             last_apply_passed = false;
