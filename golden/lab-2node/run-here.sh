@@ -232,7 +232,7 @@ export PATH
   RG_CLUSTER=lab
   RG_HOSTS=(node-a node-b)
   RG_BUNDLES=(node-a.tar.gz node-b.tar.gz)
-  RG_SHA256=(fbedbc786c194a8a3b91596e0a8110a8566fb48c8bc83029960bc06f45346cdc 19fde8d3def2c547afa3aab3ef7e9cafad4c5c2267690c0dcb541b26e1597646)
+  RG_SHA256=(7038838475dad735adbb7c58c8d4ca8d9f75bea8c427d27413ec6c1abe6ecec9 46c276aa5b2d238356eca2504ba162b7852933dfac26d8c30c429bb60b473f46)
   RG_MGMT=(192.168.1.10 192.168.1.11)
   RG_MACS=(b8:3f:d2:0a:00:00 b8:3f:d2:0b:00:00)
 }
