@@ -435,8 +435,10 @@ rg_check_host_env() {
   for t in mlnx_qos dcb cma_roce_mode cma_roce_tos ethtool ip ibdev2netdev; do
     rg_has "$t" && tools="${tools:+$tools, }$t"
   done
-  if rg_has mlnx_qos || rg_has dcb; then
+  if rg_has mlnx_qos || rg_dcb_probe; then
     rg_check tools "" pass error "mlnx_qos or dcb" "$tools" "tools: $tools (QoS through $(rg_has mlnx_qos && echo mlnx_qos || echo dcb))"
+  elif rg_has dcb; then
+    rg_check tools "" fail error "mlnx_qos or dcb" "$tools" "no mlnx_qos, and $RG_DCB_WHY: trust, PFC and DSCP mapping cannot be set"
   else
     rg_check tools "" fail error "mlnx_qos or dcb" "${tools:-none}" "neither mlnx_qos nor dcb is installed: trust, PFC and DSCP mapping cannot be set"
   fi

@@ -181,6 +181,20 @@ rg_parse_buffer_size() {
   printf '%s,%s,%s,%s,%s,%s,%s,%s' "${size[0]}" "${size[1]}" "${size[2]}" "${size[3]}" "${size[4]}" "${size[5]}" "${size[6]}" "${size[7]}"
 }
 
+# rg_parse_buffer_xoff: the same file → the xoff threshold of each buffer in bytes (the third
+# column), `0,111104,0,0,0,0,0,0`; nothing unless all eight.
+rg_parse_buffer_xoff() {
+  local line n=0
+  local -a xoff=()
+  while IFS= read -r line; do
+    [[ $line =~ ^([0-7])[[:space:]]+[0-9]+[[:space:]]+([0-9]+)[[:space:]]+[0-9]+[[:space:]]*$ ]] || continue
+    [ -n "${xoff[BASH_REMATCH[1]]+set}" ] || n=$((n + 1))
+    xoff[BASH_REMATCH[1]]=${BASH_REMATCH[2]}
+  done
+  [ "$n" -eq 8 ] || return 0
+  printf '%s,%s,%s,%s,%s,%s,%s,%s' "${xoff[0]}" "${xoff[1]}" "${xoff[2]}" "${xoff[3]}" "${xoff[4]}" "${xoff[5]}" "${xoff[6]}" "${xoff[7]}"
+}
+
 # rg_parse_dcb_dcbx: `dcb dcbx show dev IF` (the DCBX capability flags: `host ieee`) → os when
 # the host owns DCBX, fw when only other flags are set (firmware/LLD-managed).
 rg_parse_dcb_dcbx() {
@@ -209,12 +223,14 @@ rg_parse_pause() {
   printf 'rx %s tx %s' "$rx" "$tx"
 }
 
-# rg_parse_tclass TEXT: the verbs traffic_class file: `Global tclass=106` when set (a bare
-# number on old OFED) → 106; empty when unset. Fails on anything else.
+# rg_parse_tclass TEXT: the verbs traffic_class file (mlnx-ofa_kernel main_ext.c
+# traffic_class_show): `Global tclass=106` while the global class is set, then one line per
+# per-destination rule (`dst_ip=10.0.0.0/8,tclass=96`); a bare number on old OFED. Read by its
+# first line: → 106; empty when the global class is unset (no line, or the rules alone). Fails
+# on anything else.
 rg_parse_tclass() {
-  local v=$1
-  v=${v%$'\n'}
-  if [ -z "$v" ]; then
+  local v=${1%%$'\n'*}
+  if [ -z "$v" ] || rg_tclass_rule "$v"; then
     return 0
   elif [[ $v =~ ^(Global[[:space:]]+)?tclass=([0-9]+)$ ]]; then
     printf '%s' "${BASH_REMATCH[2]}"
@@ -223,6 +239,28 @@ rg_parse_tclass() {
   else
     return 1
   fi
+}
+
+# rg_tclass_rule LINE: true for a rule line as traffic_class_show prints it: its fields
+# (src_ip=, dst_ip=, src_ip6=, dst_ip6=, each ending in a comma), then tclass=N.
+rg_tclass_rule() {
+  [[ $1 =~ ^((src_ip|dst_ip|src_ip6|dst_ip6)=[0-9a-fA-F.:/]+,)+tclass=[0-9]+$ ]]
+}
+
+# rg_parse_tclass_rules TEXT: the rule lines of the traffic_class file, as they are, joined by
+# `;` (a rule has none) → `dst_ip=10.0.0.0/8,tclass=96;src_ip=10.0.0.1,tclass=98`; `none` when
+# the file has none. Fails on a line that is neither the global class nor a rule.
+rg_parse_tclass_rules() {
+  local line first=yes out=""
+  while IFS= read -r line; do
+    if rg_tclass_rule "$line"; then
+      out+="${out:+;}$line"
+    elif [ -n "$line" ] && { [ "$first" = no ] || ! rg_parse_tclass "$line" >/dev/null; }; then
+      return 1
+    fi
+    first=no
+  done <<<"$1"
+  printf '%s' "${out:-none}"
 }
 
 # rg_parse_roce_mode TEXT: what cma_roce_mode or configfs prints → `RoCE v2` / `IB/RoCE v1`;

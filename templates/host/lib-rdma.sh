@@ -85,8 +85,8 @@ rg_rdma_supported() {
       fi
       ;;
     cable_length)
-      if ! rg_has mlnx_qos && ! rg_has dcb; then
-        RG_WHY="neither mlnx_qos nor dcb (iproute2) is installed"
+      if ! rg_has mlnx_qos && ! rg_dcb_probe; then
+        RG_WHY="no mlnx_qos, and $RG_DCB_WHY"
       elif rg_rdma_get cable_length "$2" && [ "$RG_V" = 0 ]; then
         # getpfc reports the cable length only where the port's buffers can be configured.
         RG_WHY="the driver reports no cable length for $ifc (PFC delay 0): its receive buffers cannot be configured"
@@ -113,7 +113,8 @@ rg_rdma_get() {
         }
         RG_V=$(rg_parse_qos_cable <<<"$RG_QOS_OUT")
       else
-        RG_V=$(rg_dcb pfc show dev "$ifc" delay | rg_parse_dcb_delay)
+        rg_dcb_read pfc show dev "$ifc" delay || return 1
+        RG_V=$(rg_parse_dcb_delay <<<"$RG_DCB_OUT")
       fi
       [ -n "$RG_V" ] || {
         RG_V="$(rg_qos_backend) shows no cable length for $ifc"
@@ -168,6 +169,80 @@ rg_cable_args() {
   fi
 }
 
+# rg_qos_buffers I: RG_P2B (the buffer of each priority), RG_BUF_SIZE and RG_BUF_XOFF (of each
+# buffer, bytes), comma-separated, from OFED's qos/prio2buffer and qos/buffer_size (each a
+# firmware query, under the time limit); fails, with RG_WHY, when they cannot be read.
+RG_P2B="" RG_BUF_SIZE="" RG_BUF_XOFF=""
+rg_qos_buffers() {
+  local q="/sys/class/net/${RG_NIC_NETDEV[$1]}/qos"
+  RG_P2B="" RG_BUF_SIZE="" RG_BUF_XOFF="" RG_WHY=""
+  if [ ! -r "$RG_ROOT$q/prio2buffer" ] || [ ! -r "$RG_ROOT$q/buffer_size" ]; then
+    RG_WHY="no $q/prio2buffer and buffer_size (MLNX_OFED/DOCA sysfs)"
+    return 1
+  fi
+  if rg_bounded read "$q/prio2buffer" rg_io_all "$RG_ROOT$q/prio2buffer"; then
+    RG_P2B=$(rg_parse_prio2buffer <<<"$RG_IO_OUT" 2>/dev/null) || RG_P2B=""
+  fi
+  if rg_bounded read "$q/buffer_size" rg_io_all "$RG_ROOT$q/buffer_size"; then
+    RG_BUF_SIZE=$(rg_parse_buffer_size <<<"$RG_IO_OUT" 2>/dev/null) || RG_BUF_SIZE=""
+    RG_BUF_XOFF=$(rg_parse_buffer_xoff <<<"$RG_IO_OUT" 2>/dev/null) || RG_BUF_XOFF=""
+  fi
+  [ -n "$RG_P2B" ] && [ -n "$RG_BUF_SIZE" ] && [ -n "$RG_BUF_XOFF" ] && return 0
+  RG_WHY="cannot read the receive buffers from $q/prio2buffer and buffer_size"
+  return 1
+}
+
+# rg_cable_effect I CABLE: true when the driver sizes NIC I's lossless headroom from a cable
+# length of CABLE m. It does so only while it owns the receive buffers (mlx5e_dcbnl_ieee_setpfc
+# calls mlx5e_port_manual_buffer_config only with priv->dcbx.manual_buffer, set by a write to
+# qos/buffer_size, qos/prio2buffer or dcb buffer set; upstream since 2025 when the firmware
+# reports them software-owned); neither mlnx_qos nor sysfs shows who owns them, so it is read
+# from the buffers: with the driver owning them each lossless buffer keeps size - xoff =
+# calculate_xoff (port_buffer.c) = (301 + 216 * CABLE / 100) * max(speed, 40000) / 1000 +
+# 272 * MTU / 100 for the MTU of the last change. RG_WHY says why not.
+rg_cable_effect() {
+  local i=$1 c=$2 ifc=${RG_NIC_NETDEV[$1]} p=0 on b s x t m mtus ok speed bad=""
+  local -a p2b=() size=() xoff=()
+  RG_WHY=""
+  if [[ $RG_PFC != *1* ]]; then
+    RG_WHY="the plan makes no priority lossless, so no receive buffer has headroom for the cable length to size"
+    return 1
+  fi
+  if ! rg_qos_buffers "$i"; then
+    RG_WHY="$RG_WHY: whether the driver sized the headroom of $ifc from it cannot be read, and with the firmware owning the receive buffers (the default) it does not"
+    return 1
+  fi
+  IFS=, read -r -a p2b <<<"$RG_P2B"
+  IFS=, read -r -a size <<<"$RG_BUF_SIZE"
+  IFS=, read -r -a xoff <<<"$RG_BUF_XOFF"
+  speed=$(rg_read "/sys/class/net/$ifc/speed") || speed=""
+  [[ $speed =~ ^[0-9]+$ ]] || speed=0
+  [ "$speed" -ge 40000 ] || speed=40000
+  t=$(((301 + 216 * c / 100) * speed / 1000))
+  # The MTU the driver used is the netdev's at the last change: now, before this apply, the
+  # one saved before the first, or the plan's.
+  mtus="$(rg_read "/sys/class/net/$ifc/mtu" || true) ${RG_PORT_BEFORE[mtu]-} $(rg_saved mtu "${RG_NIC_IBDEV[i]}" || true) ${RG_NIC_MTU[i]-}"
+  for on in ${RG_PFC//,/ }; do
+    if [ "$on" = 1 ]; then
+      b=${p2b[p]} s=${size[b]:-0} x=${xoff[b]:-0} ok=no
+      for m in $mtus; do
+        [[ $m =~ ^[0-9]+$ ]] || continue
+        [ "$x" -gt 0 ] && [ $((s - x)) -eq $((t + 272 * m / 100)) ] && ok=yes
+      done
+      [ "$ok" = yes ] || bad+="${bad:+, }buffer $b (size $s, xoff $x: $((s - x)) bytes of headroom)"
+    fi
+    p=$((p + 1))
+  done
+  [ -n "$bad" ] || return 0
+  RG_WHY="the firmware owns the receive buffers of $ifc (the default): $bad is not what the driver computes from a cable length of $c m at $speed Mb/s ($t bytes + 272 × MTU / 100), and the driver resizes the headroom from the cable length only while it owns the buffers"
+  return 1
+}
+
+# rg_cable_fix I: how to make the cable length take effect on NIC I.
+rg_cable_fix() {
+  printf 'to have the headroom sized for the cable, configure the receive buffers (mlnx_qos -i %s --buffer_size ... --prio2buffer ..., or dcb buffer set), which hands them to the driver; or leave cable_length out of the plan' "${RG_NIC_NETDEV[$1]}"
+}
+
 # rg_dcqcn_saved_ids ID...: the DCQCN ids among the saved ids of a port (rollback), for
 # restoring them first: they may be from an earlier plan than this bundle's.
 rg_dcqcn_saved_ids() {
@@ -181,13 +256,15 @@ rg_dcqcn_saved_ids() {
 # --- receive buffers of the lossless priorities ----------------------------------------------------
 
 # rg_check_pfc_buffer I: each priority the plan makes lossless must map (qos/prio2buffer) to a
-# receive buffer with room (qos/buffer_size): PFC pauses the sender when that buffer fills, so a
-# priority in a buffer of 0 bytes drops. Read-only, after apply's changes.
+# receive buffer that can pause (qos/buffer_size): a lossless buffer has an xoff threshold
+# (xoff > 0, where PFC starts pausing the sender) below its size (size > xoff, the room above it
+# holds what is in flight). A buffer of 0 bytes or with xoff 0 is lossy: its priority drops.
+# Read-only, after apply's changes.
 rg_check_pfc_buffer() {
-  local i=$1 dev=${RG_NIC_IBDEV[$1]} ifc=${RG_NIC_NETDEV[$1]} q p=0 b s want on map sizes seen="" bad=""
-  local -a p2b=() size=()
+  local i=$1 dev=${RG_NIC_IBDEV[$1]} ifc=${RG_NIC_NETDEV[$1]} q p=0 b s x want on seen="" bad=""
+  local -a p2b=() size=() xoff=()
   q="/sys/class/net/$ifc/qos"
-  want="every lossless priority in a receive buffer of non-zero size"
+  want="every lossless priority in a receive buffer with 0 < xoff < size"
   if ! rg_identity_ok "$i"; then
     rg_check pfc_buffer "$dev" skip warning "$want" "" "skipped: the identity of $dev did not check out"
     return 0
@@ -198,35 +275,41 @@ rg_check_pfc_buffer() {
     rg_check pfc_buffer "$dev" skip warning "$want" "" \
       "skipped: no $q/prio2buffer and buffer_size (MLNX_OFED/DOCA sysfs): the receive buffers of $ifc are not read"
     return 0
+  elif { [ "$RG_PHASE" != apply ] || [ "$RG_DRY_RUN" = yes ]; } && [ -n "${RG_PORT_BEFORE[pfc]+set}" ] &&
+    [ "${RG_PORT_BEFORE[pfc]}" != "$RG_PFC" ]; then
+    # Until PFC is as planned the buffers are sized for the PFC the port has (the firmware
+    # re-sizes them when the mask changes): apply checks them after its change.
+    rg_check pfc_buffer "$dev" skip info "$want" "" \
+      "skipped: PFC of $ifc is not yet as planned, and its receive buffers follow PFC; apply checks them once it has set PFC"
+    return 0
   fi
-  # Each a firmware query (port_buffer.c): under the time limit (rg_bounded).
-  map="" sizes=""
-  if rg_bounded read "$q/prio2buffer" rg_io_all "$RG_ROOT$q/prio2buffer"; then
-    map=$(rg_parse_prio2buffer <<<"$RG_IO_OUT" 2>/dev/null) || map=""
-  fi
-  if rg_bounded read "$q/buffer_size" rg_io_all "$RG_ROOT$q/buffer_size"; then
-    sizes=$(rg_parse_buffer_size <<<"$RG_IO_OUT" 2>/dev/null) || sizes=""
-  fi
-  if [ -z "$map" ] || [ -z "$sizes" ]; then
+  if ! rg_qos_buffers "$i"; then
     rg_check pfc_buffer "$dev" warn warning "$want" "" "cannot read the receive buffers of $ifc from $q/prio2buffer and buffer_size"
     return 0
   fi
-  IFS=, read -r -a p2b <<<"$map"
-  IFS=, read -r -a size <<<"$sizes"
+  IFS=, read -r -a p2b <<<"$RG_P2B"
+  IFS=, read -r -a size <<<"$RG_BUF_SIZE"
+  IFS=, read -r -a xoff <<<"$RG_BUF_XOFF"
   for on in ${RG_PFC//,/ }; do
     if [ "$on" = 1 ]; then
       b=${p2b[p]}
-      s=${size[b]:-0}
-      seen+="${seen:+, }priority $p: buffer $b ($s bytes)"
-      [ "$s" != 0 ] || bad+="${bad:+, }$p (buffer $b)"
+      s=${size[b]:-0} x=${xoff[b]:-0}
+      seen+="${seen:+, }priority $p: buffer $b ($s bytes, xoff $x)"
+      if [ "$s" = 0 ]; then
+        bad+="${bad:+, }priority $p (buffer $b has 0 bytes)"
+      elif [ "$x" = 0 ]; then
+        bad+="${bad:+, }priority $p (buffer $b has xoff 0: it never pauses, a lossy buffer)"
+      elif [ "$s" -le "$x" ]; then
+        bad+="${bad:+, }priority $p (buffer $b: xoff $x is not below its size $s, no room for what is in flight)"
+      fi
     fi
     p=$((p + 1))
   done
   if [ -n "$bad" ]; then
     rg_check pfc_buffer "$dev" warn warning "$want" "$seen" \
-      "lossless priority $bad of $ifc has a receive buffer of 0 bytes: PFC cannot hold its traffic, it drops (fix qos/prio2buffer and buffer_size, or let the firmware size the buffers)"
+      "lossless $bad on $ifc: PFC cannot hold its traffic, it drops (map the lossless priorities to a lossless buffer with qos/prio2buffer and size it with qos/buffer_size (mlnx_qos --prio2buffer, --buffer_size), or let the firmware size the buffers)"
   else
-    rg_check pfc_buffer "$dev" pass warning "$want" "$seen" "the lossless priorities of $ifc have receive buffers: $seen"
+    rg_check pfc_buffer "$dev" pass warning "$want" "$seen" "the lossless priorities of $ifc have lossless receive buffers: $seen"
   fi
 }
 

@@ -13,8 +13,9 @@
 RG_SETTINGS="dcbx trust dscp2prio pfc cable_length pause ecn_np ecn_rp cnp_dscp cnp_priority roce_mode roce_tos traffic_class mtu"
 # The order rollback restores them: the DSCP map before trust (adding a DSCP entry turns trust
 # back to dscp), the cable length while PFC is still as apply left it, pause after PFC, DCBX
-# ownership last. Saved DCQCN parameters come first (rg_restore).
-RG_RESTORE_ORDER="mtu traffic_class roce_tos roce_mode cnp_priority cnp_dscp ecn_rp ecn_np dscp_map trust cable_length pfc pause dcbx"
+# ownership last. The per-destination rules of the traffic_class file (saved where there are
+# any, never written by apply) after its global class. Saved DCQCN parameters come first (rg_restore).
+RG_RESTORE_ORDER="mtu traffic_class traffic_class_rules roce_tos roce_mode cnp_priority cnp_dscp ecn_rp ecn_np dscp_map trust cable_length pfc pause dcbx"
 
 RG_WHY=""
 RG_V=""
@@ -105,8 +106,59 @@ rg_qos_error() {
   printf 'mlnx_qos -i %s failed: %s' "$RG_QOS_IF" "${first:-no output}"
 }
 
-# rg_dcb ARGS...: `dcb ARGS` (iproute2), its stdout.
-rg_dcb() { rg_x dcb "$@" 2>/dev/null; }
+# --- dcb (iproute2): a backend only with `app` and `dcbx` ----------------------------------------
+# The first dcb (iproute2 5.11) has buffer, ets, maxrate and pfc only; `dcb app`, `dcb dcbx` and
+# -N arrived in 5.12 (there `dcb app help` prints its usage and exits 0; 5.11 says `Object "app"
+# is unknown` and exits 1, dcb/dcb.c dcb_cmd). Probed once per run, in the script's own shell.
+RG_DCB_OK=""
+RG_DCB_WHY=""
+RG_DCB_OUT=""
+
+# rg_dcb_probe: true when dcb can read and set trust, the DSCP map and DCBX; else RG_DCB_WHY.
+rg_dcb_probe() {
+  local obj out rc
+  if [ -z "$RG_DCB_OK" ]; then
+    RG_DCB_OK=yes
+    if ! rg_has dcb; then
+      RG_DCB_OK=no RG_DCB_WHY="dcb (iproute2) is not installed"
+    fi
+    for obj in app dcbx; do
+      [ "$RG_DCB_OK" = yes ] || break
+      rc=0
+      out=$(rg_x dcb "$obj" help 2>&1) || rc=$?
+      [ "$rc" -ne 0 ] || continue
+      out=${out%%$'\n'*}
+      RG_DCB_OK=no
+      RG_DCB_WHY="this dcb (iproute2) has no \`$obj' subcommand (dcb $obj help: ${out:-no output}, exit $rc): dcb app and dcb dcbx arrived in iproute2 5.12; install iproute2 5.12 or newer, or MLNX_OFED/DOCA's mlnx_qos"
+    done
+  fi
+  [ "$RG_DCB_OK" = yes ]
+}
+
+# rg_dcb_read ARGS...: RG_DCB_OUT = the stdout of `dcb ARGS`. A non-zero exit or an error message
+# (dcb prints nothing on stderr for a read that worked) fails, with RG_V saying why: a failed read
+# is never an empty table.
+rg_dcb_read() {
+  local rc=0 err="" f
+  RG_DCB_OUT=""
+  if ! rg_dcb_probe; then
+    RG_V=$RG_DCB_WHY
+    return 1
+  fi
+  f=$(mktemp "${RG_TMP:-${TMPDIR:-/tmp}}/dcb.XXXXXX") || {
+    RG_V="cannot create a temporary file for dcb's errors"
+    return 1
+  }
+  RG_DCB_OUT=$(rg_x dcb "$@" 2>"$f") || rc=$?
+  err=$(cat "$f" 2>/dev/null) || err=""
+  rm -f "$f"
+  if [ "$rc" -ne 0 ] || [ -n "$err" ]; then
+    err=${err%%$'\n'*}
+    RG_V="dcb $* failed (exit $rc): ${err:-no message}"
+    RG_DCB_OUT=""
+    return 1
+  fi
+}
 
 # rg_qos_backend: mlnx_qos where installed (MLNX_OFED/DOCA), else dcb (iproute2).
 rg_qos_backend() {
@@ -131,7 +183,7 @@ rg_supported() {
   RG_WHY=""
   case $1 in
     dcbx | trust | dscp2prio | dscp_map | pfc)
-      rg_has mlnx_qos || rg_has dcb || RG_WHY="neither mlnx_qos nor dcb (iproute2) is installed"
+      rg_has mlnx_qos || rg_dcb_probe || RG_WHY="no mlnx_qos, and $RG_DCB_WHY"
       ;;
     ecn_np | ecn_rp | cnp_dscp | cnp_priority)
       [ -d "$RG_ROOT/sys/class/net/$ifc/ecn" ] ||
@@ -142,7 +194,7 @@ rg_supported() {
         RG_WHY="neither cma_${1} nor /sys/kernel/config/rdma_cm (configfs, rdma_cm) is available"
       fi
       ;;
-    traffic_class)
+    traffic_class | traffic_class_rules)
       [ -e "$RG_ROOT/sys/class/infiniband/$dev/tc/1/traffic_class" ] ||
         RG_WHY="no /sys/class/infiniband/$dev/tc/1/traffic_class (OFED only): set the traffic class in the applications (NCCL_IB_TC)"
       ;;
@@ -240,16 +292,22 @@ rg_get() {
           pfc) RG_V=$(rg_parse_qos_pfc <<<"$out") ;;
         esac
       else
+        # Each read checked: a failed `dcb app show` read as an empty table would be PCP trust,
+        # and apply would save that as the original (rollback then flushes a DSCP-trust port).
         case $id in
-          dcbx) RG_V=$(rg_dcb dcbx show dev "$ifc" | rg_parse_dcb_dcbx) ;;
-          trust)
-            out=$(rg_dcb -N app show dev "$ifc" dscp-prio | rg_parse_dcb_map)
-            # The driver derives trust from the DSCP APP table, as mlnx_qos does.
-            if [ "$out" = none ]; then RG_V=pcp; else RG_V=dscp; fi
-            ;;
-          dscp_map) RG_V=$(rg_dcb -N app show dev "$ifc" dscp-prio | rg_parse_dcb_map) ;;
-          dscp2prio) RG_V=$(rg_pairs_of "$(rg_dcb -N app show dev "$ifc" dscp-prio | rg_parse_dcb_map)" "$RG_ROCE_DSCP" "$RG_CNP_DSCP") ;;
-          pfc) RG_V=$(rg_dcb pfc show dev "$ifc" prio-pfc | rg_parse_dcb_pfc) ;;
+          dcbx) rg_dcb_read dcbx show dev "$ifc" || return 1 ;;
+          pfc) rg_dcb_read pfc show dev "$ifc" prio-pfc || return 1 ;;
+          *) rg_dcb_read -N app show dev "$ifc" dscp-prio || return 1 ;;
+        esac
+        out=$RG_DCB_OUT
+        case $id in
+          dcbx) RG_V=$(rg_parse_dcb_dcbx <<<"$out") ;;
+          # The driver derives trust from the DSCP APP table, as mlnx_qos does; the empty table
+          # of a read that worked is PCP trust.
+          trust) if [ "$(rg_parse_dcb_map <<<"$out")" = none ]; then RG_V=pcp; else RG_V=dscp; fi ;;
+          dscp_map) RG_V=$(rg_parse_dcb_map <<<"$out") ;;
+          dscp2prio) RG_V=$(rg_pairs_of "$(rg_parse_dcb_map <<<"$out")" "$RG_ROCE_DSCP" "$RG_CNP_DSCP") ;;
+          pfc) RG_V=$(rg_parse_dcb_pfc <<<"$out") ;;
         esac
       fi
       [ -n "$RG_V" ] || {
@@ -268,14 +326,19 @@ rg_get() {
     cnp_dscp) rg_get_sysfs "/sys/class/net/$ifc/ecn/roce_np/cnp_dscp" ;;
     cnp_priority) rg_get_sysfs "/sys/class/net/$ifc/ecn/roce_np/cnp_802p_prio" ;;
     roce_mode | roce_tos) rg_get_cm "$id" "$i" ;;
-    traffic_class)
+    traffic_class | traffic_class_rules)
       rg_bounded read "/sys/class/infiniband/$dev/tc/1/traffic_class" rg_io_all \
         "$RG_ROOT/sys/class/infiniband/$dev/tc/1/traffic_class" || {
         RG_V="cannot read traffic_class: ${RG_IO_OUT##*: }"
         return 1
       }
       out=$RG_IO_OUT
-      RG_V=$(rg_parse_tclass "$out") || {
+      # The global class is the first line; per-destination rules may follow (kept as they are).
+      if [ "$id" = traffic_class ]; then
+        RG_V=$(rg_parse_tclass "$out")
+      else
+        RG_V=$(rg_parse_tclass_rules "$out") && RG_V=$(rg_sorted_rules "$RG_V")
+      fi || {
         RG_V="traffic_class reads ${out:0:60}, not a traffic class"
         return 1
       }
@@ -353,6 +416,7 @@ rg_set() {
     roce_mode | roce_tos) rg_set_cm "$id" "$i" "$v" ;;
     # The driver takes 0-255, or -1 to clear the global class; an empty write is refused.
     traffic_class) rg_write "/sys/class/infiniband/$dev/tc/1/traffic_class" "${v:--1}" ;;
+    traffic_class_rules) rg_set_tclass_rules "$i" "$v" ;;
     mtu) rg_do ip link set dev "$ifc" mtu "$v" ;;
     cable_length | dcqcn_*) rg_rdma_set "$id" "$i" "$v" ;;
   esac
@@ -416,6 +480,33 @@ rg_set_qos() {
       done
       ;;
   esac
+}
+
+# rg_sorted_rules RULES: `;`-joined rules in byte order (the driver keeps them in an order of its
+# own: prefix length, then its sort's), so that two reads of the same rules compare equal.
+rg_sorted_rules() {
+  local out
+  [ "$1" != none ] || {
+    printf none
+    return 0
+  }
+  out=$(printf '%s\n' "${1//;/$'\n'}" | LC_ALL=C sort)
+  printf '%s' "${out//$'\n'/;}"
+}
+
+# rg_set_tclass_rules I RULES: the per-destination rules of NIC I's traffic_class file become
+# RULES (rollback): a rule RULES lacks is deleted (its fields with tclass=-1, traffic_class_store),
+# a missing one written as the file showed it (the store takes the printed form).
+rg_set_tclass_rules() {
+  local f="/sys/class/infiniband/${RG_NIC_IBDEV[$1]}/tc/1/traffic_class" want=";$2;" now rule
+  rg_get traffic_class_rules "$1" || return 1
+  now=";$RG_V;"
+  for rule in ${RG_V//;/ }; do
+    [ "$rule" = none ] || [[ $want == *";$rule;"* ]] || rg_write "$f" "${rule%tclass=*}tclass=-1" || return 1
+  done
+  for rule in ${2//;/ }; do
+    [ "$rule" = none ] || [[ $now == *";$rule;"* ]] || rg_write "$f" "$rule" || return 1
+  done
 }
 
 rg_set_ecn() {
@@ -586,7 +677,9 @@ rg_compare_all() {
     now=${RG_PORT_BEFORE[$id]}
     note=""
     [ "$id" != pfc ] || note=$(rg_flap_note "$i")
-    if [ "$now" = "$want" ]; then
+    if [ "$now" = "$want" ] && [ "$id" = cable_length ] && ! rg_cable_effect "$i" "$want"; then
+      rg_check "$id" "$dev" warn warning "$want" "$now" "cable_length is $now m as planned, but it sizes no headroom: $RG_WHY; $(rg_cable_fix "$i")"
+    elif [ "$now" = "$want" ]; then
       rg_check "$id" "$dev" pass error "$want" "$now" "$id is $now as planned"
     else
       [ -z "$note" ] || rg_add_flap "$i"
@@ -602,14 +695,17 @@ rg_compare_all() {
 # RG_PORT_BEFORE and adds the values it reads.
 rg_save_all() {
   local i=$1 dev=${RG_NIC_IBDEV[$1]} id lines=""
-  for id in $2 dscp_map pause; do
+  for id in $2 dscp_map pause traffic_class_rules; do
     [[ $'\n'$lines != *$'\n'"$id"$'\t'* ]] || continue
+    # The traffic_class file's rules go with its global class (saved where there are any).
+    [ "$id" != traffic_class_rules ] || [[ " $2 " == *" traffic_class "* ]] || continue
     if [ -z "${RG_PORT_BEFORE[$id]+set}" ]; then
       if ! rg_supported "$id" "$i" || ! rg_get "$id" "$i"; then
         continue
       fi
       RG_PORT_BEFORE[$id]=$RG_V
     fi
+    [ "$id" != traffic_class_rules ] || [ "${RG_PORT_BEFORE[$id]}" != none ] || continue
     rg_saved "$id" "$dev" >/dev/null && continue
     case ${RG_PORT_BEFORE[$id]} in
       *$'\t'* | *$'\n'*) continue ;;
@@ -725,7 +821,14 @@ rg_apply_all() {
     [ "$id" != dcbx ] || RG_DCBX_SEEN[i]=$after
     note=""
     [ "$id" != pfc ] || [ "$now" = "$want" ] || note=$(rg_flap_note "$i")
-    if [ "$now" = "$want" ] && [ "$after" = "$want" ]; then
+    if [ "$id" = cable_length ] && [ "$after" = "$want" ] && ! rg_cable_effect "$i" "$want"; then
+      # Stored is not done: the value reads back, the headroom stays as the firmware sized it.
+      if [ "$now" = "$want" ]; then
+        rg_check "$id" "$dev" warn warning "$want" "$after" "cable_length is $want m as planned, but it sizes no headroom: $RG_WHY; $(rg_cable_fix "$i")"
+      else
+        rg_check "$id" "$dev" warn warning "$want" "$after" "cable_length stored as $want m (was ${now:-unset}), but the lossless headroom was not resized: $RG_WHY; $(rg_cable_fix "$i")"
+      fi
+    elif [ "$now" = "$want" ] && [ "$after" = "$want" ]; then
       if [ -n "${RG_PORT_WRITTEN[$id]+set}" ]; then
         rg_check "$id" "$dev" pass error "$want" "$after" "$id is $want as planned; set again after an earlier change altered it"
       else
@@ -798,6 +901,11 @@ rg_predict() {
       fi
       continue
     fi
+    if [ "$id" = cable_length ] && ! rg_cable_effect "$i" "$was"; then
+      # As apply will find it: stored, no headroom resized (no change to count).
+      rg_check "$id" "$dev" warn warning "$want" "$was" "cable_length would be stored as $want m (now ${was:-unset}) and size no headroom: $RG_WHY; $(rg_cable_fix "$i")"
+      continue
+    fi
     note=""
     [ -n "${RG_PORT_WRITTEN[$id]+set}" ] || note=" (a side effect of an earlier change: nothing to run)"
     [ "$id" != pfc ] || note=$(rg_flap_note "$i")
@@ -848,6 +956,13 @@ rg_restore() {
       continue
     elif [ "$now" = "$want" ]; then
       rg_check "$id" "$dev" pass error "$want" "$now" "$id is already $want"
+      continue
+    fi
+    if [ "$key" = dcbx ] && [ "$want" = fw ] && [ "$(rg_qos_backend)" = dcb ]; then
+      # mlx5e_dcbnl_setdcbx hands DCBX back to the firmware only for mode 0, which `dcb dcbx
+      # set` cannot send (no flag: it prints its usage). Not a failure of the rollback.
+      rg_check dcbx "$dev" skip warning "$want" "$now" \
+        "not restored: DCBX of ${RG_NIC_NETDEV[i]} was firmware-controlled before apply, and dcb (iproute2) cannot hand it back to the firmware (the driver takes only the empty DCBX mode for that, which dcb dcbx set cannot send); it stays OS-controlled with the restored settings: to give it back, run mlnx_qos -i ${RG_NIC_NETDEV[i]} -d fw (MLNX_OFED/DOCA's mlnx-tools)"
       continue
     fi
     if [ "$key" = dscp_map ]; then

@@ -68,6 +68,8 @@ eq "dcb app: empty table" none "$(printf '' | rg_parse_dcb_map)"
 # OFED qos sysfs (en_sysfs.c)
 eq "prio2buffer" 0,0,0,1,0,0,0,0 "$(fx qos/prio2buffer-pfc3.txt | rg_parse_prio2buffer)"
 eq "buffer_size" 130944,130944,0,0,0,0,0,0 "$(fx qos/buffer_size-pfc3.txt | rg_parse_buffer_size)"
+eq "buffer xoff thresholds" 0,111104,0,0,0,0,0,0 "$(fx qos/buffer_size-pfc3.txt | rg_parse_buffer_xoff)"
+eq "buffer xoff thresholds the driver computed" 0,46528,0,0,0,0,0,0 "$(fx qos/buffer_size-manual-30.txt | rg_parse_buffer_xoff)"
 eq "prio2buffer: a short file is no value" "" "$(head -n 5 "$FIX/qos/prio2buffer-pfc3.txt" | rg_parse_prio2buffer)"
 eq "buffer_size: the buffer table, not the header" "" "$(head -n 4 "$FIX/qos/buffer_size-pfc3.txt" | rg_parse_buffer_size)"
 eq "prio2buffer is not a buffer_size" "" "$(fx qos/prio2buffer-pfc3.txt | rg_parse_buffer_size)"
@@ -85,6 +87,14 @@ eq "pause: an error is no value" "" "$(printf 'netlink error: Operation not supp
 # traffic_class
 eq "traffic class set" 106 "$(rg_parse_tclass "$(fx traffic_class/set.txt)")"
 eq "traffic class unset" "" "$(rg_parse_tclass "$(fx traffic_class/unset.txt)")"
+eq "traffic class with rules: its first line" 106 "$(rg_parse_tclass "$(fx traffic_class/rules.txt)")"
+eq "traffic class of rules alone: unset" "" "$(rg_parse_tclass "$(fx traffic_class/rules-only.txt)")"
+eq "traffic class rules kept as they are" "dst_ip=10.10.0.0/16,tclass=96;src_ip=10.10.0.10,tclass=104" \
+  "$(rg_parse_tclass_rules "$(fx traffic_class/rules.txt)")"
+eq "traffic class rules alone" "dst_ip=10.10.0.0/16,tclass=96;src_ip=10.10.0.10,tclass=104" \
+  "$(rg_parse_tclass_rules "$(fx traffic_class/rules-only.txt)")"
+eq "traffic class without rules" none "$(rg_parse_tclass_rules "$(fx traffic_class/set.txt)")"
+eq "traffic class rules: junk fails" 1 "$(rg_parse_tclass_rules "$(printf 'Global tclass=106\nPermission denied\n')" >/dev/null; echo $?)"
 eq "traffic class junk fails" 1 "$(rg_parse_tclass 'cat: Permission denied' >/dev/null; echo $?)"
 
 # cma_roce_mode / cma_roce_tos: values, and their errors (printed on stdout) are not values

@@ -238,6 +238,27 @@ call "$H" dcb dcbx set dev ens1f0np0 host ieee
 expect 'dcb dcbx set host ieee' 0 '' ''
 call "$H" dcb dcbx show dev ens1f0np0
 fixture 'dcb dcbx show' 0 dcb/dcbx-show.txt ''
+# the backend probe: `app help` and `dcbx help` (usage on stderr, exit 0); iproute2 5.11's dcb
+# has neither object and no -N
+call "$H" dcb app help
+exact "$FX/dcb/app-help.txt"
+expect 'dcb app help' 0 '' "$REPLY"
+call "$H" dcb dcbx help
+exact "$FX/dcb/dcbx-help.txt"
+expect 'dcb dcbx help' 0 '' "$REPLY"
+touch "$H/.fake/iproute2-5.11"
+call "$H" dcb app help
+exact "$FX/dcb/5.11-app-help.txt"
+expect 'iproute2 5.11: dcb app help' 1 '' "$REPLY"
+call "$H" dcb dcbx show dev ens1f0np0
+exact "$FX/dcb/5.11-dcbx-help.txt"
+expect 'iproute2 5.11: dcb dcbx (unknown object, whatever follows)' 1 '' "$REPLY"
+call "$H" dcb -N app show dev ens1f0np0 dscp-prio
+exact "$FX/dcb/5.11-numeric.txt"
+expect 'iproute2 5.11: dcb -N' 1 '' "$REPLY"
+call "$H" dcb pfc show dev ens1f0np0 prio-pfc
+fixture 'iproute2 5.11: dcb pfc show prio-pfc' 0 dcb/pfc-show.txt ''
+rm "$H/.fake/iproute2-5.11"
 
 # mlnx_qos, dcb and sysfs: the cable length, the receive buffers, the GID table
 fresh q2
@@ -246,6 +267,21 @@ call "$H" mlnx_qos -i ens1f0np0 --pfc 0,0,0,1,0,0,0,0 --cable_len 30
 fixture 'mlnx_qos --pfc --cable_len 30' 0 mlnx_qos/cable-30.txt ''
 same 'qos/prio2buffer after PFC on 3' qos/prio2buffer-pfc3.txt "$H/sys/class/net/ens1f0np0/qos/prio2buffer"
 same 'qos/buffer_size after PFC on 3' qos/buffer_size-pfc3.txt "$H/sys/class/net/ens1f0np0/qos/buffer_size"
+# Buffers the driver owns (manual_buffer): the cable length resizes the lossless headroom
+fresh q3
+M=$REPLY
+Q=$M/sys/class/net/ens1f0np0/qos
+touch "$M/.fake/dcb/ens1f0np0/manual_buffer"
+printf 'Priority\tBuffer\n0\t\t0\n1\t\t0\n2\t\t0\n3\t\t1\n4\t\t0\n5\t\t0\n6\t\t0\n7\t\t0\n' >"$Q/prio2buffer"
+sed 's/^1\t196608\t46528\t\t36550$/1\t196608\t0\t\t0/' "$FX/qos/buffer_size-manual-30.txt" >"$Q/buffer_size"
+call "$M" dcb pfc set dev ens1f0np0 prio-pfc 3:on delay 30
+expect 'manual buffers: dcb pfc set prio-pfc 3:on delay 30' 0 '' ''
+same 'manual buffers: xoff = size - calculate_xoff(30 m, 400000 Mb/s, MTU 1500)' qos/buffer_size-manual-30.txt "$Q/buffer_size"
+sed 's/196608/130944/' "$FX/qos/buffer_size-manual-30.txt" >"$Q/buffer_size"
+call "$M" dcb pfc set dev ens1f0np0 delay 40
+expect 'manual buffers: a buffer too small for the headroom is refused (ENOMEM)' 1 '' \
+  $'Error when attempting to set attribute: Unknown error 244\nAttribute write: Success\n'
+eq '... and the cable length stays as it was' 30 "$(val "$M/.fake/dcb/ens1f0np0/cable_len")"
 call "$H" dcb pfc set dev ens1f1np1 delay 30
 expect 'dcb pfc set delay 30' 0 '' ''
 call "$H" dcb pfc show dev ens1f1np1 delay
@@ -376,6 +412,14 @@ if ((DRIVERFS)); then
   fixture 'traffic_class unset (driverfs)' 0 traffic_class/unset.txt ''
   krun "$H" bash -c "echo 106 >\"\$ROCE_GEN_ROOT$TC\" && cat \"\$ROCE_GEN_ROOT$TC\""
   fixture 'traffic_class after writing 106 (driverfs)' 0 traffic_class/set.txt ''
+  krun "$H" bash -c "echo tclass=96,dst_ip=10.10.0.0/16 >\"\$ROCE_GEN_ROOT$TC\" && echo src_ip=10.10.0.10,tclass=104 >\"\$ROCE_GEN_ROOT$TC\" && cat \"\$ROCE_GEN_ROOT$TC\""
+  fixture 'traffic_class with two per-destination rules (driverfs)' 0 traffic_class/rules.txt ''
+  krun "$H" bash -c "echo dst_ip=10.10.0.0/16,tclass=96 >\"\$ROCE_GEN_ROOT$TC\" && cat \"\$ROCE_GEN_ROOT$TC\""
+  fixture 'traffic_class: a rule written as shown changes nothing (driverfs)' 0 traffic_class/rules.txt ''
+  krun "$H" bash -c "echo -1 >\"\$ROCE_GEN_ROOT$TC\" && cat \"\$ROCE_GEN_ROOT$TC\""
+  fixture 'traffic_class -1 clears the global class, the rules stay (driverfs)' 0 traffic_class/rules-only.txt ''
+  krun "$H" bash -c "echo src_ip=10.10.0.10,tclass=-1 >\"\$ROCE_GEN_ROOT$TC\" && echo dst_ip=10.10.0.0/16,tclass=-1 >\"\$ROCE_GEN_ROOT$TC\" && cat \"\$ROCE_GEN_ROOT$TC\""
+  fixture 'traffic_class: a rule with tclass=-1 is deleted (driverfs)' 0 traffic_class/unset.txt ''
 else
   skip 'cma_roce/{mode-v2,mode-v1,tos-106,no-device}.txt and traffic_class/*.txt: the driver filesystem (root, /dev/fuse, python3-fusepy) is not available'
 fi

@@ -205,6 +205,96 @@ rg_simulate pfc 0,0,0,1,0,0,0,0
 eq "simulate outside a dry run: nothing" "rx on tx on" "${RG_PORT_SIM[pause]}"
 PATH=$PATH_SAVED
 
+# --- the dcb backend: probed for app and dcbx, every read checked ---------------------------------
+FIX=$HERE/fixtures
+# fakedcb DIR: a dcb in DIR that answers `OBJ help` from fixtures/dcb/$DCB_HELP-OBJ-help.txt
+# (on stderr, exit $DCB_HELP_RC) and every other call with $DCB_OUT on stdout, $DCB_ERR on
+# stderr and exit $DCB_RC.
+fakedcb() {
+  mkdir -p "$1"
+  cat >"$1/dcb" <<'DCB'
+#!/usr/bin/env bash
+if [ "${2-}" = help ]; then cat "$FIX/dcb/${DCB_HELP}$1-help.txt" >&2; exit "$DCB_HELP_RC"; fi
+printf '%s' "$DCB_OUT"; printf '%s' "$DCB_ERR" >&2; exit "$DCB_RC"
+DCB
+  chmod +x "$1/dcb"
+}
+fakedcb "$TMP/dcb"
+export FIX DCB_HELP="" DCB_HELP_RC=0 DCB_OUT="" DCB_ERR="" DCB_RC=0
+PATH=$TMP/dcb:$PATH_SAVED
+dcbget() { # ID: `STATUS VALUE` of rg_get ID 0, with a fresh probe
+  RG_DCB_OK=""
+  if rg_get "$1" 0; then printf 'ok %s' "$RG_V"; else printf 'fail %s' "$RG_V"; fi
+}
+eq "dcb 5.12+: the probe passes" "yes" "$(rg_dcb_probe && printf '%s' "$RG_DCB_OK")"
+eq "dcb 5.12+: an empty app table of a read that worked is PCP trust" "ok pcp" "$(dcbget trust)"
+eq "... and an empty map" "ok none" "$(dcbget dscp_map)"
+DCB_OUT=$(cat "$FIX/dcb/app-show.txt")
+eq "dcb app show with entries: DSCP trust" "ok dscp" "$(dcbget trust)"
+DCB_OUT="" DCB_ERR="Attribute read: Operation not supported"$'\n' DCB_RC=1
+eq "a failed dcb app show is no PCP trust" \
+  "fail dcb -N app show dev eth0 dscp-prio failed (exit 1): Attribute read: Operation not supported" "$(dcbget trust)"
+eq "... nor an empty map" fail "$(dcbget dscp_map | cut -d' ' -f1)"
+eq "a failed dcb pfc show is no PFC" fail "$(dcbget pfc | cut -d' ' -f1)"
+eq "a failed dcb dcbx show is no DCBX mode" fail "$(dcbget dcbx | cut -d' ' -f1)"
+DCB_RC=0
+eq "an error message with exit 0 fails the read too" fail "$(dcbget trust | cut -d' ' -f1)"
+DCB_ERR="" DCB_HELP=5.11- DCB_HELP_RC=1
+eq "iproute2 5.11: the probe fails with dcb's own words" \
+  "no: this dcb (iproute2) has no \`app' subcommand (dcb app help: Object \"app\" is unknown, exit 1): dcb app and dcb dcbx arrived in iproute2 5.12; install iproute2 5.12 or newer, or MLNX_OFED/DOCA's mlnx_qos" \
+  "$(RG_DCB_OK="" && rg_dcb_probe; printf '%s: %s' "$RG_DCB_OK" "$RG_DCB_WHY")"
+eq "iproute2 5.11: no setting of the QoS backend is supported" \
+  "no mlnx_qos, and this dcb (iproute2) has no" "$(RG_DCB_OK="" && rg_supported trust 0; printf '%s' "${RG_WHY:0:43}")"
+eq "iproute2 5.11: a read is a failure, never PCP trust" fail "$(dcbget trust | cut -d' ' -f1)"
+DCB_HELP="" DCB_HELP_RC=0
+RG_DCB_OK=""
+
+# Rollback on the dcb backend: DCBX cannot go back to the firmware; a skip that says how, and the
+# other settings restored. A dcb whose DCBX reads `host ieee` and whose app table has 26:3.
+cat >"$TMP/dcb/dcb" <<'DCB'
+#!/usr/bin/env bash
+[ "${2-}" != help ] || exit 0
+echo "$*" >>"$TMP/dcb.log"
+case "$*" in
+  "dcbx show dev eth0") echo 'host ieee ' ;;
+  "-N app show dev eth0 dscp-prio") echo 'dscp-prio 26:3 ' ;;
+  *) exit 1 ;;
+esac
+DCB
+export TMP
+reset
+rg_restore mlx5_0 dcbx=fw dscp_map=26:3 >/dev/null 2>&1
+eq "dcb rollback: DCBX skipped with the command that would do it, the map as it was" \
+  "dscp2prio mlx5_0 pass: dscp2prio is already 26:3
+dcbx mlx5_0 skip: not restored: DCBX of eth0 was firmware-controlled before apply, and dcb (iproute2) cannot hand it back to the firmware (the driver takes only the empty DCBX mode for that, which dcb dcbx set cannot send); it stays OS-controlled with the restored settings: to give it back, run mlnx_qos -i eth0 -d fw (MLNX_OFED/DOCA's mlnx-tools)" "$(checks)"
+eq "dcb rollback: no dcbx set was run" "" "$(grep -v show "$TMP/dcb.log")"
+PATH=$PATH_SAVED
+RG_DCB_OK=""
+
+# --- the cable length takes effect only on buffers the driver owns --------------------------------
+R=$TMP/root
+mkdir -p "$R/sys/class/net/eth0/qos"
+echo 400000 >"$R/sys/class/net/eth0/speed"
+echo 1500 >"$R/sys/class/net/eth0/mtu"
+cp "$FIX/qos/prio2buffer-pfc3.txt" "$R/sys/class/net/eth0/qos/prio2buffer"
+cp "$FIX/qos/buffer_size-pfc3.txt" "$R/sys/class/net/eth0/qos/buffer_size"
+cable() { # CABLE: `yes` or `no: WHY` of rg_cable_effect 0 CABLE on root R
+  if RG_ROOT=$R rg_cable_effect 0 "$1"; then printf yes; else printf 'no: %s' "$RG_WHY"; fi
+}
+eq "firmware-sized buffers: the cable length sizes nothing" \
+  "no: the firmware owns the receive buffers of eth0 (the default): buffer 1 (size 130944, xoff 111104: 19840 bytes of headroom) is not what the driver computes from a cable length of 30 m at 400000 Mb/s (146000 bytes + 272 × MTU / 100), and the driver resizes the headroom from the cable length only while it owns the buffers" \
+  "$(cable 30)"
+cp "$FIX/qos/buffer_size-manual-30.txt" "$R/sys/class/net/eth0/qos/buffer_size"
+eq "driver-sized buffers (30 m, MTU 1500): in effect" yes "$(cable 30)"
+eq "... but not for another length" no "$(cable 7 | cut -d: -f1)"
+eq "no lossless priority: nothing to size" \
+  "no: the plan makes no priority lossless, so no receive buffer has headroom for the cable length to size" \
+  "$(RG_PFC=0,0,0,0,0,0,0,0 cable 30)"
+rm "$R/sys/class/net/eth0/qos/buffer_size"
+eq "no buffer files (inbox): cannot be read, not in effect" \
+  "no: no /sys/class/net/eth0/qos/prio2buffer and buffer_size (MLNX_OFED/DOCA sysfs): whether the driver sized the headroom of eth0 from it cannot be read, and with the firmware owning the receive buffers (the default) it does not" \
+  "$(cable 30)"
+
 # --- the summary's change texts (lib.sh) -----------------------------------------------------------
 RG_ASCII=no
 rg_symbols

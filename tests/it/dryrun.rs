@@ -170,6 +170,13 @@ pub(crate) fn dry_run_matches_apply(h: &FakeHost, ctx: &str) -> (ScriptRun, Scri
                 d.message,
                 a.message
             );
+        } else if id == "pfc_buffer"
+            && d.status == "skip"
+            && d.message.contains("not yet as planned")
+        {
+            // Read-only, on buffers the firmware re-sizes when apply changes PFC: a dry run
+            // cannot read them as apply leaves them, so it says it does not check them.
+            continue;
         } else {
             assert_eq!(
                 a.status, d.status,

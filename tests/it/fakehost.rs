@@ -521,6 +521,8 @@ pub(crate) fn changes(commands: &[String]) -> Vec<String> {
                 || c.starts_with("dcb -N app show")
                 || c.starts_with("dcb pfc show")
                 || c.starts_with("dcb dcbx show")
+                || *c == "dcb app help"
+                || *c == "dcb dcbx help"
                 || c.starts_with("systemctl is-enabled")
                 || c.starts_with("systemctl -q is-active")
                 || c.starts_with("nmcli -t ")

@@ -89,7 +89,9 @@ fn an_ofed_host_from_precheck_through_a_second_apply_and_rollback() {
         for nic in ["mlx5_0", "mlx5_1"] {
             pre.expect(&DCQCN, nic, "warn", &ctx);
             pre.expect(&["cable_length"], nic, "warn", &ctx);
-            pre.expect(&["gid", "pfc_buffer"], nic, "pass", &ctx);
+            pre.expect(&["gid"], nic, "pass", &ctx);
+            // The buffers follow PFC, which apply sets: checked after it.
+            pre.expect(&["pfc_buffer"], nic, "skip", &ctx);
             assert_eq!(pre.result["facts"]["nics"][nic]["gid_index"], 3, "{ctx}");
         }
         assert_eq!(
@@ -133,12 +135,21 @@ fn an_ofed_host_from_precheck_through_a_second_apply_and_rollback() {
         }
         for nic in ["mlx5_0", "mlx5_1"] {
             apply.expect(&DCQCN, nic, "changed", &ctx);
-            apply.expect(&["cable_length", "pfc"], nic, "changed", &ctx);
+            apply.expect(&["pfc"], nic, "changed", &ctx);
+            // Stored, but the firmware owns the buffers (the default): no headroom resized.
+            apply.expect(&["cable_length"], nic, "warn", &ctx);
             apply.expect(&["gid", "pfc_buffer"], nic, "pass", &ctx);
         }
+        assert!(
+            apply
+                .message("cable_length", "mlx5_0")
+                .starts_with("cable_length stored as 30 m (was 7), but the lossless headroom was not resized: the firmware owns the receive buffers of ens1f0np0"),
+            "{ctx}: {}",
+            apply.message("cable_length", "mlx5_0")
+        );
         assert_eq!(
             apply.message("pfc_buffer", "mlx5_0"),
-            "the lossless priorities of ens1f0np0 have receive buffers: priority 3: buffer 1 (130944 bytes)"
+            "the lossless priorities of ens1f0np0 have lossless receive buffers: priority 3: buffer 1 (130944 bytes, xoff 111104)"
         );
         assert_eq!(apply.status("nccl_env", ""), "changed", "{ctx}");
         assert_eq!(read(&h, NCCL_ENV), NCCL_TEXT, "{ctx}");
@@ -236,11 +247,16 @@ fn the_cable_length_goes_with_pfc_so_the_earlier_mlnx_qos_cannot_turn_pfc_off() 
             dry.stdout
         );
         apply.expect(&["pfc"], "mlx5_0", "pass", &ctx);
-        apply.expect(&["cable_length"], "mlx5_0", "changed", &ctx);
-        apply.expect(&["pfc", "cable_length"], "mlx5_1", "changed", &ctx);
-        assert_eq!(
-            apply.message("cable_length", "mlx5_1"),
-            "cable_length changed from 20 to 30"
+        // Stored on both, but the firmware owns the buffers: no headroom resized, no change.
+        apply.expect(&["cable_length"], "mlx5_0", "warn", &ctx);
+        apply.expect(&["pfc"], "mlx5_1", "changed", &ctx);
+        apply.expect(&["cable_length"], "mlx5_1", "warn", &ctx);
+        assert!(
+            apply.message("cable_length", "mlx5_1").starts_with(
+                "cable_length stored as 30 m (was 20), but the lossless headroom was not resized"
+            ),
+            "{ctx}: {}",
+            apply.message("cable_length", "mlx5_1")
         );
         for ifc in ["ens1f0np0", "ens2f0np0"] {
             assert_eq!(
@@ -300,7 +316,16 @@ fn an_inbox_host_skips_dcqcn_with_the_reason_and_sets_the_cable_length_through_d
             "{ctx}: {}",
             dry.stdout
         );
-        apply.expect(&["cable_length", "pfc"], "mlx5_0", "changed", &ctx);
+        apply.expect(&["pfc"], "mlx5_0", "changed", &ctx);
+        // The inbox driver has no qos/buffer_size: whether the headroom followed cannot be read.
+        apply.expect(&["cable_length"], "mlx5_0", "warn", &ctx);
+        assert!(
+            apply
+                .message("cable_length", "mlx5_0")
+                .contains("(MLNX_OFED/DOCA sysfs): whether the driver sized the headroom of ens1f0np0 from it cannot be read"),
+            "{ctx}: {}",
+            apply.message("cable_length", "mlx5_0")
+        );
         apply.expect(&DCQCN, "mlx5_0", "skip", &ctx);
         assert_eq!(
             read(&h, ".fake/dcb/ens1f0np0/pfc"),
@@ -386,31 +411,50 @@ fn a_port_without_its_address_has_no_rocev2_gid_and_nccl_env_names_an_index_only
 
 #[test]
 #[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
-fn a_lossless_priority_in_a_receive_buffer_of_zero_bytes_is_a_warning() {
+fn a_lossless_priority_in_a_buffer_of_zero_bytes_or_zero_xoff_is_a_warning() {
     for_each_bash(|bash| {
         let h = FakeHost::ofed().bash(bash).build();
-        // Buffers configured by hand: priority 3 in buffer 2, which has no room.
-        let q = "sys/class/net/ens1f0np0/qos";
-        let mut map = String::from("Priority\tBuffer\n");
-        let mut sizes = String::from(
-            "Port buffer size = 262016\nSpare buffer size = 0\nBuffer\tSize\txoff_threshold\txon_threshold\n0\t262016\t0\t\t0\n",
-        );
-        for p in 0..8 {
-            map.push_str(&format!("{p}\t\t{}\n", if p == 3 { 2 } else { 0 }));
-            if p > 0 {
-                sizes.push_str(&format!("{p}\t0\t0\t\t0\n"));
+        // Buffers configured by hand on ports whose PFC is on priority 3 already: on the first
+        // port priority 3 sits in buffer 2, which has no room; on the second in buffer 1, which
+        // has room but xoff 0 (lossy: it never pauses).
+        for (ifc, buffer, line) in [
+            ("ens1f0np0", 2, "2\t0\t0\t\t0\n"),
+            ("ens2f0np0", 1, "1\t130944\t0\t\t0\n"),
+        ] {
+            let q = format!("sys/class/net/{ifc}/qos");
+            let mut map = String::from("Priority\tBuffer\n");
+            let mut sizes = String::from(
+                "Port buffer size = 262016\nSpare buffer size = 0\nBuffer\tSize\txoff_threshold\txon_threshold\n0\t131072\t0\t\t0\n",
+            );
+            for p in 0..8 {
+                map.push_str(&format!("{p}\t\t{}\n", if p == 3 { buffer } else { 0 }));
+                if p > 0 {
+                    if p == buffer {
+                        sizes.push_str(line);
+                    } else {
+                        sizes.push_str(&format!("{p}\t0\t0\t\t0\n"));
+                    }
+                }
             }
+            std::fs::write(h.fake(&format!("{q}/prio2buffer")), map).unwrap();
+            std::fs::write(h.fake(&format!("{q}/buffer_size")), sizes).unwrap();
+            std::fs::write(h.fake(&format!(".fake/dcb/{ifc}/pfc")), "0,0,0,1,0,0,0,0\n").unwrap();
         }
-        std::fs::write(h.fake(&format!("{q}/prio2buffer")), map).unwrap();
-        std::fs::write(h.fake(&format!("{q}/buffer_size")), sizes).unwrap();
 
         let pre = h.run("precheck.sh", &[]);
         assert_eq!(pre.code, 0, "{bash}: {}", pre.stdout);
         assert_eq!(pre.status("pfc_buffer", "mlx5_0"), "warn", "{bash}");
-        assert_eq!(pre.status("pfc_buffer", "mlx5_1"), "pass", "{bash}");
+        assert_eq!(pre.status("pfc_buffer", "mlx5_1"), "warn", "{bash}");
         assert_eq!(
             pre.message("pfc_buffer", "mlx5_0"),
-            "lossless priority 3 (buffer 2) of ens1f0np0 has a receive buffer of 0 bytes: PFC cannot hold its traffic, it drops (fix qos/prio2buffer and buffer_size, or let the firmware size the buffers)"
+            "lossless priority 3 (buffer 2 has 0 bytes) on ens1f0np0: PFC cannot hold its traffic, it drops (map the lossless priorities to a lossless buffer with qos/prio2buffer and size it with qos/buffer_size (mlnx_qos --prio2buffer, --buffer_size), or let the firmware size the buffers)"
+        );
+        assert!(
+            pre.message("pfc_buffer", "mlx5_1").starts_with(
+                "lossless priority 3 (buffer 1 has xoff 0: it never pauses, a lossy buffer) on ens2f0np0: PFC cannot hold its traffic"
+            ),
+            "{bash}: {}",
+            pre.message("pfc_buffer", "mlx5_1")
         );
         let c = pre.result["checks"]
             .as_array()
@@ -419,10 +463,11 @@ fn a_lossless_priority_in_a_receive_buffer_of_zero_bytes_is_a_warning() {
             .find(|c| c["id"] == "pfc_buffer" && c["nic"] == "mlx5_0")
             .unwrap()
             .clone();
-        assert_eq!(c["actual"], "priority 3: buffer 2 (0 bytes)");
+        assert_eq!(c["actual"], "priority 3: buffer 2 (0 bytes, xoff 0)");
         assert!(
-            pre.stdout
-                .contains("\n⚠ pfc_buffer:mlx5_0: lossless priority 3 (buffer 2) of ens1f0np0"),
+            pre.stdout.contains(
+                "\n⚠ pfc_buffer:mlx5_0: lossless priority 3 (buffer 2 has 0 bytes) on ens1f0np0"
+            ),
             "{bash}: {}",
             pre.stdout
         );

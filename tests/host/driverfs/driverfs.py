@@ -12,7 +12,8 @@ It opens ROOT/sys before mounting over it and serves every request from that dir
 through unchanged except the attributes below, which behave as the mlx5 / mlnx-ofa_kernel
 drivers make them behave (sources named at each handler):
 
-  class/infiniband/DEV/tc/N/traffic_class    verbs global traffic class (OFED main_ext.c)
+  class/infiniband/DEV/tc/N/traffic_class    verbs traffic class and per-address rules (OFED
+                                              main_ext.c)
   class/infiniband/DEV/ports/N/gids/M,        the GID table: an unused entry (blank backing)
     gid_attrs/types/M, gid_attrs/ndevs/M      reads as the zero GID, its type and netdev as
                                               EINVAL; read-only (core/sysfs.c)
@@ -182,46 +183,90 @@ def _stored_int(raw):
 class TrafficClass:
     """class/infiniband/DEV/tc/N/traffic_class, mlnx-ofa_kernel drivers/infiniband/hw/mlx5/
     main_ext.c. traffic_class_show prints "Global tclass=%d\\n" only while tcd->val >= 0
-    (init_tc_sysfs starts it at -1: nothing). traffic_class_store: more than TCLASS_MAX_CMD
-    (100) bytes is EINVAL; tclass_parse_input splits at ',', skips empty tokens, strim()s each
-    and matches it against the parse_tree prefixes "src_ip=", "dst_ip=", "src_ip6=",
-    "dst_ip6=", "tclass=" and "" (check_string_match needs the token longer than the prefix,
-    so a blank token matches nothing: EINVAL); the number goes through kstrtoint(.., 0, ..)
-    and must be <= 0xff, so "-1" (any negative) is taken and clears the global value; a
-    command without a tclass is EINVAL (tclass_verify_match). Every failure is EINVAL. The
-    per-address rules ("dst_ip=...,tclass=...") are not modelled: EOPNOTSUPP."""
+    (init_tc_sysfs starts it at -1: nothing), then each per-address rule (tcd->rule[], at most
+    TCLASS_MAX_RULES = 40) as the parse_tree's print functions write it, in that order:
+    "src_ip=%pI4," "dst_ip=%pI4/%d," (hweight32 of the mask; no or a 0 prefix length is 32)
+    "src_ip6=%pI6," "dst_ip6=%pI6," "tclass=%d\\n". traffic_class_store: more than
+    TCLASS_MAX_CMD (100) bytes is EINVAL; tclass_parse_input splits at ',', skips empty tokens,
+    strim()s each and matches it against the parse_tree prefixes "src_ip=", "dst_ip=",
+    "src_ip6=", "dst_ip6=", "tclass=" and "" (check_string_match needs the token longer than the
+    prefix, so a blank token matches nothing: EINVAL); addresses go through in4_pton/in6_pton
+    (a dst_ip may end in /N, 0..32), the number through kstrtoint(.., 0, ..) and must be <= 0xff;
+    a command without a tclass, or with IPv4 and IPv6 fields, is EINVAL (tclass_verify_match).
+    A tclass alone sets the global value ("-1", any negative, clears it); with fields it sets
+    the rule of the same fields and addresses (tclass_find_match without the mask), a negative
+    tclass deletes it, a 41st rule is ENOMEM; then the rules are sorted with those that have a
+    dst_ip first, longer prefixes first (tclass_compare_match; the kernel's heapsort leaves ties
+    in an order this model does not reproduce: it keeps them in insertion order). The backing
+    file holds the global value on its first line ("106", empty when unset) and the rules as
+    shown, one a line."""
 
-    rules = (b"src_ip=", b"dst_ip=", b"src_ip6=", b"dst_ip6=")
+    order = (b"src_ip", b"dst_ip", b"src_ip6", b"dst_ip6")
 
     @staticmethod
-    def show(raw):
-        if not raw.strip(SPACE):
-            return b""
-        v = _stored_int(raw)
-        if v is None:
-            return raw
-        return b"Global tclass=%d\n" % v if v >= 0 else b""
+    def _backing(raw):
+        lines = raw.split(b"\n")
+        m = re.search(rb"(-?[0-9]+)\s*$", lines[0].strip(SPACE))
+        val = int(m.group(1)) if m else -1
+        return val, [line for line in lines[1:] if line.strip(SPACE)]
+
+    @staticmethod
+    def _ip4(text):
+        m = re.match(rb"([0-9]{1,3})\.([0-9]{1,3})\.([0-9]{1,3})\.([0-9]{1,3})", text)
+        if not m or any(int(x) > 255 for x in m.groups()):
+            raise _err(errno.EINVAL)
+        return bytes(int(x) for x in m.groups()), text[m.end():]
+
+    @staticmethod
+    def _ip6(text):
+        import ipaddress
+
+        try:
+            return ipaddress.IPv6Address(text.decode()).packed
+        except ValueError:
+            raise _err(errno.EINVAL) from None
 
     @classmethod
-    def store(cls, data, raw):
+    def _parse(cls, data):
+        """A command as tclass_parse_input reads it: (fields, tclass); fields maps a field to
+        its value, the address bytes (dst_ip: and its prefix length)."""
         if len(data) > 100:
             raise _err(errno.EINVAL)
-        tclass = None
-        rule = False
+        fields, tclass = {}, None
         for tok in cstr(data).split(b","):
             if not tok:
                 continue
             tok = tok.strip(SPACE)
-            for prefix in cls.rules + (b"tclass=", b""):
+            for prefix in (b"src_ip=", b"dst_ip=", b"src_ip6=", b"dst_ip6=", b"tclass=", b""):
                 if len(tok) > len(prefix) and tok.startswith(prefix):
                     break
             else:
                 raise _err(errno.EINVAL)
-            if prefix in cls.rules:
-                rule = True
+            arg = tok[len(prefix):]
+            if prefix in (b"src_ip=", b"dst_ip="):
+                addr, rest = cls._ip4(arg)
+                bits = 0
+                if prefix == b"src_ip=":
+                    if rest and rest[:1].isdigit():
+                        raise _err(errno.EINVAL)
+                    fields[b"src_ip"] = addr
+                    continue
+                if rest:
+                    if rest[:1] != b"/":
+                        raise _err(errno.EINVAL)
+                    try:
+                        bits = kstrtoint(rest[1:])
+                    except OSError:
+                        raise _err(errno.EINVAL) from None
+                    if not 0 <= bits <= 32:
+                        raise _err(errno.EINVAL)
+                fields[b"dst_ip"] = (addr, bits or 32)
+                continue
+            if prefix in (b"src_ip6=", b"dst_ip6="):
+                fields[prefix[:-1]] = cls._ip6(arg)
                 continue
             try:
-                v = kstrtoint(tok[len(prefix):])
+                v = kstrtoint(arg)
             except OSError:
                 raise _err(errno.EINVAL) from None
             if v > 0xFF:
@@ -229,9 +274,60 @@ class TrafficClass:
             tclass = v
         if tclass is None:
             raise _err(errno.EINVAL)
-        if rule:
-            raise _err(errno.EOPNOTSUPP, "driverfs does not model per-address traffic_class rules")
-        return (b"" if tclass < 0 else b"%d\n" % tclass), len(data)
+        if (b"src_ip" in fields or b"dst_ip" in fields) and (b"src_ip6" in fields or b"dst_ip6" in fields):
+            raise _err(errno.EINVAL)
+        return fields, tclass
+
+    @classmethod
+    def _print(cls, fields, tclass):
+        out = b""
+        for k in cls.order:
+            if k not in fields:
+                continue
+            v = fields[k]
+            if k == b"src_ip":
+                out += b"src_ip=%d.%d.%d.%d," % tuple(v)
+            elif k == b"dst_ip":
+                out += b"dst_ip=%d.%d.%d.%d/%d," % (tuple(v[0]) + (v[1],))
+            else:
+                out += k + b"=" + b":".join(b"%02x%02x" % (v[i], v[i + 1]) for i in range(0, 16, 2)) + b","
+        return out + b"tclass=%d" % tclass
+
+    @classmethod
+    def show(cls, raw):
+        if not raw.strip(SPACE):
+            return b""
+        val, rules = cls._backing(raw)
+        out = b"Global tclass=%d\n" % val if val >= 0 else b""
+        return out + b"".join(r + b"\n" for r in rules)
+
+    @classmethod
+    def store(cls, data, raw):
+        fields, tclass = cls._parse(data)
+        val, lines = cls._backing(raw)
+        rules = [cls._parse(line) for line in lines]
+        if not fields:
+            val = tclass
+        else:
+            # tclass_find_match(.., false): the same fields, the same addresses (a dst_ip's
+            # address without its mask).
+            def key(f):
+                return {k: (v[0] if k == b"dst_ip" else v) for k, v in f.items()}
+
+            at = next((i for i, (f, _) in enumerate(rules) if key(f) == key(fields)), None)
+            if tclass < 0:
+                if at is not None:
+                    del rules[at]
+            elif at is not None:
+                rules[at] = (fields, tclass)
+            elif len(rules) >= 40:
+                raise _err(errno.ENOMEM)
+            else:
+                rules.append((fields, tclass))
+            rules.sort(key=lambda r: -r[0][b"dst_ip"][1] if b"dst_ip" in r[0] else 1)
+        head = b"" if val < 0 else b"%d" % val
+        body = b"".join(b"\n" + cls._print(f, t) for f, t in rules)
+        return (head + body + b"\n" if head or body else b""), len(data)
 
 
 class EcnEnable:

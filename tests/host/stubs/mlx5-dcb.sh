@@ -10,6 +10,7 @@
 #              add / last delete).
 #   pfc        PFC enable per priority, "0,0,0,1,0,0,0,0" (pfc_en bit N = priority N)
 #   cable_len  the PFC "delay" (cable length in metres, mlx5 default 7)
+#   manual_buffer  present: the driver owns the receive buffers (drv_setpfc)
 #   dcbx       the DCBX capability flags as `dcb dcbx show` prints them: "host cee ieee"
 #              when OS controlled (the default here), "cee ieee" when firmware controlled
 #   flaps      one line per link toggle (mlx5_toggle_port_link on a PFC mask change); the
@@ -109,16 +110,25 @@ dcbx_flags() { # IF: REPLY = the DCBX capability words
 
 # drv_setpfc IF MASK DELAY: mlx5e_dcbnl_ieee_setpfc. A changed mask is written with
 # mlx5_set_port_pfc, which also clears 802.3x global pause (pptx/pprx = 0), and the link
-# is toggled once; without manual buffers the firmware then maps the lossless priorities
-# to buffer 1 (fixed example sizes, see fixtures/README.md). DELAY (cable length) is taken
-# when 0 < DELAY < 1000 (MLX5E_MAX_CABLE_LENGTH) and different.
+# is toggled once. DELAY (cable length) is taken when 0 < DELAY < 1000
+# (MLX5E_MAX_CABLE_LENGTH) and different. Who sizes the receive buffers then:
+# - the firmware (the default; the driver's priv->dcbx.manual_buffer is false): on a mask
+#   change it maps the lossless priorities to buffer 1 (fixed example sizes, see
+#   fixtures/README.md); the cable length is only stored (getpfc reports it) and resizes
+#   nothing;
+# - the driver, with .fake/dcb/IF/manual_buffer (manual_buffer set by a write to
+#   qos/buffer_size or qos/prio2buffer or dcbnl setbuffer, which the stand-ins do not model:
+#   a test writes the file and the buffers): mlx5e_port_manual_buffer_config on a mask or
+#   cable length change (drv_manual_buffers). When it refuses (ENOMEM) the cable length stays
+#   as it was and the call fails (status 1, the mask already written).
 drv_setpfc() {
-  local ifc=$1 new=$2 delay=$3 old an
+  local ifc=$1 new=$2 delay=$3 old an changed=0 manual=0 was
   local IFS=,
   pfc_load "$ifc"
   old="${pfcv[*]}"
   unset IFS
   dcb_dir "$ifc"
+  [[ -e $REPLY/manual_buffer ]] && manual=1
   if [[ $new != "$old" ]]; then
     wr "$REPLY/pfc" "$new"
     printf 'pfc %s -> %s\n' "$old" "$new" >>"$REPLY/flaps"
@@ -126,10 +136,61 @@ drv_setpfc() {
     if rd "$FAKE/net/$ifc/pause"; then read -r _ _ an <<<"$REPLY"; fi
     [[ -d $FAKE/net/$ifc ]] || mkdir -p -- "$FAKE/net/$ifc"
     wr "$FAKE/net/$ifc/pause" "off off ${an:-off}"
-    drv_buffers "$ifc" "$new"
+    ((manual)) || drv_buffers "$ifc" "$new"
+    changed=1
   fi
   cable_len "$ifc"
-  if ((delay > 0 && delay < 1000 && delay != REPLY)); then wr "$FAKE/dcb/$ifc/cable_len" "$delay"; fi
+  was=$REPLY
+  if ((delay > 0 && delay < 1000 && delay != was)); then
+    wr "$FAKE/dcb/$ifc/cable_len" "$delay"
+    changed=1
+  fi
+  if ((manual && changed)) && ! drv_manual_buffers "$ifc" "$new"; then
+    wr "$FAKE/dcb/$ifc/cable_len" "$was"
+    return 1
+  fi
+  return 0
+}
+
+# drv_manual_buffers IF MASK: port_buffer.c with the driver owning the buffers: a buffer is
+# lossless when a PFC priority maps to it (update_buffer_lossy, qos/prio2buffer); its xoff
+# threshold becomes size - calculate_xoff and its xon that minus max_mtu (update_xoff_threshold),
+# a lossy one gets 0 and 0; ENOMEM (status 1, nothing written) when a lossless buffer is smaller
+# than calculate_xoff + max_mtu + the cell size. calculate_xoff = (301 + 216 * cable / 100) *
+# max(speed, 40000) / 1000 + 272 * mtu / 100, with the netdev's speed (Mb/s) and MTU; max_mtu
+# is mlx5e's 9978, the cell size 128 (mlx5e_query_port_buffers_cell_size on ConnectX-6/7).
+drv_manual_buffers() {
+  local ifc=$1 q=$NET/$1/qos b s p speed mtu xoff head='' out='' line
+  local -a m=() p2b=(0 0 0 0 0 0 0 0) size=() lossless=()
+  [[ -f $q/buffer_size ]] || return 0
+  IFS=, read -r -a m <<<"$2"
+  if [[ -f $q/prio2buffer ]]; then
+    while read -r p b; do [[ $p =~ ^[0-7]$ && $b =~ ^[0-7]$ ]] && p2b[p]=$b; done <"$q/prio2buffer"
+  fi
+  for ((b = 0; b < 8; b++)); do lossless[b]=0; done
+  for ((p = 0; p < 8; p++)); do [[ ${m[p]:-0} == 1 ]] && lossless[p2b[p]]=1; done
+  while IFS= read -r line; do
+    if [[ $line =~ ^([0-7])[[:space:]]+([0-9]+) ]]; then
+      size[BASH_REMATCH[1]]=${BASH_REMATCH[2]}
+    elif [[ -z $out ]]; then
+      head+=$line$'\n'
+    fi
+  done <"$q/buffer_size"
+  rd "$NET/$ifc/speed" && [[ $REPLY =~ ^[0-9]+$ ]] && speed=$REPLY || speed=40000
+  ((speed >= 40000)) || speed=40000
+  rd "$NET/$ifc/mtu" && [[ $REPLY =~ ^[0-9]+$ ]] && mtu=$REPLY || mtu=1500
+  cable_len "$ifc"
+  xoff=$(((301 + 216 * REPLY / 100) * speed / 1000 + 272 * mtu / 100))
+  for ((b = 0; b < 8; b++)); do
+    s=${size[b]:-0}
+    if ((lossless[b])); then
+      ((s >= xoff + 9978 + 128)) || return 1
+      out+="$b"$'\t'"$s"$'\t'"$((s - xoff))"$'\t\t'"$((s - xoff - 9978))"$'\n'
+    else
+      out+="$b"$'\t'"$s"$'\t0\t\t0\n'
+    fi
+  done
+  printf '%s%s' "$head" "$out" >"$q/buffer_size"
 }
 
 # drv_buffers IF MASK: the OFED sysfs views qos/prio2buffer and qos/buffer_size
