@@ -820,3 +820,112 @@ fn ingest_names_the_hosts_that_need_a_reboot() {
     assert_eq!(latest("node-a"), true);
     assert_eq!(latest("node-b"), Value::Null);
 }
+
+/// Rollback that hands DCBX back to the firmware: the driver makes the firmware's DCBX client
+/// willing (mlx5e_dcbnl_set_dcbx_mode), so `dcbx_willing` compares with what the firmware
+/// started from at boot: a warning where it was not willing and its client is on, a pass where
+/// it was willing, and a warning that says why it cannot tell without firmware access.
+#[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
+fn rollback_of_dcbx_to_the_firmware_says_whether_willing_is_as_before() {
+    for_each_bash(|bash| {
+        for (card, mode, status, words) in [
+            (
+                CONTRADICTING.replace("DCBX_WILLING_P1 1 1 1", "DCBX_WILLING_P1 1 0 0"),
+                "report",
+                "warn",
+                "was not willing before apply (DCBX_WILLING_P1 = False(0)), but handing DCBX back made it willing",
+            ),
+            (
+                CONTRADICTING.to_string(),
+                "report",
+                "pass",
+                "is willing, as it was before apply",
+            ),
+            (
+                CONTRADICTING.replace("LLDP_NB_DCBX_P1 0 1 1", "LLDP_NB_DCBX_P1 0 0 0"),
+                "report",
+                "pass",
+                "DCBX client is off",
+            ),
+            (
+                CONTRADICTING.to_string(),
+                "off",
+                "warn",
+                "(firmware_config = off)",
+            ),
+        ] {
+            let h = FakeHost::ofed()
+                .bash(bash)
+                .plan(|plan| {
+                    plan["cluster"]["dcbx"] = Value::from("os");
+                    plan["cluster"]["firmware_config"] = Value::from(mode);
+                })
+                .build();
+            std::os::unix::fs::symlink("stub", h.fake("bin/mlxconfig")).unwrap();
+            std::fs::create_dir_all(h.fake(".fake/nvconfig")).unwrap();
+            std::fs::write(h.fake(CARD0), &card).unwrap();
+            std::fs::write(h.fake(".fake/dcb/ens1f0np0/dcbx"), "cee ieee\n").unwrap();
+            let apply = h.run("apply.sh", &[]);
+            assert_eq!(apply.status("dcbx", "mlx5_0"), "changed", "{bash} {mode}");
+            let rollback = h.run("rollback.sh", &[]);
+            assert_eq!(
+                rollback.status("dcbx", "mlx5_0"),
+                "changed",
+                "{bash} {mode}"
+            );
+            assert_eq!(
+                rollback.status("dcbx_willing", "mlx5_0"),
+                status,
+                "{bash} {mode} {card}"
+            );
+            assert!(
+                rollback.message("dcbx_willing", "mlx5_0").contains(words),
+                "{bash} {mode}: {}",
+                rollback.message("dcbx_willing", "mlx5_0")
+            );
+            // The second port's DCBX was the host's already: nothing handed back, no check.
+            assert!(
+                !rollback
+                    .statuses()
+                    .iter()
+                    .any(|s| s.starts_with("dcbx_willing:mlx5_1")),
+                "{bash}"
+            );
+        }
+    });
+}
+
+/// A planned port's SR-IOV VFs (PCI `virtfnN` links of its PF, each VF's `infiniband/` device):
+/// precheck reports each VF's RDMA device with its RDMA-CM ToS and verbs traffic class, warns
+/// where they are not the plan's (the lossy class for pods and VMs) and records them in the facts.
+#[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
+fn precheck_reports_the_rdma_devices_of_a_ports_vfs() {
+    for_each_bash(|bash| {
+        let h = FakeHost::ofed()
+            .bash(bash)
+            .setup(&["vfs", "ens1f0np0", "2"])
+            .build();
+        let pre = h.run("precheck.sh", &[]);
+        assert_eq!(pre.code, 0, "{bash}: {}", pre.stdout);
+        assert_eq!(pre.status("vf_qos", "mlx5_0"), "warn", "{bash}");
+        assert!(
+            pre.message("vf_qos", "mlx5_0").contains(
+                "(mlx5_2 (0000:1a:00.2) ToS 0, traffic class unset, mlx5_3 (0000:1a:00.3) ToS 0, traffic class unset)"
+            ),
+            "{bash}: {}",
+            pre.message("vf_qos", "mlx5_0")
+        );
+        assert_eq!(fact(&pre, "mlx5_0", "vfs")[1]["ib_dev"], "mlx5_3", "{bash}");
+        assert_eq!(fact(&pre, "mlx5_0", "vfs")[0]["roce_tos"], "0", "{bash}");
+        // A port without VFs has no such check.
+        assert!(
+            !pre.statuses()
+                .iter()
+                .any(|s| s.starts_with("vf_qos:mlx5_1")),
+            "{bash}"
+        );
+        assert!(fact(&pre, "mlx5_1", "vfs").is_null(), "{bash}");
+    });
+}
