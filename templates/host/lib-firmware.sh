@@ -369,7 +369,7 @@ rg_firmware() {
 # says firmware_config = apply) set where they contradict it.
 rg_fw_nic() {
   local mode=$1 i=$2 dev=${RG_NIC_IBDEV[$2]} bdf port base name names="" setting=no
-  local next lldp sets=() lines="" failed=no err="" status=warn sev=warning
+  local next lldp sets=() lines="" failed=no err="" status=warn sev=warning note
   RG_FW_BEFORE=() RG_FW_PLANNED=()
   if [ "$RG_FW_CONFIG" = apply ] && [ "$mode" = apply ]; then
     setting=yes
@@ -432,11 +432,14 @@ rg_fw_nic() {
         setting=no
       fi
     fi
+    # The read-back asks only for what the first query found: what it said of the rest stands.
+    note=$RG_FW_NOTE
     # shellcheck disable=SC2086 # one word per name
     if [ "$setting" = yes ] && [ "$RG_DRY_RUN" = no ] && ! rg_fw_query "$bdf" $RG_FW_ASKED; then
       err=$RG_V
       RG_FW_NEXT=() RG_FW_CUR=()
     fi
+    RG_FW_NOTE=$note
   fi
   rg_fw_mode_check "$dev" "$bdf" "${RG_FW_MODE[i]}"
   rg_fw_record "$mode" "$i" "$bdf" "$port" "$setting" "$failed" "$err"
