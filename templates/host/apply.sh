@@ -28,8 +28,10 @@ for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do
   rg_nic_settings apply "$i"
 done
 rg_net_apply
-rg_firmware apply
 rg_persist
 rg_persist_volatile
 rg_nccl_env apply
+# After the runtime configuration is persisted: the NV values are for the next boot, which the
+# unit never touches, so a firmware that cannot be read or set keeps nothing else from apply.
+rg_firmware apply
 rg_finish

@@ -12,6 +12,10 @@
 # the CNP's DSCP and priority, the firmware's DCBX client and whether it takes the switch's
 # settings, and the port's protocol.
 RG_FW_PARAMS="ROCE_CC_PRIO_MASK CNP_DSCP CNP_802P_PRIO LLDP_NB_DCBX DCBX_WILLING LINK_TYPE"
+# The card-wide parameters of a BlueField's Arm cores (mstflint's mlxconfig_host.db, TLV
+# nv_internal_cpu_conf): EMBEDDED_CPU(1) with the offload engine ENABLED(0) is DPU mode
+# (GenericCommander::isDPUEnabled, mstfwreset's isBluefieldNicMode); DISABLED(1) is NIC mode.
+RG_FW_DPU_PARAMS="INTERNAL_CPU_MODEL INTERNAL_CPU_OFFLOAD_ENGINE"
 # yes when a value read differs between now and the next boot: the host needs a reboot for
 # it to take effect (the result's reboot_required).
 RG_REBOOT_REQUIRED=no
@@ -26,6 +30,17 @@ RG_FW_FACTS=()
 # The values of the last query, by full name (CNP_DSCP_P1), as numbers: the current value
 # (empty where the firmware cannot tell) and the next-boot value.
 declare -A RG_FW_CUR=() RG_FW_NEXT=()
+# Of the last query: the rows the tool marks `RO` (this host may read them, not set them; mstflint
+# 4.25 and later print the mark), what it said of the parameters it could not read, and yes when
+# the host may not reach the NV registers at all.
+declare -A RG_FW_RO=()
+RG_FW_NOTE=""
+RG_FW_LOCKED=no
+# The names the last query found: what a read-back asks for.
+RG_FW_ASKED=""
+# Per NIC: nic, dpu (a BlueField whose Arm cores own the port) or restricted (this host may not
+# set the firmware: a zero-trust BlueField), the `fw_mode` fact.
+RG_FW_MODE=()
 # The NIC in hand (rg_fw_nic, read by rg_fw_record): its next-boot values as first read, and
 # the values apply sets, or would, where they contradict the plan.
 declare -A RG_FW_BEFORE=() RG_FW_PLANNED=()
@@ -45,15 +60,16 @@ rg_nv_number() {
 }
 
 # rg_parse_nvconfig: `mlxconfig -d BDF [-e] q [NAME...]` (mstconfig prints the same) → one line
-# per parameter: name, default, current and next-boot value, tab-separated, each a number or
-# empty where the output has no such column (without -e only `Next Boot` is printed) or says
-# N/A. The table is read by its `Configurations:` header, whatever the column widths (they
+# per parameter: name, default, current and next-boot value, each a number or empty where the
+# output has no such column (without -e only `Next Boot` is printed) or says N/A, and `ro` where
+# the row is marked read-only, tab-separated. The table is read whatever the tool's exit status:
+# it prints the rows it could read before the error of one it could not. The table is read by its `Configurations:` header, whatever the column widths (they
 # changed between versions): a row is an optional `*` (the next-boot value differs from the
 # default or the current one), an optional `RO` (read-only), the name and one value per
 # column. Nothing before the header is taken, nor error lines (`-E- ...`), nor a row whose
 # cells do not match the header.
 rg_parse_nvconfig() {
-  local line rest name n
+  local line rest name n ro
   local -a cols=() words=()
   local -A cell=()
   while IFS= read -r line; do
@@ -65,7 +81,8 @@ rg_parse_nvconfig() {
     [ ${#cols[@]} -gt 0 ] || continue
     rest=${line#\*}
     rest=${rest#"${rest%%[![:space:]]*}"}
-    [[ $rest != RO[[:space:]]* ]] || rest=${rest#RO}
+    ro=""
+    [[ $rest != RO[[:space:]]* ]] || rest=${rest#RO} ro=ro
     read -r -a words <<<"$rest"
     [ ${#words[@]} -eq $((${#cols[@]} + 1)) ] || continue
     name=${words[0]}
@@ -75,24 +92,28 @@ rg_parse_nvconfig() {
       rg_nv_number "${words[n + 1]}"
       cell[${cols[n]}]=$REPLY
     done
-    printf '%s\t%s\t%s\t%s\n' "$name" "${cell[Default]-}" "${cell[Current]-}" "${cell[Next]-}"
+    printf '%s\t%s\t%s\t%s\t%s\n' "$name" "${cell[Default]-}" "${cell[Current]-}" "${cell[Next]-}" "$ro"
   done
 }
 
-# rg_nv_error TEXT: the line of a failed mlxconfig that says why (`-E- ...`, printed on stdout),
-# else its last line.
+# rg_nv_error TEXT: what a failed mlxconfig says (`-E- ...`, printed on stdout, with the
+# indented lines that go on with it, as after `Failed to query some of the TLVs:`), else its
+# last line.
 rg_nv_error() {
-  local line last=""
+  local line last="" err="" words
   while IFS= read -r line; do
+    if [ -n "$err" ]; then
+      [[ $line == [[:space:]]*[![:space:]]* ]] || break
+      read -r -a words <<<"$line"
+      err+=" ${words[*]}"
+      continue
+    fi
     case $line in
-      -E-*)
-        printf '%s' "${line#-E- }"
-        return 0
-        ;;
+      -E-*) err=${line#-E- } ;;
       *[![:space:]]*) last=$line ;;
     esac
   done <<<"$1"
-  printf '%s' "${last:-no output}"
+  printf '%s' "${err:-${last:-no output}}"
 }
 
 # --- the device, the tool, a query -------------------------------------------------------------
@@ -126,35 +147,110 @@ rg_fw_port() {
   printf 'P%s' "$((fn + 1))"
 }
 
-# rg_fw_query BDF NAME...: RG_FW_CUR and RG_FW_NEXT = the named parameters of the
-# device at BDF; fails with the reason in RG_V. A firmware that lacks one of the names refuses
-# the whole query (`The Device doesn't support X parameter`), so every parameter is then asked
-# for and the named ones picked. A parameter the firmware does not have stays absent.
+# rg_fw_query BDF NAME...: RG_FW_CUR, RG_FW_NEXT and RG_FW_RO = the named parameters of the
+# device at BDF that it has; fails with the reason in RG_V. A firmware without one of the names
+# refuses the whole query (`The Device doesn't support X parameter`,
+# GenericCommander::queryParamViews): that name is dropped and the others asked for again, so
+# only what the device has is queried. Any other refusal (a TLV the firmware does not return):
+# the query of every parameter, whose table is read whatever its exit status (queryAll collects
+# the TLVs that fail, MlxCfg::queryDevCfg prints the rest and then exits 3); RG_FW_NOTE keeps
+# what it said. RG_FW_LOCKED=yes when the host may not reach the NV registers.
 rg_fw_query() {
-  local bdf=$1 out rc=0 name cur next rows=0
+  local bdf=$1 out rc name cur next ro err rows=0 n
   shift
-  RG_FW_CUR=() RG_FW_NEXT=()
-  out=$(rg_x "$RG_FW_TOOL" -d "$bdf" -e q "$@" 2>&1) || rc=$?
-  # (A tool that hung is not asked again.)
-  if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ "$rc" -ne 137 ]; then
+  local -a ask=("$@")
+  RG_FW_CUR=() RG_FW_NEXT=() RG_FW_RO=() RG_FW_NOTE="" RG_FW_LOCKED=no RG_FW_ASKED=""
+  while :; do
     rc=0
-    out=$(rg_x "$RG_FW_TOOL" -d "$bdf" -e q 2>&1) || rc=$?
-  fi
-  if [ "$rc" -ne 0 ]; then
-    RG_V="$RG_FW_TOOL -d $bdf -e q: $(rg_nv_error "$out") (exit $rc)"
-    return 1
-  fi
-  while IFS=$'\t' read -r name _ cur next; do
+    out=$(rg_x "$RG_FW_TOOL" -d "$bdf" -e q ${ask[@]+"${ask[@]}"} 2>&1) || rc=$?
+    [ "$rc" -ne 0 ] || break
+    err=$(rg_nv_error "$out")
+    # (A tool that hung is not asked again.)
+    if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+      RG_V="$RG_FW_TOOL -d $bdf -e q: $err (exit $rc)"
+      return 1
+    fi
+    case $err in
+      "Cannot access NV register"*)
+        RG_FW_LOCKED=yes
+        RG_V="$RG_FW_TOOL -d $bdf -e q: $err (exit $rc)"
+        return 1
+        ;;
+    esac
+    name=${err#"The Device doesn't support "}
+    name=${name%" parameter"}
+    if [ "$name" != "$err" ] && [ ${#ask[@]} -gt 0 ] && [[ " ${ask[*]} " == *" $name "* ]]; then
+      for ((n = 0; n < ${#ask[@]}; n++)); do
+        [ "${ask[n]}" != "$name" ] || unset "ask[n]"
+      done
+      ask=(${ask[@]+"${ask[@]}"})
+      # None of the names is the device's.
+      [ ${#ask[@]} -gt 0 ] || return 0
+      continue
+    fi
+    if [ ${#ask[@]} -eq 0 ]; then
+      RG_FW_NOTE="$RG_FW_TOOL -d $bdf -e q: $err (exit $rc)"
+      break
+    fi
+    ask=()
+  done
+  while IFS=$'\t' read -r name _ cur next ro; do
     [ -n "$name" ] || continue
     rows=$((rows + 1))
     if [[ " $* " != *" $name "* ]] || [ -z "$next" ]; then continue; fi
+    RG_FW_ASKED+=" $name"
     RG_FW_CUR[$name]=$cur
     RG_FW_NEXT[$name]=$next
+    [ -z "$ro" ] || RG_FW_RO[$name]=1
   done <<<"$(rg_parse_nvconfig <<<"$out")"
   if [ "$rows" -eq 0 ]; then
-    RG_V="$RG_FW_TOOL -d $bdf -e q printed no configuration table: $(rg_nv_error "$out")"
+    RG_V="$RG_FW_TOOL -d $bdf -e q: $(rg_nv_error "$out")"
+    if [ "$rc" -ne 0 ]; then RG_V+=" (exit $rc)"; else RG_V+=" (no configuration table)"; fi
     return 1
   fi
+}
+
+# rg_fw_bluefield BDF: true when the PCI function is a BlueField's (the PCI device IDs of
+# mstflint's mtcr_ul_com.c: BlueField, -2, -3 and -4 network controllers).
+rg_fw_bluefield() {
+  local id=""
+  [ ! -r "$RG_ROOT/sys/bus/pci/devices/$1/device" ] || read -r id <"$RG_ROOT/sys/bus/pci/devices/$1/device" || id=""
+  case $id in 0xa2d2 | 0xa2d6 | 0xa2dc | 0xa2dd | 0xa2de | 0xa2df) return 0 ;; esac
+  return 1
+}
+
+# rg_fw_mode_of NAMES: RG_V = what the last query says of the host's hold on the firmware:
+# restricted where a planned parameter among NAMES reads as read-only to this host, dpu where the
+# BlueField's Arm cores run with the offload engine on (the current values), else nic.
+rg_fw_mode_of() {
+  local name
+  RG_V=nic
+  for name in $1; do
+    if [ -n "${RG_FW_RO[$name]-}" ]; then
+      RG_V=restricted
+      return 0
+    fi
+  done
+  if [ "${RG_FW_CUR[INTERNAL_CPU_MODEL]-${RG_FW_NEXT[INTERNAL_CPU_MODEL]-}}" = 1 ] &&
+    [ "${RG_FW_CUR[INTERNAL_CPU_OFFLOAD_ENGINE]-${RG_FW_NEXT[INTERNAL_CPU_OFFLOAD_ENGINE]-}}" = 0 ]; then
+    RG_V=dpu
+  fi
+}
+
+# rg_fw_mode_check DEV BDF MODE: the `fw_mode` check of a NIC whose host cannot do everything:
+# a warning that says what it cannot set and where it is set instead.
+rg_fw_mode_check() {
+  local dev=$1 bdf=$2
+  case $3 in
+    dpu)
+      rg_check fw_mode "$dev" warn warning nic dpu \
+        "$dev ($bdf) is a BlueField in DPU mode (INTERNAL_CPU_MODEL = EMBEDDED_CPU(1), INTERNAL_CPU_OFFLOAD_ENGINE = ENABLED(0)): its Arm cores own the port's eswitch, so the port's QoS (trust, DSCP map, PFC, ETS, DCBX) is set on the DPU's own OS, not from this host; configure RoCE there, or switch the card to NIC mode (INTERNAL_CPU_OFFLOAD_ENGINE=DISABLED, then a power cycle)"
+      ;;
+    restricted)
+      rg_check fw_mode "$dev" warn warning nic restricted \
+        "this host may read but not set the firmware (NV) configuration of $dev ($bdf): a restricted (zero-trust) BlueField host; set the firmware values from the DPU's Arm OS (mlxconfig there), or lift the restriction there (mlxprivhost -d DEVICE p) and power cycle"
+      ;;
+  esac
 }
 
 # --- what the plan needs ---------------------------------------------------------------------------
@@ -273,7 +369,7 @@ rg_firmware() {
 # says firmware_config = apply) set where they contradict it.
 rg_fw_nic() {
   local mode=$1 i=$2 dev=${RG_NIC_IBDEV[$2]} bdf port base name names="" setting=no
-  local next lldp sets=() lines="" failed=no err="" status=warn sev=warning
+  local next lldp sets=() lines="" failed=no err="" status=warn sev=warning note
   RG_FW_BEFORE=() RG_FW_PLANNED=()
   if [ "$RG_FW_CONFIG" = apply ] && [ "$mode" = apply ]; then
     setting=yes
@@ -292,11 +388,24 @@ rg_fw_nic() {
   fi
   port=$(rg_fw_port "$bdf")
   for base in $RG_FW_PARAMS; do names+=" ${base}_$port"; done
+  ! rg_fw_bluefield "$bdf" || names+=" $RG_FW_DPU_PARAMS"
   # shellcheck disable=SC2086 # one word per name
   if ! rg_fw_query "$bdf" $names; then
+    if [ "$RG_FW_LOCKED" = yes ]; then
+      # What the host may not do is a fact of the host, not a failure of the run.
+      RG_FW_MODE[i]=restricted
+      RG_FW_FACTS[i]="\"fw_tool\":$(rg_json_str "$RG_FW_TOOL"),\"fw_device\":$(rg_json_str "$bdf"),\"fw_mode\":\"restricted\""
+      rg_check firmware_config "$dev" warn warning "" "" \
+        "this host may not read or set the firmware (NV) configuration of $dev ($RG_V): a restricted (zero-trust) BlueField host, whose firmware values are set from the DPU's Arm OS; nothing here is read or set"
+      return 0
+    fi
     rg_check firmware_config "$dev" "$status" "$sev" "" "" "cannot read the firmware (NV) configuration of $dev: $RG_V"
     return 0
   fi
+  rg_fw_mode_of "$names"
+  RG_FW_MODE[i]=$RG_V
+  # A host that may not set the firmware only reports, whatever the plan says.
+  [ "$RG_V" != restricted ] || setting=no
   lldp=${RG_FW_NEXT[LLDP_NB_DCBX_$port]-}
   for base in $RG_FW_PARAMS; do
     name=${base}_$port
@@ -314,13 +423,25 @@ rg_fw_nic() {
       rg_fw_unsaved "$dev" "$lines"
       [ -z "$REPLY" ] || rg_save_lines "$REPLY" "the firmware values of $dev" "no firmware value of $dev was changed"
     fi
-    rg_do "$RG_FW_TOOL" -y -d "$bdf" set ${sets[@]+"${sets[@]}"} || failed=yes
+    if ! rg_do "$RG_FW_TOOL" -y -d "$bdf" set ${sets[@]+"${sets[@]}"}; then
+      failed=yes
+      # The host of a zero-trust BlueField may read the NV configuration but not write it
+      # (GenericCommander::queryParamViews: `Operation is not supported (Read only TLV: X)`).
+      if [[ $RG_DO_OUT == *"Operation is not supported (Read only TLV"* ]]; then
+        RG_FW_MODE[i]=restricted
+        setting=no
+      fi
+    fi
+    # The read-back asks only for what the first query found: what it said of the rest stands.
+    note=$RG_FW_NOTE
     # shellcheck disable=SC2086 # one word per name
-    if [ "$RG_DRY_RUN" = no ] && ! rg_fw_query "$bdf" $names; then
+    if [ "$setting" = yes ] && [ "$RG_DRY_RUN" = no ] && ! rg_fw_query "$bdf" $RG_FW_ASKED; then
       err=$RG_V
       RG_FW_NEXT=() RG_FW_CUR=()
     fi
+    RG_FW_NOTE=$note
   fi
+  rg_fw_mode_check "$dev" "$bdf" "${RG_FW_MODE[i]}"
   rg_fw_record "$mode" "$i" "$bdf" "$port" "$setting" "$failed" "$err"
 }
 
@@ -345,7 +466,17 @@ rg_fw_record() {
   for base in $RG_FW_PARAMS; do
     name=${base}_$port
     if [ -z "${RG_FW_BEFORE[$name]+set}" ]; then
-      rg_check "fw_$name" "$dev" skip info "" "" "skipped: the firmware of $dev ($bdf) has no $name"
+      if [ -n "$RG_FW_NOTE" ]; then
+        # Not read: a value the plan cares about is then unknown, not as planned.
+        rg_fw_want "$base" 0 1
+        if [ -n "$RG_V" ]; then
+          rg_check "fw_$name" "$dev" warn warning "" "" "$name of $dev ($bdf) cannot be read, so it is neither checked nor set: it is not in the table $RG_FW_TOOL printed, which said: $RG_FW_NOTE"
+        else
+          rg_check "fw_$name" "$dev" skip info "" "" "skipped: $name is not in the table $RG_FW_TOOL printed for $dev ($bdf); it said: $RG_FW_NOTE"
+        fi
+      else
+        rg_check "fw_$name" "$dev" skip info "" "" "skipped: the firmware of $dev ($bdf) has no $name"
+      fi
       continue
     fi
     was=${RG_FW_BEFORE[$name]}
@@ -416,6 +547,7 @@ rg_fw_facts() {
       [[ " $RG_FW_PENDING " == *" ${RG_NIC_IBDEV[i]} "* ]] || RG_FW_PENDING+="${RG_FW_PENDING:+ }${RG_NIC_IBDEV[i]}"
     fi
   done
+  [ -z "${RG_FW_MODE[i]-}" ] || facts+=",\"fw_mode\":$(rg_json_str "${RG_FW_MODE[i]}")"
   # shellcheck disable=SC2034 # rg_facts (lib-probe.sh) reads it
   RG_FW_FACTS[i]="\"fw_tool\":$(rg_json_str "$RG_FW_TOOL"),\"fw_device\":$(rg_json_str "$2")$facts"
 }
@@ -435,7 +567,10 @@ rg_fw_when() {
 rg_fw_contradiction() {
   local dev=$1 bdf=$2 base=$3 name=$4 v=$5 lldp=$6 port=$7 want=$8 actual=$9 why
   why=$(rg_fw_why "$base" "$v" "$lldp" "$port")
-  if [ "$RG_FW_CONFIG" = apply ]; then
+  if [ "${RG_FW_MODE[$(rg_index_of "$dev")]-}" = restricted ]; then
+    rg_check "fw_$name" "$dev" warn warning "$want" "$actual" \
+      "$name is $(rg_fw_show "$base" "$v"): $why; this host may not set it (a restricted BlueField host, see fw_mode): set $name=$(rg_fw_word "$base" "${RG_FW_PLANNED[$name]}") from the DPU's Arm OS"
+  elif [ "$RG_FW_CONFIG" = apply ]; then
     RG_FW_WOULD_SET=yes
     rg_check_change "fw_$name" "$dev" warn warning "$want" "$actual" \
       "$name is $(rg_fw_show "$base" "$v"): $why; apply will set it to $want for the next boot (firmware_config = apply)" \
@@ -523,6 +658,43 @@ rg_fw_restore() {
     fi
   done
   rg_fw_facts "$i" "$bdf" "$port"
+}
+
+# rg_fw_willing I: after rollback handed NIC I's DCBX back to the firmware. The driver then makes
+# the firmware's DCBX client willing, whatever it was (mlx5e_dcbnl_set_dcbx_mode sets
+# willing_admin = 1 for every mode but host), and no host interface reads or clears it. So the
+# check `dcbx_willing` compares with what the firmware started from at boot (the current NV
+# values of LLDP_NB_DCBX and DCBX_WILLING; apply's saved ones where it changed them): as before
+# where it was willing or its DCBX client is off, else a warning that says how it comes back.
+rg_fw_willing() {
+  local i=$1 dev=${RG_NIC_IBDEV[$1]} bdf port lldp will why=""
+  bdf=$(rg_fw_device "$i")
+  port=$(rg_fw_port "$bdf")
+  [ -n "$RG_FW_TOOL" ] || RG_FW_TOOL=$(rg_fw_tool)
+  if [ "$RG_FW_CONFIG" = off ]; then
+    why="the firmware is not read (firmware_config = off)"
+  elif [ -z "$RG_FW_TOOL" ]; then
+    why="neither mlxconfig nor mstconfig is installed (mstflint: apt install mstflint, dnf install mstflint)"
+  elif [ -z "$bdf" ] || ! rg_fw_query "$bdf" "LLDP_NB_DCBX_$port" "DCBX_WILLING_$port"; then
+    why="its NV values cannot be read (${RG_V:-no PCI address for $dev})"
+  fi
+  if [ -n "$why" ]; then
+    rg_check dcbx_willing "$dev" warn warning "as before apply" "" \
+      "handing DCBX back to the firmware made its DCBX client willing (the driver always does), and whether it was before cannot be told: $why; if DCBX_WILLING_$port is False(0) (mlxconfig -d ${bdf:-BDF} -e q DCBX_WILLING_$port), the switch can override this port's PFC and ETS until the next reboot, which starts the firmware from that value again"
+    return 0
+  fi
+  lldp=$(rg_saved "fw_LLDP_NB_DCBX_$port" "$dev" 2>/dev/null) || lldp=${RG_FW_CUR[LLDP_NB_DCBX_$port]-${RG_FW_NEXT[LLDP_NB_DCBX_$port]-}}
+  will=$(rg_saved "fw_DCBX_WILLING_$port" "$dev" 2>/dev/null) || will=${RG_FW_CUR[DCBX_WILLING_$port]-${RG_FW_NEXT[DCBX_WILLING_$port]-}}
+  if [ "$lldp" = 0 ]; then
+    rg_check dcbx_willing "$dev" pass info "as before apply" "client off" \
+      "the firmware's DCBX client is off (LLDP_NB_DCBX_$port = False(0)): that handing DCBX back made it willing changes nothing"
+  elif [ "$will" != 0 ]; then
+    rg_check dcbx_willing "$dev" pass info "as before apply" "willing" \
+      "the firmware's DCBX client is willing, as it was before apply (DCBX_WILLING_$port = $(rg_fw_show DCBX_WILLING "${will:-1}"))"
+  else
+    rg_check dcbx_willing "$dev" warn warning "not willing" "willing" \
+      "the firmware's DCBX client was not willing before apply (DCBX_WILLING_$port = False(0)), but handing DCBX back made it willing (the driver's mlx5e_dcbnl_set_dcbx_mode sets willing_admin = 1 and no host interface clears it): until the next reboot the switch's DCBX settings can override this port's PFC and ETS; reboot (or mlxfwreset) to start the firmware from DCBX_WILLING_$port = False(0) again"
+  fi
 }
 
 # rg_fw_summary: the summary's note on firmware values and the reboot they need.

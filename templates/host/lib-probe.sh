@@ -405,6 +405,7 @@ rg_facts() {
     fi
     extra=${RG_M_FACTS[i]-}
     [ -z "${RG_FW_FACTS[i]-}" ] || extra+="${extra:+,}${RG_FW_FACTS[i]}"
+    [ -z "${RG_VF_FACTS[i]-}" ] || extra+="${extra:+,}${RG_VF_FACTS[i]}"
     extra+="${extra:+,}$(rg_gid_fact "$i")"
     extra+=",$(rg_netmgr_fact "$i")"
     # A netdev the host calls otherwise (rg_resolve_netdevs): netdev is the host's name, this the plan's.

@@ -730,3 +730,69 @@ rg_nccl_env_restore() {
     rg_check nccl_env "" fail error absent written "could not remove $file"
   fi
 }
+
+# --- SR-IOV VFs of a planned port --------------------------------------------------------------
+
+# Per NIC: the `vfs` fact, a JSON array of its VFs' RDMA devices with their ToS and class.
+RG_VF_FACTS=()
+
+# rg_vf_devs I: the RDMA devices of NIC I's VFs, `DEV BDF` a line: the PF's virtfnN links
+# (drivers/pci/iov.c) and each VF's infiniband/ folder.
+rg_vf_devs() {
+  local pf link vf ib
+  pf=$(rg_fw_device "$1")
+  [ -n "$pf" ] || return 0
+  for link in "$RG_ROOT/sys/bus/pci/devices/$pf"/virtfn*; do
+    [ -L "$link" ] || continue
+    vf=$(readlink "$link") || continue
+    vf=${vf##*/}
+    for ib in "$RG_ROOT/sys/bus/pci/devices/$vf/infiniband"/*; do
+      [ -e "$ib" ] || continue
+      printf '%s %s\n' "${ib##*/}" "$vf"
+    done
+  done
+}
+
+# rg_vf_get ID DEV: RG_V = setting ID (roce_tos, traffic_class) of the VF's RDMA device DEV,
+# read as the planned port's is (a scratch plan index).
+rg_vf_get() {
+  local rc=0
+  RG_NIC_IBDEV[999]=$2 RG_NIC_NETDEV[999]=""
+  rg_get "$1" 999 || rc=$?
+  unset 'RG_NIC_IBDEV[999]' 'RG_NIC_NETDEV[999]'
+  return "$rc"
+}
+
+# rg_vf_report I: precheck's `vf_qos` of NIC I, where its PF has VFs with RDMA devices: each one's
+# RDMA-CM ToS and verbs traffic class against the plan's ToS. A VF's traffic leaves with its own
+# device's values, the kernel's defaults (ToS 0, no class: the lossy class) until set; Kubernetes
+# SR-IOV pods and VMs use them.
+rg_vf_report() {
+  local i=$1 dev=${RG_NIC_IBDEV[$1]} vdev vbdf tos tc list="" off="" facts="" fix=""
+  while read -r vdev vbdf; do
+    [ -n "$vdev" ] || continue
+    if rg_vf_get roce_tos "$vdev"; then tos=$RG_V; else tos="?"; fi
+    tc="unset"
+    if [ -e "$RG_ROOT/sys/class/infiniband/$vdev/tc/1/traffic_class" ]; then
+      if rg_vf_get traffic_class "$vdev"; then tc=${RG_V:-unset}; else tc="?"; fi
+    else
+      tc="none"
+    fi
+    list+="${list:+, }$vdev ($vbdf) ToS $tos, traffic class $tc"
+    facts+="${facts:+,}{\"ib_dev\":$(rg_json_str "$vdev"),\"pci\":$(rg_json_str "$vbdf"),\"roce_tos\":$(rg_json_str "$tos"),\"traffic_class\":$(rg_json_str "$tc")}"
+    if [ "$tos" != "$RG_ROCE_TOS" ] || { [ "$tc" != none ] && [ "$tc" != "$RG_ROCE_TOS" ]; }; then
+      off+="${off:+, }$vdev"
+      fix+="${fix:+; }cma_roce_tos -d $vdev -t $RG_ROCE_TOS"
+      [ "$tc" = none ] || fix+=" and echo $RG_ROCE_TOS > /sys/class/infiniband/$vdev/tc/1/traffic_class"
+    fi
+  done <<<"$(rg_vf_devs "$i")"
+  [ -n "$list" ] || return 0
+  # shellcheck disable=SC2034 # rg_facts (lib-probe.sh) reads it
+  RG_VF_FACTS[i]="\"vfs\":[$facts]"
+  if [ -z "$off" ]; then
+    rg_check vf_qos "$dev" pass warning "$RG_ROCE_TOS" "$RG_ROCE_TOS" "the RDMA devices of ${RG_NIC_NETDEV[i]}'s VFs carry the planned ToS $RG_ROCE_TOS: $list"
+  else
+    rg_check vf_qos "$dev" warn warning "$RG_ROCE_TOS" "$list" \
+      "the RDMA devices of ${RG_NIC_NETDEV[i]}'s VFs carry another ToS or traffic class than the planned $RG_ROCE_TOS ($list): RDMA traffic of pods and VMs on $off leaves in another, lossy class; roce-gen does not set VFs yet: $fix"
+  fi
+}

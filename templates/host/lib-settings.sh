@@ -982,6 +982,8 @@ rg_restore() {
     [ "$id" != dcbx ] || RG_DCBX_SEEN[i]=$after
     if [ "$after" = "$want" ]; then
       rg_check_change "$id" "$dev" changed error "$want" "$after" "$id restored from $now to $want$note" "$now"
+      # Handing DCBX to the firmware makes it willing (lib-firmware.sh).
+      if [ "$id" = dcbx ] && [ "$want" = fw ]; then rg_fw_willing "$i"; fi
     else
       rg_check "$id" "$dev" fail error "$want" "$after" "$id could not be restored to $want (reads ${after:-nothing})$note"
     fi

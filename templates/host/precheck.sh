@@ -13,4 +13,7 @@ rg_parse "" "$@"
 rg_start precheck
 rg_precheck warn compare
 rg_firmware compare
+for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do
+  ! rg_identity_ok "$i" || rg_vf_report "$i"
+done
 rg_finish

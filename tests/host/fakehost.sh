@@ -46,6 +46,10 @@
 #   fakehost.sh addr ROOT IF [CIDR ...]
 #       IF's addresses become the CIDRs (none: no address), in .fake/net/IF/addrs, and its
 #       port's GID table follows, as when they are configured on a real host.
+#   fakehost.sh vfs ROOT IF N
+#       the PF under IF gets N SR-IOV VFs as the kernel lays them out (virtfnK and physfn links,
+#       sriov_* attributes), each with a netdev IFvK and an RDMA device (the next mlx5_M) at the
+#       kernel's defaults: RDMA-CM ToS 0, no verbs traffic class.
 #   fakehost.sh snapshot ROOT [DIR ...]
 #       "path=value" for every regular file under the DIRs (relative to ROOT; default
 #       sys .fake), sorted; trailing newlines dropped, \ newline tab CR escaped as
@@ -525,6 +529,66 @@ fakehost_altname() (
   printf '%s\n' "$alt" >>"$root/.fake/net/$ifc/altnames"
 )
 
+# fakehost_vfs ROOT IF N: the PF under IF gets N SR-IOV VFs, laid out as the kernel does
+# (drivers/pci/iov.c: pci_iov_add_virtfn puts each VF on the bus at the PF's routing ID +
+# sriov_offset + K * sriov_stride, and links `virtfnK` in the PF's folder and `physfn` in the
+# VF's, both through ../; sriov_numvfs, sriov_totalvfs, sriov_offset, sriov_stride are the PF's
+# attributes). Each VF has an mlx5 netdev IFvK and an RDMA device mlx5_M (the next free number),
+# whose RDMA-CM ToS and traffic class start at the kernel's defaults (ToS 0, no class).
+fakehost_vfs() (
+  set -eu
+  local root=${1-} ifc=${2-} n=${3-} pf bdf dom bus devfn k rid vbdf vif vdev m=0 pfib
+  if [[ -z $root || ! -d $root/.fake ]]; then
+    printf 'fakehost vfs: %s is not a fake host root\n' "$root" >&2
+    exit 2
+  fi
+  [[ $ifc =~ ^[A-Za-z0-9_.-]+$ && -d $root/sys/class/net/$ifc && $n =~ ^[1-8]$ ]] || {
+    printf 'fakehost vfs: want IF (an interface) and N (1 to 8)\n' >&2
+    exit 2
+  }
+  pf=$(readlink -- "$root/sys/class/net/$ifc/device")
+  bdf=${pf##*/}
+  dom=${bdf%%:*} bus=${bdf#*:} bus=${bus%%:*} devfn=${bdf##*:}
+  # ConnectX: the first VF two functions past the PF's (a dual-function card), stride 1.
+  put() { mkdir -p -- "$(dirname -- "$root/$1")" && printf '%s\n' "$2" >"$root/$1"; }
+  lnk() { mkdir -p -- "$(dirname -- "$root/$1")" && ln -sfn -- "$2" "$root/$1"; }
+  local dir=sys/devices/pci0000:00/$bdf
+  put "$dir/sriov_totalvfs" 8
+  put "$dir/sriov_numvfs" "$n"
+  put "$dir/sriov_offset" 2
+  put "$dir/sriov_stride" 1
+  while [[ -e $root/sys/class/infiniband/mlx5_$m ]]; do m=$((m + 1)); done
+  for ((k = 0; k < n; k++)); do
+    rid=$(((0x$bus << 8) + (0x${devfn%.*} << 3) + ${devfn#*.} + 2 + k))
+    vbdf=$(printf '%s:%02x:%02x.%d' "$dom" $((rid >> 8)) $(((rid >> 3) & 31)) $((rid & 7)))
+    vif=${ifc%np[0-9]*}v$k vdev=mlx5_$m
+    m=$((m + 1))
+    local v=sys/devices/pci0000:00/$vbdf
+    put "$v/vendor" 0x15b3
+    put "$v/device" 0x101e # ConnectX Family mlx5Gen Virtual Function
+    lnk "$v/physfn" "../$bdf"
+    lnk "$dir/virtfn$k" "../$vbdf"
+    lnk "$v/driver" ../../../bus/pci/drivers/mlx5_core
+    lnk "$v/net/$vif" "../../../../class/net/$vif"
+    lnk "$v/infiniband/$vdev" "../../../../class/infiniband/$vdev"
+    lnk "sys/bus/pci/devices/$vbdf" "../../../devices/pci0000:00/$vbdf"
+    put "sys/class/net/$vif/mtu" 1500
+    put "sys/class/net/$vif/operstate" up
+    put "sys/class/net/$vif/address" "$(printf '02:00:00:00:%02x:%02x' $((rid >> 8)) $((rid & 255)))"
+    lnk "sys/class/net/$vif/device" "../../../devices/pci0000:00/$vbdf"
+    put "sys/class/infiniband/$vdev/node_type" '1: CA'
+    put "sys/class/infiniband/$vdev/ports/1/state" '4: ACTIVE'
+    put "sys/class/infiniband/$vdev/ports/1/link_layer" Ethernet
+    lnk "sys/class/infiniband/$vdev/device" "../../../devices/pci0000:00/$vbdf"
+    # OFED's verbs traffic class (main_ext.c), unset; the PF's shows whether the host has it.
+    for pfib in "$root/$dir/infiniband/"*; do break; done
+    if [[ -e $root/sys/class/infiniband/${pfib##*/}/tc/1/traffic_class ]]; then
+      mkdir -p -- "$root/sys/class/infiniband/$vdev/tc/1"
+      : >"$root/sys/class/infiniband/$vdev/tc/1/traffic_class"
+    fi
+  done
+)
+
 # fakehost_v6_full ADDR: an IPv6 address as the kernel prints a GID (%pI6: eight groups of
 # four hex digits). REPLY = the text; status 1 when ADDR is not one.
 fakehost_v6_full() {
@@ -729,6 +793,7 @@ fakehost_main() {
     reload) fakehost_reload "$@" ;;
     reboot) fakehost_reboot "$@" ;;
     reactivate) fakehost_reactivate "$@" ;;
+    vfs) fakehost_vfs "$@" ;;
     *)
       fakehost_usage
       return 2

@@ -143,6 +143,16 @@ eq "nv: a read-only row" "||3" "$(printf 'Configurations:                       
 eq "nv: set prints Next Boot and New" "||40" "$(nv set.txt CNP_DSCP_P1)"
 eq "nv: a refused query has no rows" "" "$(rg_parse_nvconfig <"$FIX/mlxconfig/query-e-unsupported.txt")"
 eq "nv: its error line" "The Device doesn't support LINK_TYPE_P1 parameter" "$(rg_nv_error "$(cat "$FIX/mlxconfig/query-e-unsupported.txt")")"
+eq "nv: a refused query of every parameter still prints the rows it read" "255|255|255 2" \
+  "$(nv query-e-failed-tlv.txt ROCE_CC_PRIO_MASK_P1) $(rg_parse_nvconfig <"$FIX/mlxconfig/query-e-failed-tlv.txt" | grep -c 'DCBX')"
+eq "nv: ... and names the TLVs it could not" "Failed to query some of the TLVs: Failed to query the default values of the following TLVs: nv_keep_link_up_P1_M0 Failed to query the current values of the following TLVs: nv_keep_link_up_P1_M0 Failed to query the next values of the following TLVs: nv_keep_link_up_P1_M0" \
+  "$(rg_nv_error "$(cat "$FIX/mlxconfig/query-e-failed-tlv.txt")")"
+eq "nv: a BlueField's card-wide parameters" "1|1|1 0|0|0" \
+  "$(nv query-e-dpu.txt INTERNAL_CPU_MODEL) $(nv query-e-dpu.txt INTERNAL_CPU_OFFLOAD_ENGINE)"
+eq "nv: a read-only row is marked" "ro" "$(printf 'Configurations:                                                  Next Boot\n RO     NUM_OF_PLANES_P1                            3               \n' | rg_parse_nvconfig | cut -f5)"
+eq "nv: other rows are not" "" "$(rg_parse_nvconfig <"$FIX/mlxconfig/query-e-later-layout.txt" | cut -f5 | tr -d '\n')"
+eq "nv: a restricted host's set is refused" "Operation is not supported (Read only TLV: nv_roce_cc_ecn)" "$(rg_nv_error "$(cat "$FIX/mlxconfig/set-restricted.txt")")"
+eq "nv: a host without NV access" "Cannot access NV register. Either FW does not support NV access register, or HW access is disabled. rc=(265)" "$(rg_nv_error "$(cat "$FIX/mlxconfig/query-locked.txt")")"
 eq "nv: N/A and arrays are no value" "|" \
   "$(printf 'Configurations:          Current         Next Boot\n         FOO_P1   N/A    Array[0..7]\n' | rg_parse_nvconfig | cut -f3,4 | tr '\t' '|')"
 eq "nv: nothing before the header is a row" "" "$(printf 'Device type:    ConnectX7\nDevice:         0000:1a:00.0\n' | rg_parse_nvconfig)"

@@ -854,6 +854,28 @@ call "$H" mlxconfig -d 0000:1a:00.0 -e q "${NV_NAMES[@]}"
 fixture 'a parameter the firmware does not have refuses the named query' 3 mlxconfig/query-e-unsupported.txt ''
 call "$H" mlxconfig -d 0000:1a:00.0 -e q
 eq '... which a query of every parameter leaves out' 5 "$(grep -c '_P1 ' <<<"$OUT")"
+cp "$H/.fake/nvconfig/0000:1a:00" "$T/nvstate5"
+grep -v '_P2 ' "$T/nvstate5" >"$H/.fake/nvconfig/0000:1a:00"
+printf 'KEEP_ETH_LINK_UP_P1 1 1 1 fail\n' >>"$H/.fake/nvconfig/0000:1a:00"
+call "$H" mlxconfig -d 0000:1a:00.0 -e q
+fixture 'a TLV that fails: the rest of the table, then the TLVs it could not read' 3 mlxconfig/query-e-failed-tlv.txt ''
+call "$H" mlxconfig -d 0000:1a:00.0 -e q CNP_DSCP_P1 KEEP_ETH_LINK_UP_P1
+expect '... and a named query of it fails' 3 "$(sed -n '1,10p' "$FX/mlxconfig/query-e-failed-tlv.txt")
+-E- Failed to get nv_keep_link_up settings Firmware internal error (274)
+" ''
+printf '%s\n' 'ROCE_CC_PRIO_MASK_P1 255 255 255' 'CNP_DSCP_P1 48 48 48' 'CNP_802P_PRIO_P1 6 6 6' 'LLDP_NB_DCBX_P1 0 1 1' \
+  'DCBX_WILLING_P1 1 0 0' 'INTERNAL_CPU_MODEL 1 1 1' 'INTERNAL_CPU_OFFLOAD_ENGINE 0 0 0' >"$H/.fake/nvconfig/0000:1a:00"
+call "$H" mlxconfig -d 0000:1a:00.0 -e q ROCE_CC_PRIO_MASK_P1 CNP_DSCP_P1 CNP_802P_PRIO_P1 LLDP_NB_DCBX_P1 DCBX_WILLING_P1 INTERNAL_CPU_MODEL INTERNAL_CPU_OFFLOAD_ENGINE
+fixture 'a BlueField-3 in DPU mode' 0 mlxconfig/query-e-dpu.txt ''
+echo restricted >"$H/.fake/nvconfig/0000:1a:00.host"
+call "$H" mlxconfig -y -d 0000:1a:00.0 set CNP_DSCP_P1=26
+fixture 'a restricted host may not set' 3 mlxconfig/set-restricted.txt ''
+eq '... which changes nothing' 'CNP_DSCP_P1 48 48 48' "$(grep '^CNP_DSCP_P1 ' "$H/.fake/nvconfig/0000:1a:00")"
+echo locked >"$H/.fake/nvconfig/0000:1a:00.host"
+call "$H" mlxconfig -d 0000:1a:00.0 -e q
+fixture 'a host without access to the NV registers' 3 mlxconfig/query-locked.txt ''
+rm -f "$H/.fake/nvconfig/0000:1a:00.host"
+cp "$T/nvstate5" "$H/.fake/nvconfig/0000:1a:00"
 : >"$H/.fake/not-root"
 call "$H" mstconfig -d 0000:1a:00.0 -e q
 expect 'not root' 3 $'-E- Failed to open device: 0000:1a:00.0. Permission denied\n' ''

@@ -536,9 +536,12 @@ fn a_value_waiting_for_the_next_boot_is_a_pending_reboot() {
     });
 }
 
+/// A card that lacks a parameter (an Ethernet-only card has no LINK_TYPE_P1) refuses a query
+/// naming it; the scripts drop that name and ask for the rest, never for every parameter, and
+/// the read-back after a set asks only for what the card has.
 #[test]
 #[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
-fn an_ethernet_only_card_without_a_link_type_is_read_by_a_full_query() {
+fn an_ethernet_only_card_is_asked_only_for_the_parameters_it_has() {
     for_each_bash(|bash| {
         let h = host(bash, Some("mlxconfig"), Some("apply"));
         let text: String = CONTRADICTING
@@ -556,10 +559,80 @@ fn an_ethernet_only_card_without_a_link_type_is_read_by_a_full_query() {
             "{bash}"
         );
         assert_eq!(apply.status("fw_LINK_TYPE_P1", "mlx5_1"), "pass", "{bash}");
-        let commands = fw_commands(&h);
-        assert!(
-            commands.contains(&"mlxconfig -d 0000:1a:00.0 -e q".to_string()),
-            "{bash}: {commands:?}"
+        let without = QUERY.trim_end_matches(" LINK_TYPE_P1");
+        let card0: Vec<String> = fw_commands(&h)
+            .into_iter()
+            .filter(|c| c.contains("0000:1a:00.0"))
+            .collect();
+        assert_eq!(
+            card0,
+            [
+                format!("mlxconfig -d 0000:1a:00.0 {QUERY}"),
+                format!("mlxconfig -d 0000:1a:00.0 {without}"),
+                "mlxconfig -y -d 0000:1a:00.0 set CNP_DSCP_P1=48 DCBX_WILLING_P1=0".to_string(),
+                format!("mlxconfig -d 0000:1a:00.0 {without}"),
+            ],
+            "{bash}"
+        );
+    });
+}
+
+/// The card's lines with the CNP parameters' TLV (nv_roce_cc_ecn) and an unrelated one
+/// (nv_keep_link_up) failing to read.
+const FAILING: &str = "ROCE_CC_PRIO_MASK_P1 255 255 255
+CNP_DSCP_P1 48 40 40 fail
+CNP_802P_PRIO_P1 6 6 6 fail
+LLDP_NB_DCBX_P1 0 1 1
+DCBX_WILLING_P1 1 1 1
+LINK_TYPE_P1 2 2 2
+KEEP_ETH_LINK_UP_P1 1 1 1 fail
+";
+
+/// A TLV the firmware does not return fails the named query; the query of every parameter then
+/// prints the rest of the table and exits 3, and the scripts read that table: the parameters it
+/// has are checked and set, the unreadable ones the plan cares about warn (never pass), and
+/// apply still persists the runtime configuration and writes nccl.env.
+#[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
+fn a_tlv_that_fails_is_read_around_and_keeps_nothing_else_from_apply() {
+    for_each_bash(|bash| {
+        let h = host(bash, Some("mlxconfig"), Some("apply"));
+        std::fs::write(h.fake(CARD0), FAILING).unwrap();
+        let apply = h.run("apply.sh", &[]);
+        assert_eq!(apply.code, 0, "{bash}: {}", apply.stdout);
+        for id in ["fw_CNP_DSCP_P1", "fw_CNP_802P_PRIO_P1"] {
+            assert_eq!(apply.status(id, "mlx5_0"), "warn", "{bash}");
+            assert!(
+                apply
+                    .message(id, "mlx5_0")
+                    .contains("cannot be read, so it is neither checked nor set")
+                    && apply.message(id, "mlx5_0").contains("nv_roce_cc_ecn_P1_M0"),
+                "{bash}: {}",
+                apply.message(id, "mlx5_0")
+            );
+        }
+        assert_eq!(
+            apply.status("fw_DCBX_WILLING_P1", "mlx5_0"),
+            "changed",
+            "{bash}"
+        );
+        assert_eq!(nv(&h, "DCBX_WILLING_P1"), "1 0", "{bash}");
+        assert_eq!(nv(&h, "CNP_DSCP_P1"), "40 40", "{bash}: not set unread");
+        apply.expect(&["persistence", "nccl_env"], "", "changed", bash);
+        // One query of every parameter; the read-back asks for the parameters it found.
+        let card0: Vec<String> = fw_commands(&h)
+            .into_iter()
+            .filter(|c| c.contains("0000:1a:00.0"))
+            .collect();
+        assert_eq!(
+            card0,
+            [
+                format!("mlxconfig -d 0000:1a:00.0 {QUERY}"),
+                "mlxconfig -d 0000:1a:00.0 -e q".to_string(),
+                "mlxconfig -y -d 0000:1a:00.0 set DCBX_WILLING_P1=0".to_string(),
+                "mlxconfig -d 0000:1a:00.0 -e q ROCE_CC_PRIO_MASK_P1 LLDP_NB_DCBX_P1 DCBX_WILLING_P1 LINK_TYPE_P1".to_string(),
+            ],
+            "{bash}"
         );
     });
 }
@@ -588,7 +661,112 @@ fn a_firmware_that_cannot_be_read_warns_in_report_mode_and_fails_apply() {
                 "{bash} {mode}: {}",
                 apply.message("firmware_config", "mlx5_0")
             );
+            // The NV values are for the next boot: the runtime configuration is persisted and
+            // nccl.env written whatever the firmware step found.
+            apply.expect(
+                &["persistence", "nccl_env"],
+                "",
+                "changed",
+                &format!("{bash} {mode}"),
+            );
         }
+    });
+}
+
+/// A BlueField-3 (PCI device 0xa2dc) is also asked for its Arm cores' mode: in DPU mode it is
+/// reported (`fw_mode` fact and check), a warning that says its QoS is the DPU OS's; a ConnectX
+/// is never asked for those parameters.
+#[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
+fn a_bluefield_in_dpu_mode_is_reported() {
+    for_each_bash(|bash| {
+        let h = host(bash, Some("mstconfig"), None);
+        std::fs::write(
+            h.fake("sys/bus/pci/devices/0000:1a:00.0/device"),
+            "0xa2dc\n",
+        )
+        .unwrap();
+        std::fs::write(
+            h.fake(CARD0),
+            format!("{CONTRADICTING}INTERNAL_CPU_MODEL 1 1 1\nINTERNAL_CPU_OFFLOAD_ENGINE 0 0 0\n"),
+        )
+        .unwrap();
+        let pre = h.run("precheck.sh", &[]);
+        assert_eq!(pre.code, 0, "{bash}: {}", pre.stdout);
+        assert_eq!(pre.status("fw_mode", "mlx5_0"), "warn", "{bash}");
+        assert!(
+            pre.message("fw_mode", "mlx5_0")
+                .contains("is a BlueField in DPU mode (INTERNAL_CPU_MODEL = EMBEDDED_CPU(1)"),
+            "{bash}: {}",
+            pre.message("fw_mode", "mlx5_0")
+        );
+        assert_eq!(fact(&pre, "mlx5_0", "fw_mode"), "dpu", "{bash}");
+        assert_eq!(fact(&pre, "mlx5_1", "fw_mode"), "nic", "{bash}");
+        let commands = fw_commands(&h);
+        assert!(
+            commands.contains(&format!(
+                "mstconfig -d 0000:1a:00.0 {QUERY} INTERNAL_CPU_MODEL INTERNAL_CPU_OFFLOAD_ENGINE"
+            )) && commands.contains(&format!("mstconfig -d 0000:3c:00.0 {QUERY}")),
+            "{bash}: {commands:?}"
+        );
+        // NIC mode: the offload engine off.
+        std::fs::write(
+            h.fake(CARD0),
+            format!("{CONTRADICTING}INTERNAL_CPU_MODEL 1 1 1\nINTERNAL_CPU_OFFLOAD_ENGINE 1 1 1\n"),
+        )
+        .unwrap();
+        let pre = h.run("precheck.sh", &[]);
+        assert_eq!(fact(&pre, "mlx5_0", "fw_mode"), "nic", "{bash}");
+        assert!(
+            !pre.statuses().iter().any(|s| s.starts_with("fw_mode:")),
+            "{bash}"
+        );
+    });
+}
+
+/// The host of a zero-trust BlueField may read the NV configuration but not set it: apply's set
+/// is refused (`Read only TLV`), which is a warning saying where to set it, not a failure, and
+/// nothing else is held up; a host that may not reach the NV registers at all says so once.
+#[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
+fn a_restricted_host_reports_what_it_cannot_set() {
+    for_each_bash(|bash| {
+        let h = host(bash, Some("mlxconfig"), Some("apply"));
+        std::fs::write(h.fake(".fake/nvconfig/0000:1a:00.host"), "restricted\n").unwrap();
+        let apply = h.run("apply.sh", &[]);
+        assert_eq!(apply.code, 0, "{bash}: {}", apply.stdout);
+        assert_eq!(apply.status("fw_mode", "mlx5_0"), "warn", "{bash}");
+        assert!(
+            apply.message("fw_mode", "mlx5_0").starts_with(
+                "this host may read but not set the firmware (NV) configuration of mlx5_0"
+            ),
+            "{bash}: {}",
+            apply.message("fw_mode", "mlx5_0")
+        );
+        assert_eq!(fact(&apply, "mlx5_0", "fw_mode"), "restricted", "{bash}");
+        for id in ["fw_CNP_DSCP_P1", "fw_DCBX_WILLING_P1"] {
+            assert_eq!(apply.status(id, "mlx5_0"), "warn", "{bash}");
+            assert!(
+                apply
+                    .message(id, "mlx5_0")
+                    .contains("this host may not set it"),
+                "{bash}"
+            );
+        }
+        assert_eq!(nv(&h, "CNP_DSCP_P1"), "40 40", "{bash}");
+        assert_eq!(apply.result["reboot_required"], false, "{bash}");
+        apply.expect(&["persistence", "nccl_env"], "", "changed", bash);
+
+        std::fs::write(h.fake(".fake/nvconfig/0000:1a:00.host"), "locked\n").unwrap();
+        let pre = h.run("precheck.sh", &[]);
+        assert_eq!(pre.status("firmware_config", "mlx5_0"), "warn", "{bash}");
+        assert!(
+            pre.message("firmware_config", "mlx5_0")
+                .contains("Cannot access NV register"),
+            "{bash}: {}",
+            pre.message("firmware_config", "mlx5_0")
+        );
+        assert_eq!(fact(&pre, "mlx5_0", "fw_mode"), "restricted", "{bash}");
     });
 }
 
@@ -641,4 +819,113 @@ fn ingest_names_the_hosts_that_need_a_reboot() {
     };
     assert_eq!(latest("node-a"), true);
     assert_eq!(latest("node-b"), Value::Null);
+}
+
+/// Rollback that hands DCBX back to the firmware: the driver makes the firmware's DCBX client
+/// willing (mlx5e_dcbnl_set_dcbx_mode), so `dcbx_willing` compares with what the firmware
+/// started from at boot: a warning where it was not willing and its client is on, a pass where
+/// it was willing, and a warning that says why it cannot tell without firmware access.
+#[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
+fn rollback_of_dcbx_to_the_firmware_says_whether_willing_is_as_before() {
+    for_each_bash(|bash| {
+        for (card, mode, status, words) in [
+            (
+                CONTRADICTING.replace("DCBX_WILLING_P1 1 1 1", "DCBX_WILLING_P1 1 0 0"),
+                "report",
+                "warn",
+                "was not willing before apply (DCBX_WILLING_P1 = False(0)), but handing DCBX back made it willing",
+            ),
+            (
+                CONTRADICTING.to_string(),
+                "report",
+                "pass",
+                "is willing, as it was before apply",
+            ),
+            (
+                CONTRADICTING.replace("LLDP_NB_DCBX_P1 0 1 1", "LLDP_NB_DCBX_P1 0 0 0"),
+                "report",
+                "pass",
+                "DCBX client is off",
+            ),
+            (
+                CONTRADICTING.to_string(),
+                "off",
+                "warn",
+                "(firmware_config = off)",
+            ),
+        ] {
+            let h = FakeHost::ofed()
+                .bash(bash)
+                .plan(|plan| {
+                    plan["cluster"]["dcbx"] = Value::from("os");
+                    plan["cluster"]["firmware_config"] = Value::from(mode);
+                })
+                .build();
+            std::os::unix::fs::symlink("stub", h.fake("bin/mlxconfig")).unwrap();
+            std::fs::create_dir_all(h.fake(".fake/nvconfig")).unwrap();
+            std::fs::write(h.fake(CARD0), &card).unwrap();
+            std::fs::write(h.fake(".fake/dcb/ens1f0np0/dcbx"), "cee ieee\n").unwrap();
+            let apply = h.run("apply.sh", &[]);
+            assert_eq!(apply.status("dcbx", "mlx5_0"), "changed", "{bash} {mode}");
+            let rollback = h.run("rollback.sh", &[]);
+            assert_eq!(
+                rollback.status("dcbx", "mlx5_0"),
+                "changed",
+                "{bash} {mode}"
+            );
+            assert_eq!(
+                rollback.status("dcbx_willing", "mlx5_0"),
+                status,
+                "{bash} {mode} {card}"
+            );
+            assert!(
+                rollback.message("dcbx_willing", "mlx5_0").contains(words),
+                "{bash} {mode}: {}",
+                rollback.message("dcbx_willing", "mlx5_0")
+            );
+            // The second port's DCBX was the host's already: nothing handed back, no check.
+            assert!(
+                !rollback
+                    .statuses()
+                    .iter()
+                    .any(|s| s.starts_with("dcbx_willing:mlx5_1")),
+                "{bash}"
+            );
+        }
+    });
+}
+
+/// A planned port's SR-IOV VFs (PCI `virtfnN` links of its PF, each VF's `infiniband/` device):
+/// precheck reports each VF's RDMA device with its RDMA-CM ToS and verbs traffic class, warns
+/// where they are not the plan's (the lossy class for pods and VMs) and records them in the facts.
+#[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
+fn precheck_reports_the_rdma_devices_of_a_ports_vfs() {
+    for_each_bash(|bash| {
+        let h = FakeHost::ofed()
+            .bash(bash)
+            .setup(&["vfs", "ens1f0np0", "2"])
+            .build();
+        let pre = h.run("precheck.sh", &[]);
+        assert_eq!(pre.code, 0, "{bash}: {}", pre.stdout);
+        assert_eq!(pre.status("vf_qos", "mlx5_0"), "warn", "{bash}");
+        assert!(
+            pre.message("vf_qos", "mlx5_0").contains(
+                "(mlx5_2 (0000:1a:00.2) ToS 0, traffic class unset, mlx5_3 (0000:1a:00.3) ToS 0, traffic class unset)"
+            ),
+            "{bash}: {}",
+            pre.message("vf_qos", "mlx5_0")
+        );
+        assert_eq!(fact(&pre, "mlx5_0", "vfs")[1]["ib_dev"], "mlx5_3", "{bash}");
+        assert_eq!(fact(&pre, "mlx5_0", "vfs")[0]["roce_tos"], "0", "{bash}");
+        // A port without VFs has no such check.
+        assert!(
+            !pre.statuses()
+                .iter()
+                .any(|s| s.starts_with("vf_qos:mlx5_1")),
+            "{bash}"
+        );
+        assert!(fact(&pre, "mlx5_1", "vfs").is_null(), "{bash}");
+    });
 }

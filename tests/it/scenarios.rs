@@ -57,6 +57,10 @@ struct Scenario {
     /// Files of the host's root written before the first run: path → content.
     #[serde(default)]
     files: BTreeMap<String, String>,
+    /// Tools the host has installed besides those of its kind (`mlxconfig`): each a link to the
+    /// stand-ins' dispatcher in the host's `bin/`.
+    #[serde(default)]
+    tools: Vec<String>,
     /// Files of the bundle changed (a line appended) after generation, before the first run.
     #[serde(default)]
     tampered: Vec<String>,
@@ -180,6 +184,9 @@ fn play(name: &str, sc: &Scenario, bash: &str) -> String {
         let file = h.fake(path);
         std::fs::create_dir_all(file.parent().unwrap()).unwrap();
         std::fs::write(file, content).unwrap();
+    }
+    for tool in &sc.tools {
+        std::os::unix::fs::symlink("stub", h.fake(&format!("bin/{tool}"))).unwrap();
     }
     for name in &sc.tampered {
         let file = h.bundle.join(name);

@@ -5,18 +5,32 @@
 # mlxconfig/mlxcfg_ui.cpp: printOpening, printConfHeader, printSingleParam).
 #
 # State per card (the PCI address without its function: both ports of a card share one NV
-# store) in .fake/nvconfig/DOMAIN:BUS:DEV, one `NAME DEFAULT CURRENT NEXT` line per parameter,
-# numbers. Without the file the card has the firmware defaults of a ConnectX-7 for the port of
-# each of its functions in sys/bus/pci/devices (function N drives port N+1). `set` changes the
-# next-boot value only; `fakehost.sh reboot` makes it current. A test gives a card other
-# parameters (an Ethernet-only card has no LINK_TYPE_Pn) by writing the file.
+# store) in .fake/nvconfig/DOMAIN:BUS:DEV, one `NAME DEFAULT CURRENT NEXT [fail]` line per
+# parameter, numbers. Without the file the card has the firmware defaults of a ConnectX-7 for
+# the port of each of its functions in sys/bus/pci/devices (function N drives port N+1). `set`
+# changes the next-boot value only; `fakehost.sh reboot` makes it current. A test gives a card
+# other parameters (an Ethernet-only card has no LINK_TYPE_Pn; a BlueField has the global
+# INTERNAL_CPU_MODEL and INTERNAL_CPU_OFFLOAD_ENGINE) by writing the file.
+# `fail` marks a parameter whose TLV the firmware does not return (TLVConf::mnvda throws
+# "Failed to get TLV settings ERR (RC)"): a named query of it fails with that error; the query
+# of every parameter (GenericCommander::queryAll) collects the TLV, prints the table without
+# it and then `-E- Failed to query some of the TLVs:` and its name per query type, exit 3
+# (MlxCfg::queryDevCfg returns MLX_CFG_ERROR after printing the table).
+# .fake/nvconfig/CARD.host: `restricted` (the host of a zero-trust BlueField: MNVQC reports
+# every TLV readable but not writable, so TLVConf::isFWSupported marks it read-only and a set
+# fails "Operation is not supported (Read only TLV: TLV)"; 4.21's table shows no RO column, so a
+# query looks as on any host), or `locked` (host access to the NV registers disabled:
+# GenericCommander::supportsNVData throws "Cannot access NV register. Either FW does not support
+# NV access register, or HW access is disabled. rc=(265)" for every command; the rc value is
+# not verified on a card).
 # Modelled: -d/--dev, -e/--enable_verbosity, -y/--yes, q|query [NAME...], s|set NAME=VALUE...
 # Not modelled (exit 2): every other option and command. .fake/not-root: the device cannot be
 # opened.
 
 declare -a nv_names=()
-declare -A nv_def=() nv_cur=() nv_next=()
+declare -A nv_def=() nv_cur=() nv_next=() nv_fail=()
 NV_DESC='NVIDIA ConnectX-7 HHHL adapter card; 400GbE / NDR IB (default mode); Single-port OSFP; PCIe 5.0 x16; Crypto Disabled; Secure Boot Enabled'
+NV_DESC_BF3='NVIDIA BlueField-3 B3220 P-Series FHHL DPU; 200GbE (default mode) / NDR200 IB; Dual-port QSFP112; PCIe Gen5.0 x16 with x16 PCIe extension option; 16 Arm cores; 32GB on-board DDR; integrated BMC; Crypto Enabled'
 
 nv_err() { # MESSAGE: as mlxconfig reports an error (on stdout), exit MLX_CFG_ERROR
   printf -- '-E- %s\n' "$1"
@@ -25,13 +39,14 @@ nv_err() { # MESSAGE: as mlxconfig reports an error (on stdout), exit MLX_CFG_ER
 
 # nv_load CARD: the card's parameters into nv_names/nv_def/nv_cur/nv_next.
 nv_load() {
-  local f=$FAKE/nvconfig/$1 name d c n fn port
-  nv_names=() nv_def=() nv_cur=() nv_next=()
+  local f=$FAKE/nvconfig/$1 name d c n flag fn port
+  nv_names=() nv_def=() nv_cur=() nv_next=() nv_fail=()
   if [[ -f $f ]]; then
-    while read -r name d c n; do
+    while read -r name d c n flag; do
       [[ -n $name ]] || continue
       nv_names+=("$name")
       nv_def[$name]=$d nv_cur[$name]=$c nv_next[$name]=$n
+      [[ $flag != fail ]] || nv_fail[$name]=1
     done <"$f"
     return 0
   fi
@@ -49,28 +64,70 @@ nv_save() { # CARD
   local name
   mkdir -p -- "$FAKE/nvconfig"
   for name in "${nv_names[@]}"; do
-    printf '%s %s %s %s\n' "$name" "${nv_def[$name]}" "${nv_cur[$name]}" "${nv_next[$name]}"
+    printf '%s %s %s %s%s\n' "$name" "${nv_def[$name]}" "${nv_cur[$name]}" "${nv_next[$name]}" "${nv_fail[$name]:+ fail}"
   done >"$FAKE/nvconfig/$1"
+}
+
+# nv_tlv NAME: REPLY = the TLV that holds the parameter (mstflint's mlxconfig_host.db, table
+# params, column tlv_name).
+nv_tlv() {
+  case ${1%_P[0-9]} in
+    ROCE_CC_PRIO_MASK) REPLY=nv_roce_cc ;;
+    CNP_DSCP | CNP_802P_PRIO) REPLY=nv_roce_cc_ecn ;;
+    LLDP_NB_DCBX) REPLY=nv_lldp_nb_conf ;;
+    DCBX_WILLING | DCBX_IEEE | DCBX_CEE) REPLY=nv_lldp_nb_dcbx ;;
+    LINK_TYPE) REPLY=nv_vpi_link_type ;;
+    INTERNAL_CPU_*) REPLY=nv_internal_cpu_conf ;;
+    KEEP_*LINK_UP*) REPLY=nv_keep_link_up ;;
+    *) REPLY=nv_${1,,} ;;
+  esac
+}
+
+# nv_tlv_key NAME: REPLY = the TLV as queryAll names one that failed: TLV_P<port>_M<module>
+# (port 0 for a global TLV).
+nv_tlv_key() {
+  local port=0
+  [[ $1 =~ _P([0-9])$ ]] && port=${BASH_REMATCH[1]}
+  nv_tlv "$1"
+  REPLY=${REPLY}_P${port}_M0
 }
 
 # nv_kind NAME: REPLY = bool, enum or the largest value of an unsigned parameter.
 nv_kind() {
   case ${1%_P[0-9]} in
     LLDP_NB_DCBX | DCBX_WILLING) REPLY=bool ;;
-    LINK_TYPE) REPLY=enum ;;
+    LINK_TYPE | INTERNAL_CPU_MODEL | INTERNAL_CPU_OFFLOAD_ENGINE) REPLY=enum ;;
     CNP_DSCP) REPLY=63 ;;
     CNP_802P_PRIO) REPLY=7 ;;
     *) REPLY=255 ;;
   esac
 }
 
+# nv_enum NAME: REPLY = the enum's `TEXT=VALUE` pairs (mlxconfig_host.db, textual_values).
+nv_enum() {
+  case ${1%_P[0-9]} in
+    LINK_TYPE) REPLY='IB=1 ETH=2' ;;
+    INTERNAL_CPU_MODEL) REPLY='SEPARATED_HOST=0 EMBEDDED_CPU=1' ;;
+    INTERNAL_CPU_OFFLOAD_ENGINE) REPLY='ENABLED=0 DISABLED=1' ;;
+    *) REPLY='' ;;
+  esac
+}
+
 # nv_str NAME VALUE: REPLY = the value's text as the parameter's type words it (the strVal).
 nv_str() {
+  local pair
   nv_kind "$1"
   case $REPLY in
     bool) if [[ $2 == 1 ]]; then REPLY=True; else REPLY=False; fi ;;
     enum)
-      case $2 in 1) REPLY=IB ;; 2) REPLY=ETH ;; *) REPLY=$2 ;; esac
+      nv_enum "$1"
+      for pair in $REPLY; do
+        if [[ ${pair#*=} == "$2" ]]; then
+          REPLY=${pair%=*}
+          return 0
+        fi
+      done
+      REPLY=$2
       ;;
     *) REPLY=$2 ;;
   esac
@@ -78,14 +135,22 @@ nv_str() {
 
 # nv_parse NAME TEXT: REPLY = the value TEXT sets, or status 1.
 nv_parse() {
-  local t=${2,,}
+  local t=${2,,} pair low
   nv_kind "$1"
   case $REPLY in
     bool)
       case $t in 0 | false) REPLY=0 ;; 1 | true) REPLY=1 ;; *) return 1 ;; esac
       ;;
     enum)
-      case $t in 1 | ib) REPLY=1 ;; 2 | eth) REPLY=2 ;; *) return 1 ;; esac
+      nv_enum "$1"
+      for pair in $REPLY; do
+        low=${pair%=*}
+        if [[ $t == "${pair#*=}" || $t == "${low,,}" ]]; then
+          REPLY=${pair#*=}
+          return 0
+        fi
+      done
+      return 1
       ;;
     *)
       if [[ $t =~ ^[0-9]+$ ]]; then
@@ -114,7 +179,12 @@ nv_cell() {
 nv_opening() { # DEV
   printf '\nDevice #%d:\n' 1
   printf -- '----------\n\n'
-  printf '%-16s%-16s\n' 'Device type:' ConnectX7 'Name:' MCX75310AAS-NEAT 'Description:' "$NV_DESC" 'Device:' "$1"
+  # A card with the internal CPU's parameters is a BlueField-3.
+  if [[ -n ${nv_next[INTERNAL_CPU_MODEL]+set} ]]; then
+    printf '%-16s%-16s\n' 'Device type:' BlueField3 'Name:' 900-9D3B6-00CV-AA0 'Description:' "$NV_DESC_BF3" 'Device:' "$1"
+  else
+    printf '%-16s%-16s\n' 'Device type:' ConnectX7 'Name:' MCX75310AAS-NEAT 'Description:' "$NV_DESC" 'Device:' "$1"
+  fi
 }
 
 # nv_header VERBOSE NEW
@@ -159,7 +229,7 @@ nv_row() {
 }
 
 nv_main() {
-  local dev='' verbose=0 yes=0 cmd='' bdf card name answer differ=0 i
+  local dev='' verbose=0 yes=0 cmd='' bdf card name answer differ=0 i host failed=''
   local -a args=() names=() vals=()
   while (($#)); do
     case $1 in
@@ -190,6 +260,11 @@ nv_main() {
   if [[ -e $FAKE/not-root ]]; then nv_err "Failed to open device: $dev. Permission denied"; fi
   [[ -e $ROOT/sys/bus/pci/devices/$bdf ]] || nv_err "Failed to open device: $dev. No such file or directory"
   card=${bdf%.*}
+  host=''
+  [[ ! -f $FAKE/nvconfig/$card.host ]] || read -r host <"$FAKE/nvconfig/$card.host" || true
+  if [[ $host == locked ]]; then
+    nv_err 'Cannot access NV register. Either FW does not support NV access register, or HW access is disabled. rc=(265)'
+  fi
   nv_load "$card"
 
   if [[ $cmd == q || $cmd == query ]]; then
@@ -197,10 +272,20 @@ nv_main() {
     printf '\n'
     nv_header "$verbose" 0
     if ((${#args[@]} == 0)); then
-      names=("${nv_names[@]}")
+      # queryAll: a TLV that fails is collected, the others printed.
+      for name in "${nv_names[@]}"; do
+        if [[ -n ${nv_fail[$name]-} ]]; then
+          nv_tlv_key "$name"
+          [[ " $failed " == *" $REPLY "* ]] || failed+="$REPLY "
+        else
+          names+=("$name")
+        fi
+      done
     else
       for name in "${args[@]}"; do
         [[ -n ${nv_next[$name]+set} ]] || nv_err "The Device doesn't support $name parameter"
+        nv_tlv "$name"
+        [[ -z ${nv_fail[$name]-} ]] || nv_err "Failed to get $REPLY settings Firmware internal error (274)"
         names+=("$name")
       done
     fi
@@ -208,6 +293,14 @@ nv_main() {
       nv_row "$name" "$verbose" && differ=1
     done
     if ((differ)); then printf "The '*' shows parameters with next value different from default/current value.\n"; fi
+    if [[ -n $failed ]]; then
+      printf -- '-E- Failed to query some of the TLVs:\n'
+      for i in $( ((verbose)) && printf 'default current ')next; do
+        printf '    Failed to query the %s values of the following TLVs:\n    %s\n' "$i" "$failed"
+      done
+      printf '\n'
+      exit 3
+    fi
     exit 0
   fi
 
@@ -222,6 +315,11 @@ nv_main() {
   nv_opening "$dev"
   printf '\n'
   nv_header "$verbose" 1
+  # A restricted host may read every TLV but write none (GenericCommander::queryParamViews).
+  if [[ $host == restricted ]]; then
+    nv_tlv "${names[0]}"
+    nv_err "Operation is not supported (Read only TLV: $REPLY)"
+  fi
   for i in "${!names[@]}"; do
     nv_row "${names[i]}" "$verbose" "${vals[i]}" || true
   done
