@@ -12,6 +12,8 @@
 # (RG_NIC_SLAVES[i], bonding/slaves), found by rg_lag_resolve; unset for any other NIC.
 RG_NIC_BOND=()
 RG_NIC_SLAVES=()
+# The slaves rg_check_lag found down, space-separated: apply does not wait for their link.
+RG_LAG_DOWN=()
 # The slave whose per-port settings are in hand (rg_lag_settings, rg_lag_restore); meanwhile
 # RG_NIC_NETDEV[i] names it, so the per-port code reads and writes that slave.
 RG_LAG_PORT=""
@@ -64,11 +66,16 @@ rg_lag_on_bond() {
   return "$rc"
 }
 
-# rg_lag_name_checks FROM PORT: the checks recorded from index FROM on name the slave they are about.
+# rg_lag_name_checks FROM PORT: the checks recorded from index FROM on name the slave they are
+# about, in their message and for the summary (RG_C_PORT).
 rg_lag_name_checks() {
   local k
+  # Escaped here once: the summary prints RG_C_PORT as it is (a name is the host's text).
+  rg_esc "$2"
   for ((k = $1; k < ${#RG_C_ID[@]}; k++)); do
     RG_C_MSG[k]="$2: ${RG_C_MSG[k]}"
+    # shellcheck disable=SC2034 # the summary (lib.sh) reads it
+    RG_C_PORT[k]=$REPLY
   done
 }
 
@@ -104,6 +111,11 @@ rg_lag_restore() {
     RG_LAG_PORT=""
   fi
   rg_lag_name_checks "$from" "$port"
+}
+
+# rg_lag_port_was_down I: true when the slave in hand was down before the run (rg_check_lag).
+rg_lag_port_was_down() {
+  [ -n "$RG_LAG_PORT" ] && [[ " ${RG_LAG_DOWN[$1]-} " == *" $RG_LAG_PORT "* ]]
 }
 
 # rg_lag_netdev DEV: the netdev of a LAG device's RoCE port: its default GID's, as ibdev2netdev
@@ -146,6 +158,7 @@ rg_check_lag() {
       down+="${down:+, }$s"
     fi
   done
+  RG_LAG_DOWN[i]=${down//,/}
   # Every port of the card must be a slave: a port left out stops mlx5 from bonding the card.
   if [ -n "$card" ]; then
     for f in "$RG_ROOT/sys/bus/pci/devices/$card".*/net/*; do

@@ -496,6 +496,8 @@ rg_link_wait() {
   [ "$RG_DRY_RUN" = no ] || return 0
   [ -n "$was" ] || was=$(rg_status_of link_state "$dev")
   [ "$was" = pass ] || return 0
+  # A LAG slave that was down before (its bond's port stays up on the other) comes back no sooner.
+  ! rg_lag_port_was_down "$i" || return 0
   start=$SECONDS
   while :; do
     if rg_link_up "$i"; then

@@ -63,6 +63,8 @@ RG_C_MSG=()
 # RG_C_FROM; empty for every other check. Not part of the result.
 RG_C_KIND=()
 RG_C_FROM=()
+# The slave of a RoCE LAG a port's check is about (lib-lag.sh), for the summary; else empty.
+RG_C_PORT=()
 
 # rg_symbols: RG_OK RG_FAIL RG_WARN RG_INFO RG_TO RG_MORE, in the console's form.
 rg_symbols() {
@@ -261,6 +263,7 @@ rg_check() {
   RG_C_MSG[n]=$7
   RG_C_KIND[n]=""
   RG_C_FROM[n]=""
+  RG_C_PORT[n]=""
   RG_C_LAST=$n
 }
 RG_C_LAST=0
@@ -554,8 +557,8 @@ rg_summary_changes() {
     case ${RG_C_KIND[i]} in
       setting)
         [[ " $ids " == *" ${RG_C_ID[i]} "* ]] || ids+=" ${RG_C_ID[i]}"
-        if [[ $nics != *" ${RG_C_NIC[i]} "* ]]; then
-          nics+="${RG_C_NIC[i]} "
+        if [[ $nics != *" ${RG_C_NIC[i]}${RG_C_PORT[i]:+/${RG_C_PORT[i]}} "* ]]; then
+          nics+="${RG_C_NIC[i]}${RG_C_PORT[i]:+/${RG_C_PORT[i]}} "
           nports=$((nports + 1))
         fi
         ;;
@@ -681,7 +684,7 @@ rg_summary_setting() {
       g_key[g]=$key g_from[g]=${RG_E_FROM[i]} g_to[g]=${RG_E_EXP[i]} g_count[g]=0 g_names[g]=""
     fi
     g_count[g]=$((g_count[g] + 1))
-    g_names[g]+="${g_names[g]:+, }${RG_C_NIC[i]}"
+    g_names[g]+="${g_names[g]:+, }${RG_C_NIC[i]}${RG_C_PORT[i]:+/${RG_C_PORT[i]}}"
   done
   if [ ${#g_key[@]} -eq 1 ]; then
     rg_change_text "${g_from[0]}" "${g_to[0]}"

@@ -81,7 +81,9 @@
 #       function (mlx5_ib main.c: name "mlx5_bond_%d", parent the LAG master PF), its port 1
 #       carrying BOND's GIDs (roce_gid_mgmt: the bond's addresses, gid_attrs/ndevs "BOND"); the
 #       slaves' addresses move to BOND, as a bonded host's network configuration has them. The
-#       per-port driver files (qos/, ecn/, the DCB state) stay on each slave.
+#       per-port driver files (qos/, ecn/, the DCB state) stay on each slave. Unless the slaves
+#       are every PF of one card, mlx5 makes no LAG (lag.c): the bond is made, DEV is not, and
+#       each port keeps its RDMA device.
 #   fakehost.sh create ... --netmgr IF:nm|networkd|netplan|ifcfg[:MTU] [--netmgr ...]
 #   fakehost.sh reactivate ROOT IF
 #       a network manager for IF, and what it does when it activates IF again: see
@@ -664,9 +666,21 @@ fakehost_lag() (
   done
   first=${slaves[0]}
   mac=$(<"sys/class/net/$first/address")
-  # The slaves' RDMA devices go (mlx5_lag: mlx5_lag_remove_devices); the first slave's becomes
-  # the LAG device, kept on its PCI function with its ports, counters and traffic class file.
+  # mlx5 activates the hardware LAG only when every PF of the card is a slave of the one bond
+  # (lag.c mlx5_lag_netdev_event: is_bonded needs num_slaves == ldev->ports, all of one card);
+  # otherwise the bond is made and every port keeps its own RDMA device.
+  pci=$(readlink -- "sys/class/net/$first/device")
+  pci=${pci##*/}
+  local hw=1 n=0
+  for d in sys/bus/pci/devices/"${pci%.*}".*/net/*; do
+    n=$((n + 1))
+    [[ " ${slaves[*]} " == *" ${d##*/} "* ]] || hw=0
+  done
+  ((n == ${#slaves[@]})) || hw=0
   for s in "${slaves[@]}"; do
+    ((hw)) || break
+    # The slaves' RDMA devices go (mlx5_lag_remove_devices); the first slave's becomes the LAG
+    # device, kept on its PCI function with its ports, counters and traffic class file.
     pci=$(readlink -- "sys/class/net/$s/device")
     pci=sys/devices/pci0000:00/${pci##*/}
     for rdma in "$pci"/infiniband/*; do
@@ -686,7 +700,7 @@ fakehost_lag() (
   for s in arp_ignore arp_announce rp_filter; do
     cp -- "proc/sys/net/ipv4/conf/default/$s" "proc/sys/net/ipv4/conf/$bond/$s"
   done
-  printf '%s\n' "$dev" >".fake/lag/$bond"
+  ((hw == 0)) || printf '%s\n' "$dev" >".fake/lag/$bond"
   cp -- "sys/class/net/$first/mtu" "$d/mtu"
   printf '%s\n' up >"$d/operstate"
   printf '%s\n' 1 >"$d/carrier"
