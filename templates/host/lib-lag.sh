@@ -166,7 +166,7 @@ rg_check_lag() {
       n=${f##*/}
       p=${f%/net/*}
       [[ " ${RG_NIC_SLAVES[i]} " == *" $n "* ]] ||
-        bad+="${bad:+; }$n (PCI ${p##*/}) is a port of the same card but not a slave of $bond: mlx5 activates RoCE LAG only with every port of the card in the bond, and $n stays lossy"
+        bad+="${bad:+; }$n (PCI ${p##*/}) is a port of the same card but not a slave of $bond: mlx5 activates RoCE LAG only with every port of the card in the bond, and $n stays lossy; add $n to $bond's slaves in the network configuration"
     done
   fi
   mode=$(rg_read "/sys/class/net/$bond/bonding/mode") || mode=""
@@ -181,7 +181,8 @@ rg_check_lag() {
   fi
 }
 
-# rg_lag_check_driver I: the driver check of a bond: bonding over mlx5_core slaves.
+# rg_lag_check_driver I: the driver check of a bond: bonding over mlx5_core slaves. Its values
+# are the slaves' driver, as another port's are, so that hosts compare alike (ingest).
 rg_lag_check_driver() {
   local i=$1 dev=${RG_NIC_IBDEV[$1]} bond=${RG_NIC_BOND[$1]} s d other=""
   for s in ${RG_NIC_SLAVES[i]}; do
@@ -189,12 +190,12 @@ rg_lag_check_driver() {
     [ "$d" = mlx5_core ] || other+="${other:+, }$s (${d:-unknown})"
   done
   if [ -z "${RG_NIC_SLAVES[i]}" ]; then
-    rg_check driver "$dev" fail error "bonding over mlx5_core" bonding "$bond is a bond without slaves"
+    rg_check driver "$dev" fail error mlx5_core "" "$bond is a bond without slaves"
   elif [ -n "$other" ]; then
-    rg_check driver "$dev" fail error "bonding over mlx5_core" "bonding over $other" "$bond bonds ports not driven by mlx5_core: $other"
+    rg_check driver "$dev" fail error mlx5_core "$other" "$bond bonds ports not driven by mlx5_core: $other"
   else
-    rg_check driver "$dev" pass error "bonding over mlx5_core" "bonding over mlx5_core" \
-      "$bond is a bond over mlx5_core ports (${RG_NIC_SLAVES[i]// /, })"
+    rg_check driver "$dev" pass error mlx5_core mlx5_core \
+      "$bond is a bond (bonding) over mlx5_core ports (${RG_NIC_SLAVES[i]// /, })"
   fi
 }
 

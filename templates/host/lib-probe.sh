@@ -280,6 +280,8 @@ rg_check_monitor() {
     return 0
   fi
   rg_probe "$i"
+  # A LAG's optic, PCIe link and link speed are its first slave's (rg_probe): say so.
+  ! rg_is_lag "$i" || [ -z "${RG_NIC_SLAVES[i]}" ] || ifc=${RG_NIC_SLAVES[i]%% *}
 
   limits="temperature <= ${RG_P_OPT_LIMITS%% *} C, power within limits"
   if [ "$RG_P_OPT_OK" != yes ]; then
