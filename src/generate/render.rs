@@ -102,6 +102,8 @@ pub(crate) const LIB_NETMGR_SH: FileTemplate = plain("host/lib-netmgr.sh", 0o644
 /// `lib-net.sh`: multi-rail address hygiene: the ARP and reverse-path sysctls, the route to
 /// each rail peer.
 pub(crate) const LIB_NET_SH: FileTemplate = plain("host/lib-net.sh", 0o644);
+/// `lib-lag.sh`: RoCE LAG: a bond's slaves, the per-port settings on each, the LAG checks.
+pub(crate) const LIB_LAG_SH: FileTemplate = plain("host/lib-lag.sh", 0o644);
 /// `health.sh`: the live health run the health timer starts (node_exporter's textfile).
 pub(crate) const HEALTH_SH: FileTemplate = plain("host/health.sh", 0o755);
 /// `lib-health.sh`: the health run's counters, drift and textfile, and its timer's install.
@@ -135,7 +137,7 @@ pub(crate) const DIST_FILES: [FileTemplate; 3] = [RUN_HERE_SH, ANSIBLE_INVENTORY
 pub(crate) const HOST_FILES: [FileTemplate; 1] = [PLAN_SH];
 
 /// The files that do not depend on the host: made once per run, shared by every bundle.
-pub(crate) const SHARED_FILES: [FileTemplate; 22] = [
+pub(crate) const SHARED_FILES: [FileTemplate; 23] = [
     PRECHECK_SH,
     APPLY_SH,
     ROLLBACK_SH,
@@ -150,6 +152,7 @@ pub(crate) const SHARED_FILES: [FileTemplate; 22] = [
     LIB_FIRMWARE_SH,
     LIB_NETMGR_SH,
     LIB_NET_SH,
+    LIB_LAG_SH,
     HEALTH_SH,
     LIB_HEALTH_SH,
     FABRIC_SH,
@@ -197,6 +200,7 @@ const EMBEDDED: &[(&str, &str)] = embedded![
     "host/lib-firmware.sh",
     "host/lib-netmgr.sh",
     "host/lib-net.sh",
+    "host/lib-lag.sh",
     "host/health.sh",
     "host/lib-health.sh",
     "host/fabric.sh",

@@ -101,6 +101,7 @@ rg_resolve_netdevs() {
     [ ! -d "$RG_ROOT/sys/class/net/${RG_NIC_NETDEV[i]}" ] || continue
     rg_resolve_netdev "$i"
   done
+  rg_lag_resolve
 }
 
 # rg_resolve_netdev I: see rg_resolve_netdevs.
@@ -329,12 +330,16 @@ rg_check_identity() {
   else
     rg_check netdev "$dev" fail error "$ifc" absent "$ifc is not in /sys/class/net/ (present: $(rg_list /sys/class/net))"
   fi
+  # A bond's slaves, before the mapping: they say why mlx5 has no LAG device for it.
+  rg_check_lag "$i"
   if [ "$(rg_status_of ib_dev "$dev")" != pass ] || ! rg_netdev_found "$dev"; then
     rg_check netdev_map "$dev" skip error "$ifc" "" "skipped: $dev or $ifc is missing"
     rg_check link_layer "$dev" skip error Ethernet "" "skipped: $dev is missing"
     return 0
   fi
   mapped=$(rg_netdev_of "$dev")
+  # A LAG device's device link names its master PF; its RoCE port's netdev is the bond.
+  ! rg_is_lag "$i" || mapped=$(rg_lag_netdev "$dev")
   # Some kernels expose no device/net link for the RDMA device; OFED's ibdev2netdev still maps it.
   if [ -z "$mapped" ] && rg_has ibdev2netdev; then
     mapped=$(rg_x ibdev2netdev 2>/dev/null | rg_parse_ibdev2netdev "$dev") || mapped=""
@@ -354,6 +359,8 @@ rg_check_identity() {
   if [ -n "${RG_NIC_PCI[i]}" ]; then
     pci=$(readlink "$RG_ROOT/sys/class/net/$ifc/device" 2>/dev/null) || pci=""
     pci=${pci##*/}
+    # A bond has no PCI function: a LAG row's is its LAG device's, the master PF's.
+    ! rg_is_lag "$i" || pci=$(rg_lag_pci "$i")
     if [ "$pci" = "${RG_NIC_PCI[i]}" ]; then
       rg_check pci "$dev" pass error "${RG_NIC_PCI[i]}" "$pci" "$ifc is at PCI $pci"
     else
@@ -388,7 +395,7 @@ rg_identity_ok() {
   for id in ib_dev netdev_map link_layer; do
     [ "$(rg_status_of "$id" "$dev")" = pass ] || return 1
   done
-  for id in pci mac; do
+  for id in pci mac lag; do
     [ "$(rg_status_of "$id" "$dev")" != fail ] || return 1
   done
 }
@@ -460,7 +467,9 @@ rg_check_nic_env() {
     rg_check link_state "$dev" warn warning "4: ACTIVE" "$state" "port 1 of $dev is ${state:-in an unknown state}, not ACTIVE (cable or switch port?)"
   fi
   driver=$(rg_x ethtool -i "$ifc" 2>/dev/null | sed -n 's/^driver: //p') || driver=""
-  if [ "$driver" = mlx5_core ]; then
+  if [ "$driver" = bonding ] && rg_is_lag "$i"; then
+    rg_lag_check_driver "$i"
+  elif [ "$driver" = mlx5_core ]; then
     rg_check driver "$dev" pass error mlx5_core "$driver" "$ifc is driven by mlx5_core"
   elif [ -z "$driver" ]; then
     rg_check driver "$dev" warn warning mlx5_core "" "cannot tell the driver of $ifc (ethtool -i gave nothing)"

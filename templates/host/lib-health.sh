@@ -192,7 +192,17 @@ rg_health_cm_get() {
 # rg_health_drift I: one drift series per planned setting of port I that this host can read:
 # 1 when it no longer reads as planned. A setting it cannot read has no series.
 rg_health_drift() {
-  local i=$1 dev=${RG_NIC_IBDEV[$1]} ifc=${RG_NIC_NETDEV[$1]} l id want
+  local i=$1 dev=${RG_NIC_IBDEV[$1]} ifc=${RG_NIC_NETDEV[$1]} l id want s
+  # A RoCE LAG: the per-port settings on each slave (its series name the slave), the rest on the bond.
+  if [ -z "$RG_LAG_PORT" ] && rg_is_lag "$i"; then
+    for s in ${RG_NIC_SLAVES[i]}; do
+      RG_LAG_PORT=$s
+      RG_NIC_NETDEV[i]=$s
+      rg_health_drift "$i"
+      RG_NIC_NETDEV[i]=$ifc
+      RG_LAG_PORT=""
+    done
+  fi
   [ -d "$RG_ROOT/sys/class/net/$ifc" ] && [ -d "$RG_ROOT/sys/class/infiniband/$dev" ] || return 0
   rg_hl_esc "$dev"
   l="$RG_HEALTH_BASE,nic=\"$REPLY\""
@@ -202,6 +212,7 @@ rg_health_drift() {
   l+=",rail=\"$REPLY\""
   for id in $RG_SETTINGS; do
     rg_applies "$id" || continue
+    rg_lag_wants "$id" "$i" || continue
     want=$(rg_planned "$id" "$i")
     [ -n "$want" ] || continue
     rg_supported "$id" "$i" || continue
@@ -271,6 +282,7 @@ rg_health_main() {
   rg_hl_esc "$RG_HOST"
   RG_HEALTH_BASE+=",host=\"$REPLY\""
   mkdir -p "$RG_HEALTH_STATE" || rg_die "cannot create $RG_HEALTH_STATE"
+  rg_lag_resolve
   for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do
     rg_health_port "$i"
   done

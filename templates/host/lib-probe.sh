@@ -230,6 +230,8 @@ rg_probe_lldp() {
 # rg_probe I: everything above for NIC I, and its facts JSON in RG_M_FACTS[I].
 rg_probe() {
   local i=$1 dev=${RG_NIC_IBDEV[$1]} ifc=${RG_NIC_NETDEV[$1]} transceiver link pcie neighbor
+  # A bond has no optic, PCIe link or port counters of its own: a LAG's are its first slave's.
+  ! rg_is_lag "$i" || [ -z "${RG_NIC_SLAVES[i]}" ] || ifc=${RG_NIC_SLAVES[i]%% *}
   rg_probe_link "$ifc"
   rg_probe_optics "$ifc" "$RG_P_LANES"
   rg_probe_pcie "$ifc"
@@ -278,6 +280,8 @@ rg_check_monitor() {
     return 0
   fi
   rg_probe "$i"
+  # A LAG's optic, PCIe link and link speed are its first slave's (rg_probe): say so.
+  ! rg_is_lag "$i" || [ -z "${RG_NIC_SLAVES[i]}" ] || ifc=${RG_NIC_SLAVES[i]%% *}
 
   limits="temperature <= ${RG_P_OPT_LIMITS%% *} C, power within limits"
   if [ "$RG_P_OPT_OK" != yes ]; then
@@ -392,7 +396,7 @@ RG_FACTS_MORE=""
 # monitoring the transceiver, link, PCIe link, health counters and LLDP neighbour), then the
 # members of RG_FACTS_MORE.
 rg_facts() {
-  local kernel ofed="" i dev sep="" extra f
+  local kernel ofed="" i dev sep="" extra f netdev
   kernel=$(uname -r 2>/dev/null) || kernel=""
   ofed=$RG_OFED
   printf '{"kernel":%s,"ofed":%s,"nics":{' "$(rg_json_str "$kernel")" "$(rg_json_str "$ofed")"
@@ -412,12 +416,18 @@ rg_facts() {
     if [ "${RG_NIC_PLANNED[i]:-${RG_NIC_NETDEV[i]}}" != "${RG_NIC_NETDEV[i]}" ]; then
       extra+=",\"planned_netdev\":$(rg_json_str "${RG_NIC_PLANNED[i]}")"
     fi
+    # A LAG: its netdev is the bond (the device link names the master PF), and its slaves.
+    netdev=$(rg_netdev_of "$dev")
+    if rg_is_lag "$i"; then
+      netdev=${RG_NIC_BOND[i]}
+      extra+=",\"slaves\":$(rg_lag_slaves_json "$i")"
+    fi
     # board_id (the PSID) names the card as its firmware is built for; hca_type the chip.
     printf '%s%s:{"fw_ver":%s,"board_id":%s,"hca_type":%s,"netdev":%s,"dcbx":%s%s}' "$sep" "$(rg_json_str "$dev")" \
       "$(rg_json_str "$(rg_read "/sys/class/infiniband/$dev/fw_ver" || true)")" \
       "$(rg_json_str "$(rg_read "/sys/class/infiniband/$dev/board_id" || true)")" \
       "$(rg_json_str "$(rg_read "/sys/class/infiniband/$dev/hca_type" || true)")" \
-      "$(rg_json_str "$(rg_netdev_of "$dev")")" "$(rg_json_str "${RG_DCBX_SEEN[i]-}")" "${extra:+,$extra}"
+      "$(rg_json_str "$netdev")" "$(rg_json_str "${RG_DCBX_SEEN[i]-}")" "${extra:+,$extra}"
     sep=","
   done
   printf '}'

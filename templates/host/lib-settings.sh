@@ -587,6 +587,8 @@ rg_link_wait() {
   [ "$RG_DRY_RUN" = no ] || return 0
   [ -n "$was" ] || was=$(rg_status_of link_state "$dev")
   [ "$was" = pass ] || return 0
+  # A LAG slave that was down before (its bond's port stays up on the other) comes back no sooner.
+  ! rg_lag_port_was_down "$i" || return 0
   start=$SECONDS
   while :; do
     if rg_link_up "$i"; then
@@ -600,8 +602,8 @@ rg_link_wait() {
   # shellcheck disable=SC2034 # rg_check (lib.sh) reads it
   RG_CHECK_REPLACE=yes
   if [ "$RG_PHASE" = apply ]; then
-    rg_check_nic_env "$i"
-    rg_check_gid "$i"
+    rg_lag_on_bond "$i" rg_check_nic_env "$i"
+    rg_lag_on_bond "$i" rg_check_gid "$i"
   fi
   if [ "$up" = yes ]; then
     rg_check link_state "$dev" pass warning "4: ACTIVE" "4: ACTIVE" \
@@ -630,14 +632,25 @@ rg_add_flap() {
   [[ " $RG_FLAPS " == *" ${RG_NIC_NETDEV[$1]} "* ]] || RG_FLAPS="${RG_FLAPS:+$RG_FLAPS }${RG_NIC_NETDEV[$1]}"
 }
 
-# rg_nic_settings MODE I: every planned setting of NIC I, compared (precheck) or applied.
-# Sets RG_PORT_BEFORE.
+# rg_nic_settings MODE I: every planned setting of NIC I, compared (precheck) or applied; on a
+# RoCE LAG, the per-port ones on each slave (lib-lag.sh).
 rg_nic_settings() {
+  if rg_is_lag "$2"; then
+    rg_lag_settings "$1" "$2"
+  else
+    rg_port_settings "$1" "$2"
+  fi
+}
+
+# rg_port_settings MODE I: rg_nic_settings on one port (on a LAG, the settings of this pass:
+# rg_lag_wants). Sets RG_PORT_BEFORE.
+rg_port_settings() {
   local mode=$1 i=$2 dev=${RG_NIC_IBDEV[$2]} id want ids=""
   RG_PORT_BEFORE=()
-  rg_check_dcbx "$i"
+  ! rg_lag_wants dcbx "$i" || rg_check_dcbx "$i"
   for id in $RG_SETTINGS; do
     rg_applies "$id" || continue
+    rg_lag_wants "$id" "$i" || continue
     want=$(rg_planned "$id" "$i")
     if ! rg_identity_ok "$i"; then
       rg_check "$id" "$dev" skip error "$want" "" "skipped: the identity of $dev did not check out"
@@ -663,9 +676,9 @@ rg_nic_settings() {
     esac
   fi
   # Read-only, on the buffers as apply's changes left them.
-  rg_check_pfc_buffer "$i"
+  ! rg_lag_wants pfc "$i" || rg_check_pfc_buffer "$i"
   # Who keeps the MTU (lib-netmgr.sh): NetworkManager or networkd puts its own back.
-  rg_netmgr_check "$mode" "$i"
+  ! rg_lag_wants mtu "$i" || rg_netmgr_check "$mode" "$i"
 }
 
 # rg_compare_all I IDS: precheck: pass where the host matches the plan, warn where apply will
@@ -694,8 +707,10 @@ rg_compare_all() {
 # an earlier apply is kept, so rollback returns to the host as it was before roce-gen. Reads
 # RG_PORT_BEFORE and adds the values it reads.
 rg_save_all() {
-  local i=$1 dev=${RG_NIC_IBDEV[$1]} id lines=""
+  # A LAG slave's values are saved under DEV/SLAVE (rg_lag_restore).
+  local i=$1 dev=${RG_NIC_IBDEV[$1]}${RG_LAG_PORT:+/$RG_LAG_PORT} id lines=""
   for id in $2 dscp_map pause traffic_class_rules; do
+    rg_lag_wants "$id" "$i" || continue
     [[ $'\n'$lines != *$'\n'"$id"$'\t'* ]] || continue
     # The traffic_class file's rules go with its global class (saved where there are any).
     [ "$id" != traffic_class_rules ] || [[ " $2 " == *" traffic_class "* ]] || continue
@@ -920,6 +935,10 @@ rg_predict() {
 rg_restore() {
   local dev=$1 i key id want now after note order=$RG_RESTORE_ORDER map_before="" word was=no
   local -A saved=()
+  if [[ $dev == */* ]]; then
+    rg_lag_restore "$@"
+    return
+  fi
   shift
   for word in "$@"; do saved[${word%%=*}]=${word#*=}; done
   order="$(rg_dcqcn_saved_ids ${saved[@]+"${!saved[@]}"}) $order"

@@ -3,7 +3,7 @@
 # and rollback.sh source it and call rg_init, which sets strict mode, the locale and PATH and
 # sources plan.sh (this host's values, RG_*). Sourcing it, like sourcing any of its parts
 # (lib-text.sh, lib-parse.sh, lib-checks.sh, lib-probe.sh, lib-settings.sh, lib-rdma.sh,
-# lib-persist.sh, lib-firmware.sh, lib-netmgr.sh, lib-net.sh, lib-health.sh), only defines functions and values, so a function test can.
+# lib-persist.sh, lib-firmware.sh, lib-netmgr.sh, lib-net.sh, lib-lag.sh, lib-health.sh), only defines functions and values, so a function test can.
 # Here: the command line, logging, the run lock, time limits on tools, the checks of a run, the
 # JSON result and the summary. Bash 4.2 (RHEL 7) or newer, coreutils, and the host's own tools;
 # nothing else.
@@ -63,6 +63,8 @@ RG_C_MSG=()
 # RG_C_FROM; empty for every other check. Not part of the result.
 RG_C_KIND=()
 RG_C_FROM=()
+# The slave of a RoCE LAG a port's check is about (lib-lag.sh), for the summary; else empty.
+RG_C_PORT=()
 
 # rg_symbols: RG_OK RG_FAIL RG_WARN RG_INFO RG_TO RG_MORE, in the console's form.
 rg_symbols() {
@@ -261,6 +263,7 @@ rg_check() {
   RG_C_MSG[n]=$7
   RG_C_KIND[n]=""
   RG_C_FROM[n]=""
+  RG_C_PORT[n]=""
   RG_C_LAST=$n
 }
 RG_C_LAST=0
@@ -567,8 +570,8 @@ rg_summary_changes() {
     case ${RG_C_KIND[i]} in
       setting)
         [[ " $ids " == *" ${RG_C_ID[i]} "* ]] || ids+=" ${RG_C_ID[i]}"
-        if [[ $nics != *" ${RG_C_NIC[i]} "* ]]; then
-          nics+="${RG_C_NIC[i]} "
+        if [[ $nics != *" ${RG_C_NIC[i]}${RG_C_PORT[i]:+/${RG_C_PORT[i]}} "* ]]; then
+          nics+="${RG_C_NIC[i]}${RG_C_PORT[i]:+/${RG_C_PORT[i]}} "
           nports=$((nports + 1))
         fi
         ;;
@@ -694,7 +697,7 @@ rg_summary_setting() {
       g_key[g]=$key g_from[g]=${RG_E_FROM[i]} g_to[g]=${RG_E_EXP[i]} g_count[g]=0 g_names[g]=""
     fi
     g_count[g]=$((g_count[g] + 1))
-    g_names[g]+="${g_names[g]:+, }${RG_C_NIC[i]}"
+    g_names[g]+="${g_names[g]:+, }${RG_C_NIC[i]}${RG_C_PORT[i]:+/${RG_C_PORT[i]}}"
   done
   if [ ${#g_key[@]} -eq 1 ]; then
     rg_change_text "${g_from[0]}" "${g_to[0]}"
@@ -951,6 +954,8 @@ rg_init() {
 . "$RG_DIR/lib-netmgr.sh" || return
 # shellcheck source=lib-net.sh
 . "$RG_DIR/lib-net.sh" || return
+# shellcheck source=lib-lag.sh
+. "$RG_DIR/lib-lag.sh" || return
 # shellcheck source=lib-health.sh
 . "$RG_DIR/lib-health.sh" || return
 # shellcheck source=lib-fabric.sh

@@ -75,6 +75,19 @@
 #       stubs/nvconfig.sh), systemd queues a start job for each enabled unit, the devices come
 #       up as in reload (coldplug's `add` events, openibd's hook where OFED is), then the jobs
 #       run: the boot unit runs once, as at a real boot.
+#   fakehost.sh lag ROOT BOND DEV SLAVE,SLAVE[,...]
+#       the host bonds the PFs SLAVE,... (each with its own RDMA device) into BOND and mlx5
+#       activates RoCE LAG: as the kernel lays it out, BOND is a netdev with no device link
+#       (bond_sysfs.c: bonding/slaves "S1 S2", bonding/mode "802.3ad 4"; lower_S links, each
+#       slave's master and upper_BOND links and bonding_slave/ files, bond_sysfs_slave.c); the
+#       slaves take BOND's MAC, the first slave's (bond_enslave); the slaves' RDMA devices are
+#       unregistered and one LAG device DEV (mlx5_bond_N) is registered on the first slave's PCI
+#       function (mlx5_ib main.c: name "mlx5_bond_%d", parent the LAG master PF), its port 1
+#       carrying BOND's GIDs (roce_gid_mgmt: the bond's addresses, gid_attrs/ndevs "BOND"); the
+#       slaves' addresses move to BOND, as a bonded host's network configuration has them. The
+#       per-port driver files (qos/, ecn/, the DCB state) stay on each slave. Unless the slaves
+#       are every PF of one card, mlx5 makes no LAG (lag.c): the bond is made, DEV is not, and
+#       each port keeps its RDMA device.
 #   fakehost.sh create ... --netmgr IF:nm|networkd|netplan|ifcfg[:MTU] [--netmgr ...]
 #   fakehost.sh reactivate ROOT IF
 #       a network manager for IF, and what it does when it activates IF again: see
@@ -120,6 +133,7 @@ fakehost_usage() {
     '       fakehost.sh rename ROOT IF NEWNAME' \
     '       fakehost.sh altname ROOT IF ALTNAME' \
     '       fakehost.sh addr ROOT IF [CIDR ...]' \
+    '       fakehost.sh lag ROOT BOND DEV SLAVE,SLAVE[,...]' \
     '       fakehost.sh snapshot ROOT [DIR ...]' \
     '       fakehost.sh run ROOT -- CMD [ARG ...]' \
     '       fakehost.sh reload ROOT [--how openibd|modprobe|devlink|mlxfwreset|recovery|rescan]' \
@@ -613,7 +627,14 @@ fakehost_gid_table() (
   set -eu
   local root=$1 ifc=$2 dev='' base mac line ip k n=2 zero
   local -a mb=() gid=() type=()
-  for dev in "$root/sys/class/net/$ifc/device/infiniband"/*; do [[ -e $dev ]] && break; done
+  # A bond slave's GIDs are the bond's (the LAG device's table); a bond's LAG device is on no
+  # PCI function of the bond's own (fakehost_lag records it).
+  [[ ! -e $root/sys/class/net/$ifc/master ]] || exit 0
+  if [[ -f $root/.fake/lag/$ifc ]]; then
+    dev=$root/sys/class/infiniband/$(<"$root/.fake/lag/$ifc")
+  else
+    for dev in "$root/sys/class/net/$ifc/device/infiniband"/*; do [[ -e $dev ]] && break; done
+  fi
   [[ -n $dev && -e $dev ]] || exit 0 # no RDMA device on this netdev: no GID table
   base=$root/sys/class/infiniband/${dev##*/}/ports/1
   mkdir -p -- "$base/gids" "$base/gid_attrs/types" "$base/gid_attrs/ndevs"
@@ -672,6 +693,102 @@ fakehost_addr() (
   mkdir -p -- "$root/.fake/net/$ifc"
   if (($#)); then printf '%s\n' "$@" >"$root/.fake/net/$ifc/addrs"; else : >"$root/.fake/net/$ifc/addrs"; fi
   fakehost_gid_table "$root" "$ifc"
+)
+
+# fakehost_lag ROOT BOND DEV SLAVE,SLAVE[,...]: see the usage above.
+fakehost_lag() (
+  set -eu
+  shopt -s nullglob
+  local root=${1-} bond=${2-} dev=${3-} list=${4-} s d first='' mac='' idx=1 pci rdma
+  local -a slaves=()
+  if [[ -z $root || ! -d $root/.fake ]]; then
+    printf 'fakehost lag: %s is not a fake host root\n' "$root" >&2
+    exit 2
+  fi
+  [[ $bond =~ ^[A-Za-z0-9_.-]{1,15}$ && ! -e $root/sys/class/net/$bond ]] || {
+    printf 'fakehost lag: %s is not a free interface name\n' "$bond" >&2
+    exit 2
+  }
+  [[ $dev =~ ^mlx5_bond_[0-9]+$ && ! -e $root/sys/class/infiniband/$dev ]] || {
+    printf 'fakehost lag: %s is not a free LAG device name (mlx5_bond_N)\n' "$dev" >&2
+    exit 2
+  }
+  root=$(cd -- "$root" && pwd)
+  IFS=, read -r -a slaves <<<"$list"
+  ((${#slaves[@]} >= 1)) || {
+    echo 'fakehost lag: no slaves' >&2
+    exit 2
+  }
+  cd -- "$root"
+  for s in "${slaves[@]}"; do
+    [[ $s =~ ^[A-Za-z0-9_.-]+$ && -d sys/class/net/$s && -e sys/class/net/$s/device ]] || {
+      printf 'fakehost lag: %s is not a PCI function'"'"'s interface\n' "$s" >&2
+      exit 2
+    }
+  done
+  for d in sys/class/net/*/ifindex; do
+    if (($(<"$d") >= idx)); then idx=$(($(<"$d") + 1)); fi
+  done
+  first=${slaves[0]}
+  mac=$(<"sys/class/net/$first/address")
+  # mlx5 activates the hardware LAG only when every PF of the card is a slave of the one bond
+  # (lag.c mlx5_lag_netdev_event: is_bonded needs num_slaves == ldev->ports, all of one card);
+  # otherwise the bond is made and every port keeps its own RDMA device.
+  pci=$(readlink -- "sys/class/net/$first/device")
+  pci=${pci##*/}
+  local hw=1 n=0
+  for d in sys/bus/pci/devices/"${pci%.*}".*/net/*; do
+    n=$((n + 1))
+    [[ " ${slaves[*]} " == *" ${d##*/} "* ]] || hw=0
+  done
+  ((n == ${#slaves[@]})) || hw=0
+  for s in "${slaves[@]}"; do
+    ((hw)) || break
+    # The slaves' RDMA devices go (mlx5_lag_remove_devices); the first slave's becomes the LAG
+    # device, kept on its PCI function with its ports, counters and traffic class file.
+    pci=$(readlink -- "sys/class/net/$s/device")
+    pci=sys/devices/pci0000:00/${pci##*/}
+    for rdma in "$pci"/infiniband/*; do
+      d=${rdma##*/}
+      rm -f -- "$rdma"
+      rm -rf -- ".fake/cma/$d"
+      if [[ $s == "$first" ]]; then
+        mv -- "sys/class/infiniband/$d" "sys/class/infiniband/$dev"
+        ln -s -- "../../../../class/infiniband/$dev" "$pci/infiniband/$dev"
+      else
+        rm -rf -- "sys/class/infiniband/$d"
+      fi
+    done
+  done
+  d=sys/class/net/$bond
+  mkdir -p -- "$d/bonding" ".fake/net/$bond" ".fake/lag" "proc/sys/net/ipv4/conf/$bond"
+  for s in arp_ignore arp_announce rp_filter; do
+    cp -- "proc/sys/net/ipv4/conf/default/$s" "proc/sys/net/ipv4/conf/$bond/$s"
+  done
+  ((hw == 0)) || printf '%s\n' "$dev" >".fake/lag/$bond"
+  cp -- "sys/class/net/$first/mtu" "$d/mtu"
+  printf '%s\n' up >"$d/operstate"
+  printf '%s\n' 1 >"$d/carrier"
+  printf '%s\n' 0x0 >"$d/dev_id" # every netdev has one (net-sysfs.c)
+  printf '%s\n' "$mac" >"$d/address"
+  printf '%s\n' "$idx" >"$d/ifindex"
+  printf '%s\n' $((400000 * ${#slaves[@]})) >"$d/speed"
+  printf '%s\n' '802.3ad 4' >"$d/bonding/mode"
+  printf '%s\n' "${slaves[*]}" >"$d/bonding/slaves"
+  : >".fake/net/$bond/addrs"
+  for s in "${slaves[@]}"; do
+    ln -s -- "../$s" "$d/lower_$s"
+    ln -s -- "../$bond" "sys/class/net/$s/master"
+    ln -s -- "../$bond" "sys/class/net/$s/upper_$bond"
+    mkdir -p -- "sys/class/net/$s/bonding_slave"
+    printf '%s\n' active >"sys/class/net/$s/bonding_slave/state"
+    printf '%s\n' up >"sys/class/net/$s/bonding_slave/mii_status"
+    cp -- "sys/class/net/$s/address" "sys/class/net/$s/bonding_slave/perm_hwaddr"
+    printf '%s\n' "$mac" >"sys/class/net/$s/address"
+    if [[ -s .fake/net/$s/addrs ]]; then cat -- ".fake/net/$s/addrs" >>".fake/net/$bond/addrs"; fi
+    : >".fake/net/$s/addrs"
+  done
+  fakehost_gid_table "$root" "$bond"
 )
 
 fakehost_snapshot() (
@@ -786,6 +903,7 @@ fakehost_main() {
   case $cmd in
     create) fakehost_create "$@" ;;
     addr) fakehost_addr "$@" ;;
+    lag) fakehost_lag "$@" ;;
     rename) fakehost_rename "$@" ;;
     altname) fakehost_altname "$@" ;;
     snapshot) fakehost_snapshot "$@" ;;

@@ -356,6 +356,32 @@ echo 0 >"$H/sys/class/net/ens1f1np1/carrier"
 call "$H" ibdev2netdev
 fixture 'ibdev2netdev, one link down (carrier 0)' 0 ibdev2netdev/two-ports.txt ''
 
+# RoCE LAG (fakehost.sh lag): the bond's sysfs as bond_sysfs.c prints it, the LAG device on PF0
+# with the bond's GIDs, ethtool -i of the bond, ibdev2netdev naming the bond.
+fresh lag1
+H=$REPLY
+"$FH" addr "$H" ens1f0np0 10.10.0.10/24
+"$FH" lag "$H" bond0 mlx5_bond_0 ens1f0np0,ens1f1np1
+same 'lag: bonding/slaves' bonding/slaves.txt "$H/sys/class/net/bond0/bonding/slaves"
+same 'lag: bonding/mode' bonding/mode.txt "$H/sys/class/net/bond0/bonding/mode"
+eq 'lag: the slaves RDMA devices are gone, the LAG device is on PF0' 'mlx5_bond_0 mlx5_bond_0' \
+  "$(cd "$H/sys/class/infiniband" && echo *) $(cd "$H/sys/devices/pci0000:00/0000:1a:00.0/infiniband" && echo *)"
+eq 'lag: the bond carries the address, the LAG port its GID' 'bond0 0000:0000:0000:0000:0000:ffff:0a0a:000a' \
+  "$(val "$H/sys/class/infiniband/mlx5_bond_0/ports/1/gid_attrs/ndevs/3") $(val "$H/sys/class/infiniband/mlx5_bond_0/ports/1/gids/3")"
+eq 'lag: the slaves take the bond MAC' 'b8:3f:d2:01:00:00 b8:3f:d2:01:00:01' \
+  "$(val "$H/sys/class/net/ens1f1np1/address") $(val "$H/sys/class/net/ens1f1np1/bonding_slave/perm_hwaddr")"
+call "$H" ethtool -i bond0
+fixture 'ethtool -i of a bond' 0 ethtool/driver-bond.txt ''
+call "$H" ibdev2netdev
+fixture 'ibdev2netdev on a RoCE LAG' 0 ibdev2netdev/lag.txt ''
+call "$H" ip link set dev bond0 mtu 4200
+eq 'ip link set bond0 mtu: the slaves first (bond_change_mtu)' '4200 4200 4200' \
+  "$(val "$H/sys/class/net/bond0/mtu") $(val "$H/sys/class/net/ens1f0np0/mtu") $(val "$H/sys/class/net/ens1f1np1/mtu")"
+fresh lag2
+H=$REPLY
+"$FH" lag "$H" bond0 mlx5_bond_0 ens1f0np0
+eq 'lag over one port of two: mlx5 makes no LAG device' 'mlx5_0 mlx5_1' "$(cd "$H/sys/class/infiniband" && echo *)"
+
 # lldpcli (captured from lldpd 1.0.16 between two network namespaces)
 "$FH" create "$T/lldpd" --kind ofed --host gpu-001 --nic "$NIC0" --nic "$NIC1" --lldp lldpd
 H=$T/lldpd

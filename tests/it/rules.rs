@@ -156,6 +156,26 @@ fn nic_values_out_of_charset() {
 }
 
 #[test]
+fn lag_row_pci_is_pf0_or_empty() {
+    // A RoCE LAG row names the bond and the LAG device; mlx5 registers mlx5_bond_N on the card's
+    // first PF, so its pci (when given) is function 0. Row 2 (PF0) and row 3 (empty) are fine.
+    check(
+        "lag_pci",
+        &edit(|b| {
+            let nics = b.sheet("NICs");
+            nics.set(1, "ib_dev", s("mlx5_bond_0"));
+            nics.set(1, "netdev", s("bond0"));
+            nics.set(1, "pci", s("0000:1a:00.1"));
+            nics.set(2, "ib_dev", s("mlx5_bond_1"));
+            nics.set(2, "netdev", s("bond1"));
+            nics.set(2, "pci", s("0000:3b:00.0"));
+            nics.set(3, "ib_dev", s("mlx5_bond_2"));
+            nics.set(3, "netdev", s("bond2"));
+        }),
+    );
+}
+
+#[test]
 fn netdev_that_reads_as_an_option() {
     check(
         "netdev_option",

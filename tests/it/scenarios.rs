@@ -51,6 +51,10 @@ struct Scenario {
     /// (`rocep26s0f0` on a host created with `--naming rdma`).
     #[serde(default)]
     ib_dev: Vec<String>,
+    /// The plan's netdevs for the host's NICs, in order, when not the golden plan's (`bond0`
+    /// for a RoCE LAG row).
+    #[serde(default)]
+    netdev: Vec<String>,
     /// Cluster keys set in the plan (its JSON form) before the bundles are generated.
     #[serde(default)]
     cluster: BTreeMap<String, toml::Value>,
@@ -161,9 +165,10 @@ fn play(name: &str, sc: &Scenario, bash: &str) -> String {
         .iter()
         .map(|(k, v)| (k.clone(), serde_json::to_value(v).unwrap()))
         .collect();
-    let (plan_host, ib_dev) = (
+    let (plan_host, ib_dev, netdev) = (
         sc.plan_host.clone().unwrap_or_else(|| "node-a".into()),
         sc.ib_dev.clone(),
+        sc.netdev.clone(),
     );
     let h = b
         .plan(move |plan| {
@@ -175,6 +180,10 @@ fn play(name: &str, sc: &Scenario, bash: &str) -> String {
                     for (nic, name) in host["nics"].as_array_mut().unwrap().iter_mut().zip(&ib_dev)
                     {
                         nic["ib_dev"] = Value::from(name.as_str());
+                    }
+                    for (nic, name) in host["nics"].as_array_mut().unwrap().iter_mut().zip(&netdev)
+                    {
+                        nic["netdev"] = Value::from(name.as_str());
                     }
                 }
             }

@@ -73,6 +73,7 @@ fn the_shell_sources_parse_and_pass_shellcheck_without_findings() {
             "lib-fabric.sh",
             "lib-firmware.sh",
             "lib-health.sh",
+            "lib-lag.sh",
             "lib-net.sh",
             "lib-netmgr.sh",
             "lib-parse.sh",

@@ -303,13 +303,28 @@ fn read_nic(
             crate::plan::validate::cluster::mtu_warning(m.get()),
         ));
     }
+    let rail = r.optional_int("rail", |n| {
+        u32::try_from(n).map_err(|_| "is not a rail number (0 or more)".to_string())
+    });
+    let pci = r.optional("pci", PciAddr::parse);
+    if let (Some(dev), Some(pci), Some(loc)) = (&ib_dev, &pci, r.location("pci"))
+        && is_lag_device(dev.as_str())
+        && !pci.as_str().ends_with(".0")
+    {
+        r.push(Diagnostic::error(
+            loc,
+            format!(
+                "{} is a RoCE LAG device, which mlx5 registers on the card's first port: give PF0's PCI address (function 0) or leave pci empty, not {}",
+                dev.as_str(),
+                pci.as_str()
+            ),
+        ));
+    }
     NicRow {
         host,
         unknown_host,
-        rail: r.optional_int("rail", |n| {
-            u32::try_from(n).map_err(|_| "is not a rail number (0 or more)".to_string())
-        }),
-        pci: r.optional("pci", PciAddr::parse),
+        rail,
+        pci,
         mac: r.optional("mac", MacAddr::parse),
         switch: r.optional("switch", Label::parse),
         switch_port: r.optional("switch_port", Label::parse),
@@ -324,6 +339,12 @@ fn read_nic(
         ip,
         gateway,
     }
+}
+
+/// A RoCE LAG device's name as mlx5_ib registers it: `mlx5_bond_<N>`.
+fn is_lag_device(dev: &str) -> bool {
+    dev.strip_prefix("mlx5_bond_")
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// What a NIC row's host name links to.
