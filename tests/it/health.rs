@@ -737,6 +737,63 @@ fn the_timer_fires_under_real_systemd_and_the_service_writes_the_textfile() {
     );
 }
 
+/// Planned netdevs the host calls otherwise: one renamed (udev's naming, a .link file), the other
+/// renamed with its planned name kept as an altname. The health run finds each the way apply does
+/// (lib-checks.sh's rg_resolve_netdevs: altname, else PCI address and MAC) and reads it under the
+/// host's name: present, its counters and optics, no drift, a complete run.
+#[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
+fn health_reads_a_renamed_netdev_under_the_hosts_name() {
+    for_each_bash(|bash| {
+        let h = FakeHost::ofed()
+            .bash(bash)
+            .setup(&["rename", "ens1f0np0", "enp26s0f0np0"])
+            .setup(&["rename", "ens2f0np0", "enp60s0f0np0"])
+            .setup(&["altname", "enp60s0f0np0", "ens2f0np0"])
+            .build();
+        let apply = h.run("apply.sh", &[]);
+        assert_eq!(apply.code, 0, "{bash}: {}", apply.stderr);
+        let (code, err) = health(&h, &["--drift"]);
+        assert_eq!(code, 0, "{bash}: {err}");
+        let got = series(&textfile(&h));
+        assert_eq!(
+            got["roce_gen_health_run_ok{cluster=\"lab\",host=\"node-a\"}"],
+            "1",
+            "{bash}: {err}\n{got:?}"
+        );
+        for (dev, ifc) in [("mlx5_0", "enp26s0f0np0"), ("mlx5_1", "enp60s0f0np0")] {
+            let l = port_labels(dev, ifc);
+            assert_eq!(
+                got.get(&format!("roce_gen_health_port_present{{{l}}}")),
+                Some(&"1".to_string()),
+                "{bash}: {got:?}"
+            );
+            assert_eq!(got[&format!("roce_gen_health_link_up{{{l}}}")], "1");
+            for family in [
+                "roce_gen_health_priority_bytes_total{",
+                "roce_gen_health_rdma_events_total{",
+                "roce_gen_health_module_temperature_celsius{",
+            ] {
+                assert!(
+                    got.keys().any(|k| k.starts_with(family) && k.contains(&l)),
+                    "{bash}: no {family} of {ifc}"
+                );
+            }
+            let drift: Vec<_> = got
+                .iter()
+                .filter(|(k, _)| k.starts_with("roce_gen_health_drift{") && k.contains(&l))
+                .collect();
+            assert!(!drift.is_empty(), "{bash}: no drift series of {ifc}");
+            assert!(drift.iter().all(|(_, v)| *v == "0"), "{bash}: {drift:?}");
+        }
+        assert!(
+            !got.keys().any(|k| k.contains("netdev=\"ens1f0np0\"")
+                || k.contains("netdev=\"ens2f0np0\"")),
+            "{bash}: a series under a planned name the host does not use"
+        );
+    });
+}
+
 /// A planned port the host does not have: the run says so (`port_present` 0, `run_ok` 0) and
 /// gives that port no other series, not zeros; the other port is read as usual.
 #[test]
