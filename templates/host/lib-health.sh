@@ -71,16 +71,18 @@ rg_hm() {
   RG_HM[$1]+="$1{$2} $3"$'\n'
 }
 
-# rg_health_text: the textfile: each family that has a series, with its HELP and TYPE, in the
-# order of RG_HM_FAMILIES.
+# rg_health_text: REPLY = the textfile: each family that has a series, with its HELP and TYPE,
+# in the order of RG_HM_FAMILIES (without the last newline, which rg_write_file adds).
 rg_health_text() {
   local f name type help
+  REPLY=""
   for f in ${RG_HM_FAMILIES[@]+"${RG_HM_FAMILIES[@]}"}; do
     name=${f%% *} f=${f#* }
     type=${f%% *} help=${f#* }
     [ -n "${RG_HM[$name]:-}" ] || continue
-    printf '# HELP %s %s\n# TYPE %s %s\n%s' "$name" "$help" "$name" "$type" "${RG_HM[$name]}"
+    REPLY+="# HELP $name $help"$'\n'"# TYPE $name $type"$'\n'"${RG_HM[$name]}"
   done
+  REPLY=${REPLY%$'\n'}
 }
 
 # rg_health_ethtool LABELS: the counters of `ethtool -S` on stdin as series. mlx5 names them in
@@ -263,13 +265,13 @@ rg_health_apply_running() {
   [[ $owner =~ ^[0-9]+$ ]] && kill -0 "$owner" 2>/dev/null
 }
 
-# rg_health_reboot_required: 1 when the last apply left firmware values for the next boot and
-# the host has not booted since (the marker holds the boot id of the apply's boot).
+# rg_health_reboot_required: REPLY = 1 when the last apply left firmware values for the next
+# boot and the host has not booted since (the marker holds the boot id of the apply's boot).
 rg_health_reboot_required() {
   local mark="" now=""
   [ ! -r "$RG_HEALTH_STATE/reboot-required" ] || IFS= read -r mark <"$RG_HEALTH_STATE/reboot-required" || true
   [ ! -r "$RG_ROOT/proc/sys/kernel/random/boot_id" ] || IFS= read -r now <"$RG_ROOT/proc/sys/kernel/random/boot_id" || true
-  if [ -n "$mark" ] && [ "$mark" = "$now" ]; then printf 1; else printf 0; fi
+  if [ -n "$mark" ] && [ "$mark" = "$now" ]; then REPLY=1; else REPLY=0; fi
 }
 
 # rg_health_main ARGS: health.sh. --drift checks the drift now, whatever the interval.
@@ -301,12 +303,12 @@ rg_health_main() {
   RG_TMP=$tmpd
   # shellcheck disable=SC2064 # the folder of this run
   trap "rm -rf '$tmpd'" EXIT
-  now=$(date +%s)
+  printf -v now '%(%s)T' -1
   rg_hl_esc "$RG_CLUSTER"
   RG_HEALTH_BASE="cluster=\"$REPLY\""
   rg_hl_esc "$RG_HOST"
   RG_HEALTH_BASE+=",host=\"$REPLY\""
-  mkdir -p "$RG_HEALTH_STATE" || rg_die "cannot create $RG_HEALTH_STATE"
+  [ -d "$RG_HEALTH_STATE" ] || mkdir -p "$RG_HEALTH_STATE" || rg_die "cannot create $RG_HEALTH_STATE"
   # A planned netdev the host calls otherwise (renamed, an altname, found by PCI address and
   # MAC) is read under the host's name, which the netdev label then carries.
   rg_resolve_netdevs
@@ -339,22 +341,26 @@ rg_health_main() {
     rg_write_file "$RG_HEALTH_STATE/drift.prom" "$saved" || rg_log "warning: cannot save the drift check in $RG_HEALTH_STATE"
     rg_write_file "$RG_HEALTH_STATE/drift.time" "$now" || true
   elif [ -r "$RG_HEALTH_STATE/drift.prom" ]; then
-    { IFS= read -r plan_sum || true; } <"$RG_HEALTH_STATE/drift.prom"
-    if [ "$plan_sum" = "$RG_PLAN_SHA256" ]; then
-      while IFS= read -r line; do
-        fam=${line%%\{*}
-        case $fam in
-          roce_gen_health_drift | roce_gen_health_drift_check_timestamp_seconds) RG_HM[$fam]+="$line"$'\n' ;;
-        esac
-      done < <(tail -n +2 "$RG_HEALTH_STATE/drift.prom")
-    fi
+    {
+      IFS= read -r plan_sum || true
+      if [ "$plan_sum" = "$RG_PLAN_SHA256" ]; then
+        while IFS= read -r line; do
+          fam=${line%%\{*}
+          case $fam in
+            roce_gen_health_drift | roce_gen_health_drift_check_timestamp_seconds) RG_HM[$fam]+="$line"$'\n' ;;
+          esac
+        done
+      fi
+    } <"$RG_HEALTH_STATE/drift.prom"
   fi
-  rg_hm roce_gen_health_reboot_required "$RG_HEALTH_BASE" "$(rg_health_reboot_required)"
+  rg_health_reboot_required
+  rg_hm roce_gen_health_reboot_required "$RG_HEALTH_BASE" "$REPLY"
   rg_hm roce_gen_health_run_ok "$RG_HEALTH_BASE" "$RG_HEALTH_OK"
   rg_hm roce_gen_health_run_timestamp_seconds "$RG_HEALTH_BASE" "$now"
   # Written beside and renamed: the temporary name ends in .tmp.PID, never .prom, so
   # node_exporter (which reads every *.prom) never sees half a file.
-  if ! rg_write_file "$RG_HEALTH_PROM" "$(rg_health_text)"; then
+  rg_health_text
+  if ! rg_write_file "$RG_HEALTH_PROM" "$REPLY"; then
     rg_log "error: cannot write ${RG_HEALTH_PROM#"$RG_ROOT"}"
     exit 2
   fi
