@@ -228,8 +228,7 @@ fn a_healthy_host_records_optics_link_pcie_counters_and_its_neighbours() {
         // With the plan's PFC on priority 3 the driver lists its pause counters.
         let post = h.run("precheck.sh", &[]);
         assert_eq!(
-            post.result["facts"]["nics"]["mlx5_1"]["counters"]["tx_prio3_pause"],
-            20,
+            post.result["facts"]["nics"]["mlx5_1"]["counters"]["tx_prio3_pause"], 20,
             "{bash}"
         );
         // rollback has no checks of its own but still records the facts.
