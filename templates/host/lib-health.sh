@@ -193,7 +193,7 @@ rg_health_optics() {
     else
       text+="$line"$'\n'
     fi
-  done < <(rg_optics_awk "" "${files[@]}")
+  done < <(rg_optics_awk "" ${files[@]+"${files[@]}"})
   [ -z "$i" ] || rg_health_module "$i" "$text"
 }
 
