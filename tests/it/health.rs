@@ -419,6 +419,23 @@ fn drift_shows_the_one_setting_changed_behind_the_tools_back_and_a_health_run_ch
         );
         // The health runs changed nothing on the host.
         assert_eq!(h.snapshot(), snap, "{bash}: a health run changes nothing");
+        // A setting that stands alone: mlx5_0's MTU set back behind the tool's back is one more
+        // drift series at 1, that port's mtu, and nothing else changes.
+        let changed = h.run_cmd(&["ip", "link", "set", "dev", "ens1f0np0", "mtu", "1500"]);
+        assert_eq!(changed.0, 0, "{bash}: {}", changed.2);
+        let (code, err) = health(&h, &["--drift"]);
+        assert_eq!(code, 0, "{bash}: {err}");
+        let now: Vec<_> = series(&textfile(&h))
+            .into_iter()
+            .filter(|(k, v)| k.starts_with("roce_gen_health_drift{") && *v == "1")
+            .map(|(k, _)| k)
+            .filter(|k| !ones.contains(k))
+            .collect();
+        assert_eq!(
+            now,
+            ["roce_gen_health_drift{cluster=\"lab\",host=\"node-a\",nic=\"mlx5_0\",netdev=\"ens1f0np0\",rail=\"0\",setting=\"mtu\"}"],
+            "{bash}"
+        );
     });
 }
 
