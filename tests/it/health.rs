@@ -433,7 +433,9 @@ fn drift_shows_the_one_setting_changed_behind_the_tools_back_and_a_health_run_ch
             .collect();
         assert_eq!(
             now,
-            ["roce_gen_health_drift{cluster=\"lab\",host=\"node-a\",nic=\"mlx5_0\",netdev=\"ens1f0np0\",rail=\"0\",setting=\"mtu\"}"],
+            [
+                "roce_gen_health_drift{cluster=\"lab\",host=\"node-a\",nic=\"mlx5_0\",netdev=\"ens1f0np0\",rail=\"0\",setting=\"mtu\"}"
+            ],
             "{bash}"
         );
     });
