@@ -388,6 +388,13 @@ fn drift_shows_the_one_setting_changed_behind_the_tools_back_and_a_health_run_ch
             cmds.iter().all(|c| !c.starts_with("mlnx_qos")),
             "{bash}: a run without the drift check starts no Python: {cmds:?}"
         );
+        // It reads sysfs and ethtool only: `ethtool -S` and `ethtool -m` once per port.
+        assert!(
+            cmds.iter()
+                .all(|c| c.starts_with("ethtool -S ") || c.starts_with("ethtool -m ")),
+            "{bash}: {cmds:?}"
+        );
+        assert_eq!(cmds.len(), 2 * PORTS.len(), "{bash}: {cmds:?}");
         assert_eq!(
             series(&textfile(&h))["roce_gen_health_drift{cluster=\"lab\",host=\"node-a\",nic=\"mlx5_1\",netdev=\"ens2f0np0\",rail=\"1\",setting=\"trust\"}"],
             "0"
