@@ -7,7 +7,9 @@
 # installs runs it every health_interval seconds; --drift checks the drift now.
 # Exit status: 0 written (what could not be read is said in the file), 2 not written.
 # Part of a roce-gen bundle: the same in every bundle; this host's values are in plan.sh.
-RG_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# (The folder without dirname: a health run starts as few programs as it can.)
+case ${BASH_SOURCE[0]} in */*) RG_DIR=${BASH_SOURCE[0]%/*} ;; *) RG_DIR=. ;; esac
+RG_DIR=$(cd "$RG_DIR" && pwd)
 # shellcheck source=lib.sh
 . "$RG_DIR/lib.sh" || exit
 rg_init

@@ -71,70 +71,83 @@ rg_hm() {
   RG_HM[$1]+="$1{$2} $3"$'\n'
 }
 
-# rg_health_text: the textfile: each family that has a series, with its HELP and TYPE, in the
-# order of RG_HM_FAMILIES.
+# rg_health_text: REPLY = the textfile: each family that has a series, with its HELP and TYPE,
+# in the order of RG_HM_FAMILIES (without the last newline, which rg_write_file adds).
 rg_health_text() {
   local f name type help
+  REPLY=""
   for f in ${RG_HM_FAMILIES[@]+"${RG_HM_FAMILIES[@]}"}; do
     name=${f%% *} f=${f#* }
     type=${f%% *} help=${f#* }
     [ -n "${RG_HM[$name]:-}" ] || continue
-    printf '# HELP %s %s\n# TYPE %s %s\n%s' "$name" "$help" "$name" "$type" "${RG_HM[$name]}"
+    REPLY+="# HELP $name $help"$'\n'"# TYPE $name $type"$'\n'"${RG_HM[$name]}"
   done
+  REPLY=${REPLY%$'\n'}
 }
 
 # rg_health_ethtool LABELS: the counters of `ethtool -S` on stdin as series. mlx5 names them in
-# en_stats.c; some kernels print a name with a trailing space (`tx_pause_storm_warning_events `),
-# so the name is what precedes the colon, trimmed.
+# en_stats.c; some kernels print a name with a trailing space (`tx_pause_storm_warning_events `):
+# read splits at the colon and the blanks around it. A hundred lines a port: the name is matched
+# first and nothing else is done for the lines not exported (plain builtins, no function call).
 rg_health_ethtool() {
-  local l=$1 line name v dir
-  while IFS= read -r line; do
-    case $line in *:*) ;; *) continue ;; esac
-    name=${line%%:*} v=${line##*:}
-    name=${name#"${name%%[![:space:]]*}"} name=${name%"${name##*[![:space:]]}"}
-    v=${v//[[:space:]]/}
-    rg_is_uint "$v" || continue
+  local l=$1 name v rest dir fam lab
+  while IFS=$' \t:' read -r name v rest; do
     dir=${name%%_*}
     case $name in
-      [rt]x_prio[0-7]_bytes) rg_hm roce_gen_health_priority_bytes_total "$l,direction=\"$dir\",priority=\"${name:7:1}\"" "$v" ;;
-      [rt]x_prio[0-7]_packets) rg_hm roce_gen_health_priority_packets_total "$l,direction=\"$dir\",priority=\"${name:7:1}\"" "$v" ;;
-      [rt]x_prio[0-7]_pause) rg_hm roce_gen_health_priority_pause_frames_total "$l,direction=\"$dir\",priority=\"${name:7:1}\"" "$v" ;;
+      [rt]x_prio[0-7]_bytes) fam=priority_bytes_total lab=",direction=\"$dir\",priority=\"${name:7:1}\"" ;;
+      [rt]x_prio[0-7]_packets) fam=priority_packets_total lab=",direction=\"$dir\",priority=\"${name:7:1}\"" ;;
+      [rt]x_prio[0-7]_pause) fam=priority_pause_frames_total lab=",direction=\"$dir\",priority=\"${name:7:1}\"" ;;
       rx_prio[0-7]_discards | rx_prio[0-7]_buf_discard | rx_prio[0-7]_cong_discard)
-        rg_hm roce_gen_health_priority_discards_total "$l,priority=\"${name:7:1}\",kind=\"${name:9}\"" "$v"
+        fam=priority_discards_total lab=",priority=\"${name:7:1}\",kind=\"${name:9}\""
         ;;
-      rx_prio[0-7]_marked) rg_hm roce_gen_health_priority_ecn_marked_packets_total "$l,priority=\"${name:7:1}\"" "$v" ;;
-      [rt]x_global_pause) rg_hm roce_gen_health_global_pause_frames_total "$l,direction=\"$dir\"" "$v" ;;
-      [rt]x_pause_ctrl_phy) rg_hm roce_gen_health_mac_pause_frames_total "$l,direction=\"$dir\"" "$v" ;;
-      [rt]x_discards_phy) rg_hm roce_gen_health_port_discards_total "$l,direction=\"$dir\"" "$v" ;;
-      tx_pause_storm_warning_events) rg_hm roce_gen_health_pause_storm_events_total "$l,level=\"warning\"" "$v" ;;
-      tx_pause_storm_error_events) rg_hm roce_gen_health_pause_storm_events_total "$l,level=\"error\"" "$v" ;;
-      link_down_events_phy) rg_hm roce_gen_health_link_down_events_total "$l" "$v" ;;
+      rx_prio[0-7]_marked) fam=priority_ecn_marked_packets_total lab=",priority=\"${name:7:1}\"" ;;
+      [rt]x_global_pause) fam=global_pause_frames_total lab=",direction=\"$dir\"" ;;
+      [rt]x_pause_ctrl_phy) fam=mac_pause_frames_total lab=",direction=\"$dir\"" ;;
+      [rt]x_discards_phy) fam=port_discards_total lab=",direction=\"$dir\"" ;;
+      tx_pause_storm_warning_events) fam=pause_storm_events_total lab=',level="warning"' ;;
+      tx_pause_storm_error_events) fam=pause_storm_events_total lab=',level="error"' ;;
+      link_down_events_phy) fam=link_down_events_total lab="" ;;
+      *) continue ;;
     esac
+    case $v in '' | *[!0-9]*) continue ;; esac
+    [ -z "$rest" ] || continue
+    RG_HM[roce_gen_health_$fam]+="roce_gen_health_$fam{$l$lab} $v"$'\n'
   done
 }
 
-# rg_health_port I: the series of planned port I; RG_HEALTH_OK=0 when it is missing or its
-# counters cannot be read.
-rg_health_port() {
-  local i=$1 dev=${RG_NIC_IBDEV[$1]} ifc=${RG_NIC_NETDEV[$1]} l c v out lane limits
-  rg_hl_esc "$dev"
+# rg_health_labels I: RG_HEALTH_LABELS[I], the labels of planned port I's series: cluster, host,
+# RDMA device, netdev (the host's name for it) and rail (the plan's rail column, else its
+# subnet's ring: plan.sh's RG_FAB_RAIL).
+RG_HEALTH_LABELS=()
+rg_health_labels() {
+  local l
+  rg_hl_esc "${RG_NIC_IBDEV[$1]}"
   l="$RG_HEALTH_BASE,nic=\"$REPLY\""
-  rg_hl_esc "$ifc"
+  rg_hl_esc "${RG_NIC_NETDEV[$1]}"
   l+=",netdev=\"$REPLY\""
-  # The port's rail (the plan's rail column, else its subnet's ring: plan.sh's RG_FAB_RAIL).
-  rg_hl_esc "${RG_FAB_RAIL[$i]:-}"
-  l+=",rail=\"$REPLY\""
+  rg_hl_esc "${RG_FAB_RAIL[$1]:-}"
+  RG_HEALTH_LABELS[$1]="$l,rail=\"$REPLY\""
+}
+
+# rg_health_port I: the series of planned port I but its optics (rg_health_optics reads those of
+# every port at once: $RG_TMP/module.I is its `ethtool -m`); RG_HEALTH_OK=0 when it is missing or
+# its counters cannot be read. Reads into variables and files, not through $(...): each fork of
+# this shell costs about a millisecond.
+rg_health_port() {
+  local i=$1 dev=${RG_NIC_IBDEV[$1]} ifc=${RG_NIC_NETDEV[$1]} l c v RG_V
+  rg_health_labels "$i"
+  l=${RG_HEALTH_LABELS[$i]}
   if [ ! -d "$RG_ROOT/sys/class/net/$ifc" ] || [ ! -d "$RG_ROOT/sys/class/infiniband/$dev" ]; then
     rg_hm roce_gen_health_port_present "$l" 0
     RG_HEALTH_OK=0
     return 0
   fi
   rg_hm roce_gen_health_port_present "$l" 1
-  v=$(rg_read "/sys/class/net/$ifc/operstate") || v=""
-  if [ "$v" = up ]; then rg_hm roce_gen_health_link_up "$l" 1; else rg_hm roce_gen_health_link_up "$l" 0; fi
-  v=$(rg_read "/sys/class/net/$ifc/speed") || v=""
-  if rg_is_uint "$v" && [ "$v" -gt 0 ]; then
-    rg_hm roce_gen_health_link_speed_bytes_per_second "$l" "$((v * 125000))"
+  rg_read_v "/sys/class/net/$ifc/operstate" || RG_V=""
+  if [ "$RG_V" = up ]; then rg_hm roce_gen_health_link_up "$l" 1; else rg_hm roce_gen_health_link_up "$l" 0; fi
+  rg_read_v "/sys/class/net/$ifc/speed" || RG_V=""
+  if rg_is_uint "$RG_V" && [ "$RG_V" -gt 0 ]; then
+    rg_hm roce_gen_health_link_speed_bytes_per_second "$l" "$((RG_V * 125000))"
   fi
   # hw_counters: each a firmware query, so all of the port's in one child under the time limit
   # (one fork per port, not per file); a wedged port leaves them out and the run says so.
@@ -142,24 +155,55 @@ rg_health_port() {
   if rg_bounded read "/sys/class/infiniband/$dev/ports/1/hw_counters/" rg_io_counters \
     "$RG_ROOT/sys/class/infiniband/$dev/ports/1/hw_counters" $RG_HEALTH_HW; then
     while read -r c v; do
-      [ -n "$c" ] || continue
-      rg_is_uint "$v" && rg_hm roce_gen_health_rdma_events_total "$l,counter=\"$c\"" "$v"
+      case $v in '' | *[!0-9]*) continue ;; esac
+      RG_HM[roce_gen_health_rdma_events_total]+="roce_gen_health_rdma_events_total{$l,counter=\"$c\"} $v"$'\n'
     done <<<"$RG_IO_OUT"
   else
     RG_HEALTH_OK=0
     rg_log "warning: the RDMA counters of $dev could not be read: ${RG_IO_OUT:0:200}"
   fi
-  if rg_has ethtool && out=$(rg_x ethtool -S "$ifc" 2>/dev/null); then
-    rg_health_ethtool "$l" <<<"$out"
+  rg_has ethtool || {
+    RG_HEALTH_OK=0
+    rg_log "warning: ethtool is not installed: the counters and optics of $ifc are left out"
+    return 0
+  }
+  if rg_x ethtool -S "$ifc" >"$RG_TMP/stats" 2>/dev/null; then
+    rg_health_ethtool "$l" <"$RG_TMP/stats"
   else
     RG_HEALTH_OK=0
     rg_log "warning: ethtool -S $ifc could not be read: its counters are left out"
   fi
-  rg_probe_optics "$ifc" ""
-  # shellcheck disable=SC2153 # rg_probe_optics (lib-probe.sh) sets the RG_P_OPT_* values
-  [ "$RG_P_OPT_OK" = yes ] || return 0
+  # No module access (a DAC, a module without EEPROM pages): no optics series.
+  rg_x ethtool -m "$ifc" >"$RG_TMP/module.$i" 2>/dev/null || rm -f "$RG_TMP/module.$i"
+  return 0
+}
+
+# rg_health_optics: the optics series of every port whose module was read (rg_health_port's
+# $RG_TMP/module.I), through one rg_optics_awk (lib-probe.sh) for them all, each module's lines
+# as rg_probe_optics reads them (rg_optics_set).
+rg_health_optics() {
+  local f files=() i="" k v text="" line
+  for f in "$RG_TMP"/module.*; do [ -s "$f" ] && files+=("$f"); done
+  [ ${#files[@]} -gt 0 ] || return 0
+  while IFS= read -r line; do
+    k=${line%%$'\t'*} v=${line#*$'\t'}
+    if [ "$k" = module ]; then
+      [ -z "$i" ] || rg_health_module "$i" "$text"
+      i=${v##*.} text=""
+    else
+      text+="$line"$'\n'
+    fi
+  done < <(rg_optics_awk "" ${files[@]+"${files[@]}"})
+  [ -z "$i" ] || rg_health_module "$i" "$text"
+}
+
+# rg_health_module I LINES: the optics series of port I from rg_optics_awk's LINES of its module.
+rg_health_module() {
+  local l=${RG_HEALTH_LABELS[$1]} v lane=0 limits
+  rg_optics_clear
+  rg_optics_set <<<"$2"
+  # shellcheck disable=SC2153 # rg_optics_set (lib-probe.sh) sets the RG_P_OPT_* values
   rg_is_num "$RG_P_OPT_TEMP" && rg_hm roce_gen_health_module_temperature_celsius "$l" "$RG_P_OPT_TEMP"
-  lane=0
   for v in $RG_P_OPT_RX; do
     lane=$((lane + 1))
     if [ "$v" = -inf ]; then
@@ -198,18 +242,15 @@ rg_health_drift() {
     for s in ${RG_NIC_SLAVES[i]}; do
       RG_LAG_PORT=$s
       RG_NIC_NETDEV[i]=$s
+      rg_health_labels "$i"
       rg_health_drift "$i"
       RG_NIC_NETDEV[i]=$ifc
       RG_LAG_PORT=""
     done
+    rg_health_labels "$i"
   fi
+  l=${RG_HEALTH_LABELS[$i]}
   [ -d "$RG_ROOT/sys/class/net/$ifc" ] && [ -d "$RG_ROOT/sys/class/infiniband/$dev" ] || return 0
-  rg_hl_esc "$dev"
-  l="$RG_HEALTH_BASE,nic=\"$REPLY\""
-  rg_hl_esc "$ifc"
-  l+=",netdev=\"$REPLY\""
-  rg_hl_esc "${RG_FAB_RAIL[$i]:-}"
-  l+=",rail=\"$REPLY\""
   for id in $RG_SETTINGS; do
     rg_applies "$id" || continue
     rg_lag_wants "$id" "$i" || continue
@@ -238,13 +279,13 @@ rg_health_apply_running() {
   [[ $owner =~ ^[0-9]+$ ]] && kill -0 "$owner" 2>/dev/null
 }
 
-# rg_health_reboot_required: 1 when the last apply left firmware values for the next boot and
-# the host has not booted since (the marker holds the boot id of the apply's boot).
+# rg_health_reboot_required: REPLY = 1 when the last apply left firmware values for the next
+# boot and the host has not booted since (the marker holds the boot id of the apply's boot).
 rg_health_reboot_required() {
   local mark="" now=""
   [ ! -r "$RG_HEALTH_STATE/reboot-required" ] || IFS= read -r mark <"$RG_HEALTH_STATE/reboot-required" || true
   [ ! -r "$RG_ROOT/proc/sys/kernel/random/boot_id" ] || IFS= read -r now <"$RG_ROOT/proc/sys/kernel/random/boot_id" || true
-  if [ -n "$mark" ] && [ "$mark" = "$now" ]; then printf 1; else printf 0; fi
+  if [ -n "$mark" ] && [ "$mark" = "$now" ]; then REPLY=1; else REPLY=0; fi
 }
 
 # rg_health_main ARGS: health.sh. --drift checks the drift now, whatever the interval.
@@ -276,16 +317,25 @@ rg_health_main() {
   RG_TMP=$tmpd
   # shellcheck disable=SC2064 # the folder of this run
   trap "rm -rf '$tmpd'" EXIT
-  now=$(date +%s)
+  printf -v now '%(%s)T' -1
   rg_hl_esc "$RG_CLUSTER"
   RG_HEALTH_BASE="cluster=\"$REPLY\""
   rg_hl_esc "$RG_HOST"
   RG_HEALTH_BASE+=",host=\"$REPLY\""
-  mkdir -p "$RG_HEALTH_STATE" || rg_die "cannot create $RG_HEALTH_STATE"
-  rg_lag_resolve
+  [ -d "$RG_HEALTH_STATE" ] || mkdir -p "$RG_HEALTH_STATE" || rg_die "cannot create $RG_HEALTH_STATE"
+  # A planned netdev the host calls otherwise (renamed, an altname, found by PCI address and
+  # MAC) is read under the host's name, which the netdev label then carries; a bond's slaves are
+  # found with it.
+  rg_resolve_netdevs
   for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do
+    if [ "${RG_NIC_NETDEV[i]}" != "${RG_NIC_PLANNED[i]}" ]; then
+      rg_step "${RG_NIC_PLANNED[i]} is ${RG_NIC_NETDEV[i]} on this host (${RG_NIC_FOUND_BY[i]:-found})"
+    elif [ -n "${RG_NIC_NOT_FOUND[i]:-}" ]; then
+      rg_log "warning: ${RG_NIC_PLANNED[i]} is not on this host: ${RG_NIC_NOT_FOUND[i]}"
+    fi
     rg_health_port "$i"
   done
+  rg_health_optics
   # The drift check every drift_interval (or when asked); between checks its last series stay,
   # unless the plan has changed since.
   [ ! -r "$RG_HEALTH_STATE/drift.time" ] || IFS= read -r last <"$RG_HEALTH_STATE/drift.time" || true
@@ -306,22 +356,26 @@ rg_health_main() {
     rg_write_file "$RG_HEALTH_STATE/drift.prom" "$saved" || rg_log "warning: cannot save the drift check in $RG_HEALTH_STATE"
     rg_write_file "$RG_HEALTH_STATE/drift.time" "$now" || true
   elif [ -r "$RG_HEALTH_STATE/drift.prom" ]; then
-    { IFS= read -r plan_sum || true; } <"$RG_HEALTH_STATE/drift.prom"
-    if [ "$plan_sum" = "$RG_PLAN_SHA256" ]; then
-      while IFS= read -r line; do
-        fam=${line%%\{*}
-        case $fam in
-          roce_gen_health_drift | roce_gen_health_drift_check_timestamp_seconds) RG_HM[$fam]+="$line"$'\n' ;;
-        esac
-      done < <(tail -n +2 "$RG_HEALTH_STATE/drift.prom")
-    fi
+    {
+      IFS= read -r plan_sum || true
+      if [ "$plan_sum" = "$RG_PLAN_SHA256" ]; then
+        while IFS= read -r line; do
+          fam=${line%%\{*}
+          case $fam in
+            roce_gen_health_drift | roce_gen_health_drift_check_timestamp_seconds) RG_HM[$fam]+="$line"$'\n' ;;
+          esac
+        done
+      fi
+    } <"$RG_HEALTH_STATE/drift.prom"
   fi
-  rg_hm roce_gen_health_reboot_required "$RG_HEALTH_BASE" "$(rg_health_reboot_required)"
+  rg_health_reboot_required
+  rg_hm roce_gen_health_reboot_required "$RG_HEALTH_BASE" "$REPLY"
   rg_hm roce_gen_health_run_ok "$RG_HEALTH_BASE" "$RG_HEALTH_OK"
   rg_hm roce_gen_health_run_timestamp_seconds "$RG_HEALTH_BASE" "$now"
   # Written beside and renamed: the temporary name ends in .tmp.PID, never .prom, so
   # node_exporter (which reads every *.prom) never sees half a file.
-  if ! rg_write_file "$RG_HEALTH_PROM" "$(rg_health_text)"; then
+  rg_health_text
+  if ! rg_write_file "$RG_HEALTH_PROM" "$REPLY"; then
     rg_log "error: cannot write ${RG_HEALTH_PROM#"$RG_ROOT"}"
     exit 2
   fi

@@ -53,8 +53,12 @@ rg_gts10() {
 # line order: a CMIS module prints 8 channels per bank whether or not they are used, so only the
 # first LANES channels (the link's lane count) are read; without it, the channels up to the last
 # lit one. The module's own warning thresholds win over the defaults when it states sane ones.
+# With FILEs (one module's printout each) it reads them all in one awk: each module's lines
+# follow a `module<TAB>FILE` line.
 rg_optics_awk() {
-  awk -v lanes="${1:-0}" -v temp_hi="$RG_OPTICS_TEMP_HI" -v lo="$RG_OPTICS_DBM_LO" -v hi="$RG_OPTICS_DBM_HI" '
+  local lanes=${1:-0}
+  [ $# -eq 0 ] || shift
+  awk -v lanes="$lanes" -v temp_hi="$RG_OPTICS_TEMP_HI" -v lo="$RG_OPTICS_DBM_LO" -v hi="$RG_OPTICS_DBM_HI" '
     function trim(s) { gsub(/^[ \t]+|[ \t]+$/, "", s); return s }
     function dbm(v,  n, a) { n = split(v, a, "/"); v = trim(a[n]); sub(/[ \t]*dBm$/, "", v); return v }
     function num(v) { return v ~ /^-?[0-9]+(\.[0-9]+)?$/ }
@@ -67,6 +71,7 @@ rg_optics_awk() {
       else if (v + 0 > high + 0) print "problem\t" name " " v " dBm is above " high " dBm"
     }
     function remember(c) { if (!(c in seen)) { seen[c] = 1; chans[++nch] = c } }
+    FNR == 1 { if (NR > 1) report(); start(); cur = FILENAME }
     {
       i = index($0, ":"); if (i == 0) next
       k = trim(substr($0, 1, i - 1)); v = trim(substr($0, i + 1))
@@ -82,7 +87,14 @@ rg_optics_awk() {
       else if (k == "Laser rx power low warning threshold") rx_lo = dbm(v)
       else if (k == "Laser rx power high warning threshold") rx_hi = dbm(v)
     }
-    END {
+    function start() {
+      split("", seen); split("", chans); split("", tx); split("", rx); split("", oma)
+      nch = 0; vendor = pn = temp = t_hi = tx_lo = tx_hi = rx_lo = rx_hi = ""; temp_hi = temp_hi0
+    }
+    BEGIN { temp_hi0 = temp_hi }
+    END { report() }
+    function report(  x, y, c, used, tlo, thi, rlo, rhi) {
+      if (cur != "" && cur != "-") print "module\t" cur
       # Channels in numeric order (some tools count from 0), then the used ones.
       for (x = 2; x <= nch; x++) { c = chans[x]; for (y = x - 1; y >= 1 && chans[y] > c; y--) chans[y + 1] = chans[y]; chans[y + 1] = c }
       # A module without monitoring (passive copper) prints a temperature of 0.00 and stops
@@ -103,23 +115,12 @@ rg_optics_awk() {
       if (num(temp) && temp + 0 > temp_hi + 0) print "problem\tmodule temperature " temp " C is above " temp_hi " C"
       for (x = 1; x <= used; x++) { c = chans[x]; if (c in tx) check("TX", x, tx[c], tlo, thi) }
       for (x = 1; x <= used; x++) { c = chans[x]; if (c in rx) check("RX", x, rx[c], rlo, rhi); else if (c in oma) check("RX", x, oma[c], rlo, rhi) }
-    }'
+    }' "$@"
 }
 
-# rg_probe_optics IF LANES: RG_P_OPT_* from `ethtool -m IF`; RG_P_OPT_NOTE says why there is none.
-rg_probe_optics() {
-  local out k v
-  RG_P_OPT_OK=no RG_P_OPT_NOTE="" RG_P_OPT_VENDOR="" RG_P_OPT_PN="" RG_P_OPT_TEMP=""
-  RG_P_OPT_TX="" RG_P_OPT_RX="" RG_P_OPT_LIMITS="" RG_P_OPT_PROBLEMS=""
-  if ! rg_has ethtool; then
-    RG_P_OPT_NOTE="ethtool is not installed"
-    return 0
-  fi
-  if ! out=$(rg_x ethtool -m "$1" 2>&1); then
-    out=${out%%$'\n'*}
-    RG_P_OPT_NOTE="ethtool -m $1: ${out:-failed}"
-    return 0
-  fi
+# rg_optics_set: RG_P_OPT_* from rg_optics_awk's lines of one module on stdin.
+rg_optics_set() {
+  local k v
   RG_P_OPT_OK=yes
   while IFS=$'\t' read -r k v; do
     case $k in
@@ -131,7 +132,29 @@ rg_probe_optics() {
       limits) RG_P_OPT_LIMITS=$v ;;
       problem) RG_P_OPT_PROBLEMS+="${RG_P_OPT_PROBLEMS:+; }$v" ;;
     esac
-  done < <(printf '%s\n' "$out" | rg_optics_awk "$2")
+  done
+}
+
+# rg_optics_clear: no optics values (RG_P_OPT_*).
+rg_optics_clear() {
+  RG_P_OPT_OK=no RG_P_OPT_NOTE="" RG_P_OPT_VENDOR="" RG_P_OPT_PN="" RG_P_OPT_TEMP=""
+  RG_P_OPT_TX="" RG_P_OPT_RX="" RG_P_OPT_LIMITS="" RG_P_OPT_PROBLEMS=""
+}
+
+# rg_probe_optics IF LANES: RG_P_OPT_* from `ethtool -m IF`; RG_P_OPT_NOTE says why there is none.
+rg_probe_optics() {
+  local out
+  rg_optics_clear
+  if ! rg_has ethtool; then
+    RG_P_OPT_NOTE="ethtool is not installed"
+    return 0
+  fi
+  if ! out=$(rg_x ethtool -m "$1" 2>&1); then
+    out=${out%%$'\n'*}
+    RG_P_OPT_NOTE="ethtool -m $1: ${out:-failed}"
+    return 0
+  fi
+  rg_optics_set < <(printf '%s\n' "$out" | rg_optics_awk "$2")
 }
 
 # rg_probe_link IF: RG_P_SPEED (Mb/s, sysfs), RG_P_LANES and RG_P_MAX_SPEED (the fastest

@@ -473,8 +473,9 @@ rg_write_result() {
 
 # rg_write_file PATH TEXT: writes TEXT to PATH through a temporary file and a rename.
 rg_write_file() {
-  local tmp="$1.tmp.$$"
-  mkdir -p "$(dirname "$1")" || return 1
+  local tmp="$1.tmp.$$" dir=.
+  case $1 in */*) dir=${1%/*} dir=${dir:-/} ;; esac
+  [ -d "$dir" ] || mkdir -p "$dir" || return 1
   if ! printf '%s\n' "$2" >"$tmp"; then
     rm -f "$tmp"
     return 1

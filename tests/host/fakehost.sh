@@ -325,7 +325,10 @@ ID_LIKE=debian'
       100000baseDR 200000baseKR2 200000baseSR2 200000baseLR2_ER2_FR2 200000baseDR2 200000baseCR2 \
       400000baseKR4 400000baseSR4 400000baseLR4_ER4_FR4 400000baseDR4 400000baseCR4; do echo "$d/Full"; done)"
     put ".fake/net/$ifc/lanes" 4
-    # ethtool -S: a realistic mlx5 subset (NIC 0 is fixtures/ethtool/stats.txt).
+    # The port's counters (the hardware counts them all; the ethtool stand-in lists them as mlx5
+    # does: priority N's PFC counters only with PFC on N, the global ones, priority 0's
+    # registers, only while 802.3x pause is on): a realistic mlx5 subset; NIC 0 on a new host
+    # (no PFC, pause on) prints fixtures/ethtool/stats.txt.
     put ".fake/net/$ifc/stats" "rx_packets 123456
 rx_bytes 98765432
 tx_packets 654321
@@ -354,6 +357,11 @@ rx_prio3_bytes 361397278720
 rx_prio3_packets 88231904
 tx_prio3_bytes 374793435136
 tx_prio3_packets 91502377
+rx_prio0_pause $((3 * i))
+rx_prio0_pause_duration 0
+tx_prio0_pause $((4 * i))
+tx_prio0_pause_duration 0
+rx_prio0_pause_transition 0
 rx_prio3_pause $((10 * i))
 rx_prio3_pause_duration 0
 tx_prio3_pause $((20 * i))

@@ -54,7 +54,8 @@ eq "a name with a trailing space" "roce_gen_health_pause_storm_events_total{$L,l
 eq "global pause while on" "roce_gen_health_global_pause_frames_total{$L,direction=\"rx\"} 12" "${RG_HM[roce_gen_health_global_pause_frames_total]%$'\n'}"
 
 # The textfile: each family with samples once, HELP and TYPE before them, in the fixed order.
-text=$(rg_health_text)
+rg_health_text
+text=$REPLY
 eq "only families with samples" 2 "$(printf '%s\n' "$text" | grep -c '^# TYPE')"
 eq "TYPE before the samples" "# TYPE roce_gen_health_global_pause_frames_total counter" "$(printf '%s\n' "$text" | sed -n 2p)"
 

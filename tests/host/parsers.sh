@@ -125,6 +125,15 @@ eq "cmis vendor" "NVIDIA MMA4Z00-NS400" "$(optics cmis-400g-4lane.txt 4 vendor) 
 eq "sff-8636 four lanes" 4 "$(optics sff8636-100g.txt 4 rx | wc -w | tr -d ' ')"
 eq "sff-8636 no problem" "" "$(optics sff8636-100g.txt 4 problem)"
 
+# Several modules in one awk (the health run's): each, its thresholds too, as if read alone,
+# after its module line.
+many=$(rg_optics_awk "" "$FIX/ethtool-m/cmis-400g-4lane.txt" "$FIX/ethtool-m/sff8636-100g.txt" "$FIX/ethtool-m/cmis-400g-4lane.txt")
+one=$(for f in cmis-400g-4lane.txt sff8636-100g.txt cmis-400g-4lane.txt; do
+  printf 'module\t%s\n' "$FIX/ethtool-m/$f"
+  rg_optics_awk "" <"$FIX/ethtool-m/$f"
+done)
+eq "optics of three modules in one awk: each as alone" "$one" "$many"
+
 eq "a module without monitoring reports no temperature, not 0 C" "temp|" \
   "$(printf '\tModule temperature : 0.00 degrees C / 32.00 degrees F\n\tModule voltage : 0.0000 V\n' | rg_optics_awk 4 | grep '^temp' | tr '\t' '|')"
 

@@ -344,7 +344,17 @@ fixture 'ethtool -i (OFED)' 0 ethtool/driver.txt ''
 call "$H" ethtool ens1f0np0
 fixture 'ethtool IF' 0 ethtool/link-400g.txt ''
 call "$H" ethtool -S ens1f0np0
-fixture 'ethtool -S' 0 ethtool/stats.txt ''
+fixture 'ethtool -S (no PFC, pause on: the global pause counters)' 0 ethtool/stats.txt ''
+# The port's counters as mlx5 lists them (en_stats.c per_prio group): the PFC counters of the
+# PFC priorities only, the global ones only while 802.3x pause is on.
+cp "$FX/ethtool/counters-cx7.txt" "$H/.fake/net/ens1f0np0/stats"
+call "$H" mlnx_qos -i ens1f0np0 --pfc 0,0,0,1,0,0,0,0
+call "$H" ethtool -S ens1f0np0
+fixture 'ethtool -S with PFC on 3 (pause cleared by the PFC change)' 0 ethtool/stats-pfc3.txt ''
+call "$H" mlnx_qos -i ens1f0np0 --pfc 0,0,0,0,0,0,0,0
+call "$H" ethtool -A ens1f0np0 rx on tx on
+call "$H" ethtool -S ens1f0np0
+fixture 'ethtool -S without PFC, pause on' 0 ethtool/stats-global.txt ''
 call "$H" ethtool -m ens1f0np0
 fixture 'ethtool -m (CMIS, 8 channels, lanes 5-8 dark)' 0 ethtool-m/cmis-400g-4lane.txt ''
 cp "$FX/ethtool-m/sff8636-100g.txt" "$H/.fake/net/ens1f1np1/module.txt"
@@ -517,7 +527,7 @@ expect 'mlnx_qos -P 7' 0 $'1\n'
 call "$H" dcb -j pfc show dev ens1f0np0
 expect 'dcb -j pfc show' 0 $'{"pfc_cap":8,"macsec_bypass":false,"delay":30,"prio_pfc":[false,false,false,true,false,false,false,true]}\n'
 call "$H" dcb -s pfc show dev ens1f1np1
-eq 'dcb -s pfc show: pause counters per priority from ethtool -S' $'requests 0:0 1:0 2:0 3:20 4:0 5:0 6:0 7:0 \nindications 0:0 1:0 2:0 3:10 4:0 5:0 6:0 7:0 ' \
+eq 'dcb -s pfc show: pause counters of every priority (the driver registers, PFC on or not)' $'requests 0:4 1:0 2:0 3:20 4:0 5:0 6:0 7:0 \nindications 0:3 1:0 2:0 3:10 4:0 5:0 6:0 7:0 ' \
   "$(sed -n 3,4p <<<"$OUT")"
 call "$H" ethtool -A ens1f0np0 autoneg on rx on tx on
 expect 'ethtool -A autoneg on: mlx5 refuses pause autonegotiation' 76 '' $'netlink error: Invalid argument\n'

@@ -278,6 +278,11 @@ fn healthy() -> Vec<(String, &'static str)> {
 /// every alert expected silent.
 fn test_file(rules: &str) -> String {
     let known = alerts(rules);
+    // Every alert of the rules has a case that fires it.
+    let fired: Vec<&str> = cases().iter().map(|c| c.alert).collect();
+    for a in known.keys() {
+        assert!(fired.contains(&a.as_str()), "{a} has no promtool case");
+    }
     let mut tests = Vec::new();
     for case in cases() {
         let (severity, template) = known

@@ -58,6 +58,53 @@ pub(crate) fn bullseye_root() -> PathBuf {
     )
 }
 
+/// Boots the real systemd of the bullseye root (PID 1 of a container under systemd-nspawn, 120 s
+/// at most) inside `fakehost.sh run`, so that the container sees the simulated host's sysfs
+/// through driverfs, with the kernel's write semantics: the fake root at `/fake`, each
+/// `(from, to)` of `binds` bound there, and `systemd.wants=` each of `wants`. A unit of the test
+/// ends the boot (`systemctl poweroff`) once it has written what the test reads. Asserts that the
+/// root has systemd and that systemd-nspawn is installed.
+pub(crate) fn boot_real_systemd(
+    h: &FakeHost,
+    binds: &[(&Path, &str)],
+    wants: &[&str],
+) -> std::process::Output {
+    let rootfs = bullseye_root();
+    assert!(
+        rootfs.join("lib/systemd/systemd").is_file(),
+        "no bullseye root with systemd: run `bash .ci/run`"
+    );
+    let nspawn = Command::new("sh")
+        .args(["-c", "command -v systemd-nspawn"])
+        .output()
+        .unwrap();
+    assert!(
+        nspawn.status.success(),
+        "systemd-nspawn is not installed: run `bash .ci/run`"
+    );
+    let bind = |from: &Path, to: &str| format!("--bind={}:{to}", from.display());
+    Command::new("bash")
+        .arg(repo().join("tests/host/fakehost.sh"))
+        .arg("run")
+        .arg(&h.root)
+        .args(["--", "timeout", "120", "systemd-nspawn"])
+        .args([
+            "-q",
+            "--register=no",
+            "--keep-unit",
+            "--volatile=overlay",
+            "--private-network",
+            "--hostname=node-a",
+        ])
+        .arg(format!("--directory={}", rootfs.display()))
+        .arg(bind(&h.root, "/fake"))
+        .args(binds.iter().map(|(from, to)| bind(from, to)))
+        .args(["--boot", "--"])
+        .args(wants.iter().map(|u| format!("systemd.wants={u}")))
+        .output()
+        .unwrap()
+}
+
 pub(crate) fn bullseye_bash() -> Option<String> {
     let bash = bullseye_root().join("bin/bash");
     bash.is_file().then(|| bash.display().to_string())

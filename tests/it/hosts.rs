@@ -9,7 +9,9 @@ use std::process::Command;
 use serde_json::Value;
 
 use crate::common::tmp;
-use crate::fakehost::{FakeHost, bullseye_bash, bullseye_root, changes, for_each_bash, repo};
+use crate::fakehost::{
+    FakeHost, boot_real_systemd, bullseye_bash, bullseye_root, changes, for_each_bash, repo,
+};
 
 #[test]
 #[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
@@ -362,20 +364,6 @@ fn the_simulated_host_harness_passes_its_own_selftests() {
 #[test]
 #[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn the_unit_boots_under_real_systemd_and_configures_the_host() {
-    let rootfs = bullseye_root();
-    assert!(
-        rootfs.join("lib/systemd/systemd").is_file(),
-        "no bullseye root with systemd: run `bash .ci/run`"
-    );
-    let nspawn = Command::new("sh")
-        .args(["-c", "command -v systemd-nspawn"])
-        .output()
-        .unwrap();
-    assert!(
-        nspawn.status.success(),
-        "systemd-nspawn is not installed: run `bash .ci/run`"
-    );
-
     let h = FakeHost::ofed().build();
     let dir = tmp();
     let units = dir.path().join("units");
@@ -442,48 +430,29 @@ fn the_unit_boots_under_real_systemd_and_configures_the_host() {
         "[Service]\nType=oneshot\nRemainAfterExit=yes\nExecStart=/bin/sh -c 'systemctl show -p ActiveState roce-gen-lab.service > /out/slurmd-saw'\n",
     )
     .unwrap();
-    let bind = |from: &std::path::Path, to: &str| format!("--bind={}:{to}", from.display());
-    // Inside `fakehost.sh run`, so that the container sees the fake sysfs through driverfs, with
-    // the kernel's write semantics.
-    let run = Command::new("bash")
-        .arg(repo().join("tests/host/fakehost.sh"))
-        .arg("run")
-        .arg(&h.root)
-        .args(["--", "timeout", "120", "systemd-nspawn"])
-        .args([
-            "-q",
-            "--register=no",
-            "--keep-unit",
-            "--volatile=overlay",
-            "--private-network",
-            "--hostname=node-a",
-        ])
-        .arg(format!("--directory={}", rootfs.display()))
-        .arg(bind(&h.root, "/fake"))
-        .arg(bind(&h.bundle, "/opt/roce-gen/lab"))
-        .arg(bind(
-            &h.bundle.join("roce-gen.service"),
-            "/etc/systemd/system/roce-gen-lab.service",
-        ))
-        .arg(bind(&dropin, "/etc/systemd/system/roce-gen-lab.service.d"))
-        .arg(bind(
-            &units.join("harness-report.service"),
-            "/etc/systemd/system/harness-report.service",
-        ))
-        .arg(bind(
-            &units.join("slurmd.service"),
-            "/etc/systemd/system/slurmd.service",
-        ))
-        .arg(bind(&out, "/out"))
-        .args([
-            "--boot",
-            "--",
-            "systemd.wants=roce-gen-lab.service",
-            "systemd.wants=slurmd.service",
-            "systemd.wants=harness-report.service",
-        ])
-        .output()
-        .unwrap();
+    let (report, slurmd) = (
+        units.join("harness-report.service"),
+        units.join("slurmd.service"),
+    );
+    let run = boot_real_systemd(
+        &h,
+        &[
+            (&h.bundle, "/opt/roce-gen/lab"),
+            (
+                &h.bundle.join("roce-gen.service"),
+                "/etc/systemd/system/roce-gen-lab.service",
+            ),
+            (&dropin, "/etc/systemd/system/roce-gen-lab.service.d"),
+            (&report, "/etc/systemd/system/harness-report.service"),
+            (&slurmd, "/etc/systemd/system/slurmd.service"),
+            (&out, "/out"),
+        ],
+        &[
+            "roce-gen-lab.service",
+            "slurmd.service",
+            "harness-report.service",
+        ],
+    );
     let state = std::fs::read_to_string(out.join("state")).unwrap_or_default();
     let journal = std::fs::read_to_string(out.join("journal")).unwrap_or_default();
     assert!(
