@@ -65,25 +65,25 @@ how() { # OS-RELEASE-LINES [OFED]: RG_V for that host
   rg_perftest_how
   printf '%s' "$RG_V"
 }
-eq "Ubuntu: apt" "apt install perftest; MLNX_OFED and DOCA ship it too" "$(how 'ID=ubuntu
+# perftest_via NAME TOOL OS_RELEASE: the install command for a host with that os-release.
+perftest_via() { eq "$1" "$2 install perftest; MLNX_OFED and DOCA ship it too" "$(how "$3")"; }
+perftest_via "Ubuntu: apt" apt 'ID=ubuntu
 ID_LIKE=debian
-VERSION_ID="22.04"')"
-eq "RHEL 9: dnf" "dnf install perftest; MLNX_OFED and DOCA ship it too" "$(how 'ID="rhel"
+VERSION_ID="22.04"'
+perftest_via "RHEL 9: dnf" dnf 'ID="rhel"
 ID_LIKE="fedora"
-VERSION_ID="9.4"')"
-eq "RHEL 7: yum" "yum install perftest; MLNX_OFED and DOCA ship it too" "$(how 'ID="rhel"
+VERSION_ID="9.4"'
+perftest_via "RHEL 7: yum" yum 'ID="rhel"
 ID_LIKE="fedora"
-VERSION_ID="7.9"')"
-eq "Rocky 8 (like rhel centos fedora): dnf" "dnf install perftest; MLNX_OFED and DOCA ship it too" \
-  "$(how 'ID="rocky"
+VERSION_ID="7.9"'
+perftest_via "Rocky 8 (like rhel centos fedora): dnf" dnf 'ID="rocky"
 ID_LIKE="rhel centos fedora"
-VERSION_ID="8.10"')"
-eq "SLES: zypper" "zypper install perftest; MLNX_OFED and DOCA ship it too" "$(how 'ID="sles"
+VERSION_ID="8.10"'
+perftest_via "SLES: zypper" zypper 'ID="sles"
 ID_LIKE="suse"
-VERSION_ID="15.5"')"
-eq "openSUSE Leap: zypper" "zypper install perftest; MLNX_OFED and DOCA ship it too" \
-  "$(how 'ID="opensuse-leap"
-ID_LIKE="suse opensuse"')"
+VERSION_ID="15.5"'
+perftest_via "openSUSE Leap: zypper" zypper 'ID="opensuse-leap"
+ID_LIKE="suse opensuse"'
 eq "an unknown distribution: all three" \
   "apt install perftest, dnf install perftest or zypper install perftest; MLNX_OFED and DOCA ship it too" \
   "$(how 'ID=nixos')"
