@@ -232,7 +232,7 @@ export PATH
   RG_CLUSTER=lab
   RG_HOSTS=(node-a node-b)
   RG_BUNDLES=(node-a.tar.gz node-b.tar.gz)
-  RG_SHA256=(7d487e027dbbedd029c82e1bb97b7ef0b57a93fba2ab4785a8fa1ddcc4490989 c48b506e19bd19dc044eae741ad1fb5aa87321040da4ea39c93abbe778263d57)
+  RG_SHA256=(271b6fc930b703e683826fe968c66ddab7c24d0ddfa53f2464cb810841a21a78 b74194bd49cf28102eaaca6d11c708cae8ace931494ce9b1e7c02592befee10a)
   RG_MGMT=(192.168.1.10 192.168.1.11)
   RG_MACS=(b8:3f:d2:0a:00:00 b8:3f:d2:0b:00:00)
 }

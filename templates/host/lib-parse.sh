@@ -343,24 +343,27 @@ rg_parse_lldptool() {
 
 # --- the network managers (lib-netmgr.sh) ---------------------------------------------------------
 
-# rg_nm_fields LINE: the fields of one line of nmcli's terse tabular output (`-t`, `-g`), one a
-# line. nmcli joins them with `:` and puts a `\` before each `:` and `\` inside a value
-# (NetworkManager src/nmcli/utils.c, print_required_fields and print_data).
-rg_nm_fields() {
+# rg_nm_split LINE: RG_NM_F = the fields of one line of nmcli's terse tabular output (`-t`,
+# `-g`). nmcli joins them with `:` and puts a `\` before each `:` and `\` inside a value
+# (NetworkManager src/nmcli/utils.c, print_required_fields and print_data). Split in the shell
+# itself: a process substitution per line cost a fork for every profile on the host.
+RG_NM_F=()
+rg_nm_split() {
   local s=$1 out="" c i n=${#1}
+  RG_NM_F=()
   for ((i = 0; i < n; i++)); do
     c=${s:i:1}
     if [ "$c" = "\\" ] && [ $((i + 1)) -lt "$n" ]; then
       i=$((i + 1))
       out+=${s:i:1}
     elif [ "$c" = : ]; then
-      printf '%s\n' "$out"
+      RG_NM_F+=("$out")
       out=""
     else
       out+=$c
     fi
   done
-  printf '%s\n' "$out"
+  RG_NM_F+=("$out")
 }
 
 # rg_parse_nm_device IF: `nmcli -t -f DEVICE,STATE,CONNECTION,CON-UUID device status` → IF's
@@ -368,11 +371,10 @@ rg_nm_fields() {
 # when nmcli does not list IF.
 rg_parse_nm_device() {
   local line
-  local -a f=()
   while IFS= read -r line; do
-    mapfile -t f < <(rg_nm_fields "$line")
-    if [ ${#f[@]} -eq 4 ] && [ "${f[0]}" = "$1" ]; then
-      printf '%s\t%s\t%s\n' "${f[1]}" "${f[3]}" "${f[2]//$'\t'/ }"
+    rg_nm_split "$line"
+    if [ ${#RG_NM_F[@]} -eq 4 ] && [ "${RG_NM_F[0]}" = "$1" ]; then
+      printf '%s\t%s\t%s\n' "${RG_NM_F[1]}" "${RG_NM_F[3]}" "${RG_NM_F[2]//$'\t'/ }"
       return 0
     fi
   done
@@ -382,11 +384,10 @@ rg_parse_nm_device() {
 # UUID is stored in (nmcli 1.12 and newer list it), or nothing.
 rg_parse_nm_filename() {
   local line
-  local -a f=()
   while IFS= read -r line; do
-    mapfile -t f < <(rg_nm_fields "$line")
-    if [ ${#f[@]} -eq 2 ] && [ "${f[0]}" = "$1" ]; then
-      printf '%s' "${f[1]}"
+    rg_nm_split "$line"
+    if [ ${#RG_NM_F[@]} -eq 2 ] && [ "${RG_NM_F[0]}" = "$1" ]; then
+      printf '%s' "${RG_NM_F[1]}"
       return 0
     fi
   done

@@ -168,7 +168,10 @@ eq "nv: nothing before the header is a row" "" "$(printf 'Device type:    Connec
 
 # nmcli terse output (NetworkManager src/nmcli/utils.c): `:` between fields, `\` before a `:`
 # or `\` inside one
-eq "nmcli fields, escaped" "a:b|c\\d||e" "$(rg_nm_fields 'a\:b:c\\d::e' | paste -sd '|' -)"
+rg_nm_split 'a\:b:c\\d::e'
+eq "nmcli fields, escaped" "a:b|c\\d||e" "$(IFS='|' && printf '%s' "${RG_NM_F[*]}")"
+rg_nm_split ''
+eq "nmcli fields: an empty line is one empty field" "1:" "${#RG_NM_F[@]}:${RG_NM_F[0]}"
 eq "nmcli device: an NM profile active, its name with a colon" \
   "connected|5fc2a9b0-7e3d-4c1a-9f00-000000000002|roce: ens1f0np0" \
   "$(fx nmcli/device-status.txt | rg_parse_nm_device ens1f0np0 | tr '\t' '|')"

@@ -440,30 +440,75 @@ fn every_scenario_file_gives_its_snapshot_under_every_bash_and_keeps_the_invaria
             (name, sc)
         })
         .collect();
-    // Scenarios are independent hosts, run side by side.
-    let texts: Vec<(String, String)> = std::thread::scope(|s| {
-        let handles: Vec<_> = scenarios
-            .iter()
-            .map(|(name, sc)| {
-                s.spawn(move || {
-                    let mut first: Option<String> = None;
-                    for_each_bash(|bash| {
-                        let text = play(name, sc, bash);
-                        match &first {
-                            None => first = Some(text),
-                            Some(t) => assert_eq!(&text, t, "{name}: {bash} differs from bash"),
-                        }
-                    });
-                    (name.clone(), first.unwrap())
+    // Scenarios are independent hosts, run side by side by a few workers: one thread per
+    // scenario put 35 simulated hosts on two cores at once, and a FUSE mount then missed its
+    // 30 s start (ROCE_GEN_SCENARIO_JOBS=N sets the number).
+    let jobs = std::env::var("ROCE_GEN_SCENARIO_JOBS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get() * 2));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    // Every scenario runs and is compared to its snapshot, whatever another one did, so that one
+    // failure does not hide the others behind it.
+    let mut runs: Vec<(String, Result<String, String>)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..jobs.min(scenarios.len()))
+            .map(|_| {
+                s.spawn(|| {
+                    let mut done = Vec::new();
+                    while let Some((name, sc)) =
+                        scenarios.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+                    {
+                        let run = std::panic::catch_unwind(|| {
+                            let mut first: Option<String> = None;
+                            for_each_bash(|bash| {
+                                let text = play(name, sc, bash);
+                                match &first {
+                                    None => first = Some(text),
+                                    Some(t) => {
+                                        assert_eq!(&text, t, "{name}: {bash} differs from bash")
+                                    }
+                                }
+                            });
+                            first.unwrap()
+                        });
+                        done.push((name.clone(), run.map_err(|p| panic_text(&p))));
+                    }
+                    done
                 })
             })
             .collect();
         handles
             .into_iter()
-            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .flat_map(|h| {
+                h.join()
+                    .expect("a scenario worker panicked outside a scenario")
+            })
             .collect()
     });
-    for (name, text) in texts {
-        crate::common::snapshot(&format!("scenario_{name}"), text);
+    runs.sort();
+    let mut failed = Vec::new();
+    for (name, run) in runs {
+        let compared = run.and_then(|text| {
+            std::panic::catch_unwind(|| crate::common::snapshot(&format!("scenario_{name}"), text))
+                .map_err(|p| panic_text(&p))
+        });
+        if let Err(why) = compared {
+            failed.push(format!("{name}: {why}"));
+        }
     }
+    assert!(
+        failed.is_empty(),
+        "{} scenario(s) failed:\n{}",
+        failed.len(),
+        failed.join("\n")
+    );
+}
+
+/// The message of a caught panic (an assertion's text), for the list of failed scenarios.
+fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
+    p.downcast_ref::<String>()
+        .cloned()
+        .or_else(|| p.downcast_ref::<&str>().map(|s| (*s).to_string()))
+        .unwrap_or_else(|| "a panic without a message".into())
 }
