@@ -370,27 +370,33 @@ rg_nm_split() {
 # `STATE<tab>UUID<tab>NAME` (the active profile's uuid and name, empty when none), or nothing
 # when nmcli does not list IF.
 rg_parse_nm_device() {
-  local line
+  local line found=""
+  # Reads to the end, like every parser a tool's output is piped into: stopping early kills the
+  # tool with SIGPIPE, and under pipefail the whole pipeline then fails.
   while IFS= read -r line; do
+    [ -z "$found" ] || continue
     rg_nm_split "$line"
     if [ ${#RG_NM_F[@]} -eq 4 ] && [ "${RG_NM_F[0]}" = "$1" ]; then
-      printf '%s\t%s\t%s\n' "${RG_NM_F[1]}" "${RG_NM_F[3]}" "${RG_NM_F[2]//$'\t'/ }"
-      return 0
+      found=${RG_NM_F[1]}$'\t'${RG_NM_F[3]}$'\t'${RG_NM_F[2]//$'\t'/ }
     fi
   done
+  [ -z "$found" ] || printf '%s\n' "$found"
 }
 
 # rg_parse_nm_filename UUID: `nmcli -t -f UUID,FILENAME connection show` → the file the profile
 # UUID is stored in (nmcli 1.12 and newer list it), or nothing.
 rg_parse_nm_filename() {
-  local line
+  local line found=""
+  # Reads to the end (see rg_parse_nm_device): the profile listed first was once reported without
+  # its file because nmcli, still writing the next profile, died of SIGPIPE.
   while IFS= read -r line; do
+    [ -z "$found" ] || continue
     rg_nm_split "$line"
     if [ ${#RG_NM_F[@]} -eq 2 ] && [ "${RG_NM_F[0]}" = "$1" ]; then
-      printf '%s' "${RG_NM_F[1]}"
-      return 0
+      found=${RG_NM_F[1]}
     fi
   done
+  printf '%s' "$found"
 }
 
 # rg_parse_nm_mtu: `nmcli -g 802-3-ethernet.mtu connection show UUID` → `auto` (0: the profile

@@ -182,6 +182,23 @@ eq "nmcli device: not listed" "" "$(fx nmcli/device-status.txt | rg_parse_nm_dev
 eq "nmcli device: the error of a stopped daemon is no device" "" "$(fx nmcli/not-running.txt | rg_parse_nm_device ens1f0np0)"
 eq "nmcli profile file" /etc/NetworkManager/system-connections/ens1f0np0.nmconnection \
   "$(fx nmcli/connection-filename.txt | rg_parse_nm_filename 5fc2a9b0-7e3d-4c1a-9f00-000000000002)"
+# A parser a tool's output is piped into reads to the end: the scripts run under pipefail, and a
+# tool still writing after the parser stopped dies of SIGPIPE and fails the pipeline. The writer
+# here pauses after the matching line, as a loaded host's nmcli does between profiles.
+late() { fx "$1" && sleep 0.3 && printf 'late:line\n'; }
+piped() {
+  local out rc=0
+  out=$(set -o pipefail && late "$1" | "${@:2}") || rc=$?
+  printf '%s|%s' "$rc" "$out"
+}
+eq "nmcli profile file: read to the end under pipefail" \
+  "0|/etc/NetworkManager/system-connections/ens1f0np0.nmconnection" \
+  "$(piped nmcli/connection-filename.txt rg_parse_nm_filename 5fc2a9b0-7e3d-4c1a-9f00-000000000002)"
+eq "ibdev2netdev: read to the end under pipefail" "0|ens1f0np0 Up" \
+  "$(piped ibdev2netdev/two-ports.txt rg_parse_ibdev2netdev mlx5_0)"
+eq "nmcli device: read to the end under pipefail" \
+  "0|connected|5fc2a9b0-7e3d-4c1a-9f00-000000000002|roce: ens1f0np0" \
+  "$(piped nmcli/device-status.txt rg_parse_nm_device ens1f0np0 | tr '\t' '|')"
 eq "nmcli mtu auto" auto "$(fx nmcli/mtu-auto.txt | rg_parse_nm_mtu)"
 eq "nmcli mtu 4200" 4200 "$(fx nmcli/mtu-4200.txt | rg_parse_nm_mtu)"
 eq "nmcli mtu: an error is no value" "" "$(printf 'Error: 5fc2 - no such connection profile.\n' | rg_parse_nm_mtu)"
