@@ -349,7 +349,7 @@ rg_unpersist_reload() {
       fi
     fi
   fi
-  if [ -e "$RG_ROOT$RG_UDEV_RULE" ] || { clusters=$(rg_hook_clusters) && printf '%s\n' "$clusters" | grep -qxF -e "$RG_CLUSTER"; }; then
+  if [ -e "$RG_ROOT$RG_UDEV_RULE" ] || { clusters=$(rg_hook_clusters) && [[ $'\n'$clusters$'\n' == *$'\n'"$RG_CLUSTER"$'\n'* ]]; }; then
     rg_check persistence_reload "" fail error absent installed "could not remove $RG_UDEV_RULE or this cluster's line of $RG_HOOK"
   elif [ "$1" = chained ] && [ -e "$RG_ROOT$RG_HOOK" ] && ! rg_hook_clusters >/dev/null; then
     rg_check_action persistence_reload "" changed info absent absent "removed roce-gen's $RG_UDEV_RULE and $RG_HOOK and put back the hook it had chained" \

@@ -375,7 +375,10 @@ RG_OFED=""
 rg_read_ofed() {
   RG_OFED=""
   if rg_has ofed_info; then
-    RG_OFED=$(rg_x ofed_info -s 2>/dev/null | head -n 1) || RG_OFED=""
+    # The first line, taken here: `| head -n 1` would kill a longer output with SIGPIPE and,
+    # under pipefail, make an OFED host read as inbox.
+    RG_OFED=$(rg_x ofed_info -s 2>/dev/null) || RG_OFED=""
+    RG_OFED=${RG_OFED%%$'\n'*}
     RG_OFED=${RG_OFED%:}
   fi
 }
