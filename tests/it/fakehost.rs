@@ -475,6 +475,30 @@ impl FakeHost {
         self._dir.path().join("plan.json")
     }
 
+    /// The same host gets the bundle of an edited plan (a later plan of its cluster): the plan is
+    /// rewritten, generated again and unpacked over the old bundle, as a site copies a new one.
+    pub(crate) fn replan(&self, edit: impl FnOnce(&mut Value)) {
+        let mut doc: Value =
+            serde_json::from_str(&std::fs::read_to_string(self.plan()).unwrap()).unwrap();
+        edit(&mut doc);
+        std::fs::write(self.plan(), serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+        let bundles = self.bundle.parent().unwrap();
+        std::fs::remove_dir_all(&self.bundle).unwrap();
+        std::fs::remove_dir_all(self.dist()).unwrap();
+        let generated = crate::common::roce_gen(
+            bundles,
+            &["generate", &self.plan().display().to_string(), "-o", "dist"],
+        );
+        assert_eq!(generated.code, 0, "{}", generated.transcript());
+        let name = self.bundle.file_name().unwrap().to_string_lossy();
+        let untar = Command::new("tar")
+            .args(["-xzf", &format!("dist/{name}.tar.gz")])
+            .current_dir(bundles)
+            .status()
+            .unwrap();
+        assert!(untar.success());
+    }
+
     /// Runs any command on the host (isolated like the scripts) with these environment
     /// variables: exit code, and stdout and stderr as the bytes printed.
     pub(crate) fn run_raw(&self, cmd: &[&str], env: &[(&str, &str)]) -> (i32, Vec<u8>, Vec<u8>) {

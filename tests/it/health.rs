@@ -548,6 +548,69 @@ fn apply_installs_the_timer_rollback_removes_it_and_health_no_installs_nothing()
     });
 }
 
+#[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
+fn a_later_plan_with_health_no_removes_the_timer_an_earlier_apply_installed() {
+    for_each_bash(|bash| {
+        let h = FakeHost::ofed().bash(bash).build();
+        let apply = h.run("apply.sh", &[]);
+        assert_eq!(
+            apply.status("health", ""),
+            "changed",
+            "{bash}: {}",
+            apply.stderr
+        );
+        let (code, _, err) = h.run_cmd(&[
+            &repo().join("tests/host/stubs/pid1").display().to_string(),
+            "run-jobs",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        assert!(
+            !textfile(&h).is_empty(),
+            "{bash}: the timer's first run wrote the file"
+        );
+
+        h.replan(|p| p["cluster"]["health"] = serde_json::json!(false));
+        let dry = h.run("apply.sh", &["--dry-run"]);
+        assert_eq!(dry.status("health", ""), "warn", "{bash}: {}", dry.stderr);
+        assert!(
+            dry.message("health", "").contains("would stop and remove"),
+            "{bash}: {}",
+            dry.message("health", "")
+        );
+        assert!(
+            !textfile(&h).is_empty(),
+            "{bash}: a dry run removes nothing"
+        );
+        let off = h.run("apply.sh", &[]);
+        assert_eq!(
+            off.status("health", ""),
+            "changed",
+            "{bash}: {}",
+            off.stderr
+        );
+        let units = h.fake("etc/systemd/system");
+        for u in ["roce-gen-health-lab.service", "roce-gen-health-lab.timer"] {
+            assert!(!units.join(u).exists(), "{bash}: {u} left");
+        }
+        assert!(
+            !h.fake(".fake/systemd/enabled/roce-gen-health-lab.timer")
+                .exists(),
+            "{bash}: the timer is still enabled"
+        );
+        assert!(textfile(&h).is_empty(), "{bash}: the textfile is gone");
+        assert!(!h.fake("var/lib/roce-gen/lab/health").exists(), "{bash}");
+        let again = h.run("apply.sh", &[]);
+        assert_eq!(
+            again.status("health", ""),
+            "skip",
+            "{bash}: {}",
+            again.stderr
+        );
+        assert_eq!(again.count("changed"), 0, "{bash}: {:?}", again.statuses());
+    });
+}
+
 /// A root with the bundle's health units and health.sh installed, for systemd-analyze.
 fn unit_root(r: &Path) -> std::path::PathBuf {
     let work = tmp();
