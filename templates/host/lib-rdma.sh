@@ -864,7 +864,7 @@ rg_vf_report() {
 # when every VF reads back as planned. --dry-run takes the same steps and changes nothing.
 rg_vf_apply() {
   local i=$1 dev=${RG_NIC_IBDEV[$1]} ifc=${RG_NIC_NETDEV[$1]} want=$RG_ROCE_TOS pairs vdev vbdf key
-  local lines="" list="" facts="" set="" bad="" fix="" from="" wrote
+  local lines="" list="" facts="" set="" bad="" fix="" from="" short="" wrote
   pairs=$(rg_vf_devs "$i")
   [ -n "$pairs" ] || return 0
   if ! rg_supported roce_tos "$i"; then
@@ -895,6 +895,8 @@ rg_vf_apply() {
     rg_vf_ok && continue
     rg_vf_entry "$vdev" "$vbdf"
     from+="${from:+, }$RG_VF_TEXT"
+    # The summary's short form: each distinct pair once, no commas (a list reads as `N entries`).
+    [[ " / $short / " == *" / ToS $RG_VF_TOS class $RG_VF_TC / "* ]] || short+="${short:+ / }ToS $RG_VF_TOS class $RG_VF_TC"
     wrote=ok
     [ "$RG_VF_TOS" = "$want" ] || rg_vf_set roce_tos "$vdev" "$want" || wrote=failed
     [ "$RG_VF_TC" = none ] || [ "$RG_VF_TC" = "$want" ] || rg_vf_set traffic_class "$vdev" "$want" || wrote=failed
@@ -904,7 +906,7 @@ rg_vf_apply() {
     if [ -z "$set" ]; then
       rg_check vf_qos "$dev" pass warning "$want" "$want" "the RDMA devices of $ifc's VFs carry the planned ToS $want; unchanged"
     else
-      rg_check_change vf_qos "$dev" warn warning "$want" "$from" "dry run: the RDMA devices of $ifc's VFs would get the planned ToS $want: $from" "$from"
+      rg_check_change vf_qos "$dev" warn warning "$want" "$from" "dry run: the RDMA devices of $ifc's VFs would get the planned ToS $want: $from" "$short"
     fi
     return 0
   fi
@@ -926,7 +928,7 @@ rg_vf_apply() {
   if [ -n "$bad" ]; then
     rg_check vf_qos "$dev" fail error "$want" "$list" "the RDMA devices of $ifc's VFs do not read back the planned ToS $want: $bad; RDMA traffic of pods and VMs on them leaves in another, lossy class: $fix"
   elif [ -n "$set" ]; then
-    rg_check_change vf_qos "$dev" changed warning "$want" "$list" "the RDMA devices of $ifc's VFs changed to the planned ToS $want (was $from): $list" "$from"
+    rg_check_change vf_qos "$dev" changed warning "$want" "$list" "the RDMA devices of $ifc's VFs changed to the planned ToS $want (was $from): $list" "$short"
   else
     rg_check vf_qos "$dev" pass warning "$want" "$list" "the RDMA devices of $ifc's VFs carry the planned ToS $want; unchanged: $list"
   fi
