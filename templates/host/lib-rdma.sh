@@ -820,7 +820,11 @@ rg_vf_ok() {
 # rg_vf_entry DEV BDF: the text (RG_VF_TEXT) and the fact (RG_VF_JSON) of one VF, from RG_VF_TOS
 # and RG_VF_TC; rg_vf_fix DEV: the commands that set it as planned.
 rg_vf_entry() {
-  RG_VF_TEXT="$1 ($2) ToS $RG_VF_TOS, traffic class $RG_VF_TC"
+  if [ "$RG_VF_TC" = none ]; then
+    RG_VF_TEXT="$1 ($2) ToS $RG_VF_TOS, no traffic_class file (OFED only)"
+  else
+    RG_VF_TEXT="$1 ($2) ToS $RG_VF_TOS, traffic class $RG_VF_TC"
+  fi
   RG_VF_JSON="{\"ib_dev\":$(rg_json_str "$1"),\"pci\":$(rg_json_str "$2"),\"roce_tos\":$(rg_json_str "$RG_VF_TOS"),\"traffic_class\":$(rg_json_str "$RG_VF_TC")}"
 }
 rg_vf_fix() {
@@ -951,7 +955,7 @@ rg_vf_rollback() {
 
 # rg_vf_restore PF: rg_vf_rollback for the VFs of the planned RDMA device PF.
 rg_vf_restore() {
-  local pf=$1 id key value vbdf vdev ib sid now gone="" done="" bad="" pending=""
+  local pf=$1 id key value vbdf vdev ib sid now gone="" done="" bad="" pending="" was="" to=""
   while IFS=$'\t' read -r id key value; do
     case $id in
       vf_roce_tos) sid=roce_tos ;;
@@ -975,6 +979,9 @@ rg_vf_restore() {
     fi
     now=$RG_V
     [ "$now" != "$value" ] || continue
+    # The summary's short form (rg_vf_apply): each distinct value once.
+    [[ " / $was / " == *" / $sid ${now:-unset} / "* ]] || was+="${was:+ / }$sid ${now:-unset}"
+    [[ " / $to / " == *" / $sid ${value:-unset} / "* ]] || to+="${to:+ / }$sid ${value:-unset}"
     if ! rg_vf_set "$sid" "$vdev" "$value"; then
       bad+="${bad:+, }$vdev $sid to ${value:-unset} (see the log above)"
     elif [ "$RG_DRY_RUN" = yes ]; then
@@ -989,12 +996,12 @@ rg_vf_restore() {
   if [ -n "$bad" ]; then
     rg_check vf_qos "$pf" fail error "saved" "" "could not restore the VFs of $pf: $bad${done:+; restored $done}$gone: set them by hand (cma_roce_tos -d DEV -t TOS, echo CLASS > /sys/class/infiniband/DEV/tc/1/traffic_class, -1 for none)"
   elif [ -n "$pending" ]; then
-    rg_check_change vf_qos "$pf" warn warning "saved" "" "dry run: would restore the VFs of $pf: $pending$gone" "applied"
+    rg_check_change vf_qos "$pf" warn warning "$to" "$was" "dry run: would restore the VFs of $pf: $pending$gone" "$was"
   elif [ -n "$gone" ]; then
     if [ -n "$done" ]; then done="restored the VFs of $pf: $done"; else done="nothing else of the VFs of $pf to restore"; fi
     rg_check vf_qos "$pf" warn warning "saved" "" "$done$gone"
   elif [ -n "$done" ]; then
-    rg_check_change vf_qos "$pf" changed warning "saved" "saved" "restored the VFs of $pf: $done" "applied"
+    rg_check_change vf_qos "$pf" changed warning "$to" "$to" "restored the VFs of $pf: $done" "$was"
   else
     rg_check vf_qos "$pf" pass warning "saved" "saved" "the VFs of $pf already carry their values from before apply"
   fi
