@@ -183,7 +183,7 @@ rg_port_bdfs() {
 # but the PCI function above the RDMA device: KERNELS matches the device or any of its parents
 # (systemd's udev-rules.c), and `|` separates alternatives. Only `add`: each port's return is
 # one event, the rename's `move` would be a second. A second line matches the VFs' functions
-# (RG_VF_BDFS, rg_vf_bdfs in lib-rdma.sh).
+# (RG_VF_KERNELS, rg_vf_bdfs in lib-rdma.sh), one per PF.
 rg_udev_text() {
   local bdfs cmd run=""
   bdfs=$(IFS='|'; printf '%s' "${RG_BDFS[*]}")
@@ -194,12 +194,13 @@ rg_udev_text() {
   printf '# run %s again, which waits for every planned device. Installed by apply.sh,\n' "$RG_UNIT"
   printf '# removed by rollback.sh.\n'
   printf 'ACTION=="add", SUBSYSTEM=="infiniband", KERNELS=="%s"%s\n' "$bdfs" "$run"
-  [ ${#RG_VF_BDFS[@]} -gt 0 ] || return 0
+  [ "$RG_VF_N" -gt 0 ] || return 0
   # The RDMA device of a VF created later (echo N > sriov_numvfs): the unit sets its ToS and
   # traffic class. Its own add event, not its netdev's: the unit reads the RDMA device.
   printf "# The planned ports' SR-IOV VFs, created yet or not (sriov_offset, sriov_stride, sriov_totalvfs).\n"
-  bdfs=$(IFS='|'; printf '%s' "${RG_VF_BDFS[*]}")
-  printf 'ACTION=="add", SUBSYSTEM=="infiniband", KERNELS=="%s"%s\n' "$bdfs" "$run"
+  for bdfs in ${RG_VF_KERNELS[@]+"${RG_VF_KERNELS[@]}"}; do
+    printf 'ACTION=="add", SUBSYSTEM=="infiniband", KERNELS=="%s"%s\n' "$bdfs" "$run"
+  done
 }
 
 # rg_hook_clusters: the clusters the hook at RG_HOOK serves, one a line: its lines' clusters, or
@@ -265,7 +266,7 @@ rg_persist_reload() {
   rg_vf_bdfs
   if [ "$RG_NBDF" -gt 0 ]; then
     rule=$(rg_udev_text)
-    what="the udev rule $RG_UDEV_RULE (PCI $(IFS=,; printf '%s' "${RG_BDFS[*]}" | sed 's/,/, /g')${RG_VF_BDFS[0]+ and the ${#RG_VF_BDFS[@]} functions of their VFs})"
+    what="the udev rule $RG_UDEV_RULE (PCI $(IFS=,; printf '%s' "${RG_BDFS[*]}" | sed 's/,/, /g')${RG_VF_KERNELS[0]+ and the $RG_VF_N functions of their VFs})"
     if [ "$(cat "$RG_ROOT$RG_UDEV_RULE" 2>/dev/null)" != "$rule" ]; then
       if rg_persist_file "$RG_UDEV_RULE" "$rule" 644; then
         changes+=", udev rule"

@@ -735,8 +735,10 @@ rg_nccl_env_restore() {
 
 # Per NIC: the `vfs` fact, a JSON array of its VFs' RDMA devices with their ToS and class.
 RG_VF_FACTS=()
-# The PCI functions of the planned ports' VFs (rg_vf_bdfs).
-RG_VF_BDFS=()
+# The PCI functions of the planned ports' VFs (rg_vf_bdfs): per PF with SR-IOV, its VFs'
+# functions joined by `|`; and how many in all.
+RG_VF_KERNELS=()
+RG_VF_N=0
 
 # rg_vf_devs I: the RDMA devices of NIC I's VFs, `DEV BDF` a line: the PF's virtfnN links
 # (drivers/pci/iov.c) and each VF's infiniband/ folder.
@@ -755,15 +757,16 @@ rg_vf_devs() {
   done
 }
 
-# rg_vf_bdfs: RG_VF_BDFS = the PCI functions the planned ports' PFs (RG_BDFS, rg_port_bdfs) give
-# their VFs, created yet or not, for the udev rule (lib-persist.sh): a VF is a sibling of its PF on
-# the bus, not below it. drivers/pci/iov.c pci_iov_virtfn_bus/devfn: VF K (K below
-# sriov_totalvfs) sits at the PF's routing ID (bus << 8 | devfn) + sriov_offset + K *
-# sriov_stride, on the PF's domain. Offset and stride as the PF shows them now (the kernel reads
-# them again when NumVFs is written; ConnectX keeps them).
+# rg_vf_bdfs: RG_VF_KERNELS and RG_VF_N = the PCI functions the planned ports' PFs (RG_BDFS,
+# rg_port_bdfs) give their VFs, created yet or not, for the udev rule (lib-persist.sh; one line
+# per PF keeps each line short with hundreds of VFs): a VF is a sibling of its PF on the bus, not
+# below it. drivers/pci/iov.c pci_iov_virtfn_bus/devfn: VF K (K below sriov_totalvfs) sits at
+# the PF's routing ID (bus << 8 | devfn) + sriov_offset + K * sriov_stride, on the PF's domain.
+# Offset and stride as the PF shows them now (the kernel reads them again when NumVFs is
+# written; ConnectX keeps them).
 rg_vf_bdfs() {
-  local b total off stride bus slot fn rid k v
-  RG_VF_BDFS=()
+  local b total off stride bus slot fn rid k v list
+  RG_VF_KERNELS=() RG_VF_N=0
   for b in ${RG_BDFS[@]+"${RG_BDFS[@]}"}; do
     total=$(rg_read "/sys/bus/pci/devices/$b/sriov_totalvfs") || continue
     off=$(rg_read "/sys/bus/pci/devices/$b/sriov_offset") || continue
@@ -771,11 +774,14 @@ rg_vf_bdfs() {
     [[ "$total $off $stride" =~ ^[0-9]+\ [1-9][0-9]*\ [0-9]+$ ]] || continue
     bus=${b#*:} slot=${bus#*:} bus=${bus%%:*} fn=${slot#*.} slot=${slot%.*}
     rid=$(((16#$bus << 8) + (16#$slot << 3) + fn))
+    list=""
     for ((k = 0; k < 10#$total; k++)); do
       v=$((rid + 10#$off + 10#$stride * k))
       ((v < 65536)) || break
-      RG_VF_BDFS+=("$(printf '%s:%02x:%02x.%d' "${b%%:*}" $((v >> 8)) $(((v >> 3) & 31)) $((v & 7)))")
+      list+="${list:+|}$(printf '%s:%02x:%02x.%d' "${b%%:*}" $((v >> 8)) $(((v >> 3) & 31)) $((v & 7)))"
+      RG_VF_N=$((RG_VF_N + 1))
     done
+    [ -z "$list" ] || RG_VF_KERNELS+=("$list")
   done
 }
 
