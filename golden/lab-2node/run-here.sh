@@ -232,7 +232,7 @@ export PATH
   RG_CLUSTER=lab
   RG_HOSTS=(node-a node-b)
   RG_BUNDLES=(node-a.tar.gz node-b.tar.gz)
-  RG_SHA256=(7d487e027dbbedd029c82e1bb97b7ef0b57a93fba2ab4785a8fa1ddcc4490989 c48b506e19bd19dc044eae741ad1fb5aa87321040da4ea39c93abbe778263d57)
+  RG_SHA256=(7ad95ef3cdd9e6aca5a54b9e5596440500de3be8fc9ae4268b15b989b7353f4e 9e1ade53a83564cc67d3d44e4ac311cda4088ccc7c95fe072c119eaad2fd3356)
   RG_MGMT=(192.168.1.10 192.168.1.11)
   RG_MACS=(b8:3f:d2:0a:00:00 b8:3f:d2:0b:00:00)
 }
