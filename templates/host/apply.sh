@@ -26,6 +26,7 @@ rg_apply_gate
 
 for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do
   rg_nic_settings apply "$i"
+  ! rg_identity_ok "$i" || rg_vf_apply "$i"
 done
 rg_net_apply
 rg_persist

@@ -182,7 +182,8 @@ rg_port_bdfs() {
 # processed, and the rename comes as a `move` event of its own; so the rule matches neither name
 # but the PCI function above the RDMA device: KERNELS matches the device or any of its parents
 # (systemd's udev-rules.c), and `|` separates alternatives. Only `add`: each port's return is
-# one event, the rename's `move` would be a second.
+# one event, the rename's `move` would be a second. A second line matches the VFs' functions
+# (RG_VF_KERNELS, rg_vf_bdfs in lib-rdma.sh), one per PF.
 rg_udev_text() {
   local bdfs cmd run=""
   bdfs=$(IFS='|'; printf '%s' "${RG_BDFS[*]}")
@@ -193,6 +194,13 @@ rg_udev_text() {
   printf '# run %s again, which waits for every planned device. Installed by apply.sh,\n' "$RG_UNIT"
   printf '# removed by rollback.sh.\n'
   printf 'ACTION=="add", SUBSYSTEM=="infiniband", KERNELS=="%s"%s\n' "$bdfs" "$run"
+  [ "$RG_VF_N" -gt 0 ] || return 0
+  # The RDMA device of a VF created later (echo N > sriov_numvfs): the unit sets its ToS and
+  # traffic class. Its own add event, not its netdev's: the unit reads the RDMA device.
+  printf "# The planned ports' SR-IOV VFs, created yet or not (sriov_offset, sriov_stride, sriov_totalvfs).\n"
+  for bdfs in ${RG_VF_KERNELS[@]+"${RG_VF_KERNELS[@]}"}; do
+    printf 'ACTION=="add", SUBSYSTEM=="infiniband", KERNELS=="%s"%s\n' "$bdfs" "$run"
+  done
 }
 
 # rg_hook_clusters: the clusters the hook at RG_HOOK serves, one a line: its lines' clusters, or
@@ -255,9 +263,10 @@ rg_persist_file() {
 rg_persist_reload() {
   local rule hook="" clusters c changes="" problems="" what triggers saved=installed
   rg_port_bdfs
+  rg_vf_bdfs
   if [ "$RG_NBDF" -gt 0 ]; then
     rule=$(rg_udev_text)
-    what="the udev rule $RG_UDEV_RULE (PCI $(IFS=,; printf '%s' "${RG_BDFS[*]}" | sed 's/,/, /g'))"
+    what="the udev rule $RG_UDEV_RULE (PCI $(IFS=,; printf '%s' "${RG_BDFS[*]}" | sed 's/,/, /g')${RG_VF_KERNELS[0]+ and the $RG_VF_N functions of their VFs})"
     if [ "$(cat "$RG_ROOT$RG_UDEV_RULE" 2>/dev/null)" != "$rule" ]; then
       if rg_persist_file "$RG_UDEV_RULE" "$rule" 644; then
         changes+=", udev rule"
@@ -421,6 +430,7 @@ rg_rollback() {
       persistence) persisted=yes ;;
       persistence_reload) reload=$value ;;
       nccl_env) nccl=$value ;;
+      vf_*) ;; # rg_vf_rollback (lib-rdma.sh)
       *) [[ " ${devs[*]-} " == *" $dev "* ]] || devs+=("$dev") ;;
     esac
   done <"$RG_SAVED"
@@ -431,6 +441,7 @@ rg_rollback() {
     done <"$RG_SAVED"
     rg_restore "$dev" ${words[@]+"${words[@]}"}
   done
+  rg_vf_rollback
   rg_netmgr_rollback
   rg_net_rollback
   rg_fw_rollback

@@ -735,6 +735,10 @@ rg_nccl_env_restore() {
 
 # Per NIC: the `vfs` fact, a JSON array of its VFs' RDMA devices with their ToS and class.
 RG_VF_FACTS=()
+# The PCI functions of the planned ports' VFs (rg_vf_bdfs): per PF with SR-IOV, its VFs'
+# functions joined by `|`; and how many in all.
+RG_VF_KERNELS=()
+RG_VF_N=0
 
 # rg_vf_devs I: the RDMA devices of NIC I's VFs, `DEV BDF` a line: the PF's virtfnN links
 # (drivers/pci/iov.c) and each VF's infiniband/ folder.
@@ -753,14 +757,85 @@ rg_vf_devs() {
   done
 }
 
-# rg_vf_get ID DEV: RG_V = setting ID (roce_tos, traffic_class) of the VF's RDMA device DEV,
-# read as the planned port's is (a scratch plan index).
-rg_vf_get() {
+# rg_vf_bdfs: RG_VF_KERNELS and RG_VF_N = the PCI functions the planned ports' PFs (RG_BDFS,
+# rg_port_bdfs) give their VFs, created yet or not, for the udev rule (lib-persist.sh; one line
+# per PF keeps each line short with hundreds of VFs): a VF is a sibling of its PF on the bus, not
+# below it. drivers/pci/iov.c pci_iov_virtfn_bus/devfn: VF K (K below sriov_totalvfs) sits at
+# the PF's routing ID (bus << 8 | devfn) + sriov_offset + K * sriov_stride, on the PF's domain.
+# Offset and stride as the PF shows them now (the kernel reads them again when NumVFs is
+# written; ConnectX keeps them).
+rg_vf_bdfs() {
+  local b total off stride bus slot fn rid k v list
+  RG_VF_KERNELS=() RG_VF_N=0
+  for b in ${RG_BDFS[@]+"${RG_BDFS[@]}"}; do
+    total=$(rg_read "/sys/bus/pci/devices/$b/sriov_totalvfs") || continue
+    off=$(rg_read "/sys/bus/pci/devices/$b/sriov_offset") || continue
+    stride=$(rg_read "/sys/bus/pci/devices/$b/sriov_stride") || continue
+    [[ "$total $off $stride" =~ ^[0-9]+\ [1-9][0-9]*\ [0-9]+$ ]] || continue
+    bus=${b#*:} slot=${bus#*:} bus=${bus%%:*} fn=${slot#*.} slot=${slot%.*}
+    rid=$(((16#$bus << 8) + (16#$slot << 3) + fn))
+    list=""
+    for ((k = 0; k < 10#$total; k++)); do
+      v=$((rid + 10#$off + 10#$stride * k))
+      ((v < 65536)) || break
+      list+="${list:+|}$(printf '%s:%02x:%02x.%d' "${b%%:*}" $((v >> 8)) $(((v >> 3) & 31)) $((v & 7)))"
+      RG_VF_N=$((RG_VF_N + 1))
+    done
+    [ -z "$list" ] || RG_VF_KERNELS+=("$list")
+  done
+}
+
+# rg_vf_on DEV CMD ARGS...: runs CMD with the scratch plan index 999 standing for the VF's RDMA
+# device DEV (no netdev: a VF has no dcbnl, pause or ecn/ to set, finding 21), so that the planned
+# port's readers and writers (rg_get, rg_set: cma_roce_tos or configfs, the traffic_class file)
+# serve the VF as they are.
+rg_vf_on() {
   local rc=0
-  RG_NIC_IBDEV[999]=$2 RG_NIC_NETDEV[999]=""
-  rg_get "$1" 999 || rc=$?
+  RG_NIC_IBDEV[999]=$1 RG_NIC_NETDEV[999]=""
+  shift
+  "$@" || rc=$?
   unset 'RG_NIC_IBDEV[999]' 'RG_NIC_NETDEV[999]'
   return "$rc"
+}
+
+# rg_vf_get ID DEV: RG_V = setting ID (roce_tos, traffic_class) of the VF's RDMA device DEV.
+rg_vf_get() { rg_vf_on "$2" rg_get "$1" 999; }
+
+# rg_vf_set ID DEV VALUE: changes it (or prints how, with --dry-run).
+rg_vf_set() { rg_vf_on "$2" rg_set "$1" 999 "$3"; }
+
+# rg_vf_read DEV: RG_VF_TOS and RG_VF_TC = the ToS and traffic class of the VF's RDMA device DEV,
+# `?` where unreadable; the class `unset` (no global class) or `none` (no traffic_class file:
+# OFED only).
+rg_vf_read() {
+  if rg_vf_get roce_tos "$1"; then RG_VF_TOS=$RG_V; else RG_VF_TOS="?"; fi
+  if [ ! -e "$RG_ROOT/sys/class/infiniband/$1/tc/1/traffic_class" ]; then
+    RG_VF_TC=none
+  elif rg_vf_get traffic_class "$1"; then
+    RG_VF_TC=${RG_V:-unset}
+  else
+    RG_VF_TC="?"
+  fi
+}
+
+# rg_vf_ok: true when RG_VF_TOS and RG_VF_TC are the plan's.
+rg_vf_ok() {
+  [ "$RG_VF_TOS" = "$RG_ROCE_TOS" ] && { [ "$RG_VF_TC" = none ] || [ "$RG_VF_TC" = "$RG_ROCE_TOS" ]; }
+}
+
+# rg_vf_entry DEV BDF: the text (RG_VF_TEXT) and the fact (RG_VF_JSON) of one VF, from RG_VF_TOS
+# and RG_VF_TC; rg_vf_fix DEV: the commands that set it as planned.
+rg_vf_entry() {
+  if [ "$RG_VF_TC" = none ]; then
+    RG_VF_TEXT="$1 ($2) ToS $RG_VF_TOS, no traffic_class file (OFED only)"
+  else
+    RG_VF_TEXT="$1 ($2) ToS $RG_VF_TOS, traffic class $RG_VF_TC"
+  fi
+  RG_VF_JSON="{\"ib_dev\":$(rg_json_str "$1"),\"pci\":$(rg_json_str "$2"),\"roce_tos\":$(rg_json_str "$RG_VF_TOS"),\"traffic_class\":$(rg_json_str "$RG_VF_TC")}"
+}
+rg_vf_fix() {
+  printf 'cma_roce_tos -d %s -t %s' "$1" "$RG_ROCE_TOS"
+  [ "$RG_VF_TC" = none ] || printf ' and echo %s > /sys/class/infiniband/%s/tc/1/traffic_class' "$RG_ROCE_TOS" "$1"
 }
 
 # rg_vf_report I: precheck's `vf_qos` of NIC I, where its PF has VFs with RDMA devices: each one's
@@ -768,22 +843,16 @@ rg_vf_get() {
 # device's values, the kernel's defaults (ToS 0, no class: the lossy class) until set; Kubernetes
 # SR-IOV pods and VMs use them.
 rg_vf_report() {
-  local i=$1 dev=${RG_NIC_IBDEV[$1]} vdev vbdf tos tc list="" off="" facts="" fix=""
+  local i=$1 dev=${RG_NIC_IBDEV[$1]} vdev vbdf list="" off="" facts="" fix=""
   while read -r vdev vbdf; do
     [ -n "$vdev" ] || continue
-    if rg_vf_get roce_tos "$vdev"; then tos=$RG_V; else tos="?"; fi
-    tc="unset"
-    if [ -e "$RG_ROOT/sys/class/infiniband/$vdev/tc/1/traffic_class" ]; then
-      if rg_vf_get traffic_class "$vdev"; then tc=${RG_V:-unset}; else tc="?"; fi
-    else
-      tc="none"
-    fi
-    list+="${list:+, }$vdev ($vbdf) ToS $tos, traffic class $tc"
-    facts+="${facts:+,}{\"ib_dev\":$(rg_json_str "$vdev"),\"pci\":$(rg_json_str "$vbdf"),\"roce_tos\":$(rg_json_str "$tos"),\"traffic_class\":$(rg_json_str "$tc")}"
-    if [ "$tos" != "$RG_ROCE_TOS" ] || { [ "$tc" != none ] && [ "$tc" != "$RG_ROCE_TOS" ]; }; then
+    rg_vf_read "$vdev"
+    rg_vf_entry "$vdev" "$vbdf"
+    list+="${list:+, }$RG_VF_TEXT"
+    facts+="${facts:+,}$RG_VF_JSON"
+    if ! rg_vf_ok; then
       off+="${off:+, }$vdev"
-      fix+="${fix:+; }cma_roce_tos -d $vdev -t $RG_ROCE_TOS"
-      [ "$tc" = none ] || fix+=" and echo $RG_ROCE_TOS > /sys/class/infiniband/$vdev/tc/1/traffic_class"
+      fix+="${fix:+; }$(rg_vf_fix "$vdev")"
     fi
   done <<<"$(rg_vf_devs "$i")"
   [ -n "$list" ] || return 0
@@ -793,6 +862,153 @@ rg_vf_report() {
     rg_check vf_qos "$dev" pass warning "$RG_ROCE_TOS" "$RG_ROCE_TOS" "the RDMA devices of ${RG_NIC_NETDEV[i]}'s VFs carry the planned ToS $RG_ROCE_TOS: $list"
   else
     rg_check vf_qos "$dev" warn warning "$RG_ROCE_TOS" "$list" \
-      "the RDMA devices of ${RG_NIC_NETDEV[i]}'s VFs carry another ToS or traffic class than the planned $RG_ROCE_TOS ($list): RDMA traffic of pods and VMs on $off leaves in another, lossy class; roce-gen does not set VFs yet: $fix"
+      "the RDMA devices of ${RG_NIC_NETDEV[i]}'s VFs carry another ToS or traffic class than the planned $RG_ROCE_TOS ($list): RDMA traffic of pods and VMs on $off leaves in another, lossy class; apply will set them ($fix)"
+  fi
+}
+
+# rg_vf_apply I: apply's `vf_qos` of NIC I: the RDMA-CM ToS and, where the host has the
+# traffic_class file, the verbs class of every RDMA device of its PF's VFs become the plan's ToS
+# (the PF's mechanism, rg_set); nothing else is set on a VF. The values from before are saved
+# first (`vf_roce_tos` and `vf_traffic_class`, keyed `PF@VF-BDF`: a VF's RDMA device may come
+# back under another name, its PCI function does not), then each VF is read back. `changed` only
+# when every VF reads back as planned. --dry-run takes the same steps and changes nothing.
+rg_vf_apply() {
+  local i=$1 dev=${RG_NIC_IBDEV[$1]} ifc=${RG_NIC_NETDEV[$1]} want=$RG_ROCE_TOS pairs vdev vbdf key
+  local lines="" list="" facts="" set="" bad="" fix="" from="" short="" wrote
+  pairs=$(rg_vf_devs "$i")
+  [ -n "$pairs" ] || return 0
+  if ! rg_supported roce_tos "$i"; then
+    rg_check vf_qos "$dev" skip warning "$want" "" "skipped: the ToS of $ifc's VFs cannot be set: $RG_WHY"
+    return 0
+  elif rg_nic_wedged "$i"; then
+    rg_check vf_qos "$dev" skip error "$want" "" "not changed: a driver file of $dev did not answer within ${RG_TOOL_TIMEOUT}s (tool_timeout), so apply leaves its VFs as they are; check it, then run apply again"
+    return 0
+  fi
+  if [ "$RG_DRY_RUN" = no ]; then
+    while read -r vdev vbdf; do
+      rg_vf_read "$vdev"
+      key="$dev@$vbdf"
+      [ "$RG_VF_TOS" = "?" ] || rg_saved vf_roce_tos "$key" >/dev/null ||
+        lines+="vf_roce_tos"$'\t'"$key"$'\t'"$RG_VF_TOS"$'\n'
+      case $RG_VF_TC in
+        none | "?") ;;
+        *)
+          rg_saved vf_traffic_class "$key" >/dev/null ||
+            lines+="vf_traffic_class"$'\t'"$key"$'\t'"${RG_VF_TC#unset}"$'\n'
+          ;;
+      esac
+    done <<<"$pairs"
+    [ -z "$lines" ] || rg_save_lines "$lines" "the original ToS and traffic class of $ifc's VFs" "nothing was changed on them, so rollback stays possible"
+  fi
+  while read -r vdev vbdf; do
+    rg_vf_read "$vdev"
+    rg_vf_ok && continue
+    rg_vf_entry "$vdev" "$vbdf"
+    from+="${from:+, }$RG_VF_TEXT"
+    # The summary's short form: each distinct pair once, no commas (a list reads as `N entries`).
+    [[ " / $short / " == *" / ToS $RG_VF_TOS class $RG_VF_TC / "* ]] || short+="${short:+ / }ToS $RG_VF_TOS class $RG_VF_TC"
+    wrote=ok
+    [ "$RG_VF_TOS" = "$want" ] || rg_vf_set roce_tos "$vdev" "$want" || wrote=failed
+    [ "$RG_VF_TC" = none ] || [ "$RG_VF_TC" = "$want" ] || rg_vf_set traffic_class "$vdev" "$want" || wrote=failed
+    set+="${set:+ }$vdev:$wrote"
+  done <<<"$pairs"
+  if [ "$RG_DRY_RUN" = yes ]; then
+    if [ -z "$set" ]; then
+      rg_check vf_qos "$dev" pass warning "$want" "$want" "the RDMA devices of $ifc's VFs carry the planned ToS $want; unchanged"
+    else
+      rg_check_change vf_qos "$dev" warn warning "$want" "$from" "dry run: the RDMA devices of $ifc's VFs would get the planned ToS $want: $from" "$short"
+    fi
+    return 0
+  fi
+  while read -r vdev vbdf; do
+    rg_vf_read "$vdev"
+    rg_vf_entry "$vdev" "$vbdf"
+    list+="${list:+, }$RG_VF_TEXT"
+    facts+="${facts:+,}$RG_VF_JSON"
+    rg_vf_ok && continue
+    if [[ " $set " == *" $vdev:failed "* ]]; then
+      bad+="${bad:+, }$vdev (setting it failed, see the log above; it reads ToS $RG_VF_TOS, traffic class $RG_VF_TC)"
+    else
+      bad+="${bad:+, }$vdev (ToS $RG_VF_TOS, traffic class $RG_VF_TC)"
+    fi
+    fix+="${fix:+; }$(rg_vf_fix "$vdev")"
+  done <<<"$pairs"
+  # shellcheck disable=SC2034 # rg_facts (lib-probe.sh) reads it
+  RG_VF_FACTS[i]="\"vfs\":[$facts]"
+  if [ -n "$bad" ]; then
+    rg_check vf_qos "$dev" fail error "$want" "$list" "the RDMA devices of $ifc's VFs do not read back the planned ToS $want: $bad; RDMA traffic of pods and VMs on them leaves in another, lossy class: $fix"
+  elif [ -n "$set" ]; then
+    rg_check_change vf_qos "$dev" changed warning "$want" "$list" "the RDMA devices of $ifc's VFs changed to the planned ToS $want (was $from): $list" "$short"
+  else
+    rg_check vf_qos "$dev" pass warning "$want" "$list" "the RDMA devices of $ifc's VFs carry the planned ToS $want; unchanged: $list"
+  fi
+}
+
+# rg_vf_rollback: rollback's `vf_qos` per PF whose VFs apply changed: each VF's saved ToS and
+# traffic class back, found by its PCI function. A VF gone since (VFs disabled, or a VF bound to
+# another driver: no RDMA device) is a warning naming it, and the others are still restored; a VF
+# created again starts at the kernel's defaults.
+rg_vf_rollback() {
+  local id key value pf pfs=""
+  [ -r "$RG_SAVED" ] || return 0
+  while IFS=$'\t' read -r id key value; do
+    case $id in
+      vf_roce_tos | vf_traffic_class) [[ " $pfs " == *" ${key%@*} "* ]] || pfs+=" ${key%@*}" ;;
+    esac
+  done <"$RG_SAVED"
+  for pf in $pfs; do rg_vf_restore "$pf"; done
+}
+
+# rg_vf_restore PF: rg_vf_rollback for the VFs of the planned RDMA device PF.
+rg_vf_restore() {
+  local pf=$1 id key value vbdf vdev ib sid now gone="" done="" bad="" pending="" was="" to=""
+  while IFS=$'\t' read -r id key value; do
+    case $id in
+      vf_roce_tos) sid=roce_tos ;;
+      vf_traffic_class) sid=traffic_class ;;
+      *) continue ;;
+    esac
+    [ "${key%@*}" = "$pf" ] || continue
+    vbdf=${key#*@} vdev=""
+    for ib in "$RG_ROOT/sys/bus/pci/devices/$vbdf/infiniband"/*; do
+      [ -e "$ib" ] || continue
+      vdev=${ib##*/}
+      break
+    done
+    if [ -z "$vdev" ]; then
+      [[ ", $gone, " == *", $vbdf, "* ]] || gone+="${gone:+, }$vbdf"
+      continue
+    fi
+    if ! rg_vf_get "$sid" "$vdev"; then
+      bad+="${bad:+, }$vdev $sid (cannot read it: $RG_V)"
+      continue
+    fi
+    now=$RG_V
+    [ "$now" != "$value" ] || continue
+    # The summary's short form (rg_vf_apply): each distinct value once.
+    [[ " / $was / " == *" / $sid ${now:-unset} / "* ]] || was+="${was:+ / }$sid ${now:-unset}"
+    [[ " / $to / " == *" / $sid ${value:-unset} / "* ]] || to+="${to:+ / }$sid ${value:-unset}"
+    if ! rg_vf_set "$sid" "$vdev" "$value"; then
+      bad+="${bad:+, }$vdev $sid to ${value:-unset} (see the log above)"
+    elif [ "$RG_DRY_RUN" = yes ]; then
+      pending+="${pending:+, }$vdev $sid ${now:-unset} to ${value:-unset}"
+    elif rg_vf_get "$sid" "$vdev" && [ "$RG_V" = "$value" ]; then
+      done+="${done:+, }$vdev $sid ${now:-unset} to ${value:-unset}"
+    else
+      bad+="${bad:+, }$vdev $sid to ${value:-unset} (reads ${RG_V:-nothing})"
+    fi
+  done <"$RG_SAVED"
+  [ -z "$gone" ] || gone="; not restored, gone since apply (no RDMA device at $gone: VFs disabled or given to another driver; a VF created again starts at the kernel's defaults)"
+  if [ -n "$bad" ]; then
+    rg_check vf_qos "$pf" fail error "saved" "" "could not restore the VFs of $pf: $bad${done:+; restored $done}$gone: set them by hand (cma_roce_tos -d DEV -t TOS, echo CLASS > /sys/class/infiniband/DEV/tc/1/traffic_class, -1 for none)"
+  elif [ -n "$pending" ]; then
+    rg_check_change vf_qos "$pf" warn warning "$to" "$was" "dry run: would restore the VFs of $pf: $pending$gone" "$was"
+  elif [ -n "$gone" ]; then
+    if [ -n "$done" ]; then done="restored the VFs of $pf: $done"; else done="nothing else of the VFs of $pf to restore"; fi
+    rg_check vf_qos "$pf" warn warning "saved" "" "$done$gone"
+  elif [ -n "$done" ]; then
+    rg_check_change vf_qos "$pf" changed warning "$to" "$to" "restored the VFs of $pf: $done" "$was"
+  else
+    rg_check vf_qos "$pf" pass warning "saved" "saved" "the VFs of $pf already carry their values from before apply"
   fi
 }

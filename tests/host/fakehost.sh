@@ -46,10 +46,12 @@
 #   fakehost.sh addr ROOT IF [CIDR ...]
 #       IF's addresses become the CIDRs (none: no address), in .fake/net/IF/addrs, and its
 #       port's GID table follows, as when they are configured on a real host.
-#   fakehost.sh vfs ROOT IF N
-#       the PF under IF gets N SR-IOV VFs as the kernel lays them out (virtfnK and physfn links,
-#       sriov_* attributes), each with a netdev IFvK and an RDMA device (the next mlx5_M) at the
-#       kernel's defaults: RDMA-CM ToS 0, no verbs traffic class.
+#   fakehost.sh vfs ROOT IF N [--uevents]
+#       echo N > sriov_numvfs of the PF under IF: N SR-IOV VFs as the kernel lays them out
+#       (virtfnK and physfn links, sriov_* attributes), each with a netdev IFvK and an RDMA
+#       device (the next mlx5_M) at the kernel's defaults: RDMA-CM ToS 0, no verbs traffic
+#       class; 0 removes them (or gives the PF SR-IOV and no VFs). --uevents: their uevents go
+#       through the host's udev rules, then systemd runs the jobs they queued.
 #   fakehost.sh snapshot ROOT [DIR ...]
 #       "path=value" for every regular file under the DIRs (relative to ROOT; default
 #       sys .fake), sorted; trailing newlines dropped, \ newline tab CR escaped as
@@ -136,6 +138,7 @@ fakehost_usage() {
     '       fakehost.sh lag ROOT BOND DEV SLAVE,SLAVE[,...]' \
     '       fakehost.sh snapshot ROOT [DIR ...]' \
     '       fakehost.sh run ROOT -- CMD [ARG ...]' \
+    '       fakehost.sh vfs ROOT IF N [--uevents]' \
     '       fakehost.sh reload ROOT [--how openibd|modprobe|devlink|mlxfwreset|recovery|rescan]' \
     '       fakehost.sh reboot ROOT' \
     '       fakehost.sh reactivate ROOT IF' >&2
@@ -551,23 +554,30 @@ fakehost_altname() (
   printf '%s\n' "$alt" >>"$root/.fake/net/$ifc/altnames"
 )
 
-# fakehost_vfs ROOT IF N: the PF under IF gets N SR-IOV VFs, laid out as the kernel does
-# (drivers/pci/iov.c: pci_iov_add_virtfn puts each VF on the bus at the PF's routing ID +
+# fakehost_vfs ROOT IF N [--uevents]: `echo N > sriov_numvfs` on the PF under IF, with the kernel's
+# layout (drivers/pci/iov.c: pci_iov_add_virtfn puts each VF on the bus at the PF's routing ID +
 # sriov_offset + K * sriov_stride, and links `virtfnK` in the PF's folder and `physfn` in the
 # VF's, both through ../; sriov_numvfs, sriov_totalvfs, sriov_offset, sriov_stride are the PF's
 # attributes). Each VF has an mlx5 netdev IFvK and an RDMA device mlx5_M (the next free number),
-# whose RDMA-CM ToS and traffic class start at the kernel's defaults (ToS 0, no class).
+# whose RDMA-CM ToS and traffic class start at the kernel's defaults (ToS 0, no class). N = 0
+# gives the PF its SR-IOV attributes and no VFs, or removes the VFs it has (sriov_numvfs_store:
+# 0 disables them); N VFs while the PF has some is EBUSY ("Disable before enabling"), the same N
+# nothing. With --uevents, on a running host: each VF's netdev and RDMA device send their uevent
+# through the host's udev rules (`add`, or `remove` before they go; udevd.py, "udev: ..." lines
+# on stdout), then systemd runs the jobs the rules queued (fakehost_run_jobs).
 fakehost_vfs() (
   set -eu
-  local root=${1-} ifc=${2-} n=${3-} pf bdf dom bus devfn k rid vbdf vif vdev m=0 pfib
+  shopt -s nullglob
+  local root=${1-} ifc=${2-} n=${3-} ev=${4-} pf bdf dom bus devfn k rid vbdf vif vdev m=0 pfib have=0 link ib
   if [[ -z $root || ! -d $root/.fake ]]; then
     printf 'fakehost vfs: %s is not a fake host root\n' "$root" >&2
     exit 2
   fi
-  [[ $ifc =~ ^[A-Za-z0-9_.-]+$ && -d $root/sys/class/net/$ifc && $n =~ ^[1-8]$ ]] || {
-    printf 'fakehost vfs: want IF (an interface) and N (1 to 8)\n' >&2
+  [[ $ifc =~ ^[A-Za-z0-9_.-]+$ && -d $root/sys/class/net/$ifc && $n =~ ^[0-8]$ && ( -z $ev || $ev == --uevents ) ]] || {
+    printf 'fakehost vfs: want IF (an interface), N (0 to 8) and perhaps --uevents\n' >&2
     exit 2
   }
+  root=$(cd -- "$root" && pwd)
   pf=$(readlink -- "$root/sys/class/net/$ifc/device")
   bdf=${pf##*/}
   dom=${bdf%%:*} bus=${bdf#*:} bus=${bus%%:*} devfn=${bdf##*:}
@@ -575,10 +585,37 @@ fakehost_vfs() (
   put() { mkdir -p -- "$(dirname -- "$root/$1")" && printf '%s\n' "$2" >"$root/$1"; }
   lnk() { mkdir -p -- "$(dirname -- "$root/$1")" && ln -sfn -- "$2" "$root/$1"; }
   local dir=sys/devices/pci0000:00/$bdf
+  if [[ -f $root/$dir/sriov_numvfs ]]; then
+    have=$(<"$root/$dir/sriov_numvfs")
+    ((n != have)) || exit 0
+  fi
+  if ((n > 0 && have > 0)); then
+    printf 'fakehost vfs: %s already has %d VFs (EBUSY: write 0 to sriov_numvfs first)\n' "$bdf" "$have" >&2
+    exit 1
+  fi
   put "$dir/sriov_totalvfs" 8
-  put "$dir/sriov_numvfs" "$n"
   put "$dir/sriov_offset" 2
   put "$dir/sriov_stride" 1
+  if ((n == 0)); then
+    for link in "$root/$dir"/virtfn*; do
+      vbdf=$(readlink -- "$link") vbdf=${vbdf##*/}
+      local v=$root/sys/devices/pci0000:00/$vbdf
+      for ib in "$v"/infiniband/*; do
+        [[ -z $ev ]] || fakehost_udev "$root" remove "infiniband/${ib##*/}"
+        # The RDMA-CM values the kernel kept for the device go with it (cma_configfs.c).
+        rm -rf -- "$root/sys/class/infiniband/${ib##*/}" "$root/.fake/cma/${ib##*/}"
+      done
+      for vif in "$v"/net/*; do
+        [[ -z $ev ]] || fakehost_udev "$root" remove "net/${vif##*/}"
+        rm -rf -- "$root/sys/class/net/${vif##*/}"
+      done
+      rm -rf -- "$v" "$root/sys/bus/pci/devices/$vbdf" "$link"
+    done
+    put "$dir/sriov_numvfs" 0
+    [[ -z $ev ]] || fakehost_run_jobs "$root"
+    exit 0
+  fi
+  put "$dir/sriov_numvfs" "$n"
   while [[ -e $root/sys/class/infiniband/mlx5_$m ]]; do m=$((m + 1)); done
   for ((k = 0; k < n; k++)); do
     rid=$(((0x$bus << 8) + (0x${devfn%.*} << 3) + ${devfn#*.} + 2 + k))
@@ -608,7 +645,13 @@ fakehost_vfs() (
       mkdir -p -- "$root/sys/class/infiniband/$vdev/tc/1"
       : >"$root/sys/class/infiniband/$vdev/tc/1/traffic_class"
     fi
+    # mlx5_core probes the VF: its netdev, then its RDMA device (mlx5_ib), each with its uevent.
+    if [[ -n $ev ]]; then
+      fakehost_udev "$root" add "net/$vif"
+      fakehost_udev "$root" add "infiniband/$vdev"
+    fi
   done
+  [[ -z $ev ]] || fakehost_run_jobs "$root"
 )
 
 # fakehost_v6_full ADDR: an IPv6 address as the kernel prints a GID (%pI6: eight groups of

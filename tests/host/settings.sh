@@ -3,7 +3,8 @@
 # Function-level tests of the pure parts of the bundle's settings (templates/host/lib-settings.sh)
 # and of the summary's change texts (lib.sh): the planned values, the DSCP pairs and the default
 # map, the DSCP-map diff rollback restores with, and apply --dry-run's simulation of a port and
-# the checks it predicts (rg_apply_all on a simulated port: nothing runs). And that the library
+# the checks it predicts (rg_apply_all on a simulated port: nothing runs), the PCI functions of a
+# PF's VFs for the udev rule (lib-rdma.sh rg_vf_bdfs). And that the library
 # and each of its parts can be sourced without side effects, as this test sources lib.sh. No
 # host, no root, no tool but coreutils. Prints "N passed, M failed" and exits 1 on a failure.
 # Usage: settings.sh [BASH]   (the bash that runs the functions; default: this one)
@@ -294,6 +295,35 @@ rm "$R/sys/class/net/eth0/qos/buffer_size"
 eq "no buffer files (inbox): cannot be read, not in effect" \
   "no: no /sys/class/net/eth0/qos/prio2buffer and buffer_size (MLNX_OFED/DOCA sysfs): whether the driver sized the headroom of eth0 from it cannot be read, and with the firmware owning the receive buffers (the default) it does not" \
   "$(cable 30)"
+
+# --- the PCI functions of a PF's VFs, for the udev rule (lib-rdma.sh rg_vf_bdfs) -----------------
+# drivers/pci/iov.c pci_iov_virtfn_bus/devfn: routing ID + offset + K * stride, carried into the
+# device and bus numbers.
+V=$TMP/vfroot
+vfpf() { # BDF TOTAL OFFSET STRIDE
+  mkdir -p "$V/sys/bus/pci/devices/$1"
+  echo "$2" >"$V/sys/bus/pci/devices/$1/sriov_totalvfs"
+  echo "$3" >"$V/sys/bus/pci/devices/$1/sriov_offset"
+  echo "$4" >"$V/sys/bus/pci/devices/$1/sriov_stride"
+}
+vfpf 0000:1a:00.0 3 2 1
+vfpf 0000:3c:00.1 2 7 2
+vfpf 0001:ff:00.0 2 255 1
+mkdir -p "$V/sys/bus/pci/devices/0000:5e:00.0"
+# shellcheck disable=SC2034 # rg_vf_bdfs reads it
+RG_BDFS=(0000:1a:00.0 0000:5e:00.0)
+RG_ROOT=$V rg_vf_bdfs
+eq "VFs of a ConnectX PF (offset 2, stride 1); a PF without SR-IOV has none" \
+  "0000:1a:00.2|0000:1a:00.3|0000:1a:00.4 3" "${RG_VF_KERNELS[*]} $RG_VF_N"
+RG_BDFS=(0000:3c:00.1 0001:ff:00.0)
+RG_ROOT=$V rg_vf_bdfs
+eq "stride 2 across devices; one line per PF; none past the last bus" \
+  "0000:3c:01.0|0000:3c:01.2 0001:ff:1f.7 3" "${RG_VF_KERNELS[*]} $RG_VF_N"
+echo 0 >"$V/sys/bus/pci/devices/0000:1a:00.0/sriov_offset"
+# shellcheck disable=SC2034 # rg_vf_bdfs reads it
+RG_BDFS=(0000:1a:00.0)
+RG_ROOT=$V rg_vf_bdfs
+eq "offset 0: no VF can be placed" " 0" "${RG_VF_KERNELS[*]-} $RG_VF_N"
 
 # --- the summary's change texts (lib.sh) -----------------------------------------------------------
 RG_ASCII=no

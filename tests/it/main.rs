@@ -37,3 +37,4 @@ mod scripts;
 mod summary;
 mod verdict;
 mod verify;
+mod vfs;
