@@ -431,7 +431,10 @@ rg_fabric_check_incast() {
     RG_FAB_INC_OVERLAP[i]=$overlap
     if [ "$marks" -eq 0 ] || [ "$cnp_sent" -eq 0 ]; then
       c="ECN-marked packets +$marks and CNPs sent +$cnp_sent while ${RG_FAB_INC_HOSTS[i]// /, } sent"
-      if [ -z "$overlap" ]; then
+      if [ "$marks" -gt 0 ]; then
+        # The marks show the switch saw congestion, however long the senders overlapped.
+        bad+="${bad:+, }$c (is ECN on for priority $RG_ROCE_PRIO here, ecn/roce_np/enable/$RG_ROCE_PRIO?)"
+      elif [ -z "$overlap" ]; then
         weak+="${weak:+, }$c, but when they sent is not known (stdbuf, of coreutils, is missing: perftest's lines come only at its end), so this does not prove a fault: install coreutils' stdbuf and run fabric.sh again"
       elif awk -v o="$overlap" -v n="$need" 'BEGIN { exit !(o + 0 < n + 0) }'; then
         weak+="${weak:+, }$c, but the senders did not overlap: ${overlap} s of ${RG_FABRIC_SECONDS} s (congestion needs at least $need s at once); start fabric.sh on every host at the same time (the Ansible play's phase=fabric) and run it again"
