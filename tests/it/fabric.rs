@@ -163,6 +163,17 @@ fn incast_senders_that_do_not_overlap_warn_instead_of_failing_fabric_congestion(
             out.contains("fabric: 3 ports on 1 rail: 0 passed, 3 warned"),
             "{out}"
         );
+        let md = crate::common::roce_gen(
+            &c,
+            &[
+                "ingest", &res, &applied, "--plan", &plan, "--format", "markdown",
+            ],
+        );
+        assert!(
+            md.stdout.contains("Ports that warned:\n\n- rail 0: h0 mlx5\\_0\n  - mlx5\\_0 in the incast step (receiver): ECN-marked packets +0"),
+            "{}",
+            md.stdout
+        );
     });
 }
 
