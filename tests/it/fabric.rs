@@ -174,6 +174,17 @@ fn incast_senders_that_do_not_overlap_warn_instead_of_failing_fabric_congestion(
             "{}",
             md.stdout
         );
+        let html = crate::common::roce_gen(
+            &c,
+            &[
+                "ingest", &res, &applied, "--plan", &plan, "--format", "html",
+            ],
+        );
+        assert!(
+            html.stdout.contains("<td><span class=\"host\">h0 mlx5_0</span></td>\n      <td><div>mlx5_0 in the incast step (receiver): ECN-marked packets +0"),
+            "{}",
+            html.stdout
+        );
     });
 }
 

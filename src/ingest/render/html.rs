@@ -181,6 +181,16 @@ struct FabricView {
     failed: bool,
     tables: Vec<FabricTable>,
     links: Vec<LinkRow>,
+    /// The ports that only warned, with why (an incast step whose senders did not overlap).
+    warned: Vec<WarnRow>,
+}
+
+#[derive(Serialize)]
+struct WarnRow {
+    rail: String,
+    /// `h0 mlx5_0`.
+    port: String,
+    warnings: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -357,6 +367,21 @@ fn fabric_view(m: &FabricMatrix) -> FabricView {
                 to_switch: l.to.as_ref().map(switch_text).unwrap_or_default(),
                 failed: l.failed.clone(),
                 problems: l.problems.clone(),
+            })
+            .collect(),
+        warned: m
+            .rails
+            .iter()
+            .flat_map(|r| {
+                r.cells
+                    .iter()
+                    .flatten()
+                    .filter(|c| !c.warnings.is_empty())
+                    .map(|c| WarnRow {
+                        rail: r.rail.clone(),
+                        port: format!("{} {}", c.host, c.nic),
+                        warnings: c.warnings.clone(),
+                    })
             })
             .collect(),
     }
