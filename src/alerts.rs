@@ -1,13 +1,16 @@
 //! Prometheus alerting rules derived from the plan, over the series the bundles' health runs
 //! write (`health.sh`, docs/monitoring.md): which priorities are lossless (PFC) and so must
 //! never drop, which are lossy and so must never see pause, whether 802.3x pause is planned,
-//! how often the health file is refreshed. Pure: a plan in, the rules file's text out.
+//! how often the health file is refreshed; and over the fabric matrix `ingest --format
+//! prometheus` exports, a port whose newest fabric test failed. Pure: a plan in, the rules
+//! file's text out.
 //!
 //! The file is YAML whose every string is a JSON string (a JSON string is a YAML scalar), so no
 //! plan value can break its structure.
 
 use std::fmt::Write as _;
 
+use crate::ingest::metrics::FABRIC_PORT_OK;
 use crate::plan::model::{Plan, Priority};
 
 /// One alerting rule.
@@ -58,7 +61,7 @@ pub(crate) fn rules(plan: &Plan) -> String {
         c.cluster_name,
         env!("CARGO_PKG_VERSION")
     );
-    out.push_str("# Over the series of the bundles' health runs (docs/monitoring.md). Regenerate after a plan change.\n");
+    out.push_str("# Over the series of the bundles' health runs and of ingest's fabric matrix (docs/monitoring.md). Regenerate after a plan change.\n");
     out.push_str("groups:\n");
     let _ = writeln!(
         out,
@@ -230,6 +233,20 @@ fn rule_list(plan: &Plan) -> Vec<Rule> {
             "{PORT} counted {{{{ $value | printf \"%.0f\" }}}} {{{{ $labels.counter }}}} in 5 minutes: RoCE packets were lost although priority {} is planned lossless (PFC on {})",
             c.roce_priority.get(),
             list(&lossless)
+        ),
+    });
+    // The fabric test runs once, after apply; ingest exports its newest result per port, so the
+    // alert stands until a new fabric result that passes is ingested.
+    rules.push(Rule {
+        alert: "RoceGenFabricPortFailed",
+        expr: format!("{FABRIC_PORT_OK}{{{cl}}} == 0"),
+        hold: None,
+        severity: "warning",
+        summary: "A port failed the fabric test".into(),
+        description: format!(
+            "{PORT} failed its newest fabric test on rail {{{{ $labels.rail }}}}, sending to {{{{ $labels.peer }}}}: roce_gen_fabric_check_status names the check and the report's fabric matrix both ends and their switch ports. The plan wants at least {}% of the link on priority {} without loss; fix the link, then run fabric.sh on the hosts again and ingest the results",
+            c.fabric.min_pct,
+            c.roce_priority.get()
         ),
     });
     rules.push(Rule {

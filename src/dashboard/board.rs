@@ -200,6 +200,29 @@ pub(crate) fn build(datasource_uid: Option<&str>) -> Value {
             "RoCE v2 GID index (NCCL_IB_GID_INDEX)",
             &format!("{}{{{SEL_NIC}}}", m::GID_INDEX),
         ),
+        // The fabric test's newest result per port (fabric.sh, the fabric matrix of ingest):
+        // one row per rail and host port with its peer, pass or fail, and the measured rate.
+        layout.joined_table(
+            &ds,
+            "Fabric test per rail and host (ok: 1 passed, 0 failed)",
+            &[
+                (format!("{}{{{SEL_NIC}}}", m::FABRIC_PORT_OK), "ok"),
+                (
+                    format!("{}{{{SEL_NIC}}} * 8 / 1e9", m::FABRIC_RATE),
+                    "Gb/s",
+                ),
+                (
+                    format!("{}{{{SEL_NIC}}} * 100", m::FABRIC_RATE_RATIO),
+                    "% of link",
+                ),
+            ],
+            "rail",
+        ),
+        layout.table(
+            &ds,
+            "Fabric checks that did not pass (3 warn, 4 fail)",
+            &format!("{}{{{SEL_NIC}}} >= 3", m::FABRIC_CHECK_STATUS),
+        ),
         // Live: the health timer's textfile on every host (health.sh), refreshed every
         // health_interval, beside the snapshots of the script runs above.
         layout.stat(
@@ -420,6 +443,45 @@ impl Layout {
         })
     }
 
+    /// A table of instant queries over the same series labels, joined into one row per label
+    /// set (Grafana's `merge`), each query's value a column named as given, sorted by `sort`.
+    fn joined_table(
+        &mut self,
+        ds: &Value,
+        title: &str,
+        queries: &[(String, &str)],
+        sort: &str,
+    ) -> Value {
+        let (id, pos) = self.place(12, 8);
+        let refs = ["A", "B", "C", "D"];
+        let targets: Vec<Value> = queries
+            .iter()
+            .zip(refs)
+            .map(|((expr, _), ref_id)| {
+                json!({"datasource": ds, "expr": expr, "refId": ref_id, "instant": true, "format": "table"})
+            })
+            .collect();
+        let names: serde_json::Map<String, Value> = queries
+            .iter()
+            .zip(refs)
+            .map(|((_, name), ref_id)| (format!("Value #{ref_id}"), json!(name)))
+            .collect();
+        json!({
+            "id": id,
+            "type": "table",
+            "title": title,
+            "datasource": ds,
+            "gridPos": pos,
+            "targets": targets,
+            "transformations": [
+                {"id": "merge", "options": {}},
+                {"id": "organize", "options": {"excludeByName": {"Time": true, "__name__": true}, "renameByName": names}},
+            ],
+            "fieldConfig": {"defaults": {}, "overrides": []},
+            "options": {"showHeader": true, "sortBy": [{"displayName": sort, "desc": false}]},
+        })
+    }
+
     fn table(&mut self, ds: &Value, title: &str, expr: &str) -> Value {
         let (id, pos) = self.place(12, 8);
         json!({
@@ -489,6 +551,10 @@ mod tests {
             m::FACT_OUTLIER,
             m::HOST_REBOOT_REQUIRED,
             m::GID_INDEX,
+            m::FABRIC_PORT_OK,
+            m::FABRIC_RATE,
+            m::FABRIC_RATE_RATIO,
+            m::FABRIC_CHECK_STATUS,
             live::PRIO_BYTES,
             live::PAUSE,
             live::STORM,

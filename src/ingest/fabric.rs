@@ -57,6 +57,12 @@ fn cell(h: &HostReport, f: &FabricPort) -> FabricCell {
         plan_switch: f.plan_switch.clone(),
         lldp_switch: f.lldp_switch.clone(),
         link: None,
+        // A failed port's messages go with its link.
+        warnings: if f.status == Status::Warn {
+            f.problems.clone()
+        } else {
+            Vec::new()
+        },
     }
 }
 
@@ -257,6 +263,30 @@ mod tests {
         assert_eq!((m.ports, m.passed, m.failed), (3, 3, 0));
         assert!(m.links.is_empty());
         assert_eq!(m.rails[0].cells[0][0].pct, Some(97));
+    }
+
+    #[test]
+    fn a_port_that_only_warned_carries_its_warnings_and_no_link() {
+        let mut apart = port("mlx5_0", "0", "b", Status::Warn, 388.0);
+        apart.congestion = Some(Status::Warn);
+        apart.problems = vec!["mlx5_0 in the incast step (receiver): … did not overlap".into()];
+        let hosts = [
+            host("a", vec![apart], true),
+            host(
+                "b",
+                vec![port("mlx5_0", "0", "a", Status::Pass, 388.0)],
+                true,
+            ),
+        ];
+        let m = matrix(&hosts).unwrap();
+        let cell = &m.rails[0].cells[0][0];
+        assert_eq!(cell.link, None);
+        assert_eq!(
+            cell.warnings,
+            ["mlx5_0 in the incast step (receiver): … did not overlap"]
+        );
+        assert!(m.rails[0].cells[1][0].warnings.is_empty());
+        assert_eq!((m.warned, m.failed), (1, 0));
     }
 
     #[test]

@@ -411,6 +411,10 @@ pub(crate) struct FabricCell {
     pub lldp_switch: Option<String>,
     /// Its failed link, an index into [`FabricMatrix::links`].
     pub link: Option<usize>,
+    /// A port that warned and did not fail: its warnings' messages (such as an incast step
+    /// whose senders did not overlap), so the report says why; empty otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// A port that failed and the link it sends on: from it to the next host's port on its rail.

@@ -15,6 +15,10 @@
 #     --ecn-off H  ECN off for the RoCE priority on H after apply (ecn/roce_np/enable/3 = 0)
 #     --slow H:G   the path past H's port carries G Gb/s (.fake/net/IF/wire_gbps)
 #     --absent H   fabric.sh does not run on H
+#     --slow-fw H:S on H each read of the port's hw_counters/np_cnp_sent takes S seconds (driverfs'
+#                  .fake/wedged: a firmware slow to answer, or a loaded host), so H reaches each
+#                  step 2 x S seconds after its peers: with S > fabric_seconds its incast flow
+#                  does not overlap the other sender's
 # The results are DIR/res/hN.fabric.json; DIR/hN.out what each run printed; DIR/elapsed the
 # seconds the whole fabric step took. Exit 0 once every run has ended.
 set -u
@@ -22,7 +26,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 dir=$1 n=$2 bash=$3
 shift 3
 seconds=2 window=20 incast=yes ports=1 clone=no
-pcp=" " ecn_off=" " absent=" " slow=()
+pcp=" " ecn_off=" " absent=" " slow=() slow_fw=()
 while (($#)); do
   case $1 in
     --ports) ports=$2 && shift ;;
@@ -34,6 +38,7 @@ while (($#)); do
     --ecn-off) ecn_off+="$2 " && shift ;;
     --absent) absent+="$2 " && shift ;;
     --slow) slow+=("$2") && shift ;;
+    --slow-fw) slow_fw+=("$2") && shift ;;
     *)
       echo "fabric-cluster: unknown argument $1" >&2
       exit 2
@@ -96,6 +101,10 @@ for ((h = 0; h < n; h++)); do
 done
 for s in ${slow[@]+"${slow[@]}"}; do
   echo "${s#*:}" >"$dir/${s%%:*}/root/.fake/net/ens1f0np0/wire_gbps"
+done
+for s in ${slow_fw[@]+"${slow_fw[@]}"}; do
+  echo class/infiniband/mlx5_0/ports/1/hw_counters/np_cnp_sent >"$dir/${s%%:*}/root/.fake/wedged"
+  echo "${s#*:}" >"$dir/${s%%:*}/root/.fake/wedged_seconds"
 done
 start=$(date +%s)
 for ((h = 0; h < n; h++)); do

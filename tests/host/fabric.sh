@@ -3,7 +3,8 @@
 # shellcheck disable=SC2034 # the library reads the plan values this test sets
 # Function tests of the fabric test's pure parts (templates/host/lib-fabric.sh): the reader of
 # ib_write_bw's report on the fixtures (fixtures/perftest/: real captures and the layout of this
-# invocation), the counter deltas past 2^31, the per-priority shares, how to install perftest per
+# invocation), the counter deltas past 2^31, the per-priority shares, the incast step's timing
+# (a server's flow stamped as its lines arrive, the overlap of flows), how to install perftest per
 # distribution; and that the ib_write_bw stand-in prints the fixture's layout (its client and
 # server run on two plain simulated hosts through the wire model, no root needed).
 # Prints "N passed, M failed" and exits 1 on a failure.
@@ -55,6 +56,39 @@ printf 'tx_prio0_bytes 900\ntx_prio3_bytes 100\n' >"$TMP/d2"
 rg_fabric_prio_text "$TMP/d2" tx
 eq "the shares, largest first" "prio0 90% prio3 10%" "$RG_V"
 eq "the bytes and the RoCE priority's" "1000 100" "$RG_FAB_TOTAL $RG_FAB_ON"
+
+# The incast step's timing: rg_fabric_stamp times a server's flow from its lines as they arrive,
+# rg_fabric_overlap how long at least two flows ran at once.
+{
+  printf ' local address: LID 0000\n remote address: LID 0000\n---\n'
+  sleep 1
+  printf ' #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]\n'
+  printf ' 65536      740051           0.00               388.00\n---\n'
+} | rg_fabric_stamp "$TMP/st" yes
+eq "the stamped report is the report" 6 "$(grep -c . "$TMP/st")"
+eq "a start and an end" "start end" "$(awk '{ printf "%s%s", s, $1; s = " " }' "$TMP/st.t")"
+eq "the end a second after the start" yes \
+  "$(awk '{ t[$1] = $2 } END { print (t["end"] - t["start"] >= 0.9 ? "yes" : "no") }' "$TMP/st.t")"
+printf 'x\n' | rg_fabric_stamp "$TMP/un" no
+eq "without stdbuf the times are not known" untimed "$(cat "$TMP/un.t")"
+eq "and the report is copied" x "$(cat "$TMP/un")"
+flow() { printf 'start %s\nend %s\n' "$2" "$3" >"$TMP/$1.t"; }
+flow a 100.0 102.0
+flow b 101.0 103.0
+flow c 103.5 105.5
+rg_fabric_overlap "$TMP/a.t" "$TMP/b.t"
+eq "two flows overlapping for a second" 1.0 "$RG_V"
+rg_fabric_overlap "$TMP/a.t" "$TMP/c.t"
+eq "two flows one after the other" 0.0 "$RG_V"
+flow d 101.5 104.0
+rg_fabric_overlap "$TMP/a.t" "$TMP/b.t" "$TMP/c.t" "$TMP/d.t"
+eq "four flows: where at least two ran" 2.5 "$RG_V"
+printf 'start 100.5\n' >"$TMP/e.t"
+: >"$TMP/f.t"
+rg_fabric_overlap "$TMP/a.t" "$TMP/e.t" "$TMP/f.t"
+eq "a flow that never ended adds nothing" 0.0 "$RG_V"
+rg_fabric_overlap "$TMP/a.t" "$TMP/un.t"
+eq "an untimed flow: the overlap is not known" "" "$RG_V"
 
 # How precheck and fabric.sh say to install perftest: the host's package manager, by os-release.
 RG_ROOT=$TMP/osr
@@ -118,6 +152,24 @@ if command -v flock >/dev/null 2>&1; then
     sleep 0.3
   done
   wait "$srv"
+  # perftest's stdout into a pipe comes all at once at its end (stdio's buffer); under stdbuf -oL
+  # line by line, so that the server's flow can be timed.
+  timed() { # NAME STDBUF...: the seconds between the stamps of a served flow of 1 s
+    local name=$1
+    shift
+    ROCE_GEN_ROOT=$TMP/a "$@" "$TMP/a/lib/fakehost/ib_write_bw" -d mlx5_0 -x "$gid" -F --report_gbits \
+      -D 1 --tclass 106 -p 18516 2>&1 | rg_fabric_stamp "$TMP/$name" yes &
+    srv=$!
+    for _ in 1 2 3 4 5 6 7 8 9 10; do
+      if ROCE_GEN_ROOT=$TMP/b "$TMP/b/lib/fakehost/ib_write_bw" -d mlx5_0 -x "$gid" -F --report_gbits -D 1 \
+        --tclass 106 -p 18516 10.10.0.10 >/dev/null 2>&1; then break; fi
+      sleep 0.3
+    done
+    wait "$srv"
+    awk '{ t[$1] = $2 } END { printf "%.0f", t["end"] - t["start"] }' "$TMP/$name.t"
+  }
+  eq "the stand-in under stdbuf -oL: the flow's second" 1 "$(timed lb stdbuf -oL)"
+  eq "the stand-in into a pipe: every line at its end" 0 "$(timed full env)"
   mask() { sed 's/[0-9a-f]\{1,\}/9/g; s/9\(\.9\)\{1,\}/9/g' "$1"; }
   eq "the stand-in's client prints the fixture's layout" "$(mask "$FX/write-bw-client.txt")" "$(mask "$TMP/cli")"
   eq "the stand-in's server prints the fixture's layout" "$(mask "$FX/write-bw-server.txt")" "$(mask "$TMP/srv")"

@@ -199,6 +199,15 @@ fn cases() -> Vec<Case> {
             value: -12.5,
         },
         Case {
+            alert: "RoceGenFabricPortFailed",
+            series: vec![(
+                format!(r#"roce_gen_fabric_port_ok{{{PORT},rail="0",peer="node-b"}}"#),
+                "0x20",
+            )],
+            labels: port_labels(&[("rail", "0"), ("peer", "node-b")]),
+            value: 0.0,
+        },
+        Case {
             alert: "RoceGenRebootPending",
             series: vec![s("reboot_required", HOST, "1x20")],
             labels: vec![("cluster", "lab"), ("host", "node-a")],
@@ -269,6 +278,10 @@ fn healthy() -> Vec<(String, &'static str)> {
         s("module_rx_power_low_dbm", PORT, "-9.9x20"),
         s("module_rx_power_high_dbm", PORT, "4x20"),
         s("reboot_required", HOST, "0x20"),
+        (
+            format!(r#"roce_gen_fabric_port_ok{{{PORT},rail="0",peer="node-b"}}"#),
+            "1x20",
+        ),
         s("run_timestamp_seconds", HOST, "0+60x20"),
         s("run_ok", HOST, "1x20"),
     ]

@@ -161,9 +161,22 @@ fn the_dashboard_has_its_panels_variables_and_the_configured_datasource() {
         "RoCE health counters (at each run)",
         "Cabling seen by LLDP",
         "Checks that did not pass (3 warn, 4 fail)",
+        "Fabric test per rail and host (ok: 1 passed, 0 failed)",
+        "Fabric checks that did not pass (3 warn, 4 fail)",
     ] {
         assert!(titles.contains(&want), "no panel {want:?} in {titles:?}");
     }
+    // The fabric table joins a port's pass or fail with its rate, a row per rail and host port.
+    let fabric = panels
+        .iter()
+        .find(|p| p["title"] == "Fabric test per rail and host (ok: 1 passed, 0 failed)")
+        .unwrap();
+    assert_eq!(fabric["transformations"][0]["id"], "merge");
+    assert_eq!(
+        fabric["transformations"][1]["options"]["renameByName"],
+        serde_json::json!({"Value #A": "ok", "Value #B": "Gb/s", "Value #C": "% of link"})
+    );
+    assert_eq!(fabric["options"]["sortBy"][0]["displayName"], "rail");
     let exprs: String = panels
         .iter()
         .flat_map(|p| p["targets"].as_array().unwrap().clone())
@@ -181,6 +194,10 @@ fn the_dashboard_has_its_panels_variables_and_the_configured_datasource() {
         "roce_gen_host_checks{",
         "roce_gen_fact_outlier{",
         "roce_gen_host_reboot_required{",
+        "roce_gen_fabric_port_ok{",
+        "roce_gen_fabric_rate_bytes_per_second{",
+        "roce_gen_fabric_rate_ratio{",
+        "roce_gen_fabric_check_status{",
     ] {
         assert!(exprs.contains(metric), "no query of {metric}");
     }

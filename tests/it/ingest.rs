@@ -3076,6 +3076,22 @@ fn a_host_failed_only_by_its_fabric_test_is_failed_in_every_format() {
         html.contains("<p>fabric at 2026-12-02T03:10:23Z (res/h0.fabric.json)</p>"),
         "the card names the fabric run"
     );
+    // So does the hosts table's latest result, with that run's counts; h2, which passed its
+    // fabric test, shows the apply that gives its state.
+    let start = html.find("<table class=\"hosts\">").unwrap();
+    let table = &html[start..start + html[start..].find("</table>").unwrap() + "</table>".len()];
+    let row = |host: &str| {
+        let at = table
+            .find(&format!("<span class=\"host\">{host}</span>"))
+            .unwrap();
+        &table[at..at + table[at..].find("</tr>").unwrap()]
+    };
+    assert!(
+        row("h0").contains("<td>fabric<div class=\"sub mono\">2026-12-02T03:10:23Z</div></td>"),
+        "{table}"
+    );
+    assert!(row("h2").contains("<td>apply<div"), "{table}");
+    snapshot("ingest_html_fabric_hosts", table);
     let junit = fabric_ingest(dir.path(), &["--format", "junit"]).stdout;
     let suites: Vec<(String, String)> = xml_elements(&junit)
         .into_iter()

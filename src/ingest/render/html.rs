@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use crate::ingest::render::{
     common_hosts, compared_hosts, fabric_line, files_line, host_count, hosts_line, hosts_of,
-    reason_detail, render_template, short_sha, standing,
+    reason_detail, render_template, short_sha, shown_run, standing,
 };
 use crate::ingest::report::{
     Check, ClusterReport, Counts, FabricCell, FabricEnd, FabricMatrix, FactGroup, FileNote, Group,
@@ -181,6 +181,16 @@ struct FabricView {
     failed: bool,
     tables: Vec<FabricTable>,
     links: Vec<LinkRow>,
+    /// The ports that only warned, with why (an incast step whose senders did not overlap).
+    warned: Vec<WarnRow>,
+}
+
+#[derive(Serialize)]
+struct WarnRow {
+    rail: String,
+    /// `h0 mlx5_0`.
+    port: String,
+    warnings: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -357,6 +367,21 @@ fn fabric_view(m: &FabricMatrix) -> FabricView {
                 to_switch: l.to.as_ref().map(switch_text).unwrap_or_default(),
                 failed: l.failed.clone(),
                 problems: l.problems.clone(),
+            })
+            .collect(),
+        warned: m
+            .rails
+            .iter()
+            .flat_map(|r| {
+                r.cells
+                    .iter()
+                    .flatten()
+                    .filter(|c| !c.warnings.is_empty())
+                    .map(|c| WarnRow {
+                        rail: r.rail.clone(),
+                        port: format!("{} {}", c.host, c.nic),
+                        warnings: c.warnings.clone(),
+                    })
             })
             .collect(),
     }
@@ -657,29 +682,20 @@ fn tiles(t: &Totals) -> Vec<Tile> {
     tiles
 }
 
-/// A host's row in the table of every host.
+/// A host's row in the table of every host; its result is the one that says why it stands
+/// where it does (a host failed by its fabric test alone shows that run).
 fn host_row(h: &HostReport) -> HostRow {
     HostRow {
         name: h.host.clone(),
         ip: h.mgmt_ip.clone().unwrap_or_default(),
         tone: tone(h),
         standing: standing(h),
-        run: h
-            .latest
-            .as_ref()
-            .map(|r| r.name.clone())
-            .unwrap_or_default(),
-        finished: h
-            .latest
-            .as_ref()
+        run: shown_run(h).map(|r| r.name.clone()).unwrap_or_default(),
+        finished: shown_run(h)
             .map(|r| r.finished_at.clone())
             .unwrap_or_default(),
-        path: h
-            .latest
-            .as_ref()
-            .map(|r| r.path.clone())
-            .unwrap_or_default(),
-        counts: h.latest.as_ref().map(|r| r.counts),
+        path: shown_run(h).map(|r| r.path.clone()).unwrap_or_default(),
+        counts: shown_run(h).map(|r| r.counts),
         items: h.failures.iter().map(Check::item).collect(),
         reboot: h.reboot_required(),
     }

@@ -9,7 +9,7 @@ use crate::ingest::render::{
     clean, common_hosts, compared_hosts, fabric_line, fabric_mark, fabric_rate, files_line,
     host_count, hosts_line, hosts_of, next_step, reason, short_sha, standing,
 };
-use crate::ingest::report::{ClusterReport, FileNote, HostReport, Kind, State};
+use crate::ingest::report::{ClusterReport, FabricCell, FileNote, HostReport, Kind, State};
 
 /// Markdown text from an untrusted string: Markdown and HTML punctuation escaped, and `|` so a
 /// table cell stays one cell.
@@ -76,7 +76,7 @@ pub(crate) fn render(report: &ClusterReport) -> String {
 }
 
 /// The fabric matrix: one row per rail and host port, then each failing link with both ends,
-/// their switch ports and what failed.
+/// their switch ports and what failed, then each port that only warned with its warnings.
 fn fabric(out: &mut String, report: &ClusterReport) {
     let Some(m) = &report.fabric else {
         return;
@@ -136,6 +136,22 @@ fn fabric(out: &mut String, report: &ClusterReport) {
         }
     }
     if !m.links.is_empty() {
+        out.push('\n');
+    }
+    let warned: Vec<(&str, &FabricCell)> = m
+        .rails
+        .iter()
+        .flat_map(|r| r.cells.iter().flatten().map(move |c| (r.rail.as_str(), c)))
+        .filter(|(_, c)| !c.warnings.is_empty())
+        .collect();
+    if !warned.is_empty() {
+        let _ = writeln!(out, "Ports that warned:\n");
+        for (rail, c) in warned {
+            let _ = writeln!(out, "- rail {}: {} {}", md(rail), md(&c.host), md(&c.nic));
+            for message in &c.warnings {
+                let _ = writeln!(out, "  - {}", md(message));
+            }
+        }
         out.push('\n');
     }
 }

@@ -18,7 +18,7 @@ use minijinja::{AutoEscape, Environment, UndefinedBehavior};
 use serde::Serialize;
 
 use crate::ingest::report::{
-    ClusterReport, FabricCell, FabricMatrix, FactGroup, FactValue, HostReport, Phase, State,
+    ClusterReport, FabricCell, FabricMatrix, FactGroup, FactValue, HostReport, Phase, Run, State,
     Status, Totals,
 };
 
@@ -52,17 +52,21 @@ pub(crate) fn reason(h: &HostReport, plan_sha: Option<&str>) -> String {
     format!("{word}: {}", reason_detail(h, plan_sha))
 }
 
-/// [`reason`] without the leading state, for layouts that show the state beside it.
-pub(crate) fn reason_detail(h: &HostReport, plan_sha: Option<&str>) -> String {
-    // Failed by its fabric test alone: that run says why, not the passing run before it.
+/// The result that says why a host stands where it does: its latest, or, for a host failed by
+/// its fabric test alone, that fabric run (not the passing run before it).
+pub(crate) fn shown_run(h: &HostReport) -> Option<&Run> {
     let fabric = h
         .fabric_run
         .as_ref()
         .filter(|f| f.status == Status::Fail && h.state == State::Failed);
-    let Some(run) = fabric
+    fabric
         .filter(|_| h.latest.as_ref().is_none_or(|r| r.status != Status::Fail))
         .or(h.latest.as_ref())
-    else {
+}
+
+/// [`reason`] without the leading state, for layouts that show the state beside it.
+pub(crate) fn reason_detail(h: &HostReport, plan_sha: Option<&str>) -> String {
+    let Some(run) = shown_run(h) else {
         return "no result".to_string();
     };
     let at = format!("{} at {} ({})", run.name, run.finished_at, clean(&run.path));

@@ -84,7 +84,7 @@ pub(crate) fn render(report: &ClusterReport, color: bool) -> String {
 
 /// The fabric matrix: one line per rail and host port (the rate against the link, the priority
 /// proof, loss, congestion), under a port that failed its link's two ends with their switch
-/// ports and what failed; then the counts.
+/// ports and what failed, under one that warned its warnings; then the counts.
 fn fabric(out: &mut String, p: &Paint, m: &FabricMatrix) {
     let _ = writeln!(
         out,
@@ -106,6 +106,9 @@ fn fabric(out: &mut String, p: &Paint, m: &FabricMatrix) {
             );
             let Some(link) = c.link.and_then(|i| m.links.get(i)) else {
                 let _ = writeln!(out, "{line}");
+                for message in &c.warnings {
+                    let _ = writeln!(out, "    {}", p.yellow(&clean(message)));
+                }
                 continue;
             };
             let _ = writeln!(out, "{}", p.red(&line));
