@@ -128,10 +128,19 @@ rg_fw_tool() {
 }
 
 # rg_fw_device I: the PCI address the tool is given for NIC I: the planned one, else the
-# netdev's (the basename of /sys/class/net/IF/device).
+# netdev's (the basename of /sys/class/net/IF/device). A bond has no device: a LAG NIC's card is
+# addressed through PF0, function 0 of its first slave's card (mlxconfig reaches both ports'
+# parameters through either function of a dual-port card).
 rg_fw_device() {
-  local pci=${RG_NIC_PCI[$1]-}
-  if [ -z "$pci" ]; then
+  local pci=${RG_NIC_PCI[$1]-} s
+  if rg_is_lag "$1"; then
+    for s in ${RG_NIC_SLAVES[$1]}; do
+      pci=$(rg_netdev_pci "$s")
+      [ -z "$pci" ] || break
+    done
+    [ -n "$pci" ] || pci=$(rg_lag_pci "$1")
+    [ -z "$pci" ] || pci=${pci%.*}.0
+  elif [ -z "$pci" ]; then
     pci=$(readlink "$RG_ROOT/sys/class/net/${RG_NIC_NETDEV[$1]}/device" 2>/dev/null) || pci=""
     pci=${pci##*/}
   fi
@@ -145,6 +154,34 @@ rg_fw_port() {
   local fn=${1##*.}
   [[ $fn =~ ^[0-7]$ ]] || fn=0
   printf 'P%s' "$((fn + 1))"
+}
+
+# rg_fw_ports I: the port suffixes of NIC I's parameters: its PCI function's port, or on a LAG
+# NIC each slave's (P1 for PF0's port, P2 for PF1's), in order.
+rg_fw_ports() {
+  local s pci have=" " n out=""
+  if rg_is_lag "$1" && [ -n "${RG_NIC_SLAVES[$1]}" ]; then
+    for s in ${RG_NIC_SLAVES[$1]}; do
+      pci=$(rg_netdev_pci "$s")
+      [ -z "$pci" ] || have+="$(rg_fw_port "$pci") "
+    done
+    for ((n = 1; n <= 8; n++)); do
+      [[ $have != *" P$n "* ]] || out+="${out:+ }P$n"
+    done
+    printf '%s' "$out"
+    return 0
+  fi
+  rg_fw_port "$(rg_fw_device "$1")"
+}
+
+# rg_fw_port_in_hand I: the port suffix of the slave whose settings are in hand on a LAG NIC
+# (rg_lag_restore), else NIC I's port.
+rg_fw_port_in_hand() {
+  if [ -n "$RG_LAG_PORT" ]; then
+    rg_fw_port "$(rg_netdev_pci "$RG_LAG_PORT")"
+  else
+    rg_fw_port "$(rg_fw_device "$1")"
+  fi
 }
 
 # rg_fw_query BDF NAME...: RG_FW_CUR, RG_FW_NEXT and RG_FW_RO = the named parameters of the
@@ -368,7 +405,7 @@ rg_firmware() {
 # rg_fw_nic MODE I: NIC I's NV values read, checked against the plan and (apply, when the plan
 # says firmware_config = apply) set where they contradict it.
 rg_fw_nic() {
-  local mode=$1 i=$2 dev=${RG_NIC_IBDEV[$2]} bdf port base name names="" setting=no
+  local mode=$1 i=$2 dev=${RG_NIC_IBDEV[$2]} bdf port ports base name names="" setting=no
   local next lldp sets=() lines="" failed=no err="" status=warn sev=warning note
   RG_FW_BEFORE=() RG_FW_PLANNED=()
   if [ "$RG_FW_CONFIG" = apply ] && [ "$mode" = apply ]; then
@@ -386,8 +423,10 @@ rg_fw_nic() {
       "cannot tell the PCI address of ${RG_NIC_NETDEV[i]} (no /sys/class/net/${RG_NIC_NETDEV[i]}/device): its firmware values are not read"
     return 0
   fi
-  port=$(rg_fw_port "$bdf")
-  for base in $RG_FW_PARAMS; do names+=" ${base}_$port"; done
+  ports=$(rg_fw_ports "$i")
+  for port in $ports; do
+    for base in $RG_FW_PARAMS; do names+=" ${base}_$port"; done
+  done
   ! rg_fw_bluefield "$bdf" || names+=" $RG_FW_DPU_PARAMS"
   # shellcheck disable=SC2086 # one word per name
   if ! rg_fw_query "$bdf" $names; then
@@ -406,16 +445,18 @@ rg_fw_nic() {
   RG_FW_MODE[i]=$RG_V
   # A host that may not set the firmware only reports, whatever the plan says.
   [ "$RG_V" != restricted ] || setting=no
-  lldp=${RG_FW_NEXT[LLDP_NB_DCBX_$port]-}
-  for base in $RG_FW_PARAMS; do
-    name=${base}_$port
-    [ -n "${RG_FW_NEXT[$name]+set}" ] || continue
-    next=${RG_FW_NEXT[$name]}
-    RG_FW_BEFORE[$name]=$next
-    rg_fw_ok "$base" "$next" "$lldp" && continue
-    RG_FW_PLANNED[$name]=$RG_V
-    sets+=("$name=$(rg_fw_word "$base" "$RG_V")")
-    lines+="fw_$name"$'\t'"$dev"$'\t'"$next"$'\n'
+  for port in $ports; do
+    lldp=${RG_FW_NEXT[LLDP_NB_DCBX_$port]-}
+    for base in $RG_FW_PARAMS; do
+      name=${base}_$port
+      [ -n "${RG_FW_NEXT[$name]+set}" ] || continue
+      next=${RG_FW_NEXT[$name]}
+      RG_FW_BEFORE[$name]=$next
+      rg_fw_ok "$base" "$next" "$lldp" && continue
+      RG_FW_PLANNED[$name]=$RG_V
+      sets+=("$name=$(rg_fw_word "$base" "$RG_V")")
+      lines+="fw_$name"$'\t'"$dev"$'\t'"$next"$'\n'
+    done
   done
   if [ "$setting" = yes ] && [ ${#sets[@]} -gt 0 ]; then
     if [ "$RG_DRY_RUN" = no ]; then
@@ -442,7 +483,7 @@ rg_fw_nic() {
     RG_FW_NOTE=$note
   fi
   rg_fw_mode_check "$dev" "$bdf" "${RG_FW_MODE[i]}"
-  rg_fw_record "$mode" "$i" "$bdf" "$port" "$setting" "$failed" "$err"
+  rg_fw_record "$mode" "$i" "$bdf" "$ports" "$setting" "$failed" "$err"
 }
 
 # rg_fw_unsaved DEV LINES: REPLY = the saved-state LINES (`fw_NAME DEV VALUE`) that are not
@@ -456,87 +497,91 @@ rg_fw_unsaved() {
   done <<<"$2"
 }
 
-# rg_fw_record MODE I BDF PORT SETTING FAILED ERR: one check per parameter of NIC I, from the
-# values read (after a set: read back). Reads RG_FW_BEFORE and RG_FW_PLANNED (rg_fw_nic). Then
+# rg_fw_record MODE I BDF PORTS SETTING FAILED ERR: one check per parameter of NIC I and each of
+# its PORTS (P1 P2 on a LAG NIC), from the values read (after a set: read back). Reads RG_FW_BEFORE and RG_FW_PLANNED (rg_fw_nic). Then
 # the facts, and whether a value waits for a reboot.
 rg_fw_record() {
-  local mode=$1 i=$2 bdf=$3 port=$4 setting=$5 failed=$6 err=$7 dev=${RG_NIC_IBDEV[$2]}
-  local base name was next cur lldp want actual pending note
-  lldp=${RG_FW_NEXT[LLDP_NB_DCBX_$port]-${RG_FW_BEFORE[LLDP_NB_DCBX_$port]-}}
-  for base in $RG_FW_PARAMS; do
-    name=${base}_$port
-    if [ -z "${RG_FW_BEFORE[$name]+set}" ]; then
-      if [ -n "$RG_FW_NOTE" ]; then
-        # Not read: a value the plan cares about is then unknown, not as planned.
-        rg_fw_want "$base" 0 1
-        if [ -n "$RG_V" ]; then
-          rg_check "fw_$name" "$dev" warn warning "" "" "$name of $dev ($bdf) cannot be read, so it is neither checked nor set: it is not in the table $RG_FW_TOOL printed, which said: $RG_FW_NOTE"
+  local mode=$1 i=$2 bdf=$3 ports=$4 setting=$5 failed=$6 err=$7 dev=${RG_NIC_IBDEV[$2]}
+  local base name was next cur lldp want actual pending note port
+  for port in $ports; do
+    lldp=${RG_FW_NEXT[LLDP_NB_DCBX_$port]-${RG_FW_BEFORE[LLDP_NB_DCBX_$port]-}}
+    for base in $RG_FW_PARAMS; do
+      name=${base}_$port
+      if [ -z "${RG_FW_BEFORE[$name]+set}" ]; then
+        if [ -n "$RG_FW_NOTE" ]; then
+          # Not read: a value the plan cares about is then unknown, not as planned.
+          rg_fw_want "$base" 0 1
+          if [ -n "$RG_V" ]; then
+            rg_check "fw_$name" "$dev" warn warning "" "" "$name of $dev ($bdf) cannot be read, so it is neither checked nor set: it is not in the table $RG_FW_TOOL printed, which said: $RG_FW_NOTE"
+          else
+            rg_check "fw_$name" "$dev" skip info "" "" "skipped: $name is not in the table $RG_FW_TOOL printed for $dev ($bdf); it said: $RG_FW_NOTE"
+          fi
         else
-          rg_check "fw_$name" "$dev" skip info "" "" "skipped: $name is not in the table $RG_FW_TOOL printed for $dev ($bdf); it said: $RG_FW_NOTE"
+          rg_check "fw_$name" "$dev" skip info "" "" "skipped: the firmware of $dev ($bdf) has no $name"
         fi
-      else
-        rg_check "fw_$name" "$dev" skip info "" "" "skipped: the firmware of $dev ($bdf) has no $name"
+        continue
       fi
-      continue
-    fi
-    was=${RG_FW_BEFORE[$name]}
-    next=${RG_FW_NEXT[$name]-}
-    cur=${RG_FW_CUR[$name]-}
-    pending=no
-    [ -z "$cur" ] || [ -z "$next" ] || [ "$cur" = "$next" ] || pending=yes
-    actual=$(rg_fw_show "$base" "${next:-$was}")
-    [ "$pending" = no ] || actual="$(rg_fw_show "$base" "$cur") (next boot: $actual)"
-    if [ -n "${RG_FW_PLANNED[$name]+set}" ]; then
-      want=$(rg_fw_show "$base" "${RG_FW_PLANNED[$name]}")
-      if [ "$setting" = no ]; then
-        rg_fw_contradiction "$dev" "$bdf" "$base" "$name" "$was" "$lldp" "$port" "$want" "$actual"
-      elif [ "$RG_DRY_RUN" = yes ]; then
-        RG_FW_WOULD_SET=yes
-        rg_check_change "fw_$name" "$dev" warn warning "$want" "$actual" \
-          "dry run: $name would be set from $(rg_fw_show "$base" "$was") to $want for the next boot ($(rg_fw_why "$base" "$was" "$lldp" "$port")); it takes effect at the next reboot" \
-          "$(rg_fw_show "$base" "$was")"
-      elif [ -n "$err" ]; then
-        rg_check "fw_$name" "$dev" fail error "$want" "" "$name was set to $want but cannot be read back: $err"
-      elif [ "$next" = "${RG_FW_PLANNED[$name]}" ]; then
-        rg_check_change "fw_$name" "$dev" changed warning "$want" "$actual" \
-          "$name changed from $(rg_fw_show "$base" "$was") to $want for the next boot; $(rg_fw_when "$name" "$next")" \
-          "$(rg_fw_show "$base" "$was")"
-      elif [ "$failed" = yes ]; then
-        rg_check "fw_$name" "$dev" fail error "$want" "$actual" "setting $name to $want failed (see the log above)"
-      else
-        rg_check "fw_$name" "$dev" fail error "$want" "$actual" "$name was set to $want but reads back as $(rg_fw_show "$base" "$next")"
+      was=${RG_FW_BEFORE[$name]}
+      next=${RG_FW_NEXT[$name]-}
+      cur=${RG_FW_CUR[$name]-}
+      pending=no
+      [ -z "$cur" ] || [ -z "$next" ] || [ "$cur" = "$next" ] || pending=yes
+      actual=$(rg_fw_show "$base" "${next:-$was}")
+      [ "$pending" = no ] || actual="$(rg_fw_show "$base" "$cur") (next boot: $actual)"
+      if [ -n "${RG_FW_PLANNED[$name]+set}" ]; then
+        want=$(rg_fw_show "$base" "${RG_FW_PLANNED[$name]}")
+        if [ "$setting" = no ]; then
+          rg_fw_contradiction "$dev" "$bdf" "$base" "$name" "$was" "$lldp" "$port" "$want" "$actual"
+        elif [ "$RG_DRY_RUN" = yes ]; then
+          RG_FW_WOULD_SET=yes
+          rg_check_change "fw_$name" "$dev" warn warning "$want" "$actual" \
+            "dry run: $name would be set from $(rg_fw_show "$base" "$was") to $want for the next boot ($(rg_fw_why "$base" "$was" "$lldp" "$port")); it takes effect at the next reboot" \
+            "$(rg_fw_show "$base" "$was")"
+        elif [ -n "$err" ]; then
+          rg_check "fw_$name" "$dev" fail error "$want" "" "$name was set to $want but cannot be read back: $err"
+        elif [ "$next" = "${RG_FW_PLANNED[$name]}" ]; then
+          rg_check_change "fw_$name" "$dev" changed warning "$want" "$actual" \
+            "$name changed from $(rg_fw_show "$base" "$was") to $want for the next boot; $(rg_fw_when "$name" "$next")" \
+            "$(rg_fw_show "$base" "$was")"
+        elif [ "$failed" = yes ]; then
+          rg_check "fw_$name" "$dev" fail error "$want" "$actual" "setting $name to $want failed (see the log above)"
+        else
+          rg_check "fw_$name" "$dev" fail error "$want" "$actual" "$name was set to $want but reads back as $(rg_fw_show "$base" "$next")"
+        fi
+        continue
       fi
-      continue
-    fi
-    if [ -z "$next" ]; then
-      # Not set by this run, but the read-back after setting others failed.
-      rg_check "fw_$name" "$dev" warn warning "" "" "$name was $(rg_fw_show "$base" "$was") (not changed); it cannot be read back: $err"
-      continue
-    fi
-    # As planned from the next boot, or not the plan's business: is it in force now?
-    rg_fw_want "$base" "$next" "$lldp"
-    want=${RG_V:-$next}
-    want=$(rg_fw_show "$base" "$want")
-    note=""
-    [ "$pending" = no ] || note="; now $(rg_fw_show "$base" "$cur"), so it takes effect at the next reboot"
-    if [ "$pending" = yes ] && [ "$mode" = compare ]; then
-      rg_check "fw_$name" "$dev" warn warning "$want" "$actual" \
-        "reboot pending: $name is $(rg_fw_show "$base" "$cur") now and $(rg_fw_show "$base" "$next") from the next boot"
-    elif [ -n "$RG_V" ]; then
-      rg_check "fw_$name" "$dev" pass warning "$want" "$actual" "$name is $(rg_fw_show "$base" "$next") as planned$note"
-    else
-      rg_check "fw_$name" "$dev" pass info "$want" "$actual" "$name is $(rg_fw_show "$base" "$next")$note"
-    fi
+      if [ -z "$next" ]; then
+        # Not set by this run, but the read-back after setting others failed.
+        rg_check "fw_$name" "$dev" warn warning "" "" "$name was $(rg_fw_show "$base" "$was") (not changed); it cannot be read back: $err"
+        continue
+      fi
+      # As planned from the next boot, or not the plan's business: is it in force now?
+      rg_fw_want "$base" "$next" "$lldp"
+      want=${RG_V:-$next}
+      want=$(rg_fw_show "$base" "$want")
+      note=""
+      [ "$pending" = no ] || note="; now $(rg_fw_show "$base" "$cur"), so it takes effect at the next reboot"
+      if [ "$pending" = yes ] && [ "$mode" = compare ]; then
+        rg_check "fw_$name" "$dev" warn warning "$want" "$actual" \
+          "reboot pending: $name is $(rg_fw_show "$base" "$cur") now and $(rg_fw_show "$base" "$next") from the next boot"
+      elif [ -n "$RG_V" ]; then
+        rg_check "fw_$name" "$dev" pass warning "$want" "$actual" "$name is $(rg_fw_show "$base" "$next") as planned$note"
+      else
+        rg_check "fw_$name" "$dev" pass info "$want" "$actual" "$name is $(rg_fw_show "$base" "$next")$note"
+      fi
+    done
   done
-  rg_fw_facts "$i" "$bdf" "$port"
+  rg_fw_facts "$i" "$bdf" "$ports"
 }
 
-# rg_fw_facts I BDF PORT: NIC I's facts from the values read last (fw_NAME now, fw_NAME_next
-# from the next boot), and whether one of them waits for a reboot.
+# rg_fw_facts I BDF PORTS: NIC I's facts from the values read last (fw_NAME now, fw_NAME_next
+# from the next boot) of each of its PORTS, and whether one of them waits for a reboot.
 rg_fw_facts() {
-  local i=$1 base name cur next facts=""
-  for base in $RG_FW_PARAMS; do
-    name=${base}_$3
+  local i=$1 base name cur next facts="" names="" port
+  for port in $3; do
+    for base in $RG_FW_PARAMS; do names+=" ${base}_$port"; done
+  done
+  for name in $names; do
     next=${RG_FW_NEXT[$name]-}
     cur=${RG_FW_CUR[$name]-}
     [ -n "$next" ] || continue
@@ -601,7 +646,7 @@ rg_fw_rollback() {
 
 # rg_fw_restore I: rollback of NIC I's saved firmware values.
 rg_fw_restore() {
-  local i=$1 dev=${RG_NIC_IBDEV[$1]} id d value bdf port base name names="" sets=() failed=no
+  local i=$1 dev=${RG_NIC_IBDEV[$1]} id d value bdf port ports base name names="" sets=() failed=no
   local now after
   local -A saved=() was=()
   while IFS=$'\t' read -r id d value; do
@@ -616,8 +661,10 @@ rg_fw_restore() {
     return 0
   fi
   bdf=$(rg_fw_device "$i")
-  port=$(rg_fw_port "$bdf")
-  for base in $RG_FW_PARAMS; do names+=" ${base}_$port"; done
+  ports=$(rg_fw_ports "$i")
+  for port in $ports; do
+    for base in $RG_FW_PARAMS; do names+=" ${base}_$port"; done
+  done
   # shellcheck disable=SC2086 # one word per name
   if [ -z "$bdf" ] || ! rg_fw_query "$bdf" $names; then
     for name in ${saved[@]+"${!saved[@]}"}; do
@@ -625,8 +672,8 @@ rg_fw_restore() {
     done
     return 0
   fi
-  for base in $RG_FW_PARAMS; do
-    name=${base}_$port
+  for name in $names; do
+    base=${name%_P*}
     [ -n "${saved[$name]+set}" ] || continue
     was[$name]=${RG_FW_NEXT[$name]-}
     [ "${was[$name]}" = "${saved[$name]}" ] || sets+=("$name=$(rg_fw_word "$base" "${saved[$name]}")")
@@ -636,8 +683,8 @@ rg_fw_restore() {
     # shellcheck disable=SC2086 # one word per name
     [ "$RG_DRY_RUN" = yes ] || rg_fw_query "$bdf" $names || RG_FW_NEXT=()
   fi
-  for base in $RG_FW_PARAMS; do
-    name=${base}_$port
+  for name in $names; do
+    base=${name%_P*}
     [ -n "${was[$name]+set}" ] || continue
     value=$(rg_fw_show "$base" "${saved[$name]}")
     now=$(rg_fw_show "$base" "${was[$name]}")
@@ -657,7 +704,7 @@ rg_fw_restore() {
         "$name was restored to $value but reads back as $(rg_fw_show "$base" "${after:-nothing}")"
     fi
   done
-  rg_fw_facts "$i" "$bdf" "$port"
+  rg_fw_facts "$i" "$bdf" "$ports"
 }
 
 # rg_fw_willing I: after rollback handed NIC I's DCBX back to the firmware. The driver then makes
@@ -669,7 +716,8 @@ rg_fw_restore() {
 rg_fw_willing() {
   local i=$1 dev=${RG_NIC_IBDEV[$1]} bdf port lldp will why=""
   bdf=$(rg_fw_device "$i")
-  port=$(rg_fw_port "$bdf")
+  # On a LAG NIC: the port of the slave rollback hands back (rg_lag_restore).
+  port=$(rg_fw_port_in_hand "$i")
   [ -n "$RG_FW_TOOL" ] || RG_FW_TOOL=$(rg_fw_tool)
   if [ "$RG_FW_CONFIG" = off ]; then
     why="the firmware is not read (firmware_config = off)"
