@@ -384,6 +384,24 @@ call "$H" ethtool -i bond0
 fixture 'ethtool -i of a bond' 0 ethtool/driver-bond.txt ''
 call "$H" ibdev2netdev
 fixture 'ibdev2netdev on a RoCE LAG' 0 ibdev2netdev/lag.txt ''
+# A bond has no dcbnl_ops (bond_main.c): dcbnl.c dcb_doit answers EOPNOTSUPP for every DCB
+# object; mlnx_qos reports each part it could not read (mlnx-tools python/mlnx_qos) and stops at
+# ETS; dcb prints perror's line. Nor has bonding get/set_pauseparam (net/ethtool/pause.c
+# EOPNOTSUPP): ethtool prints the netlink error, exit 1 for -a and 76 for -A.
+call "$H" mlnx_qos -i bond0
+expect 'lag: mlnx_qos on the bond' 1 $'Priority trust state is not supported on your system\nBuffers commands are not supported on your system\nRate limit is not supported on your system!\nETS features are not supported on your system\n'
+call "$H" mlnx_qos -i bond0 --trust dscp
+expect 'lag: mlnx_qos --trust on the bond' 1 $'Priority trust state is not supported on your system\n'
+call "$H" dcb app show dev bond0 dscp-prio
+expect 'lag: dcb app show on the bond' 1 '' $'Attribute read: Operation not supported\n'
+call "$H" dcb dcbx set dev bond0 host
+expect 'lag: dcb dcbx set on the bond' 1 '' $'Attribute write: Operation not supported\n'
+call "$H" ethtool -a bond0
+expect 'lag: ethtool -a on the bond' 1 '' $'netlink error: Operation not supported\n'
+call "$H" ethtool -A bond0 rx off tx off
+expect 'lag: ethtool -A on the bond' 76 '' $'netlink error: Operation not supported\n'
+call "$H" dcb app show dev ens1f1np1 dscp-prio
+expect 'lag: a slave keeps its DCB' 0 ''
 call "$H" ip link set dev bond0 mtu 4200
 eq 'ip link set bond0 mtu: the slaves first (bond_change_mtu)' '4200 4200 4200' \
   "$(val "$H/sys/class/net/bond0/mtu") $(val "$H/sys/class/net/ens1f0np0/mtu") $(val "$H/sys/class/net/ens1f1np1/mtu")"
