@@ -250,11 +250,37 @@ rg_probe_lldp() {
   } <<<"$parsed" || true
 }
 
-# rg_probe I: everything above for NIC I, and its facts JSON in RG_M_FACTS[I].
+# rg_probe I: everything above for NIC I, and its facts JSON in RG_M_FACTS[I]. A bond has no
+# optic, PCIe link or port counters of its own: a LAG's are each slave's, under `slave_facts`
+# (one object per slave, by its netdev); the NIC's own members and the RG_P_* values the checks
+# read are its first slave's.
 rg_probe() {
-  local i=$1 dev=${RG_NIC_IBDEV[$1]} ifc=${RG_NIC_NETDEV[$1]} transceiver link pcie neighbor
-  # A bond has no optic, PCIe link or port counters of its own: a LAG's are its first slave's.
-  ! rg_is_lag "$i" || [ -z "${RG_NIC_SLAVES[i]}" ] || ifc=${RG_NIC_SLAVES[i]%% *}
+  local i=$1 dev=${RG_NIC_IBDEV[$1]} s first per="" sep=""
+  local -A one=()
+  if ! rg_is_lag "$i" || [ -z "${RG_NIC_SLAVES[i]}" ]; then
+    rg_probe_port "$dev" "${RG_NIC_NETDEV[i]}"
+    RG_M_FACTS[i]=$REPLY
+    return 0
+  fi
+  first=${RG_NIC_SLAVES[i]%% *}
+  # The first slave last, so that the RG_P_* values left are its.
+  for s in ${RG_NIC_SLAVES[i]#"$first"} "$first"; do
+    [ -d "$RG_ROOT/sys/class/net/$s" ] || continue
+    rg_probe_port "$dev" "$s"
+    one[$s]=$REPLY
+  done
+  for s in ${RG_NIC_SLAVES[i]}; do
+    [ -n "${one[$s]+set}" ] || continue
+    per+="$sep$(rg_json_str "$s"):{${one[$s]}}"
+    sep=","
+  done
+  RG_M_FACTS[i]="${one[$first]:-$REPLY},\"slave_facts\":{$per}"
+}
+
+# rg_probe_port DEV IF: the probes above for netdev IF of RDMA device DEV (RG_P_*), and REPLY =
+# their facts members.
+rg_probe_port() {
+  local dev=$1 ifc=$2 transceiver link pcie neighbor
   rg_probe_link "$ifc"
   rg_probe_optics "$ifc" "$RG_P_LANES"
   rg_probe_pcie "$ifc"
@@ -277,7 +303,7 @@ rg_probe() {
   else
     neighbor="null,\"neighbor_note\":$(rg_json_str "$RG_P_LLDP_NOTE")"
   fi
-  RG_M_FACTS[i]="\"transceiver\":$transceiver,\"link\":$link,\"pcie\":$pcie,\"counters\":{$RG_P_COUNTERS},\"neighbor\":$neighbor"
+  REPLY="\"transceiver\":$transceiver,\"link\":$link,\"pcie\":$pcie,\"counters\":{$RG_P_COUNTERS},\"neighbor\":$neighbor"
 }
 
 # rg_same_port A B: switch port names match, ignoring case and an abbreviated prefix

@@ -138,3 +138,141 @@ fn a_lag_card_is_configured_through_pf0_for_both_ports() {
         }
     });
 }
+
+/// The tools a bond refuses (no dcbnl ops: mlnx_qos and dcb; no pause or statistics ops:
+/// `ethtool -a/-A/-S/-m`) among `commands`, each as the stand-ins logged it.
+fn sent_to_the_bond(commands: &[String]) -> Vec<String> {
+    commands
+        .iter()
+        .filter(|c| {
+            let words: Vec<&str> = c.split(' ').collect();
+            let bond = words.contains(&"bond0");
+            match words[0] {
+                "mlnx_qos" | "dcb" => bond,
+                "ethtool" => bond && !words.contains(&"-i"),
+                _ => false,
+            }
+        })
+        .cloned()
+        .collect()
+}
+
+/// A LAG host's facts carry each slave's optic, PCIe link, link and counters under
+/// `slave_facts` (the second slave has another module than the first), a health run writes both
+/// slaves' counters, link and optics labelled with the slave's netdev and the LAG device's RDMA
+/// counters with the bond's, and promtool finds nothing; no run gives the bond a tool that refuses
+/// it, on an OFED host (mlnx_qos) and an inbox one (dcb).
+#[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
+fn a_lag_hosts_facts_and_health_series_are_every_slaves() {
+    let fixture = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/host/fixtures/ethtool-m/sff8636-100g.txt"),
+    )
+    .unwrap();
+    for_each_bash(|bash| {
+        let h = lag_host(bash, |_| {});
+        std::fs::write(h.fake(".fake/net/ens1f1np1/module.txt"), &fixture).unwrap();
+        let _ = h.take_commands();
+        let pre = h.run("precheck.sh", &[]);
+        assert_eq!(pre.code, 0, "{bash}: {}", pre.stdout);
+        let nic = &pre.result["facts"]["nics"]["mlx5_bond_0"];
+        assert_eq!(
+            nic["slaves"],
+            serde_json::json!(["ens1f0np0", "ens1f1np1"]),
+            "{bash}"
+        );
+        let per = &nic["slave_facts"];
+        assert_eq!(
+            per["ens1f0np0"]["transceiver"]["part_number"], "MMA4Z00-NS400",
+            "{bash}: {per}"
+        );
+        let other = &per["ens1f1np1"]["transceiver"]["part_number"];
+        assert!(
+            other.is_string() && other != "MMA4Z00-NS400",
+            "{bash}: {per}"
+        );
+        for s in ["ens1f0np0", "ens1f1np1"] {
+            assert!(per[s]["pcie"]["width"].is_u64(), "{bash}: {s} {per}");
+            assert!(per[s]["link"]["speed_mbps"].is_u64(), "{bash}: {s} {per}");
+            assert!(
+                per[s]["counters"]["np_cnp_sent"].is_u64(),
+                "{bash}: {s} {per}"
+            );
+            assert!(
+                per[s]["counters"]["rx_pause_ctrl_phy"].is_u64(),
+                "{bash}: {s} {per}"
+            );
+        }
+        let apply = h.run("apply.sh", &[]);
+        assert_eq!(apply.code, 0, "{bash}: {}", apply.stdout);
+        let script = h.bundle.join("health.sh").display().to_string();
+        let (code, _, err) = h.run_cmd(&[bash, script.as_str(), "--drift"]);
+        assert_eq!(code, 0, "{bash}: {err}");
+        let text = std::fs::read_to_string(
+            h.fake("var/lib/node_exporter/textfile_collector/roce-gen-lab.prom"),
+        )
+        .unwrap();
+        for s in ["ens1f0np0", "ens1f1np1"] {
+            let labels = format!("nic=\"mlx5_bond_0\",netdev=\"{s}\"");
+            for family in [
+                "roce_gen_health_priority_pause_frames_total",
+                "roce_gen_health_mac_pause_frames_total",
+                "roce_gen_health_link_up",
+                "roce_gen_health_module_temperature_celsius",
+                "roce_gen_health_drift",
+            ] {
+                assert!(
+                    text.lines()
+                        .any(|l| l.starts_with(&format!("{family}{{")) && l.contains(&labels)),
+                    "{bash}: no {family} of {s}:\n{text}"
+                );
+            }
+        }
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with("roce_gen_health_rdma_events_total{")
+                    && l.contains("netdev=\"bond0\"")),
+            "{bash}:\n{text}"
+        );
+        let findings = crate::ingest::promtool_findings(&text);
+        assert!(findings.is_empty(), "{bash}: promtool: {findings}\n{text}");
+        let back = h.run("rollback.sh", &[]);
+        assert_eq!(back.code, 0, "{bash}: {}", back.stdout);
+        let sent = sent_to_the_bond(&h.take_commands());
+        assert!(sent.is_empty(), "{bash}: {sent:?}");
+    });
+}
+
+/// On the dcb backend (an inbox host) no run gives the bond a `dcb` command either: each slave
+/// is configured through its own netdev.
+#[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
+fn an_inbox_lag_host_never_asks_dcb_about_the_bond() {
+    for_each_bash(|bash| {
+        let h = FakeHost::inbox()
+            .bash(bash)
+            .create_args(&["--nic", "mlx5_2:ens1f1np1:0000:1a:00.1:b8:3f:d2:0a:00:01"])
+            .setup(&["lag", "bond0", "mlx5_bond_0", "ens1f0np0,ens1f1np1"])
+            .plan(|plan| {
+                let nic = &mut plan["hosts"][0]["nics"][0];
+                nic["ib_dev"] = Value::from("mlx5_bond_0");
+                nic["netdev"] = Value::from("bond0");
+            })
+            .build();
+        let _ = h.take_commands();
+        for script in ["precheck.sh", "apply.sh", "rollback.sh"] {
+            let run = h.run(script, &[]);
+            assert_eq!(run.code, 0, "{bash} {script}: {}", run.stdout);
+        }
+        let commands = h.take_commands();
+        assert!(
+            commands
+                .iter()
+                .any(|c| c.starts_with("dcb app ") && c.contains("ens1f1np1")),
+            "{bash}: {commands:?}"
+        );
+        let sent = sent_to_the_bond(&commands);
+        assert!(sent.is_empty(), "{bash}: {sent:?}");
+    });
+}
