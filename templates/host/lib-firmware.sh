@@ -36,6 +36,10 @@ declare -A RG_FW_CUR=() RG_FW_NEXT=()
 declare -A RG_FW_RO=()
 RG_FW_NOTE=""
 RG_FW_LOCKED=no
+# The NIC in hand's parameters whose set the tool refused (this apply or an earlier one, saved),
+# and what it said.
+RG_FW_REFUSED=""
+RG_FW_REFUSED_WHY=""
 # The names the last query found: what a read-back asks for.
 RG_FW_ASKED=""
 # Per NIC: nic, dpu (a BlueField whose Arm cores own the port) or restricted (this host may not
@@ -442,6 +446,11 @@ rg_fw_nic() {
     return 0
   fi
   rg_fw_mode_of "$names"
+  # A set refused at an earlier apply (rg_fw_refused) is not sent again: a table without the RO
+  # column (mstflint before 4.25) cannot tell, so the refusal is what says it.
+  RG_FW_REFUSED=$(rg_saved nv_refused "$dev" 2>/dev/null) || RG_FW_REFUSED=""
+  RG_FW_REFUSED_WHY=$(rg_saved nv_refused_why "$dev" 2>/dev/null) || RG_FW_REFUSED_WHY=""
+  [ -z "$RG_FW_REFUSED" ] || RG_V=restricted
   RG_FW_MODE[i]=$RG_V
   # A host that may not set the firmware only reports, whatever the plan says.
   [ "$RG_V" != restricted ] || setting=no
@@ -466,9 +475,7 @@ rg_fw_nic() {
     fi
     if ! rg_do "$RG_FW_TOOL" -y -d "$bdf" set ${sets[@]+"${sets[@]}"}; then
       failed=yes
-      # The host of a zero-trust BlueField may read the NV configuration but not write it
-      # (GenericCommander::queryParamViews: `Operation is not supported (Read only TLV: X)`).
-      if [[ $RG_DO_OUT == *"Operation is not supported (Read only TLV"* ]]; then
+      if rg_fw_refused "$dev" "$RG_DO_OUT" "${sets[@]}"; then
         RG_FW_MODE[i]=restricted
         setting=no
       fi
@@ -484,6 +491,30 @@ rg_fw_nic() {
   fi
   rg_fw_mode_check "$dev" "$bdf" "${RG_FW_MODE[i]}"
   rg_fw_record "$mode" "$i" "$bdf" "$ports" "$setting" "$failed" "$err"
+}
+
+# rg_fw_refused DEV OUTPUT NAME=VALUE...: true when a set's OUTPUT says the host may not set
+# these parameters: mstflint 4.36 and later refuse a read-only TLV (`Operation is not supported
+# (Read only TLV: X)`, GenericCommander::queryParamViews); 4.25 to 4.35 ask the TLV for read and
+# write support before a set (queryTLV, TLVConf::isFWSupported) and so refuse one the query had
+# just shown (`The Device doesn't support X parameter`). The refusal is saved (`nv_refused DEV
+# NAMES`, `nv_refused_why DEV TEXT`): later applies do not send the set again and warn with it;
+# rollback forgets it with the rest of the saved state.
+rg_fw_refused() {
+  local dev=$1 out=$2 w names="" why
+  shift 2
+  case $out in
+    *"Operation is not supported (Read only TLV"* | *"The Device doesn't support "*" parameter"*) ;;
+    *) return 1 ;;
+  esac
+  for w in "$@"; do names+="${names:+ }${w%%=*}"; done
+  why=$(rg_nv_error "$out")
+  RG_FW_REFUSED=$names
+  RG_FW_REFUSED_WHY=$why
+  [ "$RG_DRY_RUN" = no ] || return 0
+  rg_saved nv_refused "$dev" >/dev/null ||
+    rg_save_lines "nv_refused"$'\t'"$dev"$'\t'"$names"$'\n'"nv_refused_why"$'\t'"$dev"$'\t'"$why"$'\n' \
+      "the firmware parameters $RG_FW_TOOL refused to set on $dev" "nothing was changed on $dev"
 }
 
 # rg_fw_unsaved DEV LINES: REPLY = the saved-state LINES (`fw_NAME DEV VALUE`) that are not
@@ -516,6 +547,12 @@ rg_fw_record() {
           else
             rg_check "fw_$name" "$dev" skip info "" "" "skipped: $name is not in the table $RG_FW_TOOL printed for $dev ($bdf); it said: $RG_FW_NOTE"
           fi
+        elif [ -z "$RG_FW_ASKED" ] && { rg_fw_want "$base" 0 1 || true; [ -n "$RG_V" ]; }; then
+          # None of the port's parameters: a RoCE card's firmware has them, unless this host may
+          # only read them and the tool hides such parameters (mstflint before 4.25: queryTLV
+          # asks TLVConf::isFWSupported for read and write support).
+          rg_check "fw_$name" "$dev" warn warning "" "" \
+            "$RG_FW_TOOL shows none of the firmware parameters of $dev ($bdf), $name among them, so they are neither checked nor set: this host may only read them (the host of a restricted BlueField, whose read-only parameters mstflint before 4.25 does not show at all), or the firmware has none; mstflint 4.25 or later shows them marked RO, and on the DPU's Arm OS mlxprivhost -d DEVICE q tells the host's privilege"
         else
           rg_check "fw_$name" "$dev" skip info "" "" "skipped: the firmware of $dev ($bdf) has no $name"
         fi
@@ -613,8 +650,12 @@ rg_fw_contradiction() {
   local dev=$1 bdf=$2 base=$3 name=$4 v=$5 lldp=$6 port=$7 want=$8 actual=$9 why
   why=$(rg_fw_why "$base" "$v" "$lldp" "$port")
   if [ "${RG_FW_MODE[$(rg_index_of "$dev")]-}" = restricted ]; then
+    local refused=""
+    if [[ " $RG_FW_REFUSED " == *" $name "* ]]; then
+      refused=" ($RG_FW_TOOL refused to set it${RG_FW_REFUSED_WHY:+: $RG_FW_REFUSED_WHY}; apply does not send it again until a rollback)"
+    fi
     rg_check "fw_$name" "$dev" warn warning "$want" "$actual" \
-      "$name is $(rg_fw_show "$base" "$v"): $why; this host may not set it (a restricted BlueField host, see fw_mode): set $name=$(rg_fw_word "$base" "${RG_FW_PLANNED[$name]}") from the DPU's Arm OS"
+      "$name is $(rg_fw_show "$base" "$v"): $why; this host may not set it (a restricted BlueField host, see fw_mode)$refused: set $name=$(rg_fw_word "$base" "${RG_FW_PLANNED[$name]}") from the DPU's Arm OS"
   elif [ "$RG_FW_CONFIG" = apply ]; then
     RG_FW_WOULD_SET=yes
     rg_check_change "fw_$name" "$dev" warn warning "$want" "$actual" \

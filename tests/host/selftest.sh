@@ -925,6 +925,15 @@ echo restricted >"$H/.fake/nvconfig/0000:1a:00.host"
 call "$H" mlxconfig -y -d 0000:1a:00.0 set CNP_DSCP_P1=26
 fixture 'a restricted host may not set' 3 mlxconfig/set-restricted.txt ''
 eq '... which changes nothing' 'CNP_DSCP_P1 48 48 48' "$(grep '^CNP_DSCP_P1 ' "$H/.fake/nvconfig/0000:1a:00")"
+echo restricted-4.21 >"$H/.fake/nvconfig/0000:1a:00.host"
+call "$H" mlxconfig -y -d 0000:1a:00.0 set CNP_DSCP_P1=26
+fixture 'a restricted host, mstflint 4.21: the set refused as unsupported' 3 mlxconfig/set-restricted-4.21.txt ''
+call "$H" mlxconfig -d 0000:1a:00.0 -e q CNP_DSCP_P1
+fixture '... and so is a named query of a parameter it may only read' 3 mlxconfig/query-e-restricted-4.21.txt ''
+call "$H" mlxconfig -d 0000:1a:00.0 -e q
+expect '... and the query of every parameter finds none' 3 "$(sed -n '1,10p' "$FX/mlxconfig/query-e-restricted-4.21.txt")
+-E- Device doesn't support any configuration changes.
+" ''
 echo locked >"$H/.fake/nvconfig/0000:1a:00.host"
 call "$H" mlxconfig -d 0000:1a:00.0 -e q
 fixture 'a host without access to the NV registers' 3 mlxconfig/query-locked.txt ''

@@ -756,6 +756,26 @@ fn a_restricted_host_reports_what_it_cannot_set() {
         assert_eq!(nv(&h, "CNP_DSCP_P1"), "40 40", "{bash}");
         assert_eq!(apply.result["reboot_required"], false, "{bash}");
         apply.expect(&["persistence", "nccl_env"], "", "changed", bash);
+        // The refusal is kept: the table of this mstflint has no RO column, so without it every
+        // apply would send the refused set again.
+        let _ = fw_commands(&h);
+        let again = h.run("apply.sh", &[]);
+        assert_eq!(again.code, 0, "{bash}: {}", again.stdout);
+        assert_eq!(again.count("changed"), 0, "{bash}: {:?}", again.statuses());
+        let commands = fw_commands(&h);
+        assert!(
+            !commands.iter().any(|c| c.contains(" set ")),
+            "{bash}: {commands:?}"
+        );
+        assert_eq!(again.status("fw_CNP_DSCP_P1", "mlx5_0"), "warn", "{bash}");
+        assert!(
+            again.message("fw_CNP_DSCP_P1", "mlx5_0").contains(
+                "(mlxconfig refused to set it: Operation is not supported (Read only TLV: nv_roce_cc_ecn); apply does not send it again until a rollback)"
+            ),
+            "{bash}: {}",
+            again.message("fw_CNP_DSCP_P1", "mlx5_0")
+        );
+        assert_eq!(fact(&again, "mlx5_0", "fw_mode"), "restricted", "{bash}");
 
         std::fs::write(h.fake(".fake/nvconfig/0000:1a:00.host"), "locked\n").unwrap();
         let pre = h.run("precheck.sh", &[]);
