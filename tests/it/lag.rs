@@ -158,7 +158,8 @@ fn sent_to_the_bond(commands: &[String]) -> Vec<String> {
 }
 
 /// A LAG host's facts carry each slave's optic, PCIe link, link and counters under
-/// `slave_facts` (the second slave has another module than the first), a health run writes both
+/// `slave_facts` (the second slave has another module than the first) and its optics check is
+/// each slave's, a health run writes both
 /// slaves' counters, link and optics labelled with the slave's netdev and the LAG device's RDMA
 /// counters with the bond's, and promtool finds nothing; no run gives the bond a tool that refuses
 /// it, on an OFED host (mlnx_qos) and an inbox one (dcb).
@@ -204,6 +205,21 @@ fn a_lag_hosts_facts_and_health_series_are_every_slaves() {
                 "{bash}: {s} {per}"
             );
         }
+        // The optics check reads each slave's module, not the first slave's alone.
+        let optics: Vec<&str> = pre.result["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["id"] == "optics" && c["nic"] == "mlx5_bond_0")
+            .map(|c| c["message"].as_str().unwrap())
+            .collect();
+        assert_eq!(optics.len(), 2, "{bash}: {optics:?}");
+        assert!(
+            optics[0].starts_with("ens1f0np0 module NVIDIA MMA4Z00-NS400")
+                && optics[1].starts_with("ens1f1np1 module ")
+                && !optics[1].contains("MMA4Z00-NS400"),
+            "{bash}: {optics:?}"
+        );
         let apply = h.run("apply.sh", &[]);
         assert_eq!(apply.code, 0, "{bash}: {}", apply.stdout);
         let script = h.bundle.join("health.sh").display().to_string();
