@@ -475,7 +475,7 @@ rg_fw_nic() {
     fi
     if ! rg_do "$RG_FW_TOOL" -y -d "$bdf" set ${sets[@]+"${sets[@]}"}; then
       failed=yes
-      if rg_fw_refused "$dev" "$RG_DO_OUT" "${sets[@]}"; then
+      if rg_fw_refused "$dev" "$RG_DO_OUT" ${sets[@]+"${sets[@]}"}; then
         RG_FW_MODE[i]=restricted
         setting=no
       fi
