@@ -173,7 +173,7 @@ fn a_lag_hosts_facts_and_health_series_are_every_slaves() {
     .unwrap();
     for_each_bash(|bash| {
         let h = lag_host(bash, |_| {});
-        std::fs::write(h.fake(".fake/net/ens1f1np1/module.txt"), &fixture).unwrap();
+        std::fs::write(h.fake(".fake/net/ens1f1np1/module.txt"), fixture.as_bytes()).unwrap();
         let _ = h.take_commands();
         let pre = h.run("precheck.sh", &[]);
         assert_eq!(pre.code, 0, "{bash}: {}", pre.stdout);
