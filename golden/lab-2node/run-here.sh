@@ -232,7 +232,7 @@ export PATH
   RG_CLUSTER=lab
   RG_HOSTS=(node-a node-b)
   RG_BUNDLES=(node-a.tar.gz node-b.tar.gz)
-  RG_SHA256=(7d487e027dbbedd029c82e1bb97b7ef0b57a93fba2ab4785a8fa1ddcc4490989 c48b506e19bd19dc044eae741ad1fb5aa87321040da4ea39c93abbe778263d57)
+  RG_SHA256=(50f53d1f7ae01fcfbc68b136721613cd637d901301ce0a6caf3a8dbaf86266a6 11fd541d50af98e248b0fab905d9a2589fd2b06fabd40451c9acb96c88d3f156)
   RG_MGMT=(192.168.1.10 192.168.1.11)
   RG_MACS=(b8:3f:d2:0a:00:00 b8:3f:d2:0b:00:00)
 }
