@@ -36,6 +36,10 @@ declare -A RG_FW_CUR=() RG_FW_NEXT=()
 declare -A RG_FW_RO=()
 RG_FW_NOTE=""
 RG_FW_LOCKED=no
+# The NIC in hand's parameters whose set the tool refused (this apply or an earlier one, saved),
+# and what it said.
+RG_FW_REFUSED=""
+RG_FW_REFUSED_WHY=""
 # The names the last query found: what a read-back asks for.
 RG_FW_ASKED=""
 # Per NIC: nic, dpu (a BlueField whose Arm cores own the port) or restricted (this host may not
@@ -128,10 +132,19 @@ rg_fw_tool() {
 }
 
 # rg_fw_device I: the PCI address the tool is given for NIC I: the planned one, else the
-# netdev's (the basename of /sys/class/net/IF/device).
+# netdev's (the basename of /sys/class/net/IF/device). A bond has no device: a LAG NIC's card is
+# addressed through PF0, function 0 of its first slave's card (mlxconfig reaches both ports'
+# parameters through either function of a dual-port card).
 rg_fw_device() {
-  local pci=${RG_NIC_PCI[$1]-}
-  if [ -z "$pci" ]; then
+  local pci=${RG_NIC_PCI[$1]-} s
+  if rg_is_lag "$1"; then
+    for s in ${RG_NIC_SLAVES[$1]}; do
+      pci=$(rg_netdev_pci "$s")
+      [ -z "$pci" ] || break
+    done
+    [ -n "$pci" ] || pci=$(rg_lag_pci "$1")
+    [ -z "$pci" ] || pci=${pci%.*}.0
+  elif [ -z "$pci" ]; then
     pci=$(readlink "$RG_ROOT/sys/class/net/${RG_NIC_NETDEV[$1]}/device" 2>/dev/null) || pci=""
     pci=${pci##*/}
   fi
@@ -145,6 +158,34 @@ rg_fw_port() {
   local fn=${1##*.}
   [[ $fn =~ ^[0-7]$ ]] || fn=0
   printf 'P%s' "$((fn + 1))"
+}
+
+# rg_fw_ports I: the port suffixes of NIC I's parameters: its PCI function's port, or on a LAG
+# NIC each slave's (P1 for PF0's port, P2 for PF1's), in order.
+rg_fw_ports() {
+  local s pci have=" " n out=""
+  if rg_is_lag "$1" && [ -n "${RG_NIC_SLAVES[$1]}" ]; then
+    for s in ${RG_NIC_SLAVES[$1]}; do
+      pci=$(rg_netdev_pci "$s")
+      [ -z "$pci" ] || have+="$(rg_fw_port "$pci") "
+    done
+    for ((n = 1; n <= 8; n++)); do
+      [[ $have != *" P$n "* ]] || out+="${out:+ }P$n"
+    done
+    printf '%s' "$out"
+    return 0
+  fi
+  rg_fw_port "$(rg_fw_device "$1")"
+}
+
+# rg_fw_port_in_hand I: the port suffix of the slave whose settings are in hand on a LAG NIC
+# (rg_lag_restore), else NIC I's port.
+rg_fw_port_in_hand() {
+  if [ -n "$RG_LAG_PORT" ]; then
+    rg_fw_port "$(rg_netdev_pci "$RG_LAG_PORT")"
+  else
+    rg_fw_port "$(rg_fw_device "$1")"
+  fi
 }
 
 # rg_fw_query BDF NAME...: RG_FW_CUR, RG_FW_NEXT and RG_FW_RO = the named parameters of the
@@ -368,7 +409,7 @@ rg_firmware() {
 # rg_fw_nic MODE I: NIC I's NV values read, checked against the plan and (apply, when the plan
 # says firmware_config = apply) set where they contradict it.
 rg_fw_nic() {
-  local mode=$1 i=$2 dev=${RG_NIC_IBDEV[$2]} bdf port base name names="" setting=no
+  local mode=$1 i=$2 dev=${RG_NIC_IBDEV[$2]} bdf port ports base name names="" setting=no
   local next lldp sets=() lines="" failed=no err="" status=warn sev=warning note
   RG_FW_BEFORE=() RG_FW_PLANNED=()
   if [ "$RG_FW_CONFIG" = apply ] && [ "$mode" = apply ]; then
@@ -386,8 +427,10 @@ rg_fw_nic() {
       "cannot tell the PCI address of ${RG_NIC_NETDEV[i]} (no /sys/class/net/${RG_NIC_NETDEV[i]}/device): its firmware values are not read"
     return 0
   fi
-  port=$(rg_fw_port "$bdf")
-  for base in $RG_FW_PARAMS; do names+=" ${base}_$port"; done
+  ports=$(rg_fw_ports "$i")
+  for port in $ports; do
+    for base in $RG_FW_PARAMS; do names+=" ${base}_$port"; done
+  done
   ! rg_fw_bluefield "$bdf" || names+=" $RG_FW_DPU_PARAMS"
   # shellcheck disable=SC2086 # one word per name
   if ! rg_fw_query "$bdf" $names; then
@@ -403,19 +446,26 @@ rg_fw_nic() {
     return 0
   fi
   rg_fw_mode_of "$names"
+  # A set refused at an earlier apply (rg_fw_refused) is not sent again: a table without the RO
+  # column (mstflint before 4.25) cannot tell, so the refusal is what says it.
+  RG_FW_REFUSED=$(rg_saved nv_refused "$dev" 2>/dev/null) || RG_FW_REFUSED=""
+  RG_FW_REFUSED_WHY=$(rg_saved nv_refused_why "$dev" 2>/dev/null) || RG_FW_REFUSED_WHY=""
+  [ -z "$RG_FW_REFUSED" ] || RG_V=restricted
   RG_FW_MODE[i]=$RG_V
   # A host that may not set the firmware only reports, whatever the plan says.
   [ "$RG_V" != restricted ] || setting=no
-  lldp=${RG_FW_NEXT[LLDP_NB_DCBX_$port]-}
-  for base in $RG_FW_PARAMS; do
-    name=${base}_$port
-    [ -n "${RG_FW_NEXT[$name]+set}" ] || continue
-    next=${RG_FW_NEXT[$name]}
-    RG_FW_BEFORE[$name]=$next
-    rg_fw_ok "$base" "$next" "$lldp" && continue
-    RG_FW_PLANNED[$name]=$RG_V
-    sets+=("$name=$(rg_fw_word "$base" "$RG_V")")
-    lines+="fw_$name"$'\t'"$dev"$'\t'"$next"$'\n'
+  for port in $ports; do
+    lldp=${RG_FW_NEXT[LLDP_NB_DCBX_$port]-}
+    for base in $RG_FW_PARAMS; do
+      name=${base}_$port
+      [ -n "${RG_FW_NEXT[$name]+set}" ] || continue
+      next=${RG_FW_NEXT[$name]}
+      RG_FW_BEFORE[$name]=$next
+      rg_fw_ok "$base" "$next" "$lldp" && continue
+      RG_FW_PLANNED[$name]=$RG_V
+      sets+=("$name=$(rg_fw_word "$base" "$RG_V")")
+      lines+="fw_$name"$'\t'"$dev"$'\t'"$next"$'\n'
+    done
   done
   if [ "$setting" = yes ] && [ ${#sets[@]} -gt 0 ]; then
     if [ "$RG_DRY_RUN" = no ]; then
@@ -425,9 +475,7 @@ rg_fw_nic() {
     fi
     if ! rg_do "$RG_FW_TOOL" -y -d "$bdf" set ${sets[@]+"${sets[@]}"}; then
       failed=yes
-      # The host of a zero-trust BlueField may read the NV configuration but not write it
-      # (GenericCommander::queryParamViews: `Operation is not supported (Read only TLV: X)`).
-      if [[ $RG_DO_OUT == *"Operation is not supported (Read only TLV"* ]]; then
+      if rg_fw_refused "$dev" "$RG_DO_OUT" ${sets[@]+"${sets[@]}"}; then
         RG_FW_MODE[i]=restricted
         setting=no
       fi
@@ -442,7 +490,31 @@ rg_fw_nic() {
     RG_FW_NOTE=$note
   fi
   rg_fw_mode_check "$dev" "$bdf" "${RG_FW_MODE[i]}"
-  rg_fw_record "$mode" "$i" "$bdf" "$port" "$setting" "$failed" "$err"
+  rg_fw_record "$mode" "$i" "$bdf" "$ports" "$setting" "$failed" "$err"
+}
+
+# rg_fw_refused DEV OUTPUT NAME=VALUE...: true when a set's OUTPUT says the host may not set
+# these parameters: mstflint 4.36 and later refuse a read-only TLV (`Operation is not supported
+# (Read only TLV: X)`, GenericCommander::queryParamViews); 4.25 to 4.35 ask the TLV for read and
+# write support before a set (queryTLV, TLVConf::isFWSupported) and so refuse one the query had
+# just shown (`The Device doesn't support X parameter`). The refusal is saved (`nv_refused DEV
+# NAMES`, `nv_refused_why DEV TEXT`): later applies do not send the set again and warn with it;
+# rollback forgets it with the rest of the saved state.
+rg_fw_refused() {
+  local dev=$1 out=$2 w names="" why
+  shift 2
+  case $out in
+    *"Operation is not supported (Read only TLV"* | *"The Device doesn't support "*" parameter"*) ;;
+    *) return 1 ;;
+  esac
+  for w in "$@"; do names+="${names:+ }${w%%=*}"; done
+  why=$(rg_nv_error "$out")
+  RG_FW_REFUSED=$names
+  RG_FW_REFUSED_WHY=$why
+  [ "$RG_DRY_RUN" = no ] || return 0
+  rg_saved nv_refused "$dev" >/dev/null ||
+    rg_save_lines "nv_refused"$'\t'"$dev"$'\t'"$names"$'\n'"nv_refused_why"$'\t'"$dev"$'\t'"$why"$'\n' \
+      "the firmware parameters $RG_FW_TOOL refused to set on $dev" "nothing was changed on $dev"
 }
 
 # rg_fw_unsaved DEV LINES: REPLY = the saved-state LINES (`fw_NAME DEV VALUE`) that are not
@@ -456,87 +528,97 @@ rg_fw_unsaved() {
   done <<<"$2"
 }
 
-# rg_fw_record MODE I BDF PORT SETTING FAILED ERR: one check per parameter of NIC I, from the
-# values read (after a set: read back). Reads RG_FW_BEFORE and RG_FW_PLANNED (rg_fw_nic). Then
+# rg_fw_record MODE I BDF PORTS SETTING FAILED ERR: one check per parameter of NIC I and each of
+# its PORTS (P1 P2 on a LAG NIC), from the values read (after a set: read back). Reads RG_FW_BEFORE and RG_FW_PLANNED (rg_fw_nic). Then
 # the facts, and whether a value waits for a reboot.
 rg_fw_record() {
-  local mode=$1 i=$2 bdf=$3 port=$4 setting=$5 failed=$6 err=$7 dev=${RG_NIC_IBDEV[$2]}
-  local base name was next cur lldp want actual pending note
-  lldp=${RG_FW_NEXT[LLDP_NB_DCBX_$port]-${RG_FW_BEFORE[LLDP_NB_DCBX_$port]-}}
-  for base in $RG_FW_PARAMS; do
-    name=${base}_$port
-    if [ -z "${RG_FW_BEFORE[$name]+set}" ]; then
-      if [ -n "$RG_FW_NOTE" ]; then
-        # Not read: a value the plan cares about is then unknown, not as planned.
-        rg_fw_want "$base" 0 1
-        if [ -n "$RG_V" ]; then
-          rg_check "fw_$name" "$dev" warn warning "" "" "$name of $dev ($bdf) cannot be read, so it is neither checked nor set: it is not in the table $RG_FW_TOOL printed, which said: $RG_FW_NOTE"
+  local mode=$1 i=$2 bdf=$3 ports=$4 setting=$5 failed=$6 err=$7 dev=${RG_NIC_IBDEV[$2]}
+  local base name was next cur lldp want actual pending note port
+  for port in $ports; do
+    lldp=${RG_FW_NEXT[LLDP_NB_DCBX_$port]-${RG_FW_BEFORE[LLDP_NB_DCBX_$port]-}}
+    for base in $RG_FW_PARAMS; do
+      name=${base}_$port
+      if [ -z "${RG_FW_BEFORE[$name]+set}" ]; then
+        if [ -n "$RG_FW_NOTE" ]; then
+          # Not read: a value the plan cares about is then unknown, not as planned.
+          rg_fw_want "$base" 0 1
+          if [ -n "$RG_V" ]; then
+            rg_check "fw_$name" "$dev" warn warning "" "" "$name of $dev ($bdf) cannot be read, so it is neither checked nor set: it is not in the table $RG_FW_TOOL printed, which said: $RG_FW_NOTE"
+          else
+            rg_check "fw_$name" "$dev" skip info "" "" "skipped: $name is not in the table $RG_FW_TOOL printed for $dev ($bdf); it said: $RG_FW_NOTE"
+          fi
+        elif [ -z "$RG_FW_ASKED" ] && { rg_fw_want "$base" 0 1 || true; [ -n "$RG_V" ]; }; then
+          # None of the port's parameters: a RoCE card's firmware has them, unless this host may
+          # only read them and the tool hides such parameters (mstflint before 4.25: queryTLV
+          # asks TLVConf::isFWSupported for read and write support).
+          rg_check "fw_$name" "$dev" warn warning "" "" \
+            "$RG_FW_TOOL shows none of the firmware parameters of $dev ($bdf), $name among them, so they are neither checked nor set: this host may only read them (the host of a restricted BlueField, whose read-only parameters mstflint before 4.25 does not show at all), or the firmware has none; mstflint 4.25 or later shows them marked RO, and on the DPU's Arm OS mlxprivhost -d DEVICE q tells the host's privilege"
         else
-          rg_check "fw_$name" "$dev" skip info "" "" "skipped: $name is not in the table $RG_FW_TOOL printed for $dev ($bdf); it said: $RG_FW_NOTE"
+          rg_check "fw_$name" "$dev" skip info "" "" "skipped: the firmware of $dev ($bdf) has no $name"
         fi
-      else
-        rg_check "fw_$name" "$dev" skip info "" "" "skipped: the firmware of $dev ($bdf) has no $name"
+        continue
       fi
-      continue
-    fi
-    was=${RG_FW_BEFORE[$name]}
-    next=${RG_FW_NEXT[$name]-}
-    cur=${RG_FW_CUR[$name]-}
-    pending=no
-    [ -z "$cur" ] || [ -z "$next" ] || [ "$cur" = "$next" ] || pending=yes
-    actual=$(rg_fw_show "$base" "${next:-$was}")
-    [ "$pending" = no ] || actual="$(rg_fw_show "$base" "$cur") (next boot: $actual)"
-    if [ -n "${RG_FW_PLANNED[$name]+set}" ]; then
-      want=$(rg_fw_show "$base" "${RG_FW_PLANNED[$name]}")
-      if [ "$setting" = no ]; then
-        rg_fw_contradiction "$dev" "$bdf" "$base" "$name" "$was" "$lldp" "$port" "$want" "$actual"
-      elif [ "$RG_DRY_RUN" = yes ]; then
-        RG_FW_WOULD_SET=yes
-        rg_check_change "fw_$name" "$dev" warn warning "$want" "$actual" \
-          "dry run: $name would be set from $(rg_fw_show "$base" "$was") to $want for the next boot ($(rg_fw_why "$base" "$was" "$lldp" "$port")); it takes effect at the next reboot" \
-          "$(rg_fw_show "$base" "$was")"
-      elif [ -n "$err" ]; then
-        rg_check "fw_$name" "$dev" fail error "$want" "" "$name was set to $want but cannot be read back: $err"
-      elif [ "$next" = "${RG_FW_PLANNED[$name]}" ]; then
-        rg_check_change "fw_$name" "$dev" changed warning "$want" "$actual" \
-          "$name changed from $(rg_fw_show "$base" "$was") to $want for the next boot; $(rg_fw_when "$name" "$next")" \
-          "$(rg_fw_show "$base" "$was")"
-      elif [ "$failed" = yes ]; then
-        rg_check "fw_$name" "$dev" fail error "$want" "$actual" "setting $name to $want failed (see the log above)"
-      else
-        rg_check "fw_$name" "$dev" fail error "$want" "$actual" "$name was set to $want but reads back as $(rg_fw_show "$base" "$next")"
+      was=${RG_FW_BEFORE[$name]}
+      next=${RG_FW_NEXT[$name]-}
+      cur=${RG_FW_CUR[$name]-}
+      pending=no
+      [ -z "$cur" ] || [ -z "$next" ] || [ "$cur" = "$next" ] || pending=yes
+      actual=$(rg_fw_show "$base" "${next:-$was}")
+      [ "$pending" = no ] || actual="$(rg_fw_show "$base" "$cur") (next boot: $actual)"
+      if [ -n "${RG_FW_PLANNED[$name]+set}" ]; then
+        want=$(rg_fw_show "$base" "${RG_FW_PLANNED[$name]}")
+        if [ "$setting" = no ]; then
+          rg_fw_contradiction "$dev" "$bdf" "$base" "$name" "$was" "$lldp" "$port" "$want" "$actual"
+        elif [ "$RG_DRY_RUN" = yes ]; then
+          RG_FW_WOULD_SET=yes
+          rg_check_change "fw_$name" "$dev" warn warning "$want" "$actual" \
+            "dry run: $name would be set from $(rg_fw_show "$base" "$was") to $want for the next boot ($(rg_fw_why "$base" "$was" "$lldp" "$port")); it takes effect at the next reboot" \
+            "$(rg_fw_show "$base" "$was")"
+        elif [ -n "$err" ]; then
+          rg_check "fw_$name" "$dev" fail error "$want" "" "$name was set to $want but cannot be read back: $err"
+        elif [ "$next" = "${RG_FW_PLANNED[$name]}" ]; then
+          rg_check_change "fw_$name" "$dev" changed warning "$want" "$actual" \
+            "$name changed from $(rg_fw_show "$base" "$was") to $want for the next boot; $(rg_fw_when "$name" "$next")" \
+            "$(rg_fw_show "$base" "$was")"
+        elif [ "$failed" = yes ]; then
+          rg_check "fw_$name" "$dev" fail error "$want" "$actual" "setting $name to $want failed (see the log above)"
+        else
+          rg_check "fw_$name" "$dev" fail error "$want" "$actual" "$name was set to $want but reads back as $(rg_fw_show "$base" "$next")"
+        fi
+        continue
       fi
-      continue
-    fi
-    if [ -z "$next" ]; then
-      # Not set by this run, but the read-back after setting others failed.
-      rg_check "fw_$name" "$dev" warn warning "" "" "$name was $(rg_fw_show "$base" "$was") (not changed); it cannot be read back: $err"
-      continue
-    fi
-    # As planned from the next boot, or not the plan's business: is it in force now?
-    rg_fw_want "$base" "$next" "$lldp"
-    want=${RG_V:-$next}
-    want=$(rg_fw_show "$base" "$want")
-    note=""
-    [ "$pending" = no ] || note="; now $(rg_fw_show "$base" "$cur"), so it takes effect at the next reboot"
-    if [ "$pending" = yes ] && [ "$mode" = compare ]; then
-      rg_check "fw_$name" "$dev" warn warning "$want" "$actual" \
-        "reboot pending: $name is $(rg_fw_show "$base" "$cur") now and $(rg_fw_show "$base" "$next") from the next boot"
-    elif [ -n "$RG_V" ]; then
-      rg_check "fw_$name" "$dev" pass warning "$want" "$actual" "$name is $(rg_fw_show "$base" "$next") as planned$note"
-    else
-      rg_check "fw_$name" "$dev" pass info "$want" "$actual" "$name is $(rg_fw_show "$base" "$next")$note"
-    fi
+      if [ -z "$next" ]; then
+        # Not set by this run, but the read-back after setting others failed.
+        rg_check "fw_$name" "$dev" warn warning "" "" "$name was $(rg_fw_show "$base" "$was") (not changed); it cannot be read back: $err"
+        continue
+      fi
+      # As planned from the next boot, or not the plan's business: is it in force now?
+      rg_fw_want "$base" "$next" "$lldp"
+      want=${RG_V:-$next}
+      want=$(rg_fw_show "$base" "$want")
+      note=""
+      [ "$pending" = no ] || note="; now $(rg_fw_show "$base" "$cur"), so it takes effect at the next reboot"
+      if [ "$pending" = yes ] && [ "$mode" = compare ]; then
+        rg_check "fw_$name" "$dev" warn warning "$want" "$actual" \
+          "reboot pending: $name is $(rg_fw_show "$base" "$cur") now and $(rg_fw_show "$base" "$next") from the next boot"
+      elif [ -n "$RG_V" ]; then
+        rg_check "fw_$name" "$dev" pass warning "$want" "$actual" "$name is $(rg_fw_show "$base" "$next") as planned$note"
+      else
+        rg_check "fw_$name" "$dev" pass info "$want" "$actual" "$name is $(rg_fw_show "$base" "$next")$note"
+      fi
+    done
   done
-  rg_fw_facts "$i" "$bdf" "$port"
+  rg_fw_facts "$i" "$bdf" "$ports"
 }
 
-# rg_fw_facts I BDF PORT: NIC I's facts from the values read last (fw_NAME now, fw_NAME_next
-# from the next boot), and whether one of them waits for a reboot.
+# rg_fw_facts I BDF PORTS: NIC I's facts from the values read last (fw_NAME now, fw_NAME_next
+# from the next boot) of each of its PORTS, and whether one of them waits for a reboot.
 rg_fw_facts() {
-  local i=$1 base name cur next facts=""
-  for base in $RG_FW_PARAMS; do
-    name=${base}_$3
+  local i=$1 base name cur next facts="" names="" port
+  for port in $3; do
+    for base in $RG_FW_PARAMS; do names+=" ${base}_$port"; done
+  done
+  for name in $names; do
     next=${RG_FW_NEXT[$name]-}
     cur=${RG_FW_CUR[$name]-}
     [ -n "$next" ] || continue
@@ -568,8 +650,12 @@ rg_fw_contradiction() {
   local dev=$1 bdf=$2 base=$3 name=$4 v=$5 lldp=$6 port=$7 want=$8 actual=$9 why
   why=$(rg_fw_why "$base" "$v" "$lldp" "$port")
   if [ "${RG_FW_MODE[$(rg_index_of "$dev")]-}" = restricted ]; then
+    local refused=""
+    if [[ " $RG_FW_REFUSED " == *" $name "* ]]; then
+      refused=" ($RG_FW_TOOL refused to set it${RG_FW_REFUSED_WHY:+: $RG_FW_REFUSED_WHY}; apply does not send it again until a rollback)"
+    fi
     rg_check "fw_$name" "$dev" warn warning "$want" "$actual" \
-      "$name is $(rg_fw_show "$base" "$v"): $why; this host may not set it (a restricted BlueField host, see fw_mode): set $name=$(rg_fw_word "$base" "${RG_FW_PLANNED[$name]}") from the DPU's Arm OS"
+      "$name is $(rg_fw_show "$base" "$v"): $why; this host may not set it (a restricted BlueField host, see fw_mode)$refused: set $name=$(rg_fw_word "$base" "${RG_FW_PLANNED[$name]}") from the DPU's Arm OS"
   elif [ "$RG_FW_CONFIG" = apply ]; then
     RG_FW_WOULD_SET=yes
     rg_check_change "fw_$name" "$dev" warn warning "$want" "$actual" \
@@ -601,7 +687,7 @@ rg_fw_rollback() {
 
 # rg_fw_restore I: rollback of NIC I's saved firmware values.
 rg_fw_restore() {
-  local i=$1 dev=${RG_NIC_IBDEV[$1]} id d value bdf port base name names="" sets=() failed=no
+  local i=$1 dev=${RG_NIC_IBDEV[$1]} id d value bdf port ports base name names="" sets=() failed=no
   local now after
   local -A saved=() was=()
   while IFS=$'\t' read -r id d value; do
@@ -616,8 +702,10 @@ rg_fw_restore() {
     return 0
   fi
   bdf=$(rg_fw_device "$i")
-  port=$(rg_fw_port "$bdf")
-  for base in $RG_FW_PARAMS; do names+=" ${base}_$port"; done
+  ports=$(rg_fw_ports "$i")
+  for port in $ports; do
+    for base in $RG_FW_PARAMS; do names+=" ${base}_$port"; done
+  done
   # shellcheck disable=SC2086 # one word per name
   if [ -z "$bdf" ] || ! rg_fw_query "$bdf" $names; then
     for name in ${saved[@]+"${!saved[@]}"}; do
@@ -625,8 +713,8 @@ rg_fw_restore() {
     done
     return 0
   fi
-  for base in $RG_FW_PARAMS; do
-    name=${base}_$port
+  for name in $names; do
+    base=${name%_P*}
     [ -n "${saved[$name]+set}" ] || continue
     was[$name]=${RG_FW_NEXT[$name]-}
     [ "${was[$name]}" = "${saved[$name]}" ] || sets+=("$name=$(rg_fw_word "$base" "${saved[$name]}")")
@@ -636,8 +724,8 @@ rg_fw_restore() {
     # shellcheck disable=SC2086 # one word per name
     [ "$RG_DRY_RUN" = yes ] || rg_fw_query "$bdf" $names || RG_FW_NEXT=()
   fi
-  for base in $RG_FW_PARAMS; do
-    name=${base}_$port
+  for name in $names; do
+    base=${name%_P*}
     [ -n "${was[$name]+set}" ] || continue
     value=$(rg_fw_show "$base" "${saved[$name]}")
     now=$(rg_fw_show "$base" "${was[$name]}")
@@ -657,7 +745,7 @@ rg_fw_restore() {
         "$name was restored to $value but reads back as $(rg_fw_show "$base" "${after:-nothing}")"
     fi
   done
-  rg_fw_facts "$i" "$bdf" "$port"
+  rg_fw_facts "$i" "$bdf" "$ports"
 }
 
 # rg_fw_willing I: after rollback handed NIC I's DCBX back to the firmware. The driver then makes
@@ -669,7 +757,8 @@ rg_fw_restore() {
 rg_fw_willing() {
   local i=$1 dev=${RG_NIC_IBDEV[$1]} bdf port lldp will why=""
   bdf=$(rg_fw_device "$i")
-  port=$(rg_fw_port "$bdf")
+  # On a LAG NIC: the port of the slave rollback hands back (rg_lag_restore).
+  port=$(rg_fw_port_in_hand "$i")
   [ -n "$RG_FW_TOOL" ] || RG_FW_TOOL=$(rg_fw_tool)
   if [ "$RG_FW_CONFIG" = off ]; then
     why="the firmware is not read (firmware_config = off)"

@@ -119,6 +119,9 @@ rg_health_ethtool() {
 # RDMA device, netdev (the host's name for it) and rail (the plan's rail column, else its
 # subnet's ring: plan.sh's RG_FAB_RAIL).
 RG_HEALTH_LABELS=()
+# The labels of each module rg_health_port read ($RG_TMP/module.KEY): KEY the port's index, or
+# INDEX-N for the Nth slave of a LAG port.
+declare -A RG_HEALTH_MODULE_LABELS=()
 rg_health_labels() {
   local l
   rg_hl_esc "${RG_NIC_IBDEV[$1]}"
@@ -134,7 +137,7 @@ rg_health_labels() {
 # its counters cannot be read. Reads into variables and files, not through $(...): each fork of
 # this shell costs about a millisecond.
 rg_health_port() {
-  local i=$1 dev=${RG_NIC_IBDEV[$1]} ifc=${RG_NIC_NETDEV[$1]} l c v RG_V
+  local i=$1 dev=${RG_NIC_IBDEV[$1]} ifc=${RG_NIC_NETDEV[$1]} l c v s k=0 RG_V
   rg_health_labels "$i"
   l=${RG_HEALTH_LABELS[$i]}
   if [ ! -d "$RG_ROOT/sys/class/net/$ifc" ] || [ ! -d "$RG_ROOT/sys/class/infiniband/$dev" ]; then
@@ -143,12 +146,7 @@ rg_health_port() {
     return 0
   fi
   rg_hm roce_gen_health_port_present "$l" 1
-  rg_read_v "/sys/class/net/$ifc/operstate" || RG_V=""
-  if [ "$RG_V" = up ]; then rg_hm roce_gen_health_link_up "$l" 1; else rg_hm roce_gen_health_link_up "$l" 0; fi
-  rg_read_v "/sys/class/net/$ifc/speed" || RG_V=""
-  if rg_is_uint "$RG_V" && [ "$RG_V" -gt 0 ]; then
-    rg_hm roce_gen_health_link_speed_bytes_per_second "$l" "$((RG_V * 125000))"
-  fi
+  rg_health_link "$ifc" "$l"
   # hw_counters: each a firmware query, so all of the port's in one child under the time limit
   # (one fork per port, not per file); a wedged port leaves them out and the run says so.
   # shellcheck disable=SC2086 # one word per counter name
@@ -167,15 +165,52 @@ rg_health_port() {
     rg_log "warning: ethtool is not installed: the counters and optics of $ifc are left out"
     return 0
   }
-  if rg_x ethtool -S "$ifc" >"$RG_TMP/stats" 2>/dev/null; then
-    rg_health_ethtool "$l" <"$RG_TMP/stats"
+  if ! rg_is_lag "$i"; then
+    rg_health_netdev "$ifc" "$l" "$i"
+    return 0
+  fi
+  # A bond has no port counters or optic (bonding has no ethtool statistics or module ops):
+  # a LAG port's are each slave's, its series labelled with the slave's netdev.
+  for s in ${RG_NIC_SLAVES[i]}; do
+    k=$((k + 1))
+    RG_NIC_NETDEV[i]=$s
+    rg_health_labels "$i"
+    RG_NIC_NETDEV[i]=$ifc
+    if [ ! -d "$RG_ROOT/sys/class/net/$s" ]; then
+      RG_HEALTH_OK=0
+      rg_log "warning: $s, a slave of $ifc, is not on this host: its counters and optics are left out"
+      continue
+    fi
+    rg_health_link "$s" "${RG_HEALTH_LABELS[$i]}"
+    rg_health_netdev "$s" "${RG_HEALTH_LABELS[$i]}" "$i-$k"
+  done
+  RG_HEALTH_LABELS[i]=$l
+  return 0
+}
+
+# rg_health_link IF LABELS: IF's link state and speed as series.
+rg_health_link() {
+  local RG_V
+  rg_read_v "/sys/class/net/$1/operstate" || RG_V=""
+  if [ "$RG_V" = up ]; then rg_hm roce_gen_health_link_up "$2" 1; else rg_hm roce_gen_health_link_up "$2" 0; fi
+  rg_read_v "/sys/class/net/$1/speed" || RG_V=""
+  if rg_is_uint "$RG_V" && [ "$RG_V" -gt 0 ]; then
+    rg_hm roce_gen_health_link_speed_bytes_per_second "$2" "$((RG_V * 125000))"
+  fi
+}
+
+# rg_health_netdev IF LABELS KEY: IF's `ethtool -S` counters as series, and its module read into
+# $RG_TMP/module.KEY for rg_health_optics (labelled LABELS).
+rg_health_netdev() {
+  if rg_x ethtool -S "$1" >"$RG_TMP/stats" 2>/dev/null; then
+    rg_health_ethtool "$2" <"$RG_TMP/stats"
   else
     RG_HEALTH_OK=0
-    rg_log "warning: ethtool -S $ifc could not be read: its counters are left out"
+    rg_log "warning: ethtool -S $1 could not be read: its counters are left out"
   fi
   # No module access (a DAC, a module without EEPROM pages): no optics series.
-  rg_x ethtool -m "$ifc" >"$RG_TMP/module.$i" 2>/dev/null || rm -f "$RG_TMP/module.$i"
-  return 0
+  RG_HEALTH_MODULE_LABELS[$3]=$2
+  rg_x ethtool -m "$1" >"$RG_TMP/module.$3" 2>/dev/null || rm -f "$RG_TMP/module.$3"
 }
 
 # rg_health_optics: the optics series of every port whose module was read (rg_health_port's
@@ -197,9 +232,10 @@ rg_health_optics() {
   [ -z "$i" ] || rg_health_module "$i" "$text"
 }
 
-# rg_health_module I LINES: the optics series of port I from rg_optics_awk's LINES of its module.
+# rg_health_module KEY LINES: the optics series of module KEY (rg_health_netdev) from
+# rg_optics_awk's LINES of it.
 rg_health_module() {
-  local l=${RG_HEALTH_LABELS[$1]} v lane=0 limits
+  local l=${RG_HEALTH_MODULE_LABELS[$1]} v lane=0 limits
   rg_optics_clear
   rg_optics_set <<<"$2"
   # shellcheck disable=SC2153 # rg_optics_set (lib-probe.sh) sets the RG_P_OPT_* values

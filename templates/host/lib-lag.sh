@@ -6,7 +6,10 @@
 # read, set, saved and restored on every slave; RDMA-CM and the traffic class belong to the LAG
 # device, the MTU to the bond (bond_main.c bond_change_mtu sets each slave's first); identity,
 # address and GID are the bond's (roce_gid_mgmt puts the bond's addresses in the LAG device's
-# GID table, which is how ibdev2netdev names the bond).
+# GID table, which is how ibdev2netdev names the bond). The bond has no DCB, pause, statistics
+# or module operations of its own, so the facts and health series are each slave's too
+# (lib-probe.sh, lib-health.sh), and the card's firmware values are read and set through PF0 for
+# both ports (lib-firmware.sh rg_fw_device, rg_fw_ports).
 
 # The bond of each LAG NIC (RG_NIC_BOND[i], the planned netdev) and its slaves, space-separated
 # (RG_NIC_SLAVES[i], bonding/slaves), found by rg_lag_resolve; unset for any other NIC.

@@ -250,11 +250,39 @@ rg_probe_lldp() {
   } <<<"$parsed" || true
 }
 
-# rg_probe I: everything above for NIC I, and its facts JSON in RG_M_FACTS[I].
+# rg_probe I [EACH]: everything above for NIC I, and its facts JSON in RG_M_FACTS[I]; EACH I IF
+# is called after the probe of each port, with its RG_P_* values. A bond has no optic, PCIe link
+# or port counters of its own: a LAG's are each slave's, under `slave_facts` (one object per
+# slave, by its netdev); the NIC's own members are its first slave's.
 rg_probe() {
-  local i=$1 dev=${RG_NIC_IBDEV[$1]} ifc=${RG_NIC_NETDEV[$1]} transceiver link pcie neighbor
-  # A bond has no optic, PCIe link or port counters of its own: a LAG's are its first slave's.
-  ! rg_is_lag "$i" || [ -z "${RG_NIC_SLAVES[i]}" ] || ifc=${RG_NIC_SLAVES[i]%% *}
+  local i=$1 each=${2-} dev=${RG_NIC_IBDEV[$1]} s first per="" sep=""
+  local -A one=()
+  if ! rg_is_lag "$i" || [ -z "${RG_NIC_SLAVES[i]}" ]; then
+    rg_probe_port "$dev" "${RG_NIC_NETDEV[i]}"
+    RG_M_FACTS[i]=$REPLY
+    [ -z "$each" ] || "$each" "$i" "${RG_NIC_NETDEV[i]}"
+    return 0
+  fi
+  first=${RG_NIC_SLAVES[i]%% *}
+  for s in ${RG_NIC_SLAVES[i]}; do
+    [ -d "$RG_ROOT/sys/class/net/$s" ] || continue
+    rg_probe_port "$dev" "$s"
+    one[$s]=$REPLY
+    # EACH I SLAVE: what the caller does with each slave's values (RG_P_*), while they are in hand.
+    [ -z "$each" ] || "$each" "$i" "$s"
+  done
+  for s in ${RG_NIC_SLAVES[i]}; do
+    [ -n "${one[$s]+set}" ] || continue
+    per+="$sep$(rg_json_str "$s"):{${one[$s]}}"
+    sep=","
+  done
+  RG_M_FACTS[i]="${one[$first]:-$REPLY},\"slave_facts\":{$per}"
+}
+
+# rg_probe_port DEV IF: the probes above for netdev IF of RDMA device DEV (RG_P_*), and REPLY =
+# their facts members.
+rg_probe_port() {
+  local dev=$1 ifc=$2 transceiver link pcie neighbor
   rg_probe_link "$ifc"
   rg_probe_optics "$ifc" "$RG_P_LANES"
   rg_probe_pcie "$ifc"
@@ -277,7 +305,7 @@ rg_probe() {
   else
     neighbor="null,\"neighbor_note\":$(rg_json_str "$RG_P_LLDP_NOTE")"
   fi
-  RG_M_FACTS[i]="\"transceiver\":$transceiver,\"link\":$link,\"pcie\":$pcie,\"counters\":{$RG_P_COUNTERS},\"neighbor\":$neighbor"
+  REPLY="\"transceiver\":$transceiver,\"link\":$link,\"pcie\":$pcie,\"counters\":{$RG_P_COUNTERS},\"neighbor\":$neighbor"
 }
 
 # rg_same_port A B: switch port names match, ignoring case and an abbreviated prefix
@@ -292,19 +320,25 @@ rg_same_port() {
   [[ $pa == "$pb"* || $pb == "$pa"* ]] && [ -n "$pa" ] && [ -n "$pb" ]
 }
 
-# rg_check_monitor I: optics, pcie, link_speed and cabling of a NIC (warnings at most).
+# rg_check_monitor I: optics, pcie, link_speed and cabling of a NIC (warnings at most). On a
+# LAG, the optics, PCIe link and link speed of every slave (the summary names the slave) and the
+# cabling of the first, whose switch the plan names.
 rg_check_monitor() {
-  local i=$1 dev=${RG_NIC_IBDEV[$1]} ifc=${RG_NIC_NETDEV[$1]} want_sw=${RG_NIC_SWITCH[$1]-} want_port=${RG_NIC_SWITCH_PORT[$1]-}
-  local want seen short id limits cur max
+  local i=$1 dev=${RG_NIC_IBDEV[$1]} id
   if ! rg_identity_ok "$i"; then
     for id in optics pcie link_speed cabling; do
       rg_check "$id" "$dev" skip warning "" "" "skipped: the identity of $dev did not check out"
     done
     return 0
   fi
-  rg_probe "$i"
-  # A LAG's optic, PCIe link and link speed are its first slave's (rg_probe): say so.
-  ! rg_is_lag "$i" || [ -z "${RG_NIC_SLAVES[i]}" ] || ifc=${RG_NIC_SLAVES[i]%% *}
+  rg_probe "$i" rg_check_monitor_port
+}
+
+# rg_check_monitor_port I IF: the checks of rg_check_monitor on port IF of NIC I (its RG_P_*
+# values, rg_probe).
+rg_check_monitor_port() {
+  local i=$1 dev=${RG_NIC_IBDEV[$1]} ifc=$2 want_sw=${RG_NIC_SWITCH[$1]-} want_port=${RG_NIC_SWITCH_PORT[$1]-}
+  local want seen short limits cur max from=${#RG_C_ID[@]} k
 
   limits="temperature <= ${RG_P_OPT_LIMITS%% *} C, power within limits"
   if [ "$RG_P_OPT_OK" != yes ]; then
@@ -343,6 +377,16 @@ rg_check_monitor() {
     rg_check link_speed "$dev" pass warning "$RG_P_MAX_SPEED" "$RG_P_SPEED" "$ifc runs at $RG_P_SPEED Mb/s${RG_P_LANES:+ on $RG_P_LANES lanes}, its fastest mode"
   fi
 
+  if rg_is_lag "$i"; then
+    # The summary names the slave, and so does each message (most name it already).
+    rg_esc "$ifc"
+    for ((k = from; k < ${#RG_C_ID[@]}; k++)); do
+      [[ ${RG_C_MSG[k]} == *"$ifc"* ]] || RG_C_MSG[k]="$ifc: ${RG_C_MSG[k]}"
+      # shellcheck disable=SC2034 # the summary (lib.sh) reads it
+      RG_C_PORT[k]=$REPLY
+    done
+    [ "$ifc" = "${RG_NIC_SLAVES[i]%% *}" ] || return 0
+  fi
   want="$want_sw${want_port:+ $want_port}"
   seen="$RG_P_LLDP_SWITCH${RG_P_LLDP_PORT:+ $RG_P_LLDP_PORT}"
   short=${RG_P_LLDP_SWITCH%%.*}

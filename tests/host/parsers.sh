@@ -161,6 +161,9 @@ eq "nv: a BlueField's card-wide parameters" "1|1|1 0|0|0" \
 eq "nv: a read-only row is marked" "ro" "$(printf 'Configurations:                                                  Next Boot\n RO     NUM_OF_PLANES_P1                            3               \n' | rg_parse_nvconfig | cut -f5)"
 eq "nv: other rows are not" "" "$(rg_parse_nvconfig <"$FIX/mlxconfig/query-e-later-layout.txt" | cut -f5 | tr -d '\n')"
 eq "nv: a restricted host's set is refused" "Operation is not supported (Read only TLV: nv_roce_cc_ecn)" "$(rg_nv_error "$(cat "$FIX/mlxconfig/set-restricted.txt")")"
+eq "nv: mstflint 4.21 refuses a restricted host's set as unsupported" "The Device doesn't support CNP_DSCP_P1 parameter" \
+  "$(rg_nv_error "$(cat "$FIX/mlxconfig/set-restricted-4.21.txt")")"
+eq "nv: ... and shows no row of a parameter it may only read" "" "$(rg_parse_nvconfig <"$FIX/mlxconfig/query-e-restricted-4.21.txt")"
 eq "nv: a host without NV access" "Cannot access NV register. Either FW does not support NV access register, or HW access is disabled. rc=(265)" "$(rg_nv_error "$(cat "$FIX/mlxconfig/query-locked.txt")")"
 eq "nv: N/A and arrays are no value" "|" \
   "$(printf 'Configurations:          Current         Next Boot\n         FOO_P1   N/A    Array[0..7]\n' | rg_parse_nvconfig | cut -f3,4 | tr '\t' '|')"

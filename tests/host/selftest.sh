@@ -384,6 +384,24 @@ call "$H" ethtool -i bond0
 fixture 'ethtool -i of a bond' 0 ethtool/driver-bond.txt ''
 call "$H" ibdev2netdev
 fixture 'ibdev2netdev on a RoCE LAG' 0 ibdev2netdev/lag.txt ''
+# A bond has no dcbnl_ops (bond_main.c): dcbnl.c dcb_doit answers EOPNOTSUPP for every DCB
+# object; mlnx_qos reports each part it could not read (mlnx-tools python/mlnx_qos) and stops at
+# ETS; dcb prints perror's line. Nor has bonding get/set_pauseparam (net/ethtool/pause.c
+# EOPNOTSUPP): ethtool prints the netlink error, exit 1 for -a and 76 for -A.
+call "$H" mlnx_qos -i bond0
+expect 'lag: mlnx_qos on the bond' 1 $'Priority trust state is not supported on your system\nBuffers commands are not supported on your system\nRate limit is not supported on your system!\nETS features are not supported on your system\n'
+call "$H" mlnx_qos -i bond0 --trust dscp
+expect 'lag: mlnx_qos --trust on the bond' 1 $'Priority trust state is not supported on your system\n'
+call "$H" dcb app show dev bond0 dscp-prio
+expect 'lag: dcb app show on the bond' 1 '' $'Attribute read: Operation not supported\n'
+call "$H" dcb dcbx set dev bond0 host
+expect 'lag: dcb dcbx set on the bond' 1 '' $'Attribute write: Operation not supported\n'
+call "$H" ethtool -a bond0
+expect 'lag: ethtool -a on the bond' 1 '' $'netlink error: Operation not supported\n'
+call "$H" ethtool -A bond0 rx off tx off
+expect 'lag: ethtool -A on the bond' 76 '' $'netlink error: Operation not supported\n'
+call "$H" dcb app show dev ens1f1np1 dscp-prio
+expect 'lag: a slave keeps its DCB' 0 ''
 call "$H" ip link set dev bond0 mtu 4200
 eq 'ip link set bond0 mtu: the slaves first (bond_change_mtu)' '4200 4200 4200' \
   "$(val "$H/sys/class/net/bond0/mtu") $(val "$H/sys/class/net/ens1f0np0/mtu") $(val "$H/sys/class/net/ens1f1np1/mtu")"
@@ -907,6 +925,15 @@ echo restricted >"$H/.fake/nvconfig/0000:1a:00.host"
 call "$H" mlxconfig -y -d 0000:1a:00.0 set CNP_DSCP_P1=26
 fixture 'a restricted host may not set' 3 mlxconfig/set-restricted.txt ''
 eq '... which changes nothing' 'CNP_DSCP_P1 48 48 48' "$(grep '^CNP_DSCP_P1 ' "$H/.fake/nvconfig/0000:1a:00")"
+echo restricted-4.21 >"$H/.fake/nvconfig/0000:1a:00.host"
+call "$H" mlxconfig -y -d 0000:1a:00.0 set CNP_DSCP_P1=26
+fixture 'a restricted host, mstflint 4.21: the set refused as unsupported' 3 mlxconfig/set-restricted-4.21.txt ''
+call "$H" mlxconfig -d 0000:1a:00.0 -e q CNP_DSCP_P1
+fixture '... and so is a named query of a parameter it may only read' 3 mlxconfig/query-e-restricted-4.21.txt ''
+call "$H" mlxconfig -d 0000:1a:00.0 -e q
+expect '... and the query of every parameter finds none' 3 "$(sed -n '1,10p' "$FX/mlxconfig/query-e-restricted-4.21.txt")
+-E- Device doesn't support any configuration changes.
+" ''
 echo locked >"$H/.fake/nvconfig/0000:1a:00.host"
 call "$H" mlxconfig -d 0000:1a:00.0 -e q
 fixture 'a host without access to the NV registers' 3 mlxconfig/query-locked.txt ''

@@ -756,6 +756,26 @@ fn a_restricted_host_reports_what_it_cannot_set() {
         assert_eq!(nv(&h, "CNP_DSCP_P1"), "40 40", "{bash}");
         assert_eq!(apply.result["reboot_required"], false, "{bash}");
         apply.expect(&["persistence", "nccl_env"], "", "changed", bash);
+        // The refusal is kept: the table of this mstflint has no RO column, so without it every
+        // apply would send the refused set again.
+        let _ = fw_commands(&h);
+        let again = h.run("apply.sh", &[]);
+        assert_eq!(again.code, 0, "{bash}: {}", again.stdout);
+        assert_eq!(again.count("changed"), 0, "{bash}: {:?}", again.statuses());
+        let commands = fw_commands(&h);
+        assert!(
+            !commands.iter().any(|c| c.contains(" set ")),
+            "{bash}: {commands:?}"
+        );
+        assert_eq!(again.status("fw_CNP_DSCP_P1", "mlx5_0"), "warn", "{bash}");
+        assert!(
+            again.message("fw_CNP_DSCP_P1", "mlx5_0").contains(
+                "(mlxconfig refused to set it: Operation is not supported (Read only TLV: nv_roce_cc_ecn); apply does not send it again until a rollback)"
+            ),
+            "{bash}: {}",
+            again.message("fw_CNP_DSCP_P1", "mlx5_0")
+        );
+        assert_eq!(fact(&again, "mlx5_0", "fw_mode"), "restricted", "{bash}");
 
         std::fs::write(h.fake(".fake/nvconfig/0000:1a:00.host"), "locked\n").unwrap();
         let pre = h.run("precheck.sh", &[]);
@@ -767,6 +787,47 @@ fn a_restricted_host_reports_what_it_cannot_set() {
             pre.message("firmware_config", "mlx5_0")
         );
         assert_eq!(fact(&pre, "mlx5_0", "fw_mode"), "restricted", "{bash}");
+    });
+}
+
+/// mstflint before 4.25 never shows a restricted host the parameters it may only read (queryTLV
+/// asks for write support): every named query is refused as unsupported, so nothing is set, and
+/// the parameters the plan cares about are warnings that say why they may be missing, not skips
+/// that say the firmware has none; the other card is read as usual.
+#[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
+fn an_old_mstflint_on_a_restricted_host_warns_that_it_shows_no_parameter() {
+    for_each_bash(|bash| {
+        let h = host(bash, Some("mstconfig"), Some("apply"));
+        std::fs::write(
+            h.fake(".fake/nvconfig/0000:1a:00.host"),
+            "restricted-4.21\n",
+        )
+        .unwrap();
+        let apply = h.run("apply.sh", &[]);
+        assert_eq!(apply.code, 0, "{bash}: {}", apply.stdout);
+        for id in [
+            "fw_CNP_DSCP_P1",
+            "fw_ROCE_CC_PRIO_MASK_P1",
+            "fw_LINK_TYPE_P1",
+        ] {
+            assert_eq!(apply.status(id, "mlx5_0"), "warn", "{bash}");
+            assert!(
+                apply.message(id, "mlx5_0").contains(
+                    "so they are neither checked nor set: this host may only read them (the host of a restricted BlueField, whose read-only parameters mstflint before 4.25 does not show at all)"
+                ),
+                "{bash}: {}",
+                apply.message(id, "mlx5_0")
+            );
+        }
+        assert_eq!(apply.status("fw_CNP_DSCP_P1", "mlx5_1"), "pass", "{bash}");
+        let commands = fw_commands(&h);
+        assert!(
+            !commands.iter().any(|c| c.contains(" set ")),
+            "{bash}: {commands:?}"
+        );
+        assert_eq!(nv(&h, "CNP_DSCP_P1"), "40 40", "{bash}");
+        apply.expect(&["persistence", "nccl_env"], "", "changed", bash);
     });
 }
 

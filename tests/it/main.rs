@@ -22,6 +22,7 @@ mod health;
 mod hosts;
 mod identity;
 mod ingest;
+mod lag;
 mod linkwait;
 mod malformed;
 mod monitor;

@@ -18,12 +18,15 @@
 #              (driverfs shows carrier, operstate and the RDMA port's state from it)
 # The 802.3x pause state that a PFC change clears is .fake/net/IF/pause ("rx tx autoneg").
 # .fake/no-dcb makes every DCB netlink call fail with EOPNOTSUPP (an interface without
-# dcbnl ops, e.g. a veth).
+# dcbnl ops, e.g. a veth). A netdev that is no PCI function's (no `device` link: a bond, whose
+# driver, drivers/net/bonding/bond_main.c bond_setup, sets no dcbnl_ops) always has none:
+# net/dcb/dcbnl.c dcb_doit answers every DCB request for it with -EOPNOTSUPP, for every object
+# at once.
 
 declare -a app_d=() app_p=() pfcv=()
 
 # dcb_ok IF: the interface exists and has DCB (else the caller reports its own error).
-dcb_ok() { have_if "$1" && [[ ! -e $FAKE/no-dcb ]]; }
+dcb_ok() { have_if "$1" && [[ ! -e $FAKE/no-dcb && -e $NET/$1/device ]]; }
 dcb_dir() {
   REPLY=$FAKE/dcb/$1
   [[ -d $REPLY ]] || mkdir -p -- "$REPLY"

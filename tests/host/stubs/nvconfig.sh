@@ -17,9 +17,15 @@
 # it and then `-E- Failed to query some of the TLVs:` and its name per query type, exit 3
 # (MlxCfg::queryDevCfg returns MLX_CFG_ERROR after printing the table).
 # .fake/nvconfig/CARD.host: `restricted` (the host of a zero-trust BlueField: MNVQC reports
-# every TLV readable but not writable, so TLVConf::isFWSupported marks it read-only and a set
-# fails "Operation is not supported (Read only TLV: TLV)"; 4.21's table shows no RO column, so a
-# query looks as on any host), or `locked` (host access to the NV registers disabled:
+# every TLV readable but not writable; mstflint 4.36's TLVConf::isFWSupported marks it read-only
+# and GenericCommander::queryParamViews refuses a set "Operation is not supported (Read only
+# TLV: TLV)", printed here over the 4.21 table, which has no RO column: the combination a reader
+# of a table without RO meets), `restricted-4.21` (that host as mstflint 4.21 to 4.24 see it:
+# queryTLV asks isFWSupported(mf, true), read and write support, so a TLV the host may only read
+# is never queried: a named query of its parameter fails "The Device doesn't support NAME
+# parameter", the query of every parameter leaves it out without an error, and a set fails the
+# same way in setDevCfg's queryDevCfg, after the header, before any prompt), or `locked` (host
+# access to the NV registers disabled:
 # GenericCommander::supportsNVData throws "Cannot access NV register. Either FW does not support
 # NV access register, or HW access is disabled. rc=(265)" for every command; the rc value is
 # not verified on a card).
@@ -27,6 +33,7 @@
 # Not modelled (exit 2): every other option and command. .fake/not-root: the device cannot be
 # opened.
 
+nv_bf3=''
 declare -a nv_names=()
 declare -A nv_def=() nv_cur=() nv_next=() nv_fail=()
 NV_DESC='NVIDIA ConnectX-7 HHHL adapter card; 400GbE / NDR IB (default mode); Single-port OSFP; PCIe 5.0 x16; Crypto Disabled; Secure Boot Enabled'
@@ -180,7 +187,7 @@ nv_opening() { # DEV
   printf '\nDevice #%d:\n' 1
   printf -- '----------\n\n'
   # A card with the internal CPU's parameters is a BlueField-3.
-  if [[ -n ${nv_next[INTERNAL_CPU_MODEL]+set} ]]; then
+  if [[ -n ${nv_next[INTERNAL_CPU_MODEL]+set} || -n ${nv_bf3-} ]]; then
     printf '%-16s%-16s\n' 'Device type:' BlueField3 'Name:' 900-9D3B6-00CV-AA0 'Description:' "$NV_DESC_BF3" 'Device:' "$1"
   else
     printf '%-16s%-16s\n' 'Device type:' ConnectX7 'Name:' MCX75310AAS-NEAT 'Description:' "$NV_DESC" 'Device:' "$1"
@@ -266,6 +273,13 @@ nv_main() {
     nv_err 'Cannot access NV register. Either FW does not support NV access register, or HW access is disabled. rc=(265)'
   fi
   nv_load "$card"
+  if [[ $host == restricted-4.21 ]]; then
+    # Every TLV is read-only to this host: 4.21 knows none of their parameters (the opening
+    # still names the card).
+    [[ -z ${nv_next[INTERNAL_CPU_MODEL]+set} ]] || nv_bf3=1
+    for name in "${nv_names[@]}"; do unset "nv_next[$name]"; done
+    nv_names=()
+  fi
 
   if [[ $cmd == q || $cmd == query ]]; then
     nv_opening "$dev"
@@ -293,6 +307,8 @@ nv_main() {
       nv_row "$name" "$verbose" && differ=1
     done
     if ((differ)); then printf "The '*' shows parameters with next value different from default/current value.\n"; fi
+    # queryDevCfg: no parameter at all (params.size() == 0) is an error of its own.
+    ((${#names[@]})) || nv_err "Device doesn't support any configuration changes."
     if [[ -n $failed ]]; then
       printf -- '-E- Failed to query some of the TLVs:\n'
       for i in $( ((verbose)) && printf 'default current ')next; do
@@ -305,9 +321,13 @@ nv_main() {
   fi
 
   ((${#args[@]})) || nv_err 'No parameters to set'
+  local unsupported=''
   for i in "${!args[@]}"; do
     name=${args[i]%%=*}
-    [[ ${args[i]} == *=* && -n ${nv_next[$name]+set} ]] || nv_err "The Device doesn't support $name parameter"
+    if [[ ${args[i]} != *=* || -z ${nv_next[$name]+set} ]]; then
+      unsupported=${unsupported:-$name}
+      continue
+    fi
     nv_parse "$name" "${args[i]#*=}" || nv_err "Cannot set the value ${args[i]#*=} for the parameter $name"
     names+=("$name")
     vals+=("$REPLY")
@@ -315,6 +335,8 @@ nv_main() {
   nv_opening "$dev"
   printf '\n'
   nv_header "$verbose" 1
+  # setDevCfg's queryDevCfg queries the parameters (queryParamViews) after the header.
+  [[ -z $unsupported ]] || nv_err "The Device doesn't support $unsupported parameter"
   # A restricted host may read every TLV but write none (GenericCommander::queryParamViews).
   if [[ $host == restricted ]]; then
     nv_tlv "${names[0]}"
