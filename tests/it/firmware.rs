@@ -10,7 +10,7 @@ use crate::fakehost::{FakeHost, ScriptRun, changes, for_each_bash};
 use crate::monitor::run_without;
 
 /// node-a's first NIC: the card at 0000:1a:00 (function 0, port 1).
-const CARD0: &str = ".fake/nvconfig/0000:1a:00";
+pub(crate) const CARD0: &str = ".fake/nvconfig/0000:1a:00";
 
 /// The six parameters' `NAME DEFAULT CURRENT NEXT` lines of a card whose CNP DSCP is 40 (set
 /// and rebooted) and whose firmware DCBX client is on and willing (the default).
@@ -41,8 +41,8 @@ fn host(bash: &str, tool: Option<&str>, mode: Option<&str>) -> FakeHost {
     h
 }
 
-/// The card's `NAME CURRENT NEXT` of one parameter.
-fn nv(h: &FakeHost, name: &str) -> String {
+/// The card's `CURRENT NEXT` of one parameter (the card of 0000:1a:00, a LAG's too).
+pub(crate) fn nv(h: &FakeHost, name: &str) -> String {
     let text = std::fs::read_to_string(h.fake(CARD0)).unwrap();
     let line = text
         .lines()

@@ -485,36 +485,57 @@ fn a_reader_never_sees_half_a_textfile_while_runs_repeat() {
     });
 }
 
+/// A host whose apply installed the health timer and whose timer has run once.
+fn host_with_the_timer_run(bash: &str) -> FakeHost {
+    let h = FakeHost::ofed().bash(bash).build();
+    let apply = h.run("apply.sh", &[]);
+    assert_eq!(
+        apply.status("health", ""),
+        "changed",
+        "{bash}: {}",
+        apply.stderr
+    );
+    let units = h.fake("etc/systemd/system");
+    for u in ["roce-gen-health-lab.service", "roce-gen-health-lab.timer"] {
+        assert!(units.join(u).is_file(), "{bash}: {u}");
+    }
+    assert!(
+        h.fake(".fake/systemd/enabled/roce-gen-health-lab.timer")
+            .is_file()
+    );
+    // The timer's start elapsed at once (OnBootSec= has passed): systemd runs the service.
+    let (code, _, err) = h.run_cmd(&[
+        &repo().join("tests/host/stubs/pid1").display().to_string(),
+        "run-jobs",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        !textfile(&h).is_empty(),
+        "{bash}: the timer's first run wrote the file"
+    );
+    h
+}
+
+/// Nothing of the health timer is left: units, enablement, textfile, state.
+fn assert_health_removed(h: &FakeHost, bash: &str) {
+    let units = h.fake("etc/systemd/system");
+    for u in ["roce-gen-health-lab.service", "roce-gen-health-lab.timer"] {
+        assert!(!units.join(u).exists(), "{bash}: {u} left");
+    }
+    assert!(
+        !h.fake(".fake/systemd/enabled/roce-gen-health-lab.timer")
+            .exists(),
+        "{bash}: the timer is still enabled"
+    );
+    assert!(textfile(h).is_empty(), "{bash}: the textfile is left");
+    assert!(!h.fake("var/lib/roce-gen/lab/health").exists(), "{bash}");
+}
+
 #[test]
 #[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn apply_installs_the_timer_rollback_removes_it_and_health_no_installs_nothing() {
     for_each_bash(|bash| {
-        let h = FakeHost::ofed().bash(bash).build();
-        let apply = h.run("apply.sh", &[]);
-        assert_eq!(
-            apply.status("health", ""),
-            "changed",
-            "{bash}: {}",
-            apply.stderr
-        );
-        let units = h.fake("etc/systemd/system");
-        for u in ["roce-gen-health-lab.service", "roce-gen-health-lab.timer"] {
-            assert!(units.join(u).is_file(), "{bash}: {u}");
-        }
-        assert!(
-            h.fake(".fake/systemd/enabled/roce-gen-health-lab.timer")
-                .is_file()
-        );
-        // The timer's start elapsed at once (OnBootSec= has passed): systemd runs the service.
-        let (code, _, err) = h.run_cmd(&[
-            &repo().join("tests/host/stubs/pid1").display().to_string(),
-            "run-jobs",
-        ]);
-        assert_eq!(code, 0, "{err}");
-        assert!(
-            !textfile(&h).is_empty(),
-            "{bash}: the timer's first run wrote the file"
-        );
+        let h = host_with_the_timer_run(bash);
         let again = h.run("apply.sh", &[]);
         assert_eq!(again.status("health", ""), "pass", "{bash}");
         let back = h.run("rollback.sh", &[]);
@@ -524,15 +545,7 @@ fn apply_installs_the_timer_rollback_removes_it_and_health_no_installs_nothing()
             "{bash}: {}",
             back.stderr
         );
-        for u in ["roce-gen-health-lab.service", "roce-gen-health-lab.timer"] {
-            assert!(!units.join(u).exists(), "{bash}: {u} left");
-        }
-        assert!(
-            !h.fake(".fake/systemd/enabled/roce-gen-health-lab.timer")
-                .exists()
-        );
-        assert!(textfile(&h).is_empty(), "{bash}: the textfile is gone");
-        assert!(!h.fake("var/lib/roce-gen/lab/health").exists());
+        assert_health_removed(&h, bash);
 
         let off = FakeHost::ofed()
             .bash(bash)
@@ -552,24 +565,7 @@ fn apply_installs_the_timer_rollback_removes_it_and_health_no_installs_nothing()
 #[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn a_later_plan_with_health_no_removes_the_timer_an_earlier_apply_installed() {
     for_each_bash(|bash| {
-        let h = FakeHost::ofed().bash(bash).build();
-        let apply = h.run("apply.sh", &[]);
-        assert_eq!(
-            apply.status("health", ""),
-            "changed",
-            "{bash}: {}",
-            apply.stderr
-        );
-        let (code, _, err) = h.run_cmd(&[
-            &repo().join("tests/host/stubs/pid1").display().to_string(),
-            "run-jobs",
-        ]);
-        assert_eq!(code, 0, "{err}");
-        assert!(
-            !textfile(&h).is_empty(),
-            "{bash}: the timer's first run wrote the file"
-        );
-
+        let h = host_with_the_timer_run(bash);
         h.replan(|p| p["cluster"]["health"] = serde_json::json!(false));
         let dry = h.run("apply.sh", &["--dry-run"]);
         assert_eq!(dry.status("health", ""), "warn", "{bash}: {}", dry.stderr);
@@ -589,17 +585,7 @@ fn a_later_plan_with_health_no_removes_the_timer_an_earlier_apply_installed() {
             "{bash}: {}",
             off.stderr
         );
-        let units = h.fake("etc/systemd/system");
-        for u in ["roce-gen-health-lab.service", "roce-gen-health-lab.timer"] {
-            assert!(!units.join(u).exists(), "{bash}: {u} left");
-        }
-        assert!(
-            !h.fake(".fake/systemd/enabled/roce-gen-health-lab.timer")
-                .exists(),
-            "{bash}: the timer is still enabled"
-        );
-        assert!(textfile(&h).is_empty(), "{bash}: the textfile is gone");
-        assert!(!h.fake("var/lib/roce-gen/lab/health").exists(), "{bash}");
+        assert_health_removed(&h, bash);
         let again = h.run("apply.sh", &[]);
         assert_eq!(
             again.status("health", ""),

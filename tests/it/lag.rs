@@ -6,10 +6,10 @@
 use serde_json::Value;
 
 use crate::fakehost::{FakeHost, for_each_bash};
+use crate::firmware::{CARD0 as CARD, nv};
 
 /// The card of the LAG (0000:1a:00): both ports' firmware values, CNP DSCP 40 (set and
 /// rebooted) and the firmware's DCBX client on and willing, on each port.
-const CARD: &str = ".fake/nvconfig/0000:1a:00";
 const CONTRADICTING: &str = "ROCE_CC_PRIO_MASK_P1 255 255 255
 CNP_DSCP_P1 48 40 40
 CNP_802P_PRIO_P1 6 6 6
@@ -42,17 +42,6 @@ pub(crate) fn lag_host(bash: &str, edit: impl FnOnce(&mut Value) + 'static) -> F
             edit(plan);
         })
         .build()
-}
-
-/// The card's `CURRENT NEXT` of one parameter.
-fn nv(h: &FakeHost, name: &str) -> String {
-    let text = std::fs::read_to_string(h.fake(CARD)).unwrap();
-    let line = text
-        .lines()
-        .find(|l| l.starts_with(&format!("{name} ")))
-        .unwrap_or_else(|| panic!("no {name} in {text}"));
-    let f: Vec<&str> = line.split(' ').collect();
-    format!("{} {}", f[2], f[3])
 }
 
 /// The firmware step of a LAG row asks the card through PF0 (0000:1a:00.0), never the bond,
