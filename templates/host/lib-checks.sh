@@ -332,7 +332,7 @@ rg_check_identity() {
   fi
   # A bond's slaves, before the mapping: they say why mlx5 has no LAG device for it.
   rg_check_lag "$i"
-  if [ "$(rg_status_of ib_dev "$dev")" != pass ] || ! rg_netdev_found "$dev"; then
+  if ! rg_status_is ib_dev "$dev" pass || ! rg_netdev_found "$dev"; then
     rg_check netdev_map "$dev" skip error "$ifc" "" "skipped: $dev or $ifc is missing"
     rg_check link_layer "$dev" skip error Ethernet "" "skipped: $dev is missing"
     return 0
@@ -381,7 +381,8 @@ rg_check_identity() {
 # rg_netdev_found DEV: true when the netdev check of DEV found its interface: under the planned
 # name (pass), or under the one the host uses for it (warn).
 rg_netdev_found() {
-  case $(rg_status_of netdev "$1") in
+  rg_status_of netdev "$1"
+  case $REPLY in
     pass | warn) return 0 ;;
   esac
   return 1
@@ -393,10 +394,10 @@ rg_identity_ok() {
   local dev=${RG_NIC_IBDEV[$1]} id
   rg_netdev_found "$dev" || return 1
   for id in ib_dev netdev_map link_layer; do
-    [ "$(rg_status_of "$id" "$dev")" = pass ] || return 1
+    rg_status_is "$id" "$dev" pass || return 1
   done
   for id in pci mac lag; do
-    [ "$(rg_status_of "$id" "$dev")" != fail ] || return 1
+    ! rg_status_is "$id" "$dev" fail || return 1
   done
 }
 

@@ -290,7 +290,8 @@ rg_health_drift() {
   for id in $RG_SETTINGS; do
     rg_applies "$id" || continue
     rg_lag_wants "$id" "$i" || continue
-    want=$(rg_planned "$id" "$i")
+    rg_planned "$id" "$i"
+    want=$REPLY
     [ -n "$want" ] || continue
     rg_supported "$id" "$i" || continue
     case $id in

@@ -172,7 +172,7 @@ rg_net_check() {
     [ -n "${RG_NIC_IBDEV[i]}" ] || continue
     rg_identity_ok "$i" || continue
     [ "$RG_ARP_SYSCTLS" = leave ] || rg_arp_check "$i"
-    [ "$(rg_status_of ip "${RG_NIC_IBDEV[i]}")" != pass ] || rg_route_check "$i"
+    ! rg_status_is ip "${RG_NIC_IBDEV[i]}" pass || rg_route_check "$i"
   done
 }
 
@@ -215,7 +215,7 @@ rg_net_apply() {
     dev=${RG_NIC_IBDEV[i]} ifc=${RG_NIC_NETDEV[i]}
     # The ports precheck looked at (identity checked out).
     [ -n "$dev" ] || continue
-    [ -n "$(rg_status_of arp_sysctls "$dev")" ] || continue
+    ! rg_status_is arp_sysctls "$dev" "" || continue
     rg_arp_read "$i"
     now=$RG_ARP_DEV
     ifcs+=("$ifc") devs+=("$dev")

@@ -182,7 +182,8 @@ rg_netmgr_demote() {
 # unit sees /etc read-only and the profile carries the MTU since the interactive apply.
 rg_netmgr_check() {
   local mode=$1 i=$2 dev=${RG_NIC_IBDEV[$2]} ifc=${RG_NIC_NETDEV[$2]} want=${RG_NIC_MTU[$2]} have show st fix sets
-  st=$(rg_status_of mtu "$dev")
+  rg_status_of mtu "$dev"
+  st=$REPLY
   case $st in '' | skip) return 0 ;; esac
   [ -n "${RG_NETMGR_KIND[i]+set}" ] || rg_netmgr_probe "$i"
   [ "${RG_NETMGR_KIND[i]}" != none ] || return 0

@@ -90,7 +90,7 @@ rg_persist() {
   elif [ "$RG_NO_PERSIST" = yes ]; then
     rg_check persistence "" skip info no "" "--no-persist: the settings last until the next reboot"
     return 0
-  elif [ "$(rg_run_status)" = fail ]; then
+  elif rg_failed; then
     rg_check persistence "" skip warning installed "" "not installed: apply did not succeed"
     return 0
   elif rg_installed; then
@@ -417,7 +417,7 @@ rg_wait_for_devices() {
 rg_rollback() {
   local id dev d value devs=() reload="" nccl="" persisted=no words=()
   rg_check_hostname
-  if [ "$(rg_status_of hostname "")" = fail ]; then
+  if rg_status_is hostname "" fail; then
     rg_finish
   fi
   if [ ! -r "$RG_SAVED" ]; then
@@ -448,7 +448,7 @@ rg_rollback() {
   [ -z "$reload" ] || rg_unpersist_reload "$reload"
   [ -z "$nccl" ] || rg_nccl_env_restore "$nccl" "$persisted"
   [ "$persisted" = no ] || rg_rollback_persistence
-  if [ "$RG_DRY_RUN" = no ] && [ "$(rg_run_status)" != fail ]; then
+  if [ "$RG_DRY_RUN" = no ] && ! rg_failed; then
     rm -f "$RG_SAVED"
   fi
 }

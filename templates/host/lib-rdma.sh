@@ -488,7 +488,7 @@ rg_nccl_conf() {
     fi
     rg_check_action nccl_conf "" warn info written "$state" "$new (apply will change it; NCCL reads the file by itself)" "$state → written ($file)"
     return 0
-  elif [ "$(rg_run_status)" = fail ]; then
+  elif rg_failed; then
     rg_check nccl_conf "" skip warning written "$state" "not written: apply did not succeed"
     return 0
   elif [ "$RG_BOOT" = yes ]; then
@@ -636,7 +636,7 @@ rg_nccl_env() {
       rg_check_action nccl_env "" warn info written "$state" "$file holds other settings than planned (apply will change it)" "$change"
     fi
     return 0
-  elif [ "$(rg_run_status)" = fail ]; then
+  elif rg_failed; then
     rg_check nccl_env "" skip warning written "$state" "not written: apply did not succeed"
     return 0
   elif [ "$RG_DRY_RUN" = yes ]; then

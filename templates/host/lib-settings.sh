@@ -209,25 +209,26 @@ rg_supported() {
   [ -z "$RG_WHY" ]
 }
 
-# rg_planned ID I: the planned value of a setting, in the spelling rg_get reads.
+# rg_planned ID I: REPLY = the planned value of a setting, in the spelling rg_get reads. A
+# variable, not output: it is asked for per setting and port, and a substitution forks.
 rg_planned() {
-  local on=off
   case $1 in
-    dcbx) printf os ;;
-    trust) printf '%s' "$RG_TRUST" ;;
-    dscp2prio) printf '%s:%s,%s:%s' "$RG_ROCE_DSCP" "$RG_ROCE_PRIO" "$RG_CNP_DSCP" "$RG_CNP_PRIO" ;;
-    pfc) printf '%s' "$RG_PFC" ;;
-    ecn_np | ecn_rp) rg_ecn_planned ;;
-    cnp_dscp) printf '%s' "$RG_CNP_DSCP" ;;
-    cnp_priority) printf '%s' "$RG_CNP_PRIO" ;;
-    roce_mode) printf '%s' "$RG_ROCE_MODE" ;;
-    roce_tos | traffic_class) printf '%s' "$RG_ROCE_TOS" ;;
+    dcbx) REPLY=os ;;
+    trust) REPLY=$RG_TRUST ;;
+    dscp2prio) REPLY="$RG_ROCE_DSCP:$RG_ROCE_PRIO,$RG_CNP_DSCP:$RG_CNP_PRIO" ;;
+    pfc) REPLY=$RG_PFC ;;
+    ecn_np | ecn_rp) REPLY=$(rg_ecn_planned) ;;
+    cnp_dscp) REPLY=$RG_CNP_DSCP ;;
+    cnp_priority) REPLY=$RG_CNP_PRIO ;;
+    roce_mode) REPLY=$RG_ROCE_MODE ;;
+    roce_tos | traffic_class) REPLY=$RG_ROCE_TOS ;;
     pause)
-      [ "$RG_GLOBAL_PAUSE" != on ] || on=on
-      printf 'rx %s tx %s' "$on" "$on"
+      REPLY="rx off tx off"
+      [ "$RG_GLOBAL_PAUSE" != on ] || REPLY="rx on tx on"
       ;;
-    mtu) printf '%s' "${RG_NIC_MTU[$2]}" ;;
-    cable_length | dcqcn_*) rg_rdma_planned "$1" ;;
+    mtu) REPLY=${RG_NIC_MTU[$2]} ;;
+    cable_length | dcqcn_*) REPLY=$(rg_rdma_planned "$1") ;;
+    *) REPLY="" ;;
   esac
 }
 
@@ -585,7 +586,10 @@ rg_link_wait() {
   [[ " $RG_FLAPS " == *" $ifc "* ]] || return 0
   rg_step "wait: up to ${RG_LINK_WAIT}s for the link of $ifc to come back (carrier, port 1 of $dev ACTIVE), then read back"
   [ "$RG_DRY_RUN" = no ] || return 0
-  [ -n "$was" ] || was=$(rg_status_of link_state "$dev")
+  if [ -z "$was" ]; then
+    rg_status_of link_state "$dev"
+    was=$REPLY
+  fi
   [ "$was" = pass ] || return 0
   # A LAG slave that was down before (its bond's port stays up on the other) comes back no sooner.
   ! rg_lag_port_was_down "$i" || return 0
@@ -651,7 +655,8 @@ rg_port_settings() {
   for id in $RG_SETTINGS; do
     rg_applies "$id" || continue
     rg_lag_wants "$id" "$i" || continue
-    want=$(rg_planned "$id" "$i")
+    rg_planned "$id" "$i"
+    want=$REPLY
     if ! rg_identity_ok "$i"; then
       rg_check "$id" "$dev" skip error "$want" "" "skipped: the identity of $dev did not check out"
     elif ! rg_supported "$id" "$i"; then
@@ -666,7 +671,8 @@ rg_port_settings() {
   if [ -n "$ids" ] && [ "$mode" = apply ] && rg_nic_wedged "$i"; then
     # A NIC whose firmware stopped answering is left as it is: each change would wait for it too.
     for id in $ids; do
-      rg_check "$id" "$dev" skip error "$(rg_planned "$id" "$i")" "${RG_PORT_BEFORE[$id]}" \
+      rg_planned "$id" "$i"
+      rg_check "$id" "$dev" skip error "$REPLY" "${RG_PORT_BEFORE[$id]}" \
         "not changed: a driver file of $dev did not answer within ${RG_TOOL_TIMEOUT}s (tool_timeout), so apply leaves this NIC as it is; check it, then run apply again"
     done
   elif [ -n "$ids" ]; then
@@ -686,7 +692,8 @@ rg_port_settings() {
 rg_compare_all() {
   local i=$1 dev=${RG_NIC_IBDEV[$1]} id want now note
   for id in $2; do
-    want=$(rg_planned "$id" "$i")
+    rg_planned "$id" "$i"
+    want=$REPLY
     now=${RG_PORT_BEFORE[$id]}
     note=""
     [ "$id" != pfc ] || note=$(rg_flap_note "$i")
@@ -775,7 +782,8 @@ rg_apply_all() {
     rg_save_all "$i" "$ids"
   fi
   for id in $ids; do
-    want=$(rg_planned "$id" "$i")
+    rg_planned "$id" "$i"
+    want=$REPLY
     # The current value, not the one read at the start: an earlier change may have set it
     # (trust dscp programs the default map; PFC clears pause).
     rg_current "$id" "$i" || RG_V=""
@@ -827,7 +835,8 @@ rg_apply_all() {
     return 0
   fi
   for id in $ids; do
-    want=$(rg_planned "$id" "$i")
+    rg_planned "$id" "$i"
+    want=$REPLY
     now=${RG_PORT_BEFORE[$id]}
     rg_get "$id" "$i" || RG_V=""
     after=$RG_V
@@ -906,7 +915,8 @@ rg_dscp_args() {
 rg_predict() {
   local i=$1 dev=${RG_NIC_IBDEV[$1]} id want was note
   for id in $2; do
-    want=$(rg_planned "$id" "$i")
+    rg_planned "$id" "$i"
+    want=$REPLY
     was=${RG_PORT_BEFORE[$id]}
     if [ "$was" = "$want" ]; then
       if [ -n "${RG_PORT_WRITTEN[$id]+set}" ]; then

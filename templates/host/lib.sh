@@ -301,15 +301,23 @@ rg_check_removed() {
   fi
 }
 
-# rg_status_of ID NIC: prints the status recorded for a check (empty if none).
+# rg_status_of ID NIC: REPLY = the status recorded for a check (empty if none). A variable, not
+# output: it is asked for many times per port, and each command substitution is a fork.
 rg_status_of() {
   local i
+  REPLY=""
   for ((i = 0; i < ${#RG_C_ID[@]}; i++)); do
     if [ "${RG_C_ID[i]}" = "$1" ] && [ "${RG_C_NIC[i]}" = "$2" ]; then
-      printf '%s' "${RG_C_STATUS[i]}"
+      REPLY=${RG_C_STATUS[i]}
       return 0
     fi
   done
+}
+
+# rg_status_is ID NIC STATUS: true when the check's recorded status is STATUS (empty: none yet).
+rg_status_is() {
+  rg_status_of "$1" "$2"
+  [ "$REPLY" = "$3" ]
 }
 
 # rg_json_str STRING: prints STRING as a JSON string literal, valid UTF-8 whatever bytes it holds.
@@ -340,24 +348,37 @@ rg_json_str() {
   printf '"%s"' "$s"
 }
 
-# rg_count STATUS: how many checks have STATUS.
-rg_count() {
-  local want=$1 n=0 i
+# How many checks have each status, as rg_tally last counted them.
+declare -A RG_TALLY=()
+
+# rg_tally: RG_TALLY[STATUS] = how many checks have STATUS, for each of the five.
+rg_tally() {
+  local i
+  RG_TALLY=([pass]=0 [warn]=0 [fail]=0 [skip]=0 [changed]=0)
   for ((i = 0; i < ${#RG_C_STATUS[@]}; i++)); do
-    [ "${RG_C_STATUS[i]}" != "$want" ] || n=$((n + 1))
+    RG_TALLY[${RG_C_STATUS[i]}]=$((${RG_TALLY[${RG_C_STATUS[i]}]:-0} + 1))
   done
-  printf '%s' "$n"
 }
 
-# rg_run_status: fail if any check failed, warn if any warned, pass otherwise.
+# rg_run_status: REPLY = fail if any check failed, warn if any warned, pass otherwise.
 rg_run_status() {
-  if [ "$(rg_count fail)" -gt 0 ]; then
-    printf fail
-  elif [ "$(rg_count warn)" -gt 0 ]; then
-    printf warn
+  rg_tally
+  if ((RG_TALLY[fail] > 0)); then
+    REPLY=fail
+  elif ((RG_TALLY[warn] > 0)); then
+    REPLY=warn
   else
-    printf pass
+    REPLY=pass
   fi
+}
+
+# rg_failed: true when a check of this run has failed.
+rg_failed() {
+  local i
+  for ((i = 0; i < ${#RG_C_STATUS[@]}; i++)); do
+    [ "${RG_C_STATUS[i]}" != fail ] || return 0
+  done
+  return 1
 }
 
 # rg_bundle_sha256: the bundle's identity, the sha256 of its SHA256SUMS.
@@ -422,32 +443,55 @@ rg_result_path() {
 
 # rg_result_json: the result document.
 rg_result_json() {
-  local i sep=""
+  local i sep="" dry=false reboot=false
+  [ "$RG_DRY_RUN" != yes ] || dry=true
+  [ "$RG_REBOOT_REQUIRED" != yes ] || reboot=true
   printf '{\n  "schema": "roce-gen/result/v1",\n'
-  printf '  "tool_version": %s,\n' "$(rg_json_str "$RG_TOOL_VERSION")"
-  printf '  "cluster": %s,\n' "$(rg_json_str "$RG_CLUSTER")"
-  printf '  "host": %s,\n' "$(rg_json_str "$RG_HOST")"
-  printf '  "observed_hostname": %s,\n' "$(rg_json_str "$RG_OBSERVED_HOST")"
-  printf '  "phase": %s,\n' "$(rg_json_str "$RG_PHASE")"
-  printf '  "dry_run": %s,\n' "$([ "$RG_DRY_RUN" = yes ] && echo true || echo false)"
-  printf '  "reboot_required": %s,\n' "$([ "$RG_REBOOT_REQUIRED" = yes ] && echo true || echo false)"
-  printf '  "plan_sha256": %s,\n' "$(rg_json_str "$RG_PLAN_SHA256")"
-  printf '  "bundle_sha256": %s,\n' "$(rg_json_str "$(rg_bundle_sha256)")"
-  printf '  "started_at": %s,\n' "$(rg_json_str "$RG_STARTED")"
-  printf '  "finished_at": %s,\n' "$(rg_json_str "$(rg_now)")"
-  printf '  "status": %s,\n' "$(rg_json_str "$(rg_run_status)")"
+  rg_json_line tool_version "$RG_TOOL_VERSION"
+  rg_json_line cluster "$RG_CLUSTER"
+  rg_json_line host "$RG_HOST"
+  rg_json_line observed_hostname "$RG_OBSERVED_HOST"
+  rg_json_line phase "$RG_PHASE"
+  printf '  "dry_run": %s,\n  "reboot_required": %s,\n' "$dry" "$reboot"
+  rg_json_line plan_sha256 "$RG_PLAN_SHA256"
+  rg_json_line bundle_sha256 "$(rg_bundle_sha256)"
+  rg_json_line started_at "$RG_STARTED"
+  rg_json_line finished_at "$(rg_now)"
+  rg_run_status
+  rg_json_line status "$REPLY"
   printf '  "counts": {"pass": %s, "warn": %s, "fail": %s, "skip": %s, "changed": %s},\n' \
-    "$(rg_count pass)" "$(rg_count warn)" "$(rg_count fail)" "$(rg_count skip)" "$(rg_count changed)"
+    "${RG_TALLY[pass]}" "${RG_TALLY[warn]}" "${RG_TALLY[fail]}" "${RG_TALLY[skip]}" "${RG_TALLY[changed]}"
+  # Each string printed by rg_json_str itself, not substituted: a result has hundreds of them,
+  # and every command substitution is a fork of this (large) shell.
   printf '  "checks": ['
   for ((i = 0; i < ${#RG_C_ID[@]}; i++)); do
-    printf '%s\n    {"id": %s' "$sep" "$(rg_json_str "${RG_C_ID[i]}")"
-    [ -z "${RG_C_NIC[i]}" ] || printf ', "nic": %s' "$(rg_json_str "${RG_C_NIC[i]}")"
-    printf ', "status": %s, "severity": %s, "expected": %s, "actual": %s, "message": %s}' \
-      "$(rg_json_str "${RG_C_STATUS[i]}")" "$(rg_json_str "${RG_C_SEV[i]}")" \
-      "$(rg_json_str "${RG_C_EXP[i]}")" "$(rg_json_str "${RG_C_ACT[i]}")" "$(rg_json_str "${RG_C_MSG[i]}")"
+    printf '%s\n    {"id": ' "$sep"
+    rg_json_str "${RG_C_ID[i]}"
+    if [ -n "${RG_C_NIC[i]}" ]; then
+      printf ', "nic": '
+      rg_json_str "${RG_C_NIC[i]}"
+    fi
+    printf ', "status": '
+    rg_json_str "${RG_C_STATUS[i]}"
+    printf ', "severity": '
+    rg_json_str "${RG_C_SEV[i]}"
+    printf ', "expected": '
+    rg_json_str "${RG_C_EXP[i]}"
+    printf ', "actual": '
+    rg_json_str "${RG_C_ACT[i]}"
+    printf ', "message": '
+    rg_json_str "${RG_C_MSG[i]}"
+    printf '}'
     sep=","
   done
   printf '\n  ],\n  "facts": %s\n}\n' "$(rg_facts)"
+}
+
+# rg_json_line NAME VALUE: one string member of the result's top level, `  "NAME": "VALUE",`.
+rg_json_line() {
+  printf '  "%s": ' "$1"
+  rg_json_str "$2"
+  printf ',\n'
 }
 
 # rg_write_result: writes the result JSON atomically and says where. When its folder cannot be
@@ -513,15 +557,16 @@ rg_summary_texts() {
 # would or did), one entry per setting, and a count. Printed through rg_console.
 rg_summary() {
   local i status mode=$RG_PHASE
-  status=$(rg_run_status)
+  rg_run_status
+  status=$REPLY
   rg_summary_texts
   [ "$RG_DRY_RUN" = no ] || mode+=" (dry run)"
   if [ "$status" = fail ]; then
     printf '%s %s: %s: %s failed (%s pass, %s warn, %s changed, %s skip)\n' "$RG_FAIL" "$RG_HOST" "$mode" \
-      "$(rg_count fail)" "$(rg_count pass)" "$(rg_count warn)" "$(rg_count changed)" "$(rg_count skip)"
+      "${RG_TALLY[fail]}" "${RG_TALLY[pass]}" "${RG_TALLY[warn]}" "${RG_TALLY[changed]}" "${RG_TALLY[skip]}"
   else
     printf '%s %s: %s: all checks passed (%s pass, %s warn, %s changed, %s skip)\n' "$RG_OK" "$RG_HOST" "$mode" \
-      "$(rg_count pass)" "$(rg_count warn)" "$(rg_count changed)" "$(rg_count skip)"
+      "${RG_TALLY[pass]}" "${RG_TALLY[warn]}" "${RG_TALLY[changed]}" "${RG_TALLY[skip]}"
   fi
   for ((i = 0; i < ${#RG_C_ID[@]}; i++)); do
     [ "${RG_C_STATUS[i]}" = fail ] || continue
@@ -545,10 +590,10 @@ rg_next_step() {
   if [ "$RG_NEXT_STEP" = no ] || [ "$RG_BOOT" = yes ] || [ -n "$RG_EXIT_OVERRIDE" ]; then
     return 0
   fi
-  if [ "$(rg_run_status)" = fail ]; then
-    if [ "$(rg_status_of bundle_integrity "")" = fail ]; then
+  if rg_failed; then
+    if rg_status_is bundle_integrity "" fail; then
       printf 'next: copy the bundle again (its files do not match SHA256SUMS)\n'
-    elif [ "$(rg_status_of hostname "")" = fail ]; then
+    elif rg_status_is hostname "" fail; then
       printf 'next: run the bundle of this host (this one is for %s), or name the host %s\n' "$RG_HOST" "$RG_HOST"
     else
       printf 'next: fix what failed above, then run again: bash %s/%s.sh\n' "$RG_DIR" "$RG_PHASE"
@@ -766,7 +811,7 @@ rg_finish() {
   rg_console "$(rg_summary)"
   rg_next_step
   [ -z "$RG_EXIT_OVERRIDE" ] || exit "$RG_EXIT_OVERRIDE"
-  [ "$(rg_run_status)" != fail ] || exit 1
+  ! rg_failed || exit 1
   exit 0
 }
 
@@ -830,12 +875,12 @@ rg_lock() {
 rg_apply_gate() {
   local id
   for id in bundle_integrity hostname; do
-    if [ "$(rg_status_of "$id" "")" = fail ]; then
+    if rg_status_is "$id" "" fail; then
       rg_log "refusing to apply: $id failed"
       rg_finish
     fi
   done
-  if [ "$(rg_run_status)" = fail ] && [ "$RG_FORCE" = no ] && [ "$RG_BOOT" = no ]; then
+  if rg_failed && [ "$RG_FORCE" = no ] && [ "$RG_BOOT" = no ]; then
     rg_log "refusing to apply: the precheck failed (use --force to configure the NICs that passed)"
     rg_finish
   fi

@@ -61,7 +61,7 @@ for c in "gpu-001.dc1.example|gpu-001|pass" "gpu-001|gpu-001.dc1.example|pass" "
   IFS='|' read -r RG_HOST RG_OBSERVED_HOST want <<<"$c"
   forget
   rg_check_hostname
-  eq "hostname: plan $RG_HOST, host ${RG_OBSERVED_HOST:-unset}" "$want" "$(rg_status_of hostname "")"
+  eq "hostname: plan $RG_HOST, host ${RG_OBSERVED_HOST:-unset}" "$want" "$(rg_status_of hostname ""; printf %s "$REPLY")"
 done
 RG_HOST=gpu-001.dc1.example RG_OBSERVED_HOST=gpu-001
 forget
@@ -70,7 +70,7 @@ eq 'hostname: the message says the short names matched' 'host name is gpu-001: g
 RG_OBSERVED_HOST=localhost RG_IDENTIFIED_BY="MAC b8:3f:d2:0a:00:00"
 forget
 rg_check_hostname
-eq 'hostname: another name, identified by run-here.sh: warn' warn "$(rg_status_of hostname "")"
+eq 'hostname: another name, identified by run-here.sh: warn' warn "$(rg_status_of hostname ""; printf %s "$REPLY")"
 RG_IDENTIFIED_BY=""
 
 # --- the readers ---------------------------------------------------------------------------
@@ -155,7 +155,7 @@ for fs in rootfs overlay nfs4; do
   host "root-$fs" --rootfs "$fs"
   forget
   rg_check_volatile
-  eq "$fs root: a persistence warning" "warn" "$(rg_status_of persistence "")"
+  eq "$fs root: a persistence warning" "warn" "$(rg_status_of persistence ""; printf %s "$REPLY")"
 done
 host state-tmpfs --mount /var/lib/roce-gen:tmpfs
 forget
@@ -231,7 +231,7 @@ eq 'identity of a renamed port is good enough to configure it' 0 $?
 rg_check_identity 1
 eq 'identity of an altname: warns with both names' \
   "warn|ens2f0np0 is an altname of enp60s0f0np0 here (ip link; sysfs knows only enp60s0f0np0), so the settings go to enp60s0f0np0; put enp60s0f0np0 in the plan's netdev column" \
-  "$(rg_status_of netdev mlx5_1)|$(msg netdev mlx5_1)"
+  "$(rg_status_of netdev mlx5_1; printf %s "$REPLY")|$(msg netdev mlx5_1)"
 
 host wrongmac
 bash "$FH" rename "$RG_ROOT" ens1f0np0 enp26s0f0np0
@@ -243,7 +243,7 @@ eq 'another MAC at the planned PCI address: not this port' \
 forget
 rg_check_identity 0
 eq 'another MAC at the planned PCI address: netdev fails, naming why' "fail|yes" \
-  "$(rg_status_of netdev mlx5_0)|$(has "$(msg netdev mlx5_0)" "ens1f0np0 is not in /sys/class/net/ (present: enp26s0f0np0, ens2f0np0), and the interface at its PCI address")"
+  "$(rg_status_of netdev mlx5_0; printf %s "$REPLY")|$(has "$(msg netdev mlx5_0)" "ens1f0np0 is not in /sys/class/net/ (present: enp26s0f0np0, ens2f0np0), and the interface at its PCI address")"
 rg_identity_ok 0
 eq 'another MAC at the planned PCI address: nothing is configured' 1 $?
 

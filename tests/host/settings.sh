@@ -65,15 +65,15 @@ default_map=""
 for ((d = 0; d < 64; d++)); do default_map+="${default_map:+,}$d:$((d >> 3))"; done
 
 # --- the plan's values in the spelling rg_get reads ------------------------------------------------
-eq "planned dscp2prio: RoCE and CNP pairs" 26:3,48:6 "$(rg_planned dscp2prio 0)"
-eq "planned pfc" 0,0,0,1,0,0,0,0 "$(rg_planned pfc 0)"
-eq "planned mtu is the port's own" 9000 "$(rg_planned mtu 1)"
-eq "planned pause off" "rx off tx off" "$(rg_planned pause 0)"
-eq "planned pause on" "rx on tx on" "$(RG_GLOBAL_PAUSE=on rg_planned pause 0)"
-eq "planned ecn: only the lossless priority" 3:1 "$(rg_planned ecn_np 0)"
-eq "planned ecn: two priorities" 3:1,5:1 "$(RG_ECN=0,0,0,1,0,1,0,0 rg_planned ecn_rp 0)"
-eq "planned ecn none: all eight off" 0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0 "$(RG_ECN=0,0,0,0,0,0,0,0 rg_planned ecn_np 0)"
-eq "planned traffic class is the ToS" 106 "$(rg_planned traffic_class 0)"
+eq "planned dscp2prio: RoCE and CNP pairs" 26:3,48:6 "$(rg_planned dscp2prio 0; printf %s "$REPLY")"
+eq "planned pfc" 0,0,0,1,0,0,0,0 "$(rg_planned pfc 0; printf %s "$REPLY")"
+eq "planned mtu is the port's own" 9000 "$(rg_planned mtu 1; printf %s "$REPLY")"
+eq "planned pause off" "rx off tx off" "$(rg_planned pause 0; printf %s "$REPLY")"
+eq "planned pause on" "rx on tx on" "$(RG_GLOBAL_PAUSE=on rg_planned pause 0; printf %s "$REPLY")"
+eq "planned ecn: only the lossless priority" 3:1 "$(rg_planned ecn_np 0; printf %s "$REPLY")"
+eq "planned ecn: two priorities" 3:1,5:1 "$(RG_ECN=0,0,0,1,0,1,0,0 rg_planned ecn_rp 0; printf %s "$REPLY")"
+eq "planned ecn none: all eight off" 0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0 "$(RG_ECN=0,0,0,0,0,0,0,0 rg_planned ecn_np 0; printf %s "$REPLY")"
+eq "planned traffic class is the ToS" 106 "$(rg_planned traffic_class 0; printf %s "$REPLY")"
 
 # --- DSCP pairs and the default map ----------------------------------------------------------------
 eq "default map: 64 entries" 64 "$(rg_default_map | tr ',' '\n' | grep -c .)"
