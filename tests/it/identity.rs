@@ -167,43 +167,6 @@ fn a_renamed_port_and_an_altname_are_configured_under_the_hosts_names() {
     });
 }
 
-#[test]
-#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
-fn another_mac_at_the_planned_pci_address_fails_and_nothing_is_configured() {
-    for_each_bash(|bash| {
-        let h = FakeHost::ofed()
-            .bash(bash)
-            .setup(&["rename", "ens1f0np0", "enp26s0f0np0"])
-            .build();
-        std::fs::write(
-            h.fake("sys/class/net/enp26s0f0np0/address"),
-            "b8:3f:d2:0a:00:99\n",
-        )
-        .unwrap();
-        let pre = h.run("precheck.sh", &[]);
-        assert_eq!(pre.code, 1, "{bash}: {}", pre.stdout);
-        pre.expect(&["netdev"], "mlx5_0", "fail", bash);
-        let msg = pre.message("netdev", "mlx5_0");
-        assert!(
-            msg.contains(
-                "the interface at its PCI address 0000:1a:00.0, enp26s0f0np0, has MAC \
-                 b8:3f:d2:0a:00:99, not the planned b8:3f:d2:0a:00:00: not this port"
-            ),
-            "{msg}"
-        );
-        pre.expect(
-            &["netdev_map", "link_state", "driver"],
-            "mlx5_0",
-            "skip",
-            bash,
-        );
-        let apply = h.run("apply.sh", &[]);
-        assert_eq!(apply.code, 1, "{}", apply.stdout);
-        assert_eq!(apply.count("changed"), 0, "{:?}", apply.statuses());
-        assert_eq!(value(&h, "sys/class/net/enp26s0f0np0/mtu"), "1500");
-    });
-}
-
 /// The persistence warning of a root that does not survive a reboot.
 fn volatile(run: &ScriptRun) -> String {
     assert_eq!(run.status("persistence", ""), "warn", "{}", run.stdout);

@@ -200,36 +200,6 @@ fn every_way_the_devices_come_back_re_applies_on_an_ofed_host_and_the_hook_retur
     });
 }
 
-#[test]
-#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
-fn a_boot_configures_once() {
-    for_each_bash(|bash| {
-        for h in [FakeHost::ofed().bash(bash).build(), rdma_named_inbox(bash)] {
-            let apply = h.run("apply.sh", &[]);
-            assert_eq!(apply.code, 0, "{bash}: {}", apply.stdout);
-            let _ = h.take_unit_log();
-            let (code, out, err) = h.host_step("reboot", &[]);
-            assert_eq!(code, 0, "{bash}: {out}{err}");
-            let units = h.take_unit_log();
-            // Coldplug's add events (and openibd's hook) come while the boot start job waits:
-            // try-restart does nothing, start merges into it, the boot run is the only one.
-            assert_eq!(
-                runs_of(&units, "roce-gen-lab.service"),
-                1,
-                "{bash}: {units:#?}"
-            );
-            assert!(
-                units
-                    .iter()
-                    .any(|l| l
-                        == "roce-gen-lab.service: start merged into the waiting start job: start"),
-                "{bash}: {units:#?}"
-            );
-            configured(&h, bash);
-        }
-    });
-}
-
 /// A second cluster's bundle for node-a of `h`'s plan: generated, unpacked beside the first.
 fn other_cluster_bundle(h: &FakeHost, cluster: &str) -> std::path::PathBuf {
     let mut plan: Value =

@@ -110,32 +110,6 @@ fn apply_sets_each_vfs_tos_and_traffic_class_and_rollback_restores_them() {
 
 #[test]
 #[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
-fn on_an_inbox_host_apply_sets_the_vfs_tos_through_configfs_and_no_traffic_class() {
-    for_each_bash(|bash| {
-        let h = FakeHost::inbox()
-            .bash(bash)
-            .setup(&["vfs", "ens1f0np0", "2"])
-            .build();
-        let apply = h.run("apply.sh", &[]);
-        assert_eq!(apply.code, 0, "{bash}: {}", apply.stdout);
-        assert_eq!(apply.status("vf_qos", "mlx5_0"), "changed", "{bash}");
-        assert!(
-            apply
-                .message("vf_qos", "mlx5_0")
-                .contains("mlx5_2 (0000:1a:00.2) ToS 106, no traffic_class file (OFED only)"),
-            "{bash}: {}",
-            apply.message("vf_qos", "mlx5_0")
-        );
-        assert_eq!(vf_state(&h, "mlx5_3").0, "106", "{bash}");
-        assert!(!h.fake("sys/class/infiniband/mlx5_3/tc").exists(), "{bash}");
-        let rollback = h.run("rollback.sh", &[]);
-        assert_eq!(rollback.status("vf_qos", "mlx5_0"), "changed", "{bash}");
-        assert_eq!(vf_state(&h, "mlx5_3").0, "0", "{bash}");
-    });
-}
-
-#[test]
-#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn rollback_warns_naming_a_vf_gone_since_apply_and_restores_the_others() {
     for_each_bash(|bash| {
         let h = FakeHost::ofed()
