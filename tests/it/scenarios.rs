@@ -2,16 +2,17 @@
 //! the plan host it is, the NICs it lacks, plan overrides, files set before the runs) and the
 //! script runs to make on it. Every scenario runs under every bash and gives one snapshot
 //! (`scenario_NAME`): per run its exit code, counts, the checks that did not pass with their
-//! messages, what it printed, the commands that changed the host and the state it changed. The same text under every bash, and the
-//! invariants every scenario keeps, are checked here:
+//! messages, what it printed, the commands that changed the host and the state it changed. The
+//! same text under every bash, and the invariants every scenario keeps, are checked here:
 //!
 //! - precheck and any `--dry-run` change nothing (state and commands);
 //! - an apply after an apply that passed changes nothing;
 //! - a rollback after apply restores the state from before the first apply (link flaps and
 //!   systemd's and udev's reload counters aside: they are the traces a change leaves).
 //!
-//! Adding a scenario is adding a file; `INSTA_UPDATE=always cargo test --test it scenarios`
-//! writes its snapshot, to be reviewed.
+//! Each scenario is a test of its own (`scenarios::file::NAME`). Adding one is adding its file
+//! and its name to `scenarios!` below; `INSTA_UPDATE=always cargo test --test it scenarios --
+//! --include-ignored NAME` writes its snapshot, to be reviewed.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -411,104 +412,101 @@ fn describe(
     out
 }
 
+/// The scenario folder.
+fn scenario_dir() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/scenarios")
+}
+
+/// Plays scenario `name` (its file's stem, `-` as `_`) under every bash, insists that every bash
+/// gives the same text, and compares that text with the snapshot `scenario_NAME`.
+fn run_scenario(name: &str) {
+    let file = scenario_dir().join(format!("{}.toml", name.replace('_', "-")));
+    let text = std::fs::read_to_string(&file).unwrap();
+    let sc: Scenario = toml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    let mut first: Option<String> = None;
+    for_each_bash(|bash| {
+        let text = play(name, &sc, bash);
+        match &first {
+            None => first = Some(text),
+            Some(t) => assert_eq!(&text, t, "{name}: {bash} differs from bash"),
+        }
+    });
+    crate::common::snapshot(&format!("scenario_{name}"), first.unwrap());
+}
+
+/// One test per scenario file, so that the test runner spreads them over the cores and a failure
+/// names its scenario; [`every_scenario_file_has_its_test`] keeps this list and the folder equal.
+macro_rules! scenarios {
+    ($($name:ident),* $(,)?) => {
+        /// The scenarios that have a test, by the names of their tests.
+        const SCENARIOS: &[&str] = &[$(stringify!($name)),*];
+        /// The tests, one per scenario file.
+        mod file {
+            $(
+                #[test]
+                #[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
+                fn $name() {
+                    super::run_scenario(stringify!($name));
+                }
+            )*
+        }
+    };
+}
+
+scenarios!(
+    arp_sysctls_set,
+    bluefield_dpu_mode,
+    cable_length_buffer_owner,
+    dcb_backend_rollback,
+    dcb_read_fails,
+    firmware_owned_dcbx,
+    firmware_query_fails,
+    firmware_restricted_refused,
+    fqdn_plan_short_host,
+    inbox_lifecycle,
+    iproute2_5_11,
+    lag_firmware,
+    lag_inbox,
+    lag_lifecycle,
+    lag_slave_down,
+    lag_slave_missing,
+    link_flap,
+    link_never_returns,
+    missing_nic,
+    nccl_conf_site_file,
+    netplan_ifcfg_owned,
+    networkd_owned,
+    networkmanager_owned,
+    ofed_lifecycle,
+    pfc_buffer_zero_xoff,
+    plan_format_1_1,
+    rail_route_other_interface,
+    reload_inbox_rdma_names,
+    reload_ofed,
+    renamed_netdev,
+    sriov_vfs,
+    sriov_vfs_inbox,
+    tampered_bundle,
+    tmpfs_root,
+    traffic_class_rules,
+    wedged_driver_file,
+    wrong_host,
+    wrong_mac_at_pci
+);
+
 #[test]
-#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
-fn every_scenario_file_gives_its_snapshot_under_every_bash_and_keeps_the_invariants() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/scenarios");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
+fn every_scenario_file_has_its_test() {
+    let mut files: Vec<String> = std::fs::read_dir(scenario_dir())
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .map(|p| p.file_stem().unwrap().to_string_lossy().replace('-', "_"))
         .collect();
     files.sort();
-    assert!(files.len() >= 5, "{files:?}");
-    // ROCE_GEN_SCENARIOS=NAME,NAME runs only those (a targeted run while writing one).
-    if let Ok(only) = std::env::var("ROCE_GEN_SCENARIOS") {
-        let only: Vec<&str> = only.split(',').collect();
-        files.retain(|f| only.contains(&f.file_stem().unwrap().to_string_lossy().as_ref()));
-        assert!(
-            !files.is_empty(),
-            "ROCE_GEN_SCENARIOS={only:?} names no scenario file"
-        );
-    }
-    let scenarios: Vec<(String, Scenario)> = files
-        .iter()
-        .map(|f| {
-            let name = f.file_stem().unwrap().to_string_lossy().replace('-', "_");
-            let text = std::fs::read_to_string(f).unwrap();
-            let sc = toml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
-            (name, sc)
-        })
-        .collect();
-    // Scenarios are independent hosts, run side by side by a few workers: one thread per
-    // scenario put 35 simulated hosts on two cores at once, and a FUSE mount then missed its
-    // 30 s start (ROCE_GEN_SCENARIO_JOBS=N sets the number).
-    let jobs = std::env::var("ROCE_GEN_SCENARIO_JOBS")
-        .ok()
-        .and_then(|v| v.parse::<usize>().ok())
-        .filter(|&n| n > 0)
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get() * 2));
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    // Every scenario runs and is compared to its snapshot, whatever another one did, so that one
-    // failure does not hide the others behind it.
-    let mut runs: Vec<(String, Result<String, String>)> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..jobs.min(scenarios.len()))
-            .map(|_| {
-                s.spawn(|| {
-                    let mut done = Vec::new();
-                    while let Some((name, sc)) =
-                        scenarios.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
-                    {
-                        let run = std::panic::catch_unwind(|| {
-                            let mut first: Option<String> = None;
-                            for_each_bash(|bash| {
-                                let text = play(name, sc, bash);
-                                match &first {
-                                    None => first = Some(text),
-                                    Some(t) => {
-                                        assert_eq!(&text, t, "{name}: {bash} differs from bash")
-                                    }
-                                }
-                            });
-                            first.unwrap()
-                        });
-                        done.push((name.clone(), run.map_err(|p| panic_text(&p))));
-                    }
-                    done
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| {
-                h.join()
-                    .expect("a scenario worker panicked outside a scenario")
-            })
-            .collect()
-    });
-    runs.sort();
-    let mut failed = Vec::new();
-    for (name, run) in runs {
-        let compared = run.and_then(|text| {
-            std::panic::catch_unwind(|| crate::common::snapshot(&format!("scenario_{name}"), text))
-                .map_err(|p| panic_text(&p))
-        });
-        if let Err(why) = compared {
-            failed.push(format!("{name}: {why}"));
-        }
-    }
-    assert!(
-        failed.is_empty(),
-        "{} scenario(s) failed:\n{}",
-        failed.len(),
-        failed.join("\n")
+    let mut listed: Vec<String> = SCENARIOS.iter().map(|s| (*s).to_string()).collect();
+    listed.sort();
+    assert_eq!(
+        files, listed,
+        "a scenario file without its line in scenarios!() (or a line without its file)"
     );
-}
-
-/// The message of a caught panic (an assertion's text), for the list of failed scenarios.
-fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
-    p.downcast_ref::<String>()
-        .cloned()
-        .or_else(|| p.downcast_ref::<&str>().map(|s| (*s).to_string()))
-        .unwrap_or_else(|| "a panic without a message".into())
 }
