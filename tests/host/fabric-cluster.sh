@@ -6,9 +6,10 @@
 #
 #   fabric-cluster.sh DIR N BASH [--ports P] [--seconds S] [--window S] [--no-incast]
 #                     [--pcp H] [--ecn-off H] [--slow H:GBPS] [--absent H] ...
-#     --window S   how long each host waits for its peers; 60 by default, as on a loaded
-#                  machine (CI runs several tests per core) a host can reach a step 20 s after its
-#                  peer. Only an absent peer waits it out.
+#     --window S   how long each host waits for its peers; 600 by default: a host waits for its
+#                  peer's listen (an event), and only an absent peer waits the window out, so it
+#                  is sized for a broken cluster, never for a quiet machine. A test of the absent
+#                  peer shrinks it.
 #     --ports P    ports per host (1 by default; the options below act on port 0, ens1f0np0)
 #     --clone      only h0 is made and applied; every other host is a copy of its tree (cp -a: the
 #                  tree holds no path outside itself) given its own name and addresses. The apply is
@@ -28,7 +29,7 @@ set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 dir=$1 n=$2 bash=$3
 shift 3
-seconds=2 window=60 incast=yes ports=1 clone=no
+seconds=2 window=600 incast=yes ports=1 clone=no
 pcp=" " ecn_off=" " absent=" " slow=() slow_fw=()
 while (($#)); do
   case $1 in

@@ -940,7 +940,8 @@ fakehost_run_inner() {
     trap 'exit 129' HUP
     trap 'exit 130' INT
     trap 'exit 143' TERM
-    if ! read -r -t 30 line <&"$fakehost_fd" || [[ $line != ready ]]; then
+    # Five minutes: only a broken FUSE setup waits that long, never a loaded machine.
+    if ! read -r -t 300 line <&"$fakehost_fd" || [[ $line != ready ]]; then
       printf 'fakehost run: driverfs did not mount on %s/sys (the reason is above); the fake sysfs needs FUSE (/dev/fuse) and python3-fusepy\n' "$root" >&2
       return 2
     fi

@@ -124,7 +124,7 @@ fn incast_senders_that_do_not_overlap_warn_instead_of_failing_fabric_congestion(
     for_each_bash(|bash| {
         // h2's firmware answers each read of a counter in 6 s: it reaches the incast step about
         // 12 s after h1, whose 2 s flow into h0 is long over by then (the margin is for a loaded
-        // machine, where h1 can be late too). The harness's 60 s window keeps h2 a late peer, not
+        // machine, where h1 can be late too). The harness's 600 s window keeps h2 a late peer, not
         // an absent one.
         let (results, _, dir) = cluster_in(bash, 3, &["--slow-fw", "h2:6"]);
         let h0 = results[0].as_ref().unwrap();
