@@ -220,8 +220,9 @@ fn an_absent_peer_is_named_within_the_window_and_the_host_still_writes_its_resul
         let (results, elapsed) =
             cluster(bash, 3, &["--absent", "h2", "--window", "6", "--no-incast"]);
         assert!(results[2].is_none());
-        // The window, the duration and the retries' slack: never the 600 s default.
-        assert!(elapsed < 40, "took {elapsed}s");
+        // The 6 s window ended the wait, never the 600 s default (a bound a loaded machine
+        // cannot reach; the message below names the window).
+        assert!(elapsed < 300, "took {elapsed}s");
         let h1 = results[1].as_ref().unwrap();
         let (status, msg) = check(h1, "fabric_peer");
         assert_eq!(status, "fail", "{msg}");

@@ -58,9 +58,9 @@ pub(crate) fn bullseye_root() -> PathBuf {
     )
 }
 
-/// Boots the real systemd of the bullseye root (PID 1 of a container under systemd-nspawn, 120 s
-/// at most) inside `fakehost.sh run`, so that the container sees the simulated host's sysfs
-/// through driverfs, with the kernel's write semantics: the fake root at `/fake`, each
+/// Boots the real systemd of the bullseye root (PID 1 of a container under systemd-nspawn, 600 s
+/// at most: a hang guard) inside `fakehost.sh run`, so that the container sees the simulated
+/// host's sysfs through driverfs, with the kernel's write semantics: the fake root at `/fake`, each
 /// `(from, to)` of `binds` bound there, and `systemd.wants=` each of `wants`. A unit of the test
 /// ends the boot (`systemctl poweroff`) once it has written what the test reads. Asserts that the
 /// root has systemd and that systemd-nspawn is installed.
@@ -87,7 +87,7 @@ pub(crate) fn boot_real_systemd(
         .arg(repo().join("tests/host/fakehost.sh"))
         .arg("run")
         .arg(&h.root)
-        .args(["--", "timeout", "120", "systemd-nspawn"])
+        .args(["--", "timeout", "600", "systemd-nspawn"])
         .args([
             "-q",
             "--register=no",

@@ -895,8 +895,9 @@ fn a_wedged_counter_file_costs_the_time_limit_not_a_hung_run() {
         ]);
         let took = started.elapsed();
         assert_eq!(code, 0, "{bash}: {err}");
+        // Far under the wedged file's 600 s: the 2 s limit ended the wait, however loaded.
         assert!(
-            took < std::time::Duration::from_secs(30),
+            took < std::time::Duration::from_secs(300),
             "{bash}: took {took:?}"
         );
         assert!(err.contains("RDMA counters of mlx5_1"), "{bash}: {err}");

@@ -52,7 +52,9 @@ fn apply_waits_out_the_link_flap_then_reads_back_the_link_the_address_and_the_gi
         );
         assert_eq!(apply.status("gid", ""), "pass", "{bash}");
         assert!(took >= Duration::from_secs(1), "{bash}: no wait ({took:?})");
-        assert!(took < Duration::from_secs(30), "{bash}: {took:?}");
+        // A bound only a hang reaches (a loaded machine is slow, never this slow); the check's
+        // status and message say which limit ended the wait.
+        assert!(took < Duration::from_secs(300), "{bash}: {took:?}");
         // The second apply changes nothing, so nothing flaps and nothing waits.
         let (again, _) = timed(&h, "apply.sh", &[], &[]);
         assert_eq!(again.code, 0, "{bash}: {}", again.stdout);
@@ -93,7 +95,9 @@ fn apply_fails_a_link_that_never_comes_back_within_the_wait() {
         let (apply, took) = timed(&h, "apply.sh", &[], &[("ROCE_GEN_LINK_WAIT", "3")]);
         assert_eq!(apply.code, 1, "{bash}: {}\n{}", apply.stdout, apply.stderr);
         assert!(took >= Duration::from_secs(2), "{bash}: {took:?}");
-        assert!(took < Duration::from_secs(30), "{bash}: {took:?}");
+        // A bound only a hang reaches (a loaded machine is slow, never this slow); the check's
+        // status and message say which limit ended the wait.
+        assert!(took < Duration::from_secs(300), "{bash}: {took:?}");
         assert_eq!(apply.status("link_state", "mlx5_1"), "fail", "{bash}");
         let msg = apply.message("link_state", "mlx5_1");
         for words in [
@@ -133,7 +137,8 @@ fn a_blocking_driver_file_is_a_tool_timeout_in_precheck_apply_and_the_boot_run()
         ] {
             let ctx = format!("{bash}: {script} {args:?}");
             let (run, took) = timed(&h, script, args, &env);
-            assert!(took < Duration::from_secs(40), "{ctx}: took {took:?}");
+            // Far under the wedged file's 600 s: the 2 s limit ended each wait, however loaded.
+            assert!(took < Duration::from_secs(300), "{ctx}: took {took:?}");
             assert_eq!(run.code, 1, "{ctx}: {}\n{}", run.stdout, run.stderr);
             assert_eq!(run.status("tool_timeout", ""), "fail", "{ctx}");
             let msg = run.message("tool_timeout", "");

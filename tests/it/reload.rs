@@ -151,8 +151,9 @@ fn every_way_the_devices_come_back_re_applies_on_an_ofed_host_and_the_hook_retur
         let (code, out, err) = h.run_cmd(&[&hook.display().to_string()]);
         let took = started.elapsed();
         assert_eq!(code, 0, "{bash}: {out}{err}");
+        // The commands below show it ran no apply; this bound only catches a hook that hangs.
         assert!(
-            took < Duration::from_secs(5),
+            took < Duration::from_secs(120),
             "{bash}: the hook took {took:?}"
         );
         assert_eq!(
