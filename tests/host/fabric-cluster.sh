@@ -19,10 +19,10 @@
 #     --ecn-off H  ECN off for the RoCE priority on H after apply (ecn/roce_np/enable/3 = 0)
 #     --slow H:G   the path past H's port carries G Gb/s (.fake/net/IF/wire_gbps)
 #     --absent H   fabric.sh does not run on H
-#     --slow-fw H:S on H each read of the port's hw_counters/np_cnp_sent takes S seconds (driverfs'
-#                  .fake/wedged: a firmware slow to answer, or a loaded host), so H reaches each
-#                  step 2 x S seconds after its peers: with S > fabric_seconds its incast flow
-#                  does not overlap the other sender's
+#     --after H:G  H's incast flow connects only once G's incast flow has ended (the stand-in's
+#                  .fake/wire_hold, an event, whatever the machine's load): two senders that
+#                  follow each other instead of overlapping. H's tool limit is then 600 s, so
+#                  that the product does not kill the waiting client.
 # The results are DIR/res/hN.fabric.json; DIR/hN.out what each run printed; DIR/elapsed the
 # seconds the whole fabric step took. Exit 0 once every run has ended.
 set -u
@@ -30,7 +30,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 dir=$1 n=$2 bash=$3
 shift 3
 seconds=2 window=600 incast=yes ports=1 clone=no
-pcp=" " ecn_off=" " absent=" " slow=() slow_fw=()
+pcp=" " ecn_off=" " absent=" " slow=() after=()
 while (($#)); do
   case $1 in
     --ports) ports=$2 && shift ;;
@@ -42,7 +42,7 @@ while (($#)); do
     --ecn-off) ecn_off+="$2 " && shift ;;
     --absent) absent+="$2 " && shift ;;
     --slow) slow+=("$2") && shift ;;
-    --slow-fw) slow_fw+=("$2") && shift ;;
+    --after) after+=("$2") && shift ;;
     *)
       echo "fabric-cluster: unknown argument $1" >&2
       exit 2
@@ -106,14 +106,26 @@ done
 for s in ${slow[@]+"${slow[@]}"}; do
   echo "${s#*:}" >"$dir/${s%%:*}/root/.fake/net/ens1f0np0/wire_gbps"
 done
-for s in ${slow_fw[@]+"${slow_fw[@]}"}; do
-  echo class/infiniband/mlx5_0/ports/1/hw_counters/np_cnp_sent >"$dir/${s%%:*}/root/.fake/wedged"
-  echo "${s#*:}" >"$dir/${s%%:*}/root/.fake/wedged_seconds"
+# incast_key H: "IP:PORT" of the server that host H's incast flow (port 0) connects to, from its
+# bundle's plan.sh.
+incast_key() (
+  # shellcheck source=/dev/null # a generated bundle's data
+  . "$dir/$1/$1/plan.sh" || exit 2
+  printf '%s:%s' "${RG_FAB_INC_IPS[0]%% *}" "${RG_FAB_INC_TCP[0]%% *}"
+)
+held=" "
+for a in ${after[@]+"${after[@]}"}; do
+  h=${a%%:*} g=${a#*:}
+  printf '%s ended/10.10.0.%d-%s\n' "$(incast_key "$h")" $((10 + ${g#h})) "$(incast_key "$g")" \
+    >>"$dir/$h/root/.fake/wire_hold" || exit 2
+  held+="$h "
 done
 start=$(date +%s)
 for ((h = 0; h < n; h++)); do
   [[ $absent != *" h$h "* ]] || continue
-  FAKEHOST_WIRE=$dir/wire bash "$here/fakehost.sh" run "$dir/h$h/root" -- "$bash" "$dir/h$h/h$h/fabric.sh" \
+  limit=${ROCE_GEN_TOOL_TIMEOUT-}
+  [[ $held != *" h$h "* ]] || limit=600
+  FAKEHOST_WIRE=$dir/wire ROCE_GEN_TOOL_TIMEOUT=$limit bash "$here/fakehost.sh" run "$dir/h$h/root" -- "$bash" "$dir/h$h/h$h/fabric.sh" \
     --window "$window" --results-dir "$dir/res" >"$dir/h$h.out" 2>&1 &
 done
 wait
