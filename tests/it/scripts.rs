@@ -18,27 +18,47 @@ fn golden_files() -> Vec<(String, Vec<u8>)> {
 /// lines; empty when the file is clean. `templates/host/.shellcheckrc` points `source=` at the
 /// script's own folder.
 fn shellcheck(path: &Path) -> String {
-    let sc = Command::new("shellcheck")
-        .args([
-            "-x",
-            "-P",
-            "SCRIPTDIR",
-            "-s",
-            "bash",
-            "-S",
-            "style",
-            "-f",
-            "gcc",
-        ])
-        .arg(path)
-        .current_dir(path.parent().unwrap())
-        .output()
-        .unwrap();
-    let mut out = String::from_utf8_lossy(&sc.stdout).to_string();
-    if !sc.status.success() && out.is_empty() {
-        out = format!("shellcheck failed: {}", String::from_utf8_lossy(&sc.stderr));
+    shellcheck_each(&[path.to_path_buf()]).remove(0)
+}
+
+/// [`shellcheck`] of each file, several at once (each follows the whole library, and the test
+/// runner's other tests share the cores): the findings in the order of `paths`.
+fn shellcheck_each(paths: &[std::path::PathBuf]) -> Vec<String> {
+    let mut found = Vec::new();
+    for batch in paths.chunks(8) {
+        let children: Vec<_> = batch
+            .iter()
+            .map(|path| {
+                Command::new("shellcheck")
+                    .args([
+                        "-x",
+                        "-P",
+                        "SCRIPTDIR",
+                        "-s",
+                        "bash",
+                        "-S",
+                        "style",
+                        "-f",
+                        "gcc",
+                    ])
+                    .arg(path)
+                    .current_dir(path.parent().unwrap())
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for child in children {
+            let sc = child.wait_with_output().unwrap();
+            let mut out = String::from_utf8_lossy(&sc.stdout).to_string();
+            if !sc.status.success() && out.is_empty() {
+                out = format!("shellcheck failed: {}", String::from_utf8_lossy(&sc.stderr));
+            }
+            found.push(out);
+        }
     }
-    out
+    found
 }
 
 /// The bundle's shell sources as they are in the repository: the library, its parts and the
@@ -97,17 +117,23 @@ fn the_shell_sources_parse_and_pass_shellcheck_without_findings() {
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("golden/lab-2node/plan.json"),
     );
     std::fs::write(dir.path().join("plan.sh"), &fresh["bundles/node-a/plan.sh"]).unwrap();
-    for name in names.iter().map(String::as_str).chain(["plan.sh"]) {
-        let path = dir.path().join(name);
-        let syntax = Command::new("bash").arg("-n").arg(&path).output().unwrap();
+    let all: Vec<&str> = names
+        .iter()
+        .map(String::as_str)
+        .chain(["plan.sh"])
+        .collect();
+    let paths: Vec<std::path::PathBuf> = all.iter().map(|name| dir.path().join(name)).collect();
+    for (name, path) in all.iter().zip(&paths) {
+        let syntax = Command::new("bash").arg("-n").arg(path).output().unwrap();
         assert!(
             syntax.status.success(),
             "{name}: {}",
             String::from_utf8_lossy(&syntax.stderr)
         );
-        // Each file on its own, so that a finding in a part is not hidden behind the script
-        // that sources it.
-        let findings = shellcheck(&path);
+    }
+    // Each file on its own, so that a finding in a part is not hidden behind the script that
+    // sources it.
+    for (name, findings) in all.iter().zip(shellcheck_each(&paths)) {
         assert!(
             findings.is_empty(),
             "{name}: shellcheck findings:\n{findings}"
@@ -141,8 +167,7 @@ fn the_test_harness_and_the_tooling_scripts_pass_shellcheck_too() {
         })
         .collect();
     assert!(files.len() >= 20, "{files:?}");
-    for path in &files {
-        let findings = shellcheck(path);
+    for (path, findings) in files.iter().zip(shellcheck_each(&files)) {
         assert!(
             findings.is_empty(),
             "{}: shellcheck findings:\n{findings}",
@@ -185,8 +210,8 @@ fn the_generated_shell_files_pass_shellcheck_too() {
         "bundles/node-b/plan.sh",
         "run-here.sh",
     ];
-    for name in generated {
-        let findings = shellcheck(&dir.path().join(name));
+    let paths: Vec<std::path::PathBuf> = generated.iter().map(|n| dir.path().join(n)).collect();
+    for (name, findings) in generated.iter().zip(shellcheck_each(&paths)) {
         assert!(
             findings.is_empty(),
             "{name}: shellcheck findings:\n{findings}"
