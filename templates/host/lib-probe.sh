@@ -424,7 +424,7 @@ rg_check_dcbx() {
     return 0
   fi
   RG_DCBX_SEEN[i]=$RG_V
-  if [ "$(rg_qos_backend)" = mlnx_qos ]; then
+  if rg_qos_is mlnx_qos; then
     lldpad=$(rg_parse_qos_lldpad <<<"$RG_QOS_OUT")
   else
     lldpad=$(rg_lldpad_runs)

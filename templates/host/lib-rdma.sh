@@ -106,7 +106,7 @@ rg_rdma_get() {
       rg_get_sysfs "/sys/class/net/$ifc/ecn/$(rg_dcqcn_file "$1")"
       ;;
     cable_length)
-      if [ "$(rg_qos_backend)" = mlnx_qos ]; then
+      if rg_qos_is mlnx_qos; then
         rg_qos "$2" || {
           RG_V=$(rg_qos_error)
           return 1
@@ -135,7 +135,7 @@ rg_rdma_set() {
         # without an error: nothing to run.
         rg_log "the mlx5 driver ignores a cable length of 1000 m or more; $3 cannot be set on $ifc"
         return 1
-      elif [ "$(rg_qos_backend)" = dcb ]; then
+      elif rg_qos_is dcb; then
         # `dcb pfc set` reads the port's PFC settings and writes them back with the new delay.
         rg_do dcb pfc set dev "$ifc" delay "$3"
         return
@@ -163,7 +163,7 @@ rg_rdma_set() {
 # should change the cable length in the same call (one mlnx_qos start, and the request carries
 # both); nothing otherwise. Reads RG_PORT_SIM with --dry-run (rg_current).
 rg_cable_args() {
-  [ "$(rg_qos_backend)" = mlnx_qos ] && [[ " $2 " == *" cable_length "* ]] && [ "$RG_CABLE_LEN" -lt 1000 ] || return 0
+  rg_qos_is mlnx_qos && [[ " $2 " == *" cable_length "* ]] && [ "$RG_CABLE_LEN" -lt 1000 ] || return 0
   if rg_current cable_length "$1" && [ "$RG_V" != "$RG_CABLE_LEN" ]; then
     printf -- '--cable_len %s' "$RG_CABLE_LEN"
   fi

@@ -165,6 +165,11 @@ rg_qos_backend() {
   if rg_has mlnx_qos; then printf mlnx_qos; else printf dcb; fi
 }
 
+# rg_qos_is BACKEND: whether rg_qos_backend is BACKEND, without a fork to ask it.
+rg_qos_is() {
+  if rg_has mlnx_qos; then [ "$1" = mlnx_qos ]; else [ "$1" = dcb ]; fi
+}
+
 # --- what applies, and what the plan wants ---------------------------------------------------------
 
 # rg_applies ID: false for settings the plan itself turns off.
@@ -279,7 +284,7 @@ rg_get() {
   RG_V=""
   case $id in
     dcbx | trust | dscp_map | dscp2prio | pfc)
-      if [ "$(rg_qos_backend)" = mlnx_qos ]; then
+      if rg_qos_is mlnx_qos; then
         rg_qos "$i" || {
           RG_V=$(rg_qos_error)
           return 1
@@ -363,10 +368,11 @@ rg_get_sysfs() {
 
 # rg_get_ecn DIR I: RG_V = the enable flags of ecn/DIR for the planned priorities (`3:1`).
 rg_get_ecn() {
-  local base="/sys/class/net/${RG_NIC_NETDEV[$2]}/ecn/$1/enable" pair p v out=""
-  for pair in $(rg_ecn_planned | tr ',' ' '); do
+  local base="/sys/class/net/${RG_NIC_NETDEV[$2]}/ecn/$1/enable" planned pair p v out=""
+  planned=$(rg_ecn_planned)
+  for pair in ${planned//,/ }; do
     p=${pair%%:*}
-    v=$(rg_read "$base/$p") || v="?"
+    if rg_read_v "$base/$p"; then v=$RG_V; else v="?"; fi
     out="${out:+$out,}$p:$v"
   done
   RG_V=$out
@@ -426,7 +432,7 @@ rg_set() {
 # rg_set_qos ID I VALUE: DCBX, trust, DSCP map and PFC through mlnx_qos or dcb.
 rg_set_qos() {
   local id=$1 i=$2 v=$3 ifc=${RG_NIC_NETDEV[$2]} args=() pair d p w words=()
-  if [ "$(rg_qos_backend)" = mlnx_qos ]; then
+  if rg_qos_is mlnx_qos; then
     case $id in
       dcbx) args=(-d "$v") ;;
       trust) args=(--trust "$v") ;;
@@ -789,7 +795,7 @@ rg_apply_all() {
     rg_current "$id" "$i" || RG_V=""
     now=$RG_V
     [ "$now" != "$want" ] || continue
-    if [ "$id" = dscp2prio ] && [ "$(rg_qos_backend)" = mlnx_qos ] && [[ " $ids " == *" pfc "* ]] &&
+    if [ "$id" = dscp2prio ] && rg_qos_is mlnx_qos && [[ " $ids " == *" pfc "* ]] &&
       rg_current pfc "$i" && [ "$RG_V" != "$RG_PFC" ]; then
       # One mlnx_qos start for both (trust cannot be combined, PFC and the map can), and the
       # cable length when it changes too.
@@ -987,7 +993,7 @@ rg_restore() {
       rg_check "$id" "$dev" pass error "$want" "$now" "$id is already $want"
       continue
     fi
-    if [ "$key" = dcbx ] && [ "$want" = fw ] && [ "$(rg_qos_backend)" = dcb ]; then
+    if [ "$key" = dcbx ] && [ "$want" = fw ] && rg_qos_is dcb; then
       # mlx5e_dcbnl_setdcbx hands DCBX back to the firmware only for mode 0, which `dcb dcbx
       # set` cannot send (no flag: it prints its usage). Not a failure of the rollback.
       rg_check dcbx "$dev" skip warning "$want" "$now" \
