@@ -117,7 +117,8 @@ rg_rdma_get() {
         RG_V=$(rg_parse_dcb_delay <<<"$RG_DCB_OUT")
       fi
       [ -n "$RG_V" ] || {
-        RG_V="$(rg_qos_backend) shows no cable length for $ifc"
+        rg_qos_backend
+        RG_V="$REPLY shows no cable length for $ifc"
         return 1
       }
       ;;

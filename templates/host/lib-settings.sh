@@ -160,14 +160,15 @@ rg_dcb_read() {
   fi
 }
 
-# rg_qos_backend: mlnx_qos where installed (MLNX_OFED/DOCA), else dcb (iproute2).
+# rg_qos_backend: REPLY = mlnx_qos where installed (MLNX_OFED/DOCA), else dcb (iproute2).
 rg_qos_backend() {
-  if rg_has mlnx_qos; then printf mlnx_qos; else printf dcb; fi
+  if rg_has mlnx_qos; then REPLY=mlnx_qos; else REPLY=dcb; fi
 }
 
-# rg_qos_is BACKEND: whether rg_qos_backend is BACKEND, without a fork to ask it.
+# rg_qos_is BACKEND: whether rg_qos_backend is BACKEND.
 rg_qos_is() {
-  if rg_has mlnx_qos; then [ "$1" = mlnx_qos ]; else [ "$1" = dcb ]; fi
+  rg_qos_backend
+  [ "$REPLY" = "$1" ]
 }
 
 # --- what applies, and what the plan wants ---------------------------------------------------------
@@ -317,7 +318,8 @@ rg_get() {
         esac
       fi
       [ -n "$RG_V" ] || {
-        RG_V="$(rg_qos_backend) shows no $id for $ifc"
+        rg_qos_backend
+        RG_V="$REPLY shows no $id for $ifc"
         return 1
       }
       ;;

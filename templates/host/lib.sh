@@ -374,11 +374,8 @@ rg_run_status() {
 
 # rg_failed: true when a check of this run has failed.
 rg_failed() {
-  local i
-  for ((i = 0; i < ${#RG_C_STATUS[@]}; i++)); do
-    [ "${RG_C_STATUS[i]}" != fail ] || return 0
-  done
-  return 1
+  rg_tally
+  ((RG_TALLY[fail] > 0))
 }
 
 # rg_bundle_sha256: the bundle's identity, the sha256 of its SHA256SUMS.
