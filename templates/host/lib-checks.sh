@@ -452,22 +452,39 @@ rg_check_host_env() {
   fi
 }
 
+# rg_driver_of IF: REPLY = the driver of netdev IF as `ethtool -i` names it (empty when unknown).
+rg_driver_of() {
+  local line
+  rg_cap -1 rg_x ethtool -i "$1" 2>/dev/null || RG_CAP=""
+  while IFS= read -r line; do
+    case $line in
+      'driver: '*)
+        REPLY=${line#driver: }
+        return 0
+        ;;
+    esac
+  done <<<"$RG_CAP"
+  REPLY=""
+}
+
 # rg_check_nic_env I: link state, driver, firmware and address of a NIC whose identity passed.
 rg_check_nic_env() {
-  local i=$1 dev=${RG_NIC_IBDEV[$1]} ifc=${RG_NIC_NETDEV[$1]} state driver fw addrs want
+  local i=$1 dev=${RG_NIC_IBDEV[$1]} ifc=${RG_NIC_NETDEV[$1]} state driver fw addrs want a
   if ! rg_identity_ok "$i"; then
     for want in link_state driver fw_ver ip; do
       rg_check "$want" "$dev" skip error "" "" "skipped: the identity of $dev did not check out"
     done
     return 0
   fi
-  state=$(rg_read "/sys/class/infiniband/$dev/ports/1/state") || state=""
+  rg_read_v "/sys/class/infiniband/$dev/ports/1/state" || RG_V=""
+  state=$RG_V
   if [ "$state" = "4: ACTIVE" ]; then
     rg_check link_state "$dev" pass warning "4: ACTIVE" "$state" "port 1 of $dev is ACTIVE"
   else
     rg_check link_state "$dev" warn warning "4: ACTIVE" "$state" "port 1 of $dev is ${state:-in an unknown state}, not ACTIVE (cable or switch port?)"
   fi
-  driver=$(rg_x ethtool -i "$ifc" 2>/dev/null | sed -n 's/^driver: //p') || driver=""
+  rg_driver_of "$ifc"
+  driver=$REPLY
   if [ "$driver" = bonding ] && rg_is_lag "$i"; then
     rg_lag_check_driver "$i"
   elif [ "$driver" = mlx5_core ]; then
@@ -477,7 +494,8 @@ rg_check_nic_env() {
   else
     rg_check driver "$dev" fail error mlx5_core "$driver" "$ifc is driven by $driver, not mlx5_core"
   fi
-  fw=$(rg_read "/sys/class/infiniband/$dev/fw_ver") || fw=""
+  rg_read_v "/sys/class/infiniband/$dev/fw_ver" || RG_V=""
+  fw=$RG_V
   if [ -z "$RG_MIN_FW" ]; then
     rg_check fw_ver "$dev" pass info "any" "$fw" "firmware ${fw:-unknown}"
   elif [ "${fw%%.*}" != "${RG_MIN_FW%%.*}" ]; then
@@ -488,7 +506,13 @@ rg_check_nic_env() {
     rg_check fw_ver "$dev" fail error ">= $RG_MIN_FW" "$fw" "firmware $fw is older than the planned minimum $RG_MIN_FW"
   fi
   want=${RG_NIC_IP[i]}
-  addrs=$(rg_x ip -o addr show dev "$ifc" 2>/dev/null | awk '{print $4}' | tr '\n' ' ') || addrs=""
+  addrs=""
+  if rg_cap -1 rg_x ip -o addr show dev "$ifc" 2>/dev/null; then
+    # `ip -o` prints one address a line: `2: IF    inet ADDR/LEN brd …`.
+    while read -r _ _ _ a _; do
+      [ -z "$a" ] || addrs+="$a "
+    done <<<"$RG_CAP"
+  fi
   addrs=${addrs% }
   if [[ " $addrs " == *" $want "* ]]; then
     rg_check ip "$dev" pass warning "$want" "$addrs" "$ifc has $want"

@@ -484,14 +484,15 @@ rg_fabric_facts() {
     "$RG_FABRIC_SECONDS" "$RG_FABRIC_MIN_PCT" "$([ "$RG_FABRIC_INCAST" = yes ] && echo true || echo false)"
   for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do
     dev=${RG_NIC_IBDEV[i]}
-    printf '%s%s:{"netdev":%s,"rail":%s,"to":%s,"to_ip":%s,"to_tcp":%s,"from":%s,"from_ip":%s,"gid_index":%s,"speed_mbps":%s,"gbps":%s,"ring":%s,"incast_role":%s,"incast_peers":%s,"incast_overlap":%s,"incast":%s}' \
-      "$sep" "$(rg_json_str "$dev")" "$(rg_json_str "${RG_NIC_NETDEV[i]}")" "$(rg_json_str "${RG_FAB_RAIL[i]-}")" \
-      "$(rg_json_str "${RG_FAB_TO_HOST[i]-}")" "$(rg_json_str "${RG_FAB_TO_IP[i]-}")" "$(rg_json_num "${RG_FAB_TO_TCP[i]-}")" \
-      "$(rg_json_str "${RG_FAB_FROM_HOST[i]-}")" "$(rg_json_str "${RG_FAB_FROM_IP[i]-}")" \
-      "$(rg_json_num "${RG_FAB_GID[i]-}")" "$(rg_json_num "${RG_FAB_SPEED[i]-}")" "$(rg_json_num "${RG_FAB_RATE[i]-}")" \
-      "$(rg_fabric_json_delta "$RG_TMP/fab.ring.$i.delta")" "$(rg_json_str "${RG_FAB_INC_ROLE[i]-}")" \
-      "$(rg_json_str "${RG_FAB_INC_HOSTS[i]-}")" "$(rg_json_num "${RG_FAB_INC_OVERLAP[i]-}")" \
-      "$(rg_fabric_json_delta "$RG_TMP/fab.incast.$i.delta")"
+    rg_json_fmt '%s%s:{"netdev":%s,"rail":%s,"to":%s,"to_ip":%s,"to_tcp":%s,"from":%s,"from_ip":%s,"gid_index":%s,"speed_mbps":%s,"gbps":%s,"ring":%s,"incast_role":%s,"incast_peers":%s,"incast_overlap":%s,"incast":%s}' \
+      r "$sep" s "$dev" s "${RG_NIC_NETDEV[i]}" s "${RG_FAB_RAIL[i]-}" \
+      s "${RG_FAB_TO_HOST[i]-}" s "${RG_FAB_TO_IP[i]-}" n "${RG_FAB_TO_TCP[i]-}" \
+      s "${RG_FAB_FROM_HOST[i]-}" s "${RG_FAB_FROM_IP[i]-}" \
+      n "${RG_FAB_GID[i]-}" n "${RG_FAB_SPEED[i]-}" n "${RG_FAB_RATE[i]-}" \
+      r "$(rg_fabric_json_delta "$RG_TMP/fab.ring.$i.delta")" s "${RG_FAB_INC_ROLE[i]-}" \
+      s "${RG_FAB_INC_HOSTS[i]-}" n "${RG_FAB_INC_OVERLAP[i]-}" \
+      r "$(rg_fabric_json_delta "$RG_TMP/fab.incast.$i.delta")"
+    printf '%s' "$REPLY"
     sep=","
   done
   printf '}}'

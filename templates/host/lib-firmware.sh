@@ -203,7 +203,8 @@ rg_fw_query() {
   RG_FW_CUR=() RG_FW_NEXT=() RG_FW_RO=() RG_FW_NOTE="" RG_FW_LOCKED=no RG_FW_ASKED=""
   while :; do
     rc=0
-    out=$(rg_x "$RG_FW_TOOL" -d "$bdf" -e q ${ask[@]+"${ask[@]}"} 2>&1) || rc=$?
+    rg_cap rg_x "$RG_FW_TOOL" -d "$bdf" -e q ${ask[@]+"${ask[@]}"} || rc=$?
+    out=$RG_CAP
     [ "$rc" -ne 0 ] || break
     err=$(rg_nv_error "$out")
     # (A tool that hung is not asked again.)
@@ -437,7 +438,8 @@ rg_fw_nic() {
     if [ "$RG_FW_LOCKED" = yes ]; then
       # What the host may not do is a fact of the host, not a failure of the run.
       RG_FW_MODE[i]=restricted
-      RG_FW_FACTS[i]="\"fw_tool\":$(rg_json_str "$RG_FW_TOOL"),\"fw_device\":$(rg_json_str "$bdf"),\"fw_mode\":\"restricted\""
+      rg_json_fmt '"fw_tool":%s,"fw_device":%s,"fw_mode":"restricted"' s "$RG_FW_TOOL" s "$bdf"
+      RG_FW_FACTS[i]=$REPLY
       rg_check firmware_config "$dev" warn warning "" "" \
         "this host may not read or set the firmware (NV) configuration of $dev ($RG_V): a restricted (zero-trust) BlueField host, whose firmware values are set from the DPU's Arm OS; nothing here is read or set"
       return 0
@@ -622,16 +624,24 @@ rg_fw_facts() {
     next=${RG_FW_NEXT[$name]-}
     cur=${RG_FW_CUR[$name]-}
     [ -n "$next" ] || continue
-    [ -z "$cur" ] || facts+=",\"fw_$name\":$(rg_json_str "$cur")"
-    facts+=",\"fw_${name}_next\":$(rg_json_str "$next")"
+    if [ -n "$cur" ]; then
+      rg_json_q "$cur"
+      facts+=",\"fw_$name\":$REPLY"
+    fi
+    rg_json_q "$next"
+    facts+=",\"fw_${name}_next\":$REPLY"
     if [ -n "$cur" ] && [ "$cur" != "$next" ]; then
       RG_REBOOT_REQUIRED=yes
       [[ " $RG_FW_PENDING " == *" ${RG_NIC_IBDEV[i]} "* ]] || RG_FW_PENDING+="${RG_FW_PENDING:+ }${RG_NIC_IBDEV[i]}"
     fi
   done
-  [ -z "${RG_FW_MODE[i]-}" ] || facts+=",\"fw_mode\":$(rg_json_str "${RG_FW_MODE[i]}")"
+  if [ -n "${RG_FW_MODE[i]-}" ]; then
+    rg_json_q "${RG_FW_MODE[i]}"
+    facts+=",\"fw_mode\":$REPLY"
+  fi
+  rg_json_fmt '"fw_tool":%s,"fw_device":%s%s' s "$RG_FW_TOOL" s "$2" r "$facts"
   # shellcheck disable=SC2034 # rg_facts (lib-probe.sh) reads it
-  RG_FW_FACTS[i]="\"fw_tool\":$(rg_json_str "$RG_FW_TOOL"),\"fw_device\":$(rg_json_str "$2")$facts"
+  RG_FW_FACTS[i]=$REPLY
 }
 
 # rg_fw_when NAME VALUE: when a next-boot VALUE of NAME takes effect, for messages.

@@ -189,7 +189,8 @@ rg_check_lag() {
 rg_lag_check_driver() {
   local i=$1 dev=${RG_NIC_IBDEV[$1]} bond=${RG_NIC_BOND[$1]} s d other=""
   for s in ${RG_NIC_SLAVES[i]}; do
-    d=$(rg_x ethtool -i "$s" 2>/dev/null | sed -n 's/^driver: //p') || d=""
+    rg_driver_of "$s"
+    d=$REPLY
     [ "$d" = mlx5_core ] || other+="${other:+, }$s (${d:-unknown})"
   done
   if [ -z "${RG_NIC_SLAVES[i]}" ]; then
@@ -206,7 +207,8 @@ rg_lag_check_driver() {
 rg_lag_slaves_json() {
   local s sep="" out="["
   for s in ${RG_NIC_SLAVES[$1]-}; do
-    out+="$sep$(rg_json_str "$s")"
+    rg_json_q "$s"
+    out+="$sep$REPLY"
     sep=","
   done
   printf '%s]' "$out"

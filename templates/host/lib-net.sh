@@ -17,7 +17,7 @@
 RG_ARP_KEYS="arp_ignore arp_announce rp_filter"
 RG_ARP_WANT="1 2 2"
 
-# rg_arp_effective ALL DEV: the value the kernel uses for one of RG_ARP_KEYS: the larger of
+# rg_arp_effective ALL DEV: REPLY = the value the kernel uses for one of RG_ARP_KEYS: the larger of
 # conf/all and conf/DEV (include/linux/inetdevice.h: IN_DEV_ARP_IGNORE, IN_DEV_ARP_ANNOUNCE and
 # IN_DEV_RPFILTER are IN_DEV_MAXCONF). An unreadable value (empty) leaves the other one.
 rg_arp_effective() {
@@ -25,28 +25,29 @@ rg_arp_effective() {
   [[ $a =~ ^[0-9]+$ ]] || a=""
   [[ $d =~ ^[0-9]+$ ]] || d=""
   if [ -z "$a" ]; then
-    printf '%s' "$d"
+    REPLY=$d
   elif [ -z "$d" ] || [ "$((10#$a))" -ge "$((10#$d))" ]; then
-    printf '%s' "$((10#$a))"
+    REPLY=$((10#$a))
   else
-    printf '%s' "$((10#$d))"
+    REPLY=$((10#$d))
   fi
 }
 
-# rg_arp_problem KEY VALUE: prints what an effective VALUE of KEY does to RDMA-CM on a host with
-# several ports, nothing when it is safe (arp_ignore 1..3, arp_announce 1..2, rp_filter 0 or 2;
+# rg_arp_problem KEY VALUE: REPLY = what an effective VALUE of KEY does to RDMA-CM on a host with
+# several ports, empty when it is safe (arp_ignore 1..3, arp_announce 1..2, rp_filter 0 or 2;
 # net/ipv4/arp.c arp_ignore(), inet_select_addr's use of arp_announce, fib_validate_source).
 rg_arp_problem() {
+  REPLY=""
   case $1:$2 in
-    arp_ignore:0) printf 'arp_ignore 0 lets every port answer ARP for the addresses of the others (ARP flux)' ;;
+    arp_ignore:0) REPLY='arp_ignore 0 lets every port answer ARP for the addresses of the others (ARP flux)' ;;
     arp_ignore:[1-3]) ;;
-    arp_ignore:8) printf 'arp_ignore 8 answers no ARP request at all' ;;
-    arp_announce:0) printf 'arp_announce 0 lets a port send ARP requests with another port'"'"'s address' ;;
+    arp_ignore:8) REPLY='arp_ignore 8 answers no ARP request at all' ;;
+    arp_announce:0) REPLY="arp_announce 0 lets a port send ARP requests with another port's address" ;;
     arp_announce:[12]) ;;
-    rp_filter:1) printf 'rp_filter 1 (strict) drops what arrives on a port the route back does not leave through' ;;
+    rp_filter:1) REPLY='rp_filter 1 (strict) drops what arrives on a port the route back does not leave through' ;;
     rp_filter:[02]) ;;
-    *:"") printf '%s cannot be read' "$1" ;;
-    *) printf '%s %s is not a value the kernel defines' "$1" "$2" ;;
+    *:"") REPLY="$1 cannot be read" ;;
+    *) REPLY="$1 $2 is not a value the kernel defines" ;;
   esac
 }
 
@@ -57,17 +58,17 @@ rg_arp_ports() {
   printf '%s' "$n"
 }
 
-# rg_arp_conf IF KEY: the path of one IPv4 sysctl of IF (IF `all` for the host-wide value).
-rg_arp_conf() { printf '/proc/sys/net/ipv4/conf/%s/%s' "$1" "$2"; }
+# The folder of the IPv4 sysctls of each netdev (`all` for the host-wide values).
+RG_ARP_CONF=/proc/sys/net/ipv4/conf
 
-# rg_arp_values IF: prints IF's own values "V V V" in the order of RG_ARP_KEYS (`?` unreadable).
+# rg_arp_values IF: REPLY = IF's own values "V V V" in the order of RG_ARP_KEYS (`?` unreadable).
 rg_arp_values() {
-  local k v out=""
+  local k out=""
   for k in $RG_ARP_KEYS; do
-    v=$(rg_read "$(rg_arp_conf "$1" "$k")") || v=""
-    out+="${v:-?} "
+    rg_read_v "$RG_ARP_CONF/$1/$k" || RG_V=""
+    out+="${RG_V:-?} "
   done
-  printf '%s' "${out% }"
+  REPLY=${out% }
 }
 
 # rg_arp_write IF "V V V": writes IF's values in the order of RG_ARP_KEYS; non-zero if one failed
@@ -77,7 +78,7 @@ rg_arp_write() {
   local -a vals=()
   read -r -a vals <<<"$2"
   for k in $RG_ARP_KEYS; do
-    rg_write "$(rg_arp_conf "$1" "$k")" "${vals[w]-}" || rc=1
+    rg_write "$RG_ARP_CONF/$1/$k" "${vals[w]-}" || rc=1
     w=$((w + 1))
   done
   return "$rc"
@@ -87,15 +88,18 @@ rg_arp_write() {
 # and the effective ones, each "V V V" in the order of RG_ARP_KEYS (an unreadable one is `?`);
 # RG_ARP_WHY the problems of the effective values, joined with "; ".
 rg_arp_read() {
-  local ifc=${RG_NIC_NETDEV[$1]} k d a e p
+  local ifc=${RG_NIC_NETDEV[$1]} k d a e
   RG_ARP_DEV="" RG_ARP_ALL="" RG_ARP_EFF="" RG_ARP_WHY=""
   for k in $RG_ARP_KEYS; do
-    d=$(rg_read "$(rg_arp_conf "$ifc" "$k")") || d=""
-    a=$(rg_read "$(rg_arp_conf all "$k")") || a=""
-    e=$(rg_arp_effective "$a" "$d")
+    rg_read_v "$RG_ARP_CONF/$ifc/$k" || RG_V=""
+    d=$RG_V
+    rg_read_v "$RG_ARP_CONF/all/$k" || RG_V=""
+    a=$RG_V
+    rg_arp_effective "$a" "$d"
+    e=$REPLY
     RG_ARP_DEV+="${d:-?} " RG_ARP_ALL+="${a:-?} " RG_ARP_EFF+="${e:-?} "
-    p=$(rg_arp_problem "$k" "$e")
-    [ -z "$p" ] || RG_ARP_WHY+="${RG_ARP_WHY:+; }$p"
+    rg_arp_problem "$k" "$e"
+    [ -z "$REPLY" ] || RG_ARP_WHY+="${RG_ARP_WHY:+; }$REPLY"
   done
   RG_ARP_DEV=${RG_ARP_DEV% } RG_ARP_ALL=${RG_ARP_ALL% } RG_ARP_EFF=${RG_ARP_EFF% }
 }
@@ -142,11 +146,12 @@ rg_route_check() {
     [ -n "$peer" ] || continue
     [[ " $seen " != *" $peer "* ]] || continue
     seen+=" $peer"
-    if ! out=$(rg_x ip route get "$peer" from "$src" 2>&1); then
+    if ! rg_cap rg_x ip route get "$peer" from "$src"; then
+      out=$RG_CAP
       bad+="${bad:+; }the kernel has no route from $src to $peer (${out%%$'\n'*})"
       continue
     fi
-    via=$(rg_route_dev "$out")
+    via=$(rg_route_dev "$RG_CAP")
     if [ "$via" = "$ifc" ]; then
       peers+="${peers:+, }$peer"
     else
@@ -275,7 +280,8 @@ rg_net_rollback() {
     [ "$id" != arp_sysctls_persist ] || any=yes
     [ "$id" = arp_sysctls ] || continue
     read -r ifc old <<<"$value"
-    now=$(rg_arp_values "$ifc")
+    rg_arp_values "$ifc"
+    now=$REPLY
     if [ "$now" = "$old" ]; then
       rg_check arp_sysctls "$dev" pass warning "$old" "$now" "arp_ignore arp_announce rp_filter of $ifc are already $old"
       continue
@@ -286,7 +292,8 @@ rg_net_rollback() {
       rg_check_change arp_sysctls "$dev" warn warning "$old" "$now" "dry run: would set arp_ignore arp_announce rp_filter of $ifc back to $old" "$now"
       continue
     fi
-    after=$(rg_arp_values "$ifc")
+    rg_arp_values "$ifc"
+    after=$REPLY
     if [ "$ok" = yes ] && [ "$after" = "$old" ]; then
       rg_check_change arp_sysctls "$dev" changed warning "$old" "$after" "arp_ignore arp_announce rp_filter of $ifc are $old again" "$now"
     else

@@ -341,8 +341,8 @@ rg_netmgr_rollback() {
   done 3<"$RG_SAVED"
 }
 
-# rg_netmgr_fact I: the facts of NIC I's manager, `"net_manager":…,"net_manager_profile":…`.
+# rg_netmgr_fact I: REPLY = the facts of NIC I's manager, `"net_manager":…,"net_manager_profile":…`.
 rg_netmgr_fact() {
   [ -n "${RG_NETMGR_KIND[$1]+set}" ] || rg_netmgr_probe "$1"
-  printf '"net_manager":%s,"net_manager_profile":%s' "$(rg_json_str "${RG_NETMGR_KIND[$1]}")" "$(rg_json_str "${RG_NETMGR_REF[$1]}")"
+  rg_json_fmt '"net_manager":%s,"net_manager_profile":%s' s "${RG_NETMGR_KIND[$1]}" s "${RG_NETMGR_REF[$1]}"
 }

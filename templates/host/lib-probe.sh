@@ -20,24 +20,6 @@ RG_OPTICS_DBM_HI=5
 # pause frames (ethtool -S: global, and of the RoCE priority).
 RG_HW_COUNTERS="out_of_sequence packet_seq_err local_ack_timeout_err roce_adp_retrans np_cnp_sent np_ecn_marked_roce_packets rp_cnp_handled"
 
-rg_is_num() { [[ $1 =~ ^-?[0-9]+(\.[0-9]+)?$ ]]; }
-rg_is_uint() { [[ $1 =~ ^[0-9]+$ ]]; }
-
-# rg_json_num S: S as a JSON number when it is one, else null.
-rg_json_num() {
-  if rg_is_num "$1"; then printf '%s' "$1"; else printf 'null'; fi
-}
-
-# rg_json_num_list "A B ...": a JSON array of numbers; "-inf" (a dark lane) and junk are null.
-rg_json_num_list() {
-  local v out="" sep=""
-  for v in $1; do
-    out+="$sep$(rg_json_num "$v")"
-    sep=","
-  done
-  printf '[%s]' "$out"
-}
-
 # rg_gts10 "16.0 GT/s PCIe": the speed in tenths of GT/s (160), or nothing when unreadable.
 rg_gts10() {
   local n=${1%% *} whole frac
@@ -149,20 +131,20 @@ rg_probe_optics() {
     RG_P_OPT_NOTE="ethtool is not installed"
     return 0
   fi
-  if ! out=$(rg_x ethtool -m "$1" 2>&1); then
-    out=${out%%$'\n'*}
+  if ! rg_cap rg_x ethtool -m "$1"; then
+    out=${RG_CAP%%$'\n'*}
     RG_P_OPT_NOTE="ethtool -m $1: ${out:-failed}"
     return 0
   fi
-  rg_optics_set < <(printf '%s\n' "$out" | rg_optics_awk "$2")
+  rg_optics_set < <(rg_optics_awk "$2" <<<"$RG_CAP")
 }
 
 # rg_probe_link IF: RG_P_SPEED (Mb/s, sysfs), RG_P_LANES and RG_P_MAX_SPEED (the fastest
 # supported link mode) from `ethtool IF`.
 rg_probe_link() {
   local out
-  RG_P_SPEED=$(rg_read "/sys/class/net/$1/speed") || RG_P_SPEED=""
-  rg_is_uint "$RG_P_SPEED" || RG_P_SPEED=""
+  RG_P_SPEED=""
+  ! rg_read_v "/sys/class/net/$1/speed" || ! rg_is_uint "$RG_V" || RG_P_SPEED=$RG_V
   RG_P_LANES="" RG_P_MAX_SPEED=""
   # `ethtool IF` takes a first word starting with `-` for an option and knows no `--` (its other
   # forms, `ethtool -i IF`, take IF as it is); validation refuses such names anyway.
@@ -184,12 +166,11 @@ rg_probe_link() {
 # rg_probe_pcie IF: RG_P_PCI_* from the PCI function's sysfs link attributes.
 rg_probe_pcie() {
   local d="/sys/class/net/$1/device"
-  RG_P_PCI_SPEED=$(rg_read "$d/current_link_speed") || RG_P_PCI_SPEED=""
-  RG_P_PCI_WIDTH=$(rg_read "$d/current_link_width") || RG_P_PCI_WIDTH=""
-  RG_P_PCI_MAX_SPEED=$(rg_read "$d/max_link_speed") || RG_P_PCI_MAX_SPEED=""
-  RG_P_PCI_MAX_WIDTH=$(rg_read "$d/max_link_width") || RG_P_PCI_MAX_WIDTH=""
-  rg_is_uint "$RG_P_PCI_WIDTH" || RG_P_PCI_WIDTH=""
-  rg_is_uint "$RG_P_PCI_MAX_WIDTH" || RG_P_PCI_MAX_WIDTH=""
+  RG_P_PCI_SPEED="" RG_P_PCI_WIDTH="" RG_P_PCI_MAX_SPEED="" RG_P_PCI_MAX_WIDTH=""
+  ! rg_read_v "$d/current_link_speed" || RG_P_PCI_SPEED=$RG_V
+  ! rg_read_v "$d/current_link_width" || ! rg_is_uint "$RG_V" || RG_P_PCI_WIDTH=$RG_V
+  ! rg_read_v "$d/max_link_speed" || RG_P_PCI_MAX_SPEED=$RG_V
+  ! rg_read_v "$d/max_link_width" || ! rg_is_uint "$RG_V" || RG_P_PCI_MAX_WIDTH=$RG_V
 }
 
 # rg_probe_counters DEV IF: RG_P_COUNTERS, the counters object's members.
@@ -197,9 +178,10 @@ rg_probe_counters() {
   local c v sep="" prio=$RG_ROCE_PRIO
   RG_P_COUNTERS=""
   for c in $RG_HW_COUNTERS; do
-    v=$(rg_read "/sys/class/infiniband/$1/ports/1/hw_counters/$c") || continue
-    rg_is_uint "$v" || continue
-    RG_P_COUNTERS+="$sep$(rg_json_str "$c"):$v"
+    rg_read_v "/sys/class/infiniband/$1/ports/1/hw_counters/$c" || continue
+    rg_is_uint "$RG_V" || continue
+    rg_json_q "$c"
+    RG_P_COUNTERS+="$sep$REPLY:$RG_V"
     sep=","
   done
   rg_has ethtool || return 0
@@ -210,7 +192,8 @@ rg_probe_counters() {
       *) continue ;;
     esac
     rg_is_uint "$v" || continue
-    RG_P_COUNTERS+="$sep$(rg_json_str "$c"):$v"
+    rg_json_q "$c"
+    RG_P_COUNTERS+="$sep$REPLY:$v"
     sep=","
   done < <(rg_x ethtool -S "$2" 2>/dev/null || true)
 }
@@ -219,24 +202,24 @@ rg_probe_counters() {
 # has heard on IF. RG_P_LLDP_SRC is empty, with RG_P_LLDP_NOTE saying why, when there is no
 # source to ask.
 rg_probe_lldp() {
-  local ifc=$1 out notes="" parsed
+  local ifc=$1 notes="" parsed
   RG_P_LLDP_SRC="" RG_P_LLDP_NOTE="" RG_P_LLDP_SWITCH="" RG_P_LLDP_PORT="" RG_P_LLDP_DESCR=""
   if rg_has lldpcli; then
     # lldpcli reads its options with getopt, which would take a name starting with `-` for
     # one wherever it stands: `--` ends them.
-    if out=$(rg_x lldpcli -f keyvalue -- show neighbors ports "$ifc" 2>&1); then
+    if rg_cap rg_x lldpcli -f keyvalue -- show neighbors ports "$ifc"; then
       RG_P_LLDP_SRC=lldpd
-      parsed=$(rg_parse_lldpcli "$ifc" <<<"$out")
+      parsed=$(rg_parse_lldpcli "$ifc" <<<"$RG_CAP")
     else
-      notes="lldpcli: ${out%%$'\n'*}"
+      notes="lldpcli: ${RG_CAP%%$'\n'*}"
     fi
   fi
   if [ -z "$RG_P_LLDP_SRC" ] && rg_has lldptool; then
-    if out=$(rg_x lldptool -t -n -i "$ifc" 2>&1); then
+    if rg_cap rg_x lldptool -t -n -i "$ifc"; then
       RG_P_LLDP_SRC=lldpad
-      parsed=$(rg_parse_lldptool <<<"$out")
+      parsed=$(rg_parse_lldptool <<<"$RG_CAP")
     else
-      notes="${notes:+$notes; }lldptool: ${out%%$'\n'*}"
+      notes="${notes:+$notes; }lldptool: ${RG_CAP%%$'\n'*}"
     fi
   fi
   if [ -z "$RG_P_LLDP_SRC" ]; then
@@ -273,7 +256,8 @@ rg_probe() {
   done
   for s in ${RG_NIC_SLAVES[i]}; do
     [ -n "${one[$s]+set}" ] || continue
-    per+="$sep$(rg_json_str "$s"):{${one[$s]}}"
+    rg_json_q "$s"
+    per+="$sep$REPLY:{${one[$s]}}"
     sep=","
   done
   RG_M_FACTS[i]="${one[$first]:-$REPLY},\"slave_facts\":{$per}"
@@ -289,22 +273,24 @@ rg_probe_port() {
   rg_probe_counters "$dev" "$ifc"
   rg_probe_lldp "$ifc"
   if [ "$RG_P_OPT_OK" = yes ]; then
-    transceiver=$(printf '{"vendor":%s,"part_number":%s,"temperature_c":%s,"tx_power_dbm":%s,"rx_power_dbm":%s}' \
-      "$(rg_json_str "$RG_P_OPT_VENDOR")" "$(rg_json_str "$RG_P_OPT_PN")" "$(rg_json_num "$RG_P_OPT_TEMP")" \
-      "$(rg_json_num_list "$RG_P_OPT_TX")" "$(rg_json_num_list "$RG_P_OPT_RX")")
+    rg_json_fmt '{"vendor":%s,"part_number":%s,"temperature_c":%s,"tx_power_dbm":%s,"rx_power_dbm":%s}' \
+      s "$RG_P_OPT_VENDOR" s "$RG_P_OPT_PN" n "$RG_P_OPT_TEMP" l "$RG_P_OPT_TX" l "$RG_P_OPT_RX"
   else
-    transceiver="null,\"transceiver_note\":$(rg_json_str "$RG_P_OPT_NOTE")"
+    rg_json_fmt 'null,"transceiver_note":%s' s "$RG_P_OPT_NOTE"
   fi
-  link=$(printf '{"speed_mbps":%s,"width":%s,"max_speed_mbps":%s}' "$(rg_json_num "$RG_P_SPEED")" \
-    "$(rg_json_num "$RG_P_LANES")" "$(rg_json_num "$RG_P_MAX_SPEED")")
-  pcie=$(printf '{"speed":%s,"width":%s,"max_speed":%s,"max_width":%s}' "$(rg_json_str "$RG_P_PCI_SPEED")" \
-    "$(rg_json_num "$RG_P_PCI_WIDTH")" "$(rg_json_str "$RG_P_PCI_MAX_SPEED")" "$(rg_json_num "$RG_P_PCI_MAX_WIDTH")")
+  transceiver=$REPLY
+  rg_json_fmt '{"speed_mbps":%s,"width":%s,"max_speed_mbps":%s}' n "$RG_P_SPEED" n "$RG_P_LANES" n "$RG_P_MAX_SPEED"
+  link=$REPLY
+  rg_json_fmt '{"speed":%s,"width":%s,"max_speed":%s,"max_width":%s}' s "$RG_P_PCI_SPEED" \
+    n "$RG_P_PCI_WIDTH" s "$RG_P_PCI_MAX_SPEED" n "$RG_P_PCI_MAX_WIDTH"
+  pcie=$REPLY
   if [ -n "$RG_P_LLDP_SRC" ]; then
-    neighbor=$(printf '{"source":%s,"switch":%s,"port":%s,"port_descr":%s}' "$(rg_json_str "$RG_P_LLDP_SRC")" \
-      "$(rg_json_str "$RG_P_LLDP_SWITCH")" "$(rg_json_str "$RG_P_LLDP_PORT")" "$(rg_json_str "$RG_P_LLDP_DESCR")")
+    rg_json_fmt '{"source":%s,"switch":%s,"port":%s,"port_descr":%s}' s "$RG_P_LLDP_SRC" \
+      s "$RG_P_LLDP_SWITCH" s "$RG_P_LLDP_PORT" s "$RG_P_LLDP_DESCR"
   else
-    neighbor="null,\"neighbor_note\":$(rg_json_str "$RG_P_LLDP_NOTE")"
+    rg_json_fmt 'null,"neighbor_note":%s' s "$RG_P_LLDP_NOTE"
   fi
+  neighbor=$REPLY
   REPLY="\"transceiver\":$transceiver,\"link\":$link,\"pcie\":$pcie,\"counters\":{$RG_P_COUNTERS},\"neighbor\":$neighbor"
 }
 
@@ -464,9 +450,11 @@ RG_FACTS_MORE=""
 # members of RG_FACTS_MORE.
 rg_facts() {
   local kernel ofed="" i dev sep="" extra f netdev
+  local -A card=()
   kernel=$(uname -r 2>/dev/null) || kernel=""
   ofed=$RG_OFED
-  printf '{"kernel":%s,"ofed":%s,"nics":{' "$(rg_json_str "$kernel")" "$(rg_json_str "$ofed")"
+  rg_json_fmt '{"kernel":%s,"ofed":%s,"nics":{' s "$kernel" s "$ofed"
+  printf '%s' "$REPLY"
   for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do
     dev=${RG_NIC_IBDEV[i]}
     [ -d "$RG_ROOT/sys/class/infiniband/$dev" ] || continue
@@ -477,11 +465,14 @@ rg_facts() {
     extra=${RG_M_FACTS[i]-}
     [ -z "${RG_FW_FACTS[i]-}" ] || extra+="${extra:+,}${RG_FW_FACTS[i]}"
     [ -z "${RG_VF_FACTS[i]-}" ] || extra+="${extra:+,}${RG_VF_FACTS[i]}"
-    extra+="${extra:+,}$(rg_gid_fact "$i")"
-    extra+=",$(rg_netmgr_fact "$i")"
+    rg_gid_fact "$i"
+    extra+="${extra:+,}$REPLY"
+    rg_netmgr_fact "$i"
+    extra+=",$REPLY"
     # A netdev the host calls otherwise (rg_resolve_netdevs): netdev is the host's name, this the plan's.
     if [ "${RG_NIC_PLANNED[i]:-${RG_NIC_NETDEV[i]}}" != "${RG_NIC_NETDEV[i]}" ]; then
-      extra+=",\"planned_netdev\":$(rg_json_str "${RG_NIC_PLANNED[i]}")"
+      rg_json_q "${RG_NIC_PLANNED[i]}"
+      extra+=",\"planned_netdev\":$REPLY"
     fi
     # A LAG: its netdev is the bond (the device link names the master PF), and its slaves.
     netdev=$(rg_netdev_of "$dev")
@@ -490,11 +481,14 @@ rg_facts() {
       extra+=",\"slaves\":$(rg_lag_slaves_json "$i")"
     fi
     # board_id (the PSID) names the card as its firmware is built for; hca_type the chip.
-    printf '%s%s:{"fw_ver":%s,"board_id":%s,"hca_type":%s,"netdev":%s,"dcbx":%s%s}' "$sep" "$(rg_json_str "$dev")" \
-      "$(rg_json_str "$(rg_read "/sys/class/infiniband/$dev/fw_ver" || true)")" \
-      "$(rg_json_str "$(rg_read "/sys/class/infiniband/$dev/board_id" || true)")" \
-      "$(rg_json_str "$(rg_read "/sys/class/infiniband/$dev/hca_type" || true)")" \
-      "$(rg_json_str "$netdev")" "$(rg_json_str "${RG_DCBX_SEEN[i]-}")" "${extra:+,$extra}"
+    for f in fw_ver board_id hca_type; do
+      rg_read_v "/sys/class/infiniband/$dev/$f" || RG_V=""
+      card[$f]=$RG_V
+    done
+    rg_json_fmt '%s%s:{"fw_ver":%s,"board_id":%s,"hca_type":%s,"netdev":%s,"dcbx":%s%s}' r "$sep" s "$dev" \
+      s "${card[fw_ver]}" s "${card[board_id]}" s "${card[hca_type]}" s "$netdev" s "${RG_DCBX_SEEN[i]-}" \
+      r "${extra:+,$extra}"
+    printf '%s' "$REPLY"
     sep=","
   done
   printf '}'

@@ -108,13 +108,13 @@ rg_rdma_get() {
     cable_length)
       if rg_qos_is mlnx_qos; then
         rg_qos "$2" || {
-          RG_V=$(rg_qos_error)
+          rg_qos_error
           return 1
         }
-        RG_V=$(rg_parse_qos_cable <<<"$RG_QOS_OUT")
+        rg_v rg_parse_qos_cable <<<"$RG_QOS_OUT" || true
       else
         rg_dcb_read pfc show dev "$ifc" delay || return 1
-        RG_V=$(rg_parse_dcb_delay <<<"$RG_DCB_OUT")
+        rg_v rg_parse_dcb_delay <<<"$RG_DCB_OUT" || true
       fi
       [ -n "$RG_V" ] || {
         rg_qos_backend
@@ -182,11 +182,11 @@ rg_qos_buffers() {
     return 1
   fi
   if rg_bounded read "$q/prio2buffer" rg_io_all "$RG_ROOT$q/prio2buffer"; then
-    RG_P2B=$(rg_parse_prio2buffer <<<"$RG_IO_OUT" 2>/dev/null) || RG_P2B=""
+    ! rg_cap -1 rg_parse_prio2buffer <<<"$RG_IO_OUT" 2>/dev/null || RG_P2B=$RG_CAP
   fi
   if rg_bounded read "$q/buffer_size" rg_io_all "$RG_ROOT$q/buffer_size"; then
-    RG_BUF_SIZE=$(rg_parse_buffer_size <<<"$RG_IO_OUT" 2>/dev/null) || RG_BUF_SIZE=""
-    RG_BUF_XOFF=$(rg_parse_buffer_xoff <<<"$RG_IO_OUT" 2>/dev/null) || RG_BUF_XOFF=""
+    ! rg_cap -1 rg_parse_buffer_size <<<"$RG_IO_OUT" 2>/dev/null || RG_BUF_SIZE=$RG_CAP
+    ! rg_cap -1 rg_parse_buffer_xoff <<<"$RG_IO_OUT" 2>/dev/null || RG_BUF_XOFF=$RG_CAP
   fi
   [ -n "$RG_P2B" ] && [ -n "$RG_BUF_SIZE" ] && [ -n "$RG_BUF_XOFF" ] && return 0
   RG_WHY="cannot read the receive buffers from $q/prio2buffer and buffer_size"
@@ -367,7 +367,7 @@ rg_check_gid() {
   fi
 }
 
-# rg_gid_fact I: the facts member `"gid_index":N` (null when none was found or looked for).
+# rg_gid_fact I: REPLY = the facts member `"gid_index":N` (null when none was found or looked for).
 rg_gid_fact() {
   local i=$1
   if [ -z "${RG_GID_INDEX[i]+set}" ] && [ -d "$RG_ROOT/sys/class/net/${RG_NIC_NETDEV[i]}" ]; then
@@ -375,7 +375,7 @@ rg_gid_fact() {
     RG_GID_INDEX[i]=""
     ! rg_find_gid "$i" || RG_GID_INDEX[i]=$RG_V
   fi
-  printf '"gid_index":%s' "$(rg_json_num "${RG_GID_INDEX[i]-}")"
+  rg_json_fmt '"gid_index":%s' n "${RG_GID_INDEX[i]-}"
 }
 
 # --- nccl.env --------------------------------------------------------------------------------------
@@ -832,7 +832,8 @@ rg_vf_entry() {
   else
     RG_VF_TEXT="$1 ($2) ToS $RG_VF_TOS, traffic class $RG_VF_TC"
   fi
-  RG_VF_JSON="{\"ib_dev\":$(rg_json_str "$1"),\"pci\":$(rg_json_str "$2"),\"roce_tos\":$(rg_json_str "$RG_VF_TOS"),\"traffic_class\":$(rg_json_str "$RG_VF_TC")}"
+  rg_json_fmt '{"ib_dev":%s,"pci":%s,"roce_tos":%s,"traffic_class":%s}' s "$1" s "$2" s "$RG_VF_TOS" s "$RG_VF_TC"
+  RG_VF_JSON=$REPLY
 }
 rg_vf_fix() {
   printf 'cma_roce_tos -d %s -t %s' "$1" "$RG_ROCE_TOS"

@@ -44,7 +44,8 @@ rg_do() {
   RG_DO_OUT=""
   [ "$RG_VERBOSE" = no ] || rg_step "run:$(rg_show_args "$@")"
   [ "$RG_DRY_RUN" = no ] || return 0
-  RG_DO_OUT=$(rg_x "$@" 2>&1) || rc=$?
+  rg_cap rg_x "$@" || rc=$?
+  RG_DO_OUT=$RG_CAP
   [ "$rc" -eq 0 ] || rg_log "$1 failed ($rc): ${RG_DO_OUT:0:400}"
   return "$rc"
 }
@@ -79,7 +80,8 @@ rg_qos() {
   if [ "$RG_QOS_IF" != "$ifc" ]; then
     RG_QOS_IF=$ifc
     RG_QOS_OK=yes
-    RG_QOS_OUT=$(rg_x mlnx_qos -i "$ifc" 2>&1) || RG_QOS_OK=no
+    rg_cap rg_x mlnx_qos -i "$ifc" || RG_QOS_OK=no
+    RG_QOS_OUT=$RG_CAP
   fi
   [ "$RG_QOS_OK" = yes ]
 }
@@ -100,10 +102,10 @@ rg_qos_set() {
   return 1
 }
 
-# rg_qos_error: the first line of a failed mlnx_qos, for messages.
+# rg_qos_error: RG_V = the first line of a failed mlnx_qos, for messages.
 rg_qos_error() {
   local first=${RG_QOS_OUT%%$'\n'*}
-  printf 'mlnx_qos -i %s failed: %s' "$RG_QOS_IF" "${first:-no output}"
+  RG_V="mlnx_qos -i $RG_QOS_IF failed: ${first:-no output}"
 }
 
 # --- dcb (iproute2): a backend only with `app` and `dcbx` ----------------------------------------
@@ -125,9 +127,9 @@ rg_dcb_probe() {
     for obj in app dcbx; do
       [ "$RG_DCB_OK" = yes ] || break
       rc=0
-      out=$(rg_x dcb "$obj" help 2>&1) || rc=$?
+      rg_cap rg_x dcb "$obj" help || rc=$?
       [ "$rc" -ne 0 ] || continue
-      out=${out%%$'\n'*}
+      out=${RG_CAP%%$'\n'*}
       RG_DCB_OK=no
       RG_DCB_WHY="this dcb (iproute2) has no \`$obj' subcommand (dcb $obj help: ${out:-no output}, exit $rc): dcb app and dcb dcbx arrived in iproute2 5.12; install iproute2 5.12 or newer, or MLNX_OFED/DOCA's mlnx_qos"
     done
@@ -139,19 +141,14 @@ rg_dcb_probe() {
 # (dcb prints nothing on stderr for a read that worked) fails, with RG_V saying why: a failed read
 # is never an empty table.
 rg_dcb_read() {
-  local rc=0 err="" f
+  local rc=0 err
   RG_DCB_OUT=""
   if ! rg_dcb_probe; then
     RG_V=$RG_DCB_WHY
     return 1
   fi
-  f=$(mktemp "${RG_TMP:-${TMPDIR:-/tmp}}/dcb.XXXXXX") || {
-    RG_V="cannot create a temporary file for dcb's errors"
-    return 1
-  }
-  RG_DCB_OUT=$(rg_x dcb "$@" 2>"$f") || rc=$?
-  err=$(cat "$f" 2>/dev/null) || err=""
-  rm -f "$f"
+  rg_cap -2 rg_x dcb "$@" || rc=$?
+  RG_DCB_OUT=$RG_CAP err=$RG_CAP_ERR
   if [ "$rc" -ne 0 ] || [ -n "$err" ]; then
     err=${err%%$'\n'*}
     RG_V="dcb $* failed (exit $rc): ${err:-no message}"
@@ -223,7 +220,7 @@ rg_planned() {
     trust) REPLY=$RG_TRUST ;;
     dscp2prio) REPLY="$RG_ROCE_DSCP:$RG_ROCE_PRIO,$RG_CNP_DSCP:$RG_CNP_PRIO" ;;
     pfc) REPLY=$RG_PFC ;;
-    ecn_np | ecn_rp) REPLY=$(rg_ecn_planned) ;;
+    ecn_np | ecn_rp) rg_ecn_planned ;;
     cnp_dscp) REPLY=$RG_CNP_DSCP ;;
     cnp_priority) REPLY=$RG_CNP_PRIO ;;
     roce_mode) REPLY=$RG_ROCE_MODE ;;
@@ -239,7 +236,8 @@ rg_planned() {
 }
 
 # ECN: the planned priorities are enabled and the others left as they are (firmware enables all
-# by default); `ecn_priorities = none` turns it off on all eight. Spelled `3:1` or `0:0,...,7:0`.
+# by default); `ecn_priorities = none` turns it off on all eight. REPLY spells it `3:1` or
+# `0:0,...,7:0`.
 rg_ecn_planned() {
   local p=0 v out=""
   if [[ $RG_ECN == *1* ]]; then
@@ -250,7 +248,7 @@ rg_ecn_planned() {
   else
     out="0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0"
   fi
-  printf '%s' "$out"
+  REPLY=$out
 }
 
 # rg_pairs_of MAP D...: the priorities a DSCP map (`D:P,...` or `none`) gives the DSCPs, as
@@ -287,16 +285,19 @@ rg_get() {
     dcbx | trust | dscp_map | dscp2prio | pfc)
       if rg_qos_is mlnx_qos; then
         rg_qos "$i" || {
-          RG_V=$(rg_qos_error)
+          rg_qos_error
           return 1
         }
         out=$RG_QOS_OUT
         case $id in
-          dcbx) RG_V=$(rg_parse_qos_dcbx <<<"$out") ;;
-          trust) RG_V=$(rg_parse_qos_trust <<<"$out") ;;
-          dscp_map) RG_V=$(rg_parse_qos_map <<<"$out") ;;
-          dscp2prio) RG_V=$(rg_pairs_of "$(rg_parse_qos_map <<<"$out")" "$RG_ROCE_DSCP" "$RG_CNP_DSCP") ;;
-          pfc) RG_V=$(rg_parse_qos_pfc <<<"$out") ;;
+          dcbx) rg_v rg_parse_qos_dcbx <<<"$out" ;;
+          trust) rg_v rg_parse_qos_trust <<<"$out" ;;
+          dscp_map) rg_v rg_parse_qos_map <<<"$out" ;;
+          dscp2prio)
+            rg_v rg_parse_qos_map <<<"$out" || true
+            rg_v rg_pairs_of "$RG_V" "$RG_ROCE_DSCP" "$RG_CNP_DSCP"
+            ;;
+          pfc) rg_v rg_parse_qos_pfc <<<"$out" ;;
         esac
       else
         # Each read checked: a failed `dcb app show` read as an empty table would be PCP trust,
@@ -308,13 +309,19 @@ rg_get() {
         esac
         out=$RG_DCB_OUT
         case $id in
-          dcbx) RG_V=$(rg_parse_dcb_dcbx <<<"$out") ;;
+          dcbx) rg_v rg_parse_dcb_dcbx <<<"$out" ;;
           # The driver derives trust from the DSCP APP table, as mlnx_qos does; the empty table
           # of a read that worked is PCP trust.
-          trust) if [ "$(rg_parse_dcb_map <<<"$out")" = none ]; then RG_V=pcp; else RG_V=dscp; fi ;;
-          dscp_map) RG_V=$(rg_parse_dcb_map <<<"$out") ;;
-          dscp2prio) RG_V=$(rg_pairs_of "$(rg_parse_dcb_map <<<"$out")" "$RG_ROCE_DSCP" "$RG_CNP_DSCP") ;;
-          pfc) RG_V=$(rg_parse_dcb_pfc <<<"$out") ;;
+          trust)
+            rg_v rg_parse_dcb_map <<<"$out" || true
+            if [ "$RG_V" = none ]; then RG_V=pcp; else RG_V=dscp; fi
+            ;;
+          dscp_map) rg_v rg_parse_dcb_map <<<"$out" ;;
+          dscp2prio)
+            rg_v rg_parse_dcb_map <<<"$out" || true
+            rg_v rg_pairs_of "$RG_V" "$RG_ROCE_DSCP" "$RG_CNP_DSCP"
+            ;;
+          pfc) rg_v rg_parse_dcb_pfc <<<"$out" ;;
         esac
       fi
       [ -n "$RG_V" ] || {
@@ -324,7 +331,8 @@ rg_get() {
       }
       ;;
     pause)
-      RG_V=$(rg_x ethtool -a "$ifc" 2>/dev/null | rg_parse_pause)
+      rg_cap -1 rg_x ethtool -a "$ifc" 2>/dev/null || true
+      rg_v rg_parse_pause <<<"$RG_CAP" || true
       [ -n "$RG_V" ] || {
         RG_V="ethtool -a $ifc shows no pause settings"
         return 1
@@ -343,9 +351,9 @@ rg_get() {
       out=$RG_IO_OUT
       # The global class is the first line; per-destination rules may follow (kept as they are).
       if [ "$id" = traffic_class ]; then
-        RG_V=$(rg_parse_tclass "$out")
+        rg_v rg_parse_tclass "$out"
       else
-        RG_V=$(rg_parse_tclass_rules "$out") && RG_V=$(rg_sorted_rules "$RG_V")
+        rg_v rg_parse_tclass_rules "$out" && rg_v rg_sorted_rules "$RG_V"
       fi || {
         RG_V="traffic_class reads ${out:0:60}, not a traffic class"
         return 1
@@ -371,7 +379,8 @@ rg_get_sysfs() {
 # rg_get_ecn DIR I: RG_V = the enable flags of ecn/DIR for the planned priorities (`3:1`).
 rg_get_ecn() {
   local base="/sys/class/net/${RG_NIC_NETDEV[$2]}/ecn/$1/enable" planned pair p v out=""
-  planned=$(rg_ecn_planned)
+  rg_ecn_planned
+  planned=$REPLY
   for pair in ${planned//,/ }; do
     p=${pair%%:*}
     if rg_read_v "$base/$p"; then v=$RG_V; else v="?"; fi
@@ -385,7 +394,8 @@ rg_get_ecn() {
 rg_get_cm() {
   local id=$1 dev=${RG_NIC_IBDEV[$2]} out rc=0 made=no dir file
   if rg_has "cma_$id"; then
-    out=$(rg_x "cma_$id" -d "$dev" -p 1 2>&1) || rc=$?
+    rg_cap rg_x "cma_$id" -d "$dev" -p 1 || rc=$?
+    out=$RG_CAP
   else
     dir="/sys/kernel/config/rdma_cm/$dev"
     file="$dir/ports/1/default_$id"
@@ -401,7 +411,7 @@ rg_get_cm() {
     [ "$made" = no ] || rg_x rmdir "$RG_ROOT$dir" 2>/dev/null || true
   fi
   out=${out%%$'\n'*}
-  if [ "$rc" -eq 0 ] && RG_V=$("rg_parse_$id" "$out"); then
+  if [ "$rc" -eq 0 ] && rg_v "rg_parse_$id" "$out"; then
     return 0
   fi
   RG_V="cma_$id -d $dev -p 1: ${out:-no output} (exit $rc)"
@@ -560,9 +570,12 @@ RG_LINK_WAIT=${ROCE_GEN_LINK_WAIT:-30}
 rg_link_up() {
   local ifc=${RG_NIC_NETDEV[$1]} dev=${RG_NIC_IBDEV[$1]} carrier oper state
   # carrier refuses to be read (EINVAL) while the interface is administratively down.
-  carrier=$(rg_read "/sys/class/net/$ifc/carrier") || carrier=""
-  oper=$(rg_read "/sys/class/net/$ifc/operstate") || oper=""
-  state=$(rg_read "/sys/class/infiniband/$dev/ports/1/state") || state=""
+  rg_read_v "/sys/class/net/$ifc/carrier" || RG_V=""
+  carrier=$RG_V
+  rg_read_v "/sys/class/net/$ifc/operstate" || RG_V=""
+  oper=$RG_V
+  rg_read_v "/sys/class/infiniband/$dev/ports/1/state" || RG_V=""
+  state=$RG_V
   RG_V="carrier ${carrier:-unreadable}, operstate ${oper:-unknown}, port state ${state:-unknown}"
   [ "$carrier" = 1 ] && [ "$oper" = up ] && [ "$state" = "4: ACTIVE" ]
 }

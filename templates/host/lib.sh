@@ -240,6 +240,55 @@ rg_x() {
   return "$rc"
 }
 
+# rg_cap [-1|-2] CMD ARGS...: runs CMD (a function of this library, or rg_x TOOL …) in this shell
+# with its output in RG_CAP, without trailing newlines as $(...) would give it: stdout and stderr;
+# -1 stdout (stderr goes where the caller's goes); -2 stdout, and stderr in RG_CAP_ERR. Its status
+# is CMD's. Through files of this run's private folder instead of a command substitution, which
+# would fork this (large) shell each time: hundreds of times a run.
+RG_CAP=""
+RG_CAP_ERR=""
+RG_CAP_DEPTH=0
+rg_cap() {
+  local mode=merged rc=0 f e
+  case $1 in
+    -1) mode=stdout ;;
+    -2) mode=separate ;;
+  esac
+  [ "$mode" = merged ] || shift
+  if [ -n "$RG_TMP" ]; then
+    # Files per shell and per depth: background jobs (the fabric test's flows) run at once, and
+    # CMD may use rg_cap itself.
+    RG_CAP_DEPTH=$((RG_CAP_DEPTH + 1))
+    f="$RG_TMP/out.$BASHPID.$RG_CAP_DEPTH" e="$RG_TMP/err.$BASHPID.$RG_CAP_DEPTH"
+  else
+    # Outside a run (the library's function tests): files of their own.
+    f=$(mktemp) && e=$(mktemp) || return 1
+  fi
+  case $mode in
+    merged) "$@" >"$f" 2>&1 || rc=$? ;;
+    stdout) "$@" >"$f" || rc=$? ;;
+    separate) "$@" >"$f" 2>"$e" || rc=$? ;;
+  esac
+  RG_CAP_ERR="" RG_CAP=""
+  [ "$mode" != separate ] || IFS= read -r -d '' RG_CAP_ERR <"$e" || true
+  IFS= read -r -d '' RG_CAP <"$f" || true
+  if [ -n "$RG_TMP" ]; then
+    RG_CAP_DEPTH=$((RG_CAP_DEPTH - 1))
+  else
+    rm -f "$f" "$e"
+  fi
+  while [[ $RG_CAP == *$'\n' ]]; do RG_CAP=${RG_CAP%$'\n'}; done
+  return "$rc"
+}
+
+# rg_v CMD ARGS...: RG_V = the stdout of CMD (rg_cap -1), with CMD's status.
+rg_v() {
+  local rc=0
+  rg_cap -1 "$@" || rc=$?
+  RG_V=$RG_CAP
+  return "$rc"
+}
+
 # rg_check ID NIC STATUS SEVERITY EXPECTED ACTUAL MESSAGE: records one check. With
 # RG_CHECK_REPLACE=yes a check of the same id and NIC already recorded is replaced where it is
 # (apply looks at the link, the address and the GID again once a flapped link is back).
@@ -320,8 +369,13 @@ rg_status_is() {
   [ "$REPLY" = "$3" ]
 }
 
-# rg_json_str STRING: prints STRING as a JSON string literal, valid UTF-8 whatever bytes it holds.
-rg_json_str() {
+# rg_is_num S: S is a decimal number (-1, 2.5); rg_is_uint S: a whole number, no sign.
+rg_is_num() { [[ $1 =~ ^-?[0-9]+(\.[0-9]+)?$ ]]; }
+rg_is_uint() { [[ $1 =~ ^[0-9]+$ ]]; }
+
+# rg_json_q STRING: REPLY = STRING as a JSON string literal, valid UTF-8 whatever bytes it holds.
+# A variable, not output: a result has hundreds of them, and each command substitution is a fork.
+rg_json_q() {
   local s=$1 out="" c code i
   if [[ $s == *[$'\200'-$'\377']* ]]; then
     rg_utf8 "$s"
@@ -345,7 +399,35 @@ rg_json_str() {
     done
     s=$out
   fi
-  printf '"%s"' "$s"
+  REPLY="\"$s\""
+}
+
+# rg_json_fmt FORMAT [TYPE VALUE]...: REPLY = printf FORMAT with each VALUE in JSON as its TYPE
+# says: s a string, n a number (null when it is not one), l a list of numbers ("A B", each not a
+# number null: "-inf" is a dark lane), r as it is. One call where a command substitution per
+# value would fork.
+rg_json_fmt() {
+  local fmt=$1 v a=()
+  shift
+  while (($# >= 2)); do
+    case $1 in
+      s) rg_json_q "$2" ;;
+      n) if rg_is_num "$2"; then REPLY=$2; else REPLY=null; fi ;;
+      l)
+        REPLY=""
+        for v in $2; do
+          rg_is_num "$v" || v=null
+          REPLY+="${REPLY:+,}$v"
+        done
+        REPLY="[$REPLY]"
+        ;;
+      *) REPLY=$2 ;;
+    esac
+    a+=("$REPLY")
+    shift 2
+  done
+  # shellcheck disable=SC2059 # the format is the caller's JSON template
+  printf -v REPLY "$fmt" ${a[@]+"${a[@]}"}
 }
 
 # How many checks have each status, as rg_tally last counted them.
@@ -440,7 +522,7 @@ rg_result_path() {
 
 # rg_result_json: the result document.
 rg_result_json() {
-  local i sep="" dry=false reboot=false
+  local i sep="" dry=false reboot=false nic
   [ "$RG_DRY_RUN" != yes ] || dry=true
   [ "$RG_REBOOT_REQUIRED" != yes ] || reboot=true
   printf '{\n  "schema": "roce-gen/result/v1",\n'
@@ -458,37 +540,30 @@ rg_result_json() {
   rg_json_line status "$REPLY"
   printf '  "counts": {"pass": %s, "warn": %s, "fail": %s, "skip": %s, "changed": %s},\n' \
     "${RG_TALLY[pass]}" "${RG_TALLY[warn]}" "${RG_TALLY[fail]}" "${RG_TALLY[skip]}" "${RG_TALLY[changed]}"
-  # Each string printed by rg_json_str itself, not substituted: a result has hundreds of them,
-  # and every command substitution is a fork of this (large) shell.
+  # Every value quoted in this shell (rg_json_fmt), none substituted: a result has hundreds of
+  # them, and every command substitution is a fork of this (large) shell.
   printf '  "checks": ['
   for ((i = 0; i < ${#RG_C_ID[@]}; i++)); do
-    printf '%s\n    {"id": ' "$sep"
-    rg_json_str "${RG_C_ID[i]}"
+    nic=""
     if [ -n "${RG_C_NIC[i]}" ]; then
-      printf ', "nic": '
-      rg_json_str "${RG_C_NIC[i]}"
+      rg_json_q "${RG_C_NIC[i]}"
+      nic=", \"nic\": $REPLY"
     fi
-    printf ', "status": '
-    rg_json_str "${RG_C_STATUS[i]}"
-    printf ', "severity": '
-    rg_json_str "${RG_C_SEV[i]}"
-    printf ', "expected": '
-    rg_json_str "${RG_C_EXP[i]}"
-    printf ', "actual": '
-    rg_json_str "${RG_C_ACT[i]}"
-    printf ', "message": '
-    rg_json_str "${RG_C_MSG[i]}"
-    printf '}'
+    rg_json_fmt '%s\n    {"id": %s%s, "status": %s, "severity": %s, "expected": %s, "actual": %s, "message": %s}' \
+      r "$sep" s "${RG_C_ID[i]}" r "$nic" s "${RG_C_STATUS[i]}" s "${RG_C_SEV[i]}" s "${RG_C_EXP[i]}" \
+      s "${RG_C_ACT[i]}" s "${RG_C_MSG[i]}"
+    printf '%s' "$REPLY"
     sep=","
   done
-  printf '\n  ],\n  "facts": %s\n}\n' "$(rg_facts)"
+  printf '\n  ],\n  "facts": '
+  rg_facts
+  printf '\n}\n'
 }
 
 # rg_json_line NAME VALUE: one string member of the result's top level, `  "NAME": "VALUE",`.
 rg_json_line() {
-  printf '  "%s": ' "$1"
-  rg_json_str "$2"
-  printf ',\n'
+  rg_json_q "$2"
+  printf '  "%s": %s,\n' "$1" "$REPLY"
 }
 
 # rg_write_result: writes the result JSON atomically and says where. When its folder cannot be

@@ -31,9 +31,11 @@ RG_CLUSTER=lab RG_ARP_SYSCTLS=check
 
 for c in "0 0 0" "0 1 1" "1 0 1" "2 1 2" "1 2 2" "8 1 8" "0 8 8" "10 9 10" "07 2 7" "x 2 2" "2 x 2" "x x "; do
   read -r a d want <<<"$c"
-  eq "effective of all=$a dev=$d" "${want-}" "$(rg_arp_effective "$a" "$d")"
+  rg_arp_effective "$a" "$d"
+  eq "effective of all=$a dev=$d" "${want-}" "$REPLY"
 done
-eq 'effective of two empty values' '' "$(rg_arp_effective '' '')"
+rg_arp_effective '' ''
+eq 'effective of two empty values' '' "$REPLY"
 
 # --- which effective values break RDMA-CM -----------------------------------------------------
 
@@ -42,11 +44,16 @@ for c in arp_ignore:0:bad arp_ignore:1:ok arp_ignore:2:ok arp_ignore:3:ok arp_ig
   rp_filter:0:ok rp_filter:1:bad rp_filter:2:ok rp_filter::bad; do
   IFS=: read -r k v want <<<"$c"
   got=ok
-  [ -z "$(rg_arp_problem "$k" "$v")" ] || got=bad
+  rg_arp_problem "$k" "$v"
+  [ -z "$REPLY" ] || got=bad
   eq "$k $v" "$want" "$got"
 done
-eq 'arp_ignore 0 is ARP flux' 'arp_ignore 0 lets every port answer ARP for the addresses of the others (ARP flux)' "$(rg_arp_problem arp_ignore 0)"
-eq 'rp_filter 1 is strict' 'rp_filter 1 (strict) drops what arrives on a port the route back does not leave through' "$(rg_arp_problem rp_filter 1)"
+rg_arp_problem arp_ignore 0
+eq 'arp_ignore 0 is ARP flux' 'arp_ignore 0 lets every port answer ARP for the addresses of the others (ARP flux)' "$REPLY"
+rg_arp_problem rp_filter 1
+eq 'rp_filter 1 is strict' 'rp_filter 1 (strict) drops what arrives on a port the route back does not leave through' "$REPLY"
+rg_arp_problem arp_announce 0
+eq 'arp_announce 0 names the other port' "arp_announce 0 lets a port send ARP requests with another port's address" "$REPLY"
 
 # --- the ports of the plan ----------------------------------------------------------------------
 
