@@ -63,12 +63,13 @@ rg_installed() {
     ! rg_legacy_unit_of "$RG_CLUSTER" "$RG_INSTALL_DIR"
 }
 
-# rg_copy_bundle DIR: copies the bundle's files into DIR.
+# rg_copy_bundle DIR: copies the bundle's files into DIR, with one cp.
 rg_copy_bundle() {
-  local f
+  local f files=()
   while IFS= read -r f; do
-    rg_do cp -p "$RG_DIR/$f" "$1/$f" || return 1
+    files+=("$RG_DIR/$f")
   done < <(rg_bundle_files)
+  rg_do cp -p "${files[@]}" "$1/"
 }
 
 # rg_drop_legacy_unit: disables and removes roce-gen.service when this cluster's bundle
