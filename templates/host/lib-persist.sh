@@ -69,7 +69,7 @@ rg_copy_bundle() {
   while IFS= read -r f; do
     files+=("$RG_DIR/$f")
   done < <(rg_bundle_files)
-  rg_do cp -p "${files[@]}" "$1/"
+  rg_do cp -p ${files[@]+"${files[@]}"} "$1/"
 }
 
 # rg_drop_legacy_unit: disables and removes roce-gen.service when this cluster's bundle
