@@ -15,25 +15,9 @@ trap 'rm -rf "$work"' EXIT
 [ -x /usr/bin/time ] || { echo "GNU time is needed: apt-get install time" >&2; exit 2; }
 fh="$repo/tests/host/fakehost.sh"
 
-# A plan of one host with 8 ports (golden/lab-2node's profile), and the host.
-nics=() create=()
-for i in 0 1 2 3 4 5 6 7; do
-  bus=$(printf '%02x' $((0x1a + 16 * i)))
-  nics+=("{\"ib_dev\": \"mlx5_$i\", \"netdev\": \"ens${i}f0np0\", \"ip\": \"10.10.$i.10/24\", \"rail\": $i, \"pci\": \"0000:$bus:00.0\", \"mac\": \"b8:3f:d2:0a:0$i:00\"}")
-  create+=(--nic "mlx5_$i:ens${i}f0np0:0000:$bus:00.0:b8:3f:d2:0a:0$i:00")
-done
-python3 - "$repo/golden/lab-2node/plan.json" "$work/plan.json" "$(IFS=,; printf '[%s]' "${nics[*]}")" <<'EOF'
-import json, sys
-plan = json.load(open(sys.argv[1]))
-host = plan["hosts"][0]
-host["nics"] = json.loads(sys.argv[3])
-plan["hosts"] = [host]
-json.dump(plan, open(sys.argv[2], "w"))
-EOF
-(cd "$work" && cargo run -q --manifest-path "$repo/Cargo.toml" -- generate plan.json -o dist >/dev/null)
-tar -xzf "$work/dist/node-a.tar.gz" -C "$work"
-bash "$fh" create "$work/root" --kind ofed --host node-a "${create[@]}"
-for i in 0 1 2 3 4 5 6 7; do bash "$fh" addr "$work/root" "ens${i}f0np0" "10.10.$i.10/24"; done
+# shellcheck source=host8.sh
+. "$here/host8.sh"
+bench_host8 "$repo" "$work"
 bash "$fh" run "$work/root" -- bash "$work/node-a/apply.sh" >/dev/null 2>&1 || {
   echo "apply failed on the simulated host" >&2
   exit 1
