@@ -12,7 +12,6 @@ repo=$(dirname "$here")
 runs=${RUNS:-15}
 work=$(mktemp -d "${TMPDIR:-/tmp}/roce-gen-health-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-[ -x /usr/bin/time ] || { echo "GNU time is needed: apt-get install time" >&2; exit 2; }
 fh="$repo/tests/host/fakehost.sh"
 
 # shellcheck source=host8.sh
@@ -22,9 +21,6 @@ bash "$fh" run "$work/root" -- bash "$work/node-a/apply.sh" >/dev/null 2>&1 || {
   echo "apply failed on the simulated host" >&2
   exit 1
 }
-
-# median: the median of the numbers on stdin.
-median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 
 # measure ARGS...: the median CPU seconds of RUNS health runs, one run's tool starts, and the
 # median CPU of the stand-ins alone (the same commands replayed): the stand-ins are bash scripts,

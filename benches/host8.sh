@@ -1,7 +1,13 @@
 # shellcheck shell=bash
-# Sourced by the host-side benchmarks (health.sh, scripts.sh): bench_host8 REPO WORK makes in WORK
-# a plan of one host with 8 RoCE ports (golden/lab-2node's profile), its bundle (WORK/node-a) and
-# the simulated OFED host (WORK/root) with the planned addresses, not yet applied.
+# The shared parts of the host-side benchmarks (health.sh, scripts.sh), which source it: both
+# measure with GNU time. bench_host8 REPO WORK makes in WORK a plan of one host with 8 RoCE ports
+# (golden/lab-2node's profile), its bundle (WORK/node-a) and the simulated OFED host (WORK/root)
+# with the planned addresses, not yet applied.
+[ -x /usr/bin/time ] || { echo "GNU time is needed: apt-get install time" >&2; exit 2; }
+
+# median: the median of the numbers on stdin.
+median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+
 bench_host8() {
   local repo=$1 work=$2 fh=$1/tests/host/fakehost.sh i bus nics=() create=()
   for i in 0 1 2 3 4 5 6 7; do

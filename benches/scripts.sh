@@ -15,7 +15,6 @@ repo=$(dirname "$here")
 runs=${RUNS:-5}
 work=$(mktemp -d "${TMPDIR:-/tmp}/roce-gen-scripts-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-[ -x /usr/bin/time ] || { echo "GNU time is needed: apt-get install time" >&2; exit 2; }
 command -v strace >/dev/null || { echo "strace is needed: apt-get install strace" >&2; exit 2; }
 fh="$repo/tests/host/fakehost.sh"
 
@@ -28,9 +27,6 @@ bash "$fh" run "$work/root" -- bash "$work/node-a/apply.sh" >/dev/null 2>&1 || {
   exit 1
 }
 cp -a "$work/root" "$work/applied"
-
-# median: the median of the numbers on stdin.
-median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 
 # measure FROM SCRIPT: a table row for SCRIPT run on copies of the host FROM (fresh or applied).
 measure() {
