@@ -202,6 +202,13 @@ fakehost_create() (
   fi
   mkdir -p -- "$root"
   root=$(cd -- "$root" && pwd)
+  # Every folder of the host-wide part in one mkdir: a tool start each costs more than the rest.
+  mkdir -p -- "$root/.fake/systemd/enabled" "$root/.fake/systemd/active" "$root/.fake/fail" \
+    "$root/.fake/output" "$root/etc/systemd/system" "$root/bin" "$root/lib/fakehost" \
+    "$root/proc/self" "$root/proc/sys/kernel/random" "$root/proc/sys/net/ipv4/conf/all" \
+    "$root/proc/sys/net/ipv4/conf/default" "$root/sys/class/infiniband" "$root/sys/class/net" \
+    "$root/sys/kernel/config/rdma_cm" "$root/sys/bus/pci/drivers/mlx5_core" \
+    "$root/sys/bus/pci/devices" "$root"/sys/module/{mlx5_core,mlx5_ib,ib_core,ib_uverbs,rdma_cm,rdma_ucm}
 
   # Host-wide files. Versions are fixed, plausible values (RHEL 9.4 + MLNX_OFED 24.10,
   # Ubuntu 22.04 with the inbox driver); tests overwrite them where they matter.
@@ -250,11 +257,23 @@ ID_LIKE=debian'
   put proc/sys/net/ipv4/conf/all/rp_filter "$rpf_all"
   put proc/sys/net/ipv4/conf/default/rp_filter 2
   fakehost_mounts "$root" "$rootfs" ${mounts[@]+"${mounts[@]}"}
-  # rdma_cm's configfs folder is there (module loaded); the per-device folders are made by
-  # mkdir, which the driver filesystem (tests/host/driverfs) answers as configfs does.
-  mkdir -p -- "$root/sys/class/infiniband" "$root/sys/class/net" "$root/sys/kernel/config/rdma_cm" \
-    "$root/sys/bus/pci/drivers/mlx5_core" "$root/.fake/systemd/enabled" "$root/.fake/systemd/active" \
-    "$root/.fake/fail" "$root/.fake/output" "$root/etc/systemd/system" "$root/bin"
+  # rdma_cm's configfs folder is there (made above: the module is loaded); the per-device folders
+  # are made by mkdir, which the driver filesystem (tests/host/driverfs) answers as configfs does.
+  # The arp and rp_filter values a new netdev starts with, and the per-port texts, read once.
+  local arp_ignore arp_announce rp_filter module modes
+  read -r arp_ignore <"$root/proc/sys/net/ipv4/conf/default/arp_ignore"
+  read -r arp_announce <"$root/proc/sys/net/ipv4/conf/default/arp_announce"
+  read -r rp_filter <"$root/proc/sys/net/ipv4/conf/default/rp_filter"
+  IFS= read -r -d '' module <"$FAKEHOST_FIXTURES/ethtool-m/cmis-400g-4lane.txt" || true
+  # mlx5 link modes of a 400G port (kernel link-mode names, in bit order).
+  printf -v modes '%s/Full\n' 25000baseCR 25000baseKR 25000baseSR 50000baseKR 50000baseSR \
+    50000baseCR 50000baseLR_ER_FR 50000baseDR 100000baseKR2 100000baseSR2 100000baseCR2 \
+    100000baseLR2_ER2_FR2 100000baseDR2 200000baseKR4 200000baseSR4 200000baseLR4_ER4_FR4 \
+    200000baseDR4 200000baseCR4 100000baseKR 100000baseSR 100000baseLR_ER_FR 100000baseCR \
+    100000baseDR 200000baseKR2 200000baseSR2 200000baseLR2_ER2_FR2 200000baseDR2 200000baseCR2 \
+    400000baseKR4 400000baseSR4 400000baseLR4_ER4_FR4 400000baseDR4 400000baseCR4
+  modes=${modes%$'\n'}
+  local -a pci_links=() dirs=()
 
   for spec in ${nics[@]+"${nics[@]}"}; do
     IFS=: read -r -a f <<<"$spec"
@@ -273,24 +292,32 @@ ID_LIKE=debian'
 
     # Layout as in real sysfs, except that class/net/IF and class/infiniband/DEV are the
     # directories (so snapshots show readable paths) and the PCI function links to them.
-    local pci=sys/devices/pci0000:00/$bdf net=sys/class/net/$ifc ib=sys/class/infiniband/$dev
+    local pci=sys/devices/pci0000:00/$bdf net=sys/class/net/$ifc ib=sys/class/infiniband/$dev lo hi
+    # The port's folders in one mkdir (put and link then find them made).
+    d=$root/$ib/ports/1
+    dirs=("$root/$pci/net" "$root/$pci/infiniband" "$root/$net" "$d/hw_counters" "$d/gids"
+      "$d/gid_attrs/types" "$d/gid_attrs/ndevs" "$root/proc/sys/net/ipv4/conf/$ifc"
+      "$root/.fake/net/$ifc" "$root/.fake/dcb/$ifc")
+    [[ $lldp == none ]] || dirs+=("$root/.fake/lldp")
+    [[ $kind != ofed ]] || dirs+=("$root/$net/qos" "$root/$net/ecn/roce_np/enable" "$root/$net/ecn/roce_rp/enable" "$root/$ib/tc/1")
+    mkdir -p -- "${dirs[@]}"
     put "$pci/vendor" 0x15b3
     put "$pci/device" 0x1021 # ConnectX-7, matching firmware 28.x
     put "$pci/current_link_speed" '32.0 GT/s PCIe'
     put "$pci/max_link_speed" '32.0 GT/s PCIe'
     put "$pci/current_link_width" 16
     put "$pci/max_link_width" 16
-    put "$pci/resource" "0x000000$(printf '%02x' $((0x20 + 2 * i)))000000 0x000000$(printf '%02x' $((0x21 + 2 * i)))ffffff 0x000000000014220c"
+    printf -v lo '%02x' $((0x20 + 2 * i))
+    printf -v hi '%02x' $((0x21 + 2 * i))
+    put "$pci/resource" "0x000000${lo}000000 0x000000${hi}ffffff 0x000000000014220c"
     link "$pci/driver" ../../../bus/pci/drivers/mlx5_core
     link "$pci/net/$ifc" "../../../../class/net/$ifc"
     link "$pci/infiniband/$dev" "../../../../class/infiniband/$dev"
-    link "sys/bus/pci/devices/$bdf" "../../../devices/pci0000:00/$bdf"
-    link "sys/bus/pci/drivers/mlx5_core/$bdf" "../../../../devices/pci0000:00/$bdf"
+    pci_links+=("$bdf") # sys/bus/pci/devices/BDF and drivers/mlx5_core/BDF, after the loop
 
-    mkdir -p -- "$root/proc/sys/net/ipv4/conf/$ifc"
-    for d in arp_ignore arp_announce rp_filter; do
-      cp -- "$root/proc/sys/net/ipv4/conf/default/$d" "$root/proc/sys/net/ipv4/conf/$ifc/$d"
-    done
+    put "proc/sys/net/ipv4/conf/$ifc/arp_ignore" "$arp_ignore"
+    put "proc/sys/net/ipv4/conf/$ifc/arp_announce" "$arp_announce"
+    put "proc/sys/net/ipv4/conf/$ifc/rp_filter" "$rp_filter"
     put "$net/mtu" 1500
     put "$net/operstate" up
     put "$net/carrier" 1
@@ -319,14 +346,8 @@ ID_LIKE=debian'
 
     put ".fake/net/$ifc/pause" 'on on off' # rx tx autoneg: mlx5's default global pause
     # A 400G SR4 optic (OSFP, CMIS): ethtool's own printout of it (fixtures/ethtool-m/).
-    cp -- "$FAKEHOST_FIXTURES/ethtool-m/cmis-400g-4lane.txt" "$root/.fake/net/$ifc/module.txt"
-    # mlx5 link modes of a 400G port (kernel link-mode names, in bit order).
-    put ".fake/net/$ifc/modes" "$(for d in 25000baseCR 25000baseKR 25000baseSR 50000baseKR 50000baseSR \
-      50000baseCR 50000baseLR_ER_FR 50000baseDR 100000baseKR2 100000baseSR2 100000baseCR2 \
-      100000baseLR2_ER2_FR2 100000baseDR2 200000baseKR4 200000baseSR4 200000baseLR4_ER4_FR4 \
-      200000baseDR4 200000baseCR4 100000baseKR 100000baseSR 100000baseLR_ER_FR 100000baseCR \
-      100000baseDR 200000baseKR2 200000baseSR2 200000baseLR2_ER2_FR2 200000baseDR2 200000baseCR2 \
-      400000baseKR4 400000baseSR4 400000baseLR4_ER4_FR4 400000baseDR4 400000baseCR4; do echo "$d/Full"; done)"
+    printf '%s' "$module" >"$root/.fake/net/$ifc/module.txt"
+    put ".fake/net/$ifc/modes" "$modes"
     put ".fake/net/$ifc/lanes" 4
     # The port's counters (the hardware counts them all; the ethtool stand-in lists them as mlx5
     # does: priority N's PFC counters only with PFC on N, the global ones, priority 0's
@@ -384,7 +405,6 @@ descr=$host:$ifc"
     fakehost_gid_table "$root" "$ifc"    # so only the link-local GIDs
     # DCB netlink state of the driver (stubs/mlx5-dcb.sh): PCP trust (empty APP table),
     # no PFC, cable length 7 m, OS-controlled DCBX.
-    mkdir -p -- "$root/.fake/dcb/$ifc"
     : >"$root/.fake/dcb/$ifc/app"
     put ".fake/dcb/$ifc/pfc" 0,0,0,0,0,0,0,0
     put ".fake/dcb/$ifc/cable_len" 7
@@ -409,29 +429,32 @@ descr=$host:$ifc"
       # DCQCN parameters (en_sysfs.c's roce_rp and roce_np files) at the firmware defaults
       # mlxconfig lists for a ConnectX-7 (RPG_AI_RATE_P1 5, ... MIN_TIME_BETWEEN_CNPS_P1 4).
       for d in $FAKEHOST_DCQCN_DEFAULTS; do put "$net/ecn/${d%%=*}" "${d#*=}"; done
-      mkdir -p -- "$root/$ib/tc/1"
       : >"$root/$ib/tc/1/traffic_class" # empty: no global tclass set
     fi
     i=$((i + 1))
   done
 
-  # The stand-ins are copied, not linked, so the tree does not depend on the repository.
-  mkdir -p -- "$root/lib/fakehost"
+  if ((${#pci_links[@]})); then
+    ln -s -t "$root/sys/bus/pci/devices" -- "${pci_links[@]/#/../../../devices/pci0000:00/}"
+    ln -s -t "$root/sys/bus/pci/drivers/mlx5_core" -- "${pci_links[@]/#/../../../../devices/pci0000:00/}"
+  fi
+
+  # The stand-ins are copied, not linked, so the tree does not depend on the repository; the
+  # tools link to them (relative links, one ln for all).
   cp -- "$FAKEHOST_STUBS"/* "$root/lib/fakehost/"
-  ln -s ../lib/fakehost/stub "$root/bin/stub"
-  for d in $FAKEHOST_COMMON_TOOLS; do ln -s "../lib/fakehost/$d" "$root/bin/$d"; done
+  local -a tools=(stub) names=()
+  read -r -a names <<<"$FAKEHOST_COMMON_TOOLS"
+  tools+=("${names[@]}")
   if [[ $kind == ofed ]]; then
-    for d in $FAKEHOST_OFED_TOOLS; do ln -s "../lib/fakehost/$d" "$root/bin/$d"; done
+    read -r -a names <<<"$FAKEHOST_OFED_TOOLS"
+    tools+=("${names[@]}")
   fi
   case $lldp in
-    lldpd) d=lldpcli ;;
-    lldpad) d=lldptool ;;
-    *) d='' ;;
+    lldpd) tools+=(lldpcli) ;;
+    lldpad) tools+=(lldptool) ;;
   esac
-  if [[ -n $d ]]; then
-    ln -s "../lib/fakehost/$d" "$root/bin/$d"
-    : >"$root/.fake/systemd/active/$lldp.service"
-  fi
+  [[ $lldp == none ]] || : >"$root/.fake/systemd/active/$lldp.service"
+  ln -s -t "$root/bin" -- "${tools[@]/#/../lib/fakehost/}"
   ((${#netmgr[@]} == 0)) || fakehost_netmgr "$root" "${netmgr[@]}"
   [[ $naming == kernel ]] || fakehost_rdma_naming "$root"
 )
@@ -483,7 +506,7 @@ fakehost_mounts() (
     [[ $point != / ]] || id=22
     id=$((id + 1)) tag=$((tag + 1))
   done
-  mkdir -p -- "$root/proc/self"
+  [[ -d $root/proc/self ]] || mkdir -p -- "$root/proc/self"
   printf '%s' "$info" >"$root/proc/self/mountinfo"
   printf '%s' "$table" >"$root/proc/mounts"
 )
@@ -688,7 +711,8 @@ fakehost_gid_table() (
   fi
   [[ -n $dev && -e $dev ]] || exit 0 # no RDMA device on this netdev: no GID table
   base=$root/sys/class/infiniband/${dev##*/}/ports/1
-  mkdir -p -- "$base/gids" "$base/gid_attrs/types" "$base/gid_attrs/ndevs"
+  [[ -d $base/gids && -d $base/gid_attrs/types && -d $base/gid_attrs/ndevs ]] ||
+    mkdir -p -- "$base/gids" "$base/gid_attrs/types" "$base/gid_attrs/ndevs"
   IFS= read -r mac <"$root/sys/class/net/$ifc/address"
   IFS=: read -r -a mb <<<"$mac"
   gid[0]=$(printf 'fe80:0000:0000:0000:%02x%s:%sff:fe%s:%s%s' "$((0x${mb[0]} ^ 2))" "${mb[1]}" "${mb[2]}" "${mb[3]}" "${mb[4]}" "${mb[5]}")
@@ -930,7 +954,11 @@ fakehost_run_inner() {
   done </proc/self/mountinfo
   if ((mounted == 0)); then
     # The daemon says "ready" on fd 3 once mounted and holds fd 3 until it exits.
-    coproc FAKEHOST_DRIVERFS { exec "$py" "$drv" --ready-fd 3 "$root" 3>&1 1>&2 </dev/null; }
+    # Imported rather than run as the main script, so that Python keeps its compiled code
+    # (driverfs/__pycache__) instead of compiling a thousand lines at each start.
+    # shellcheck disable=SC2016 # Python's text
+    coproc FAKEHOST_DRIVERFS { exec "$py" -c 'import sys; sys.dont_write_bytecode = False; sys.path.insert(0, sys.argv.pop(1)); import driverfs; sys.exit(driverfs.main(sys.argv))' \
+      "${drv%/*}" --ready-fd 3 "$root" 3>&1 1>&2 </dev/null; }
     fakehost_pid=$FAKEHOST_DRIVERFS_PID fakehost_mnt=$root/sys
     exec {fakehost_fd}<&"${FAKEHOST_DRIVERFS[0]}"
     trap 'kill -TERM "$fakehost_pid" 2>/dev/null

@@ -12,7 +12,8 @@
 #                                 output, exit 0 and change nothing
 # and provides helpers. Whatever a stand-in does not model exits 2 with
 # "stub TOOL: not implemented: ..." on stderr (ni), so a script relying on an unmodelled
-# feature fails loudly. Bash 4.2 compatible (RHEL 7); checked with shellcheck.
+# feature fails loudly. Bash 4.2 compatible (RHEL 7); checked with shellcheck. Each starts with
+# #!/bin/bash, not env: a run starts dozens, and env costs another program start each.
 #
 # The stand-ins keep their state in files of the fake root: where the real kernel exposes
 # a value (sys/class/net/IF/mtu, qos/prio2buffer, configfs) at that path, otherwise under
