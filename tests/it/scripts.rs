@@ -131,14 +131,149 @@ fn the_shell_sources_parse_and_pass_shellcheck_without_findings() {
             String::from_utf8_lossy(&syntax.stderr)
         );
     }
-    // Each file on its own, so that a finding in a part is not hidden behind the script that
-    // sources it.
-    for (name, findings) in all.iter().zip(shellcheck_each(&paths)) {
+    // Each part and lib.sh on its own, so that a finding in a part is not hidden behind the
+    // script that sources it. The entry scripts share one check: shellcheck reports only the
+    // findings of the file it is given, yet analyses all it follows, so each entry on its own cost
+    // a whole library's analysis (about 14 s of CPU) for its twenty lines.
+    let (entries, origin) = entry_scripts(dir.path(), &all);
+    let mut covered: Vec<&str> = origin.iter().map(|(n, _)| n.as_str()).collect();
+    covered.dedup();
+    covered.retain(|n| !n.is_empty());
+    assert_eq!(
+        covered,
+        [
+            "apply.sh",
+            "fabric.sh",
+            "health.sh",
+            "precheck.sh",
+            "rollback.sh"
+        ]
+    );
+    let mut checked: Vec<std::path::PathBuf> = all
+        .iter()
+        .filter(|name| !origin.iter().any(|(entry, _)| entry == *name))
+        .map(|name| dir.path().join(name))
+        .collect();
+    checked.push(entries);
+    for (path, findings) in checked.iter().zip(shellcheck_each(&checked)) {
+        let name = path.file_name().unwrap().to_string_lossy();
+        let findings = if name == ENTRIES {
+            entry_findings(&findings, &origin)
+        } else {
+            findings
+        };
         assert!(
             findings.is_empty(),
             "{name}: shellcheck findings:\n{findings}"
         );
     }
+}
+
+/// The shared check of the entry scripts names each finding by the entry's file and line, and a
+/// script that sources the library twice is refused rather than checked half.
+#[test]
+fn the_entry_scripts_findings_are_named_by_their_own_file_and_line() {
+    let dir = tmp();
+    let write = |name: &str, text: &str| std::fs::write(dir.path().join(name), text).unwrap();
+    write("lib.sh", "#!/usr/bin/env bash\n");
+    write(
+        "b.sh",
+        "#!/usr/bin/env bash\nRG_DIR=.\n. \"$RG_DIR/lib.sh\" || exit\necho $1\n",
+    );
+    write(
+        "a.sh",
+        "#!/usr/bin/env bash\n. \"$RG_DIR/lib.sh\" || exit\nrg_finish\n",
+    );
+    write(
+        "lib-x.sh",
+        "#!/usr/bin/env bash\n. \"$RG_DIR/lib.sh\" || exit\n",
+    );
+    let (path, origin) = entry_scripts(dir.path(), &["a.sh", "b.sh", "lib-x.sh", "lib.sh"]);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), origin.len());
+    let at = lines.iter().position(|l| *l == "echo $1").unwrap();
+    assert_eq!(origin[at], ("b.sh".to_string(), 4));
+    assert_eq!(
+        lines.iter().filter(|l| l.contains("lib.sh")).count(),
+        2,
+        "{text}"
+    );
+    let found = format!(
+        "{ENTRIES}:{}:6: note: Double quote to prevent globbing and word splitting. [SC2086]\n\
+         {ENTRIES}:1:1: note: a line of the check itself\n",
+        at + 1
+    );
+    assert_eq!(
+        entry_findings(&found, &origin),
+        "b.sh:4:6: note: Double quote to prevent globbing and word splitting. [SC2086]\n\
+         entry-scripts.sh (the check's own line 1):1: note: a line of the check itself\n"
+    );
+    write(
+        "c.sh",
+        "#!/usr/bin/env bash\n. \"$RG_DIR/lib.sh\" || exit\n. \"$RG_DIR/lib.sh\" || exit\n",
+    );
+    let twice = std::panic::catch_unwind(|| entry_scripts(dir.path(), &["c.sh"]));
+    assert!(twice.is_err());
+}
+
+/// The file [`entry_scripts`] writes.
+const ENTRIES: &str = "entry-scripts.sh";
+
+/// Writes into `dir` one file that sources lib.sh once, then holds each entry script of `names`
+/// (those that source lib.sh) as the body of a function called in a subshell, so that one
+/// shellcheck analysis of the library covers all of them. Its first line of each entry's
+/// function stands for the entry's first line (`#!`), so its line K of that function is the
+/// entry's line K. Returns the file and, for each of its lines, the entry and the entry's line
+/// (empty name for the lines this function adds).
+fn entry_scripts(dir: &Path, names: &[&str]) -> (std::path::PathBuf, Vec<(String, usize)>) {
+    const SOURCE: &str = ". \"$RG_DIR/lib.sh\" || exit";
+    let mut text =
+        String::from("#!/usr/bin/env bash\n# shellcheck source=lib.sh\n. ./lib.sh || exit\n");
+    let mut origin: Vec<(String, usize)> = vec![(String::new(), 0); 3];
+    for name in names {
+        let body = std::fs::read_to_string(dir.join(name)).unwrap();
+        let sources = body.lines().filter(|l| *l == SOURCE).count();
+        if !name.ends_with(".sh") || name.starts_with("lib") || sources == 0 {
+            continue;
+        }
+        assert_eq!(sources, 1, "{name}: sources lib.sh {sources} times");
+        let func = format!("rg_entry_{}", name.trim_end_matches(".sh"));
+        text += &format!("{func}() {{\n");
+        origin.push((name.to_string(), 1));
+        for (k, line) in body.lines().enumerate().skip(1) {
+            // The library is followed once, above.
+            text += if line == SOURCE { ":" } else { line };
+            text.push('\n');
+            origin.push((name.to_string(), k + 1));
+        }
+        text += &format!("}}\n({func} \"$@\")\n");
+        origin.push((String::new(), 0));
+        origin.push((String::new(), 0));
+    }
+    let path = dir.join(ENTRIES);
+    std::fs::write(&path, text).unwrap();
+    (path, origin)
+}
+
+/// shellcheck's gcc-style lines for [`ENTRIES`] as the entry scripts' own: `apply.sh:21:14: …`.
+fn entry_findings(findings: &str, origin: &[(String, usize)]) -> String {
+    findings
+        .lines()
+        .map(|line| {
+            let rest = line.strip_prefix(ENTRIES).and_then(|r| r.strip_prefix(':'));
+            let parsed = rest.and_then(|r| {
+                let (number, tail) = r.split_once(':')?;
+                let (name, at) = origin.get(number.parse::<usize>().ok()? - 1)?;
+                Some(if name.is_empty() {
+                    format!("{ENTRIES} (the check's own line {number}):{tail}")
+                } else {
+                    format!("{name}:{at}:{tail}")
+                })
+            });
+            parsed.unwrap_or_else(|| line.to_string()) + "\n"
+        })
+        .collect()
 }
 
 #[test]
