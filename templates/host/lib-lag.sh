@@ -163,11 +163,20 @@ rg_check_lag() {
   done
   RG_LAG_DOWN[i]=${down//,/}
   # Every port of the card must be a slave: a port left out stops mlx5 from bonding the card.
+  # Only its physical ports: a VF's function (physfn) and a switchdev representor (mlx5 en_rep.c
+  # makes it a child of the PF, phys_port_name pfNvfM or pfNsfM; the uplink's is pN) are none.
   if [ -n "$card" ]; then
     for f in "$RG_ROOT/sys/bus/pci/devices/$card".*/net/*; do
       [ -e "$f" ] || continue
       n=${f##*/}
       p=${f%/net/*}
+      [ ! -e "$p/physfn" ] || continue
+      if rg_read_v "/sys/class/net/$n/phys_port_name"; then
+        case $RG_V in
+          '' | p[0-9]*) ;;
+          *) continue ;;
+        esac
+      fi
       [[ " ${RG_NIC_SLAVES[i]} " == *" $n "* ]] ||
         bad+="${bad:+; }$n (PCI ${p##*/}) is a port of the same card but not a slave of $bond: mlx5 activates RoCE LAG only with every port of the card in the bond, and $n stays lossy; add $n to $bond's slaves in the network configuration"
     done

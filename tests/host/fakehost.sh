@@ -77,7 +77,7 @@
 #       stubs/nvconfig.sh), systemd queues a start job for each enabled unit, the devices come
 #       up as in reload (coldplug's `add` events, openibd's hook where OFED is), then the jobs
 #       run: the boot unit runs once, as at a real boot.
-#   fakehost.sh lag ROOT BOND DEV SLAVE,SLAVE[,...]
+#   fakehost.sh lag ROOT BOND DEV SLAVE,SLAVE[,...] [--switchdev]
 #       the host bonds the PFs SLAVE,... (each with its own RDMA device) into BOND and mlx5
 #       activates RoCE LAG: as the kernel lays it out, BOND is a netdev with no device link
 #       (bond_sysfs.c: bonding/slaves "S1 S2", bonding/mode "802.3ad 4"; lower_S links, each
@@ -89,7 +89,10 @@
 #       slaves' addresses move to BOND, as a bonded host's network configuration has them. The
 #       per-port driver files (qos/, ecn/, the DCB state) stay on each slave. Unless the slaves
 #       are every PF of one card, mlx5 makes no LAG (lag.c): the bond is made, DEV is not, and
-#       each port keeps its RDMA device.
+#       each port keeps its RDMA device. The card's VFs are no ports of it; in the eswitch's
+#       legacy mode a PF with VFs stops the LAG (lag.c mlx5_lag_check_prereq), in switchdev mode
+#       (--switchdev) it does not, and each VF has a representor netdev on its PF's function
+#       (en_rep.c: SET_NETDEV_DEV to the PF, phys_port_name pfNvfM), named IF + pfNvfM.
 #   fakehost.sh create ... --netmgr IF:nm|networkd|netplan|ifcfg[:MTU] [--netmgr ...]
 #   fakehost.sh reactivate ROOT IF
 #       a network manager for IF, and what it does when it activates IF again: see
@@ -135,7 +138,7 @@ fakehost_usage() {
     '       fakehost.sh rename ROOT IF NEWNAME' \
     '       fakehost.sh altname ROOT IF ALTNAME' \
     '       fakehost.sh addr ROOT IF [CIDR ...]' \
-    '       fakehost.sh lag ROOT BOND DEV SLAVE,SLAVE[,...]' \
+    '       fakehost.sh lag ROOT BOND DEV SLAVE,SLAVE[,...] [--switchdev]' \
     '       fakehost.sh snapshot ROOT [DIR ...]' \
     '       fakehost.sh run ROOT -- CMD [ARG ...]' \
     '       fakehost.sh vfs ROOT IF N [--uevents]' \
@@ -774,8 +777,9 @@ fakehost_addr() (
 fakehost_lag() (
   set -eu
   shopt -s nullglob
-  local root=${1-} bond=${2-} dev=${3-} list=${4-} s d first='' mac='' idx=1 pci rdma
+  local root=${1-} bond=${2-} dev=${3-} list=${4-} s d first='' mac='' idx=1 pci rdma switchdev=no vf k
   local -a slaves=()
+  [[ ${5-} != --switchdev ]] || switchdev=yes
   if [[ -z $root || ! -d $root/.fake ]]; then
     printf 'fakehost lag: %s is not a fake host root\n' "$root" >&2
     exit 2
@@ -813,10 +817,31 @@ fakehost_lag() (
   pci=${pci##*/}
   local hw=1 n=0
   for d in sys/bus/pci/devices/"${pci%.*}".*/net/*; do
+    [[ ! -e ${d%/net/*}/physfn ]] || continue # a VF
     n=$((n + 1))
     [[ " ${slaves[*]} " == *" ${d##*/} "* ]] || hw=0
+    # In legacy mode a PF with VFs makes no LAG.
+    ! compgen -G "${d%/net/*}/virtfn*" >/dev/null || [[ $switchdev == yes ]] || hw=0
   done
   ((n == ${#slaves[@]})) || hw=0
+  if [[ $switchdev == yes ]]; then
+    # Each VF's representor: a netdev on its PF's function.
+    for s in "${slaves[@]}"; do
+      pci=$(readlink -- "sys/class/net/$s/device")
+      pci=sys/devices/pci0000:00/${pci##*/}
+      k=0
+      for vf in "$pci"/virtfn*; do
+        [[ -e $vf ]] || continue
+        d=${s}pf${pci: -1}vf$k
+        mkdir -p -- "sys/class/net/$d" "$pci/net"
+        printf 'pf%svf%s\n' "${pci: -1}" "$k" >"sys/class/net/$d/phys_port_name"
+        printf '%s\n' up >"sys/class/net/$d/operstate"
+        ln -s -- "../../../../class/net/$d" "$pci/net/$d"
+        ln -s -- "../../../devices/pci0000:00/${pci##*/}" "sys/class/net/$d/device"
+        k=$((k + 1))
+      done
+    done
+  fi
   for s in "${slaves[@]}"; do
     ((hw)) || break
     # The slaves' RDMA devices go (mlx5_lag_remove_devices); the first slave's becomes the LAG

@@ -470,6 +470,7 @@ scenarios!(
     lag_lifecycle,
     lag_slave_down,
     lag_slave_missing,
+    lag_vfs_representors,
     link_flap,
     link_never_returns,
     missing_nic,
