@@ -8,6 +8,8 @@
 # fabric_congestion. It changes no setting. The pairs and TCP ports are plan data (plan.sh,
 # RG_FAB_*), made by `roce-gen generate`.
 
+# The shells of the step's flows while they run (rg_fabric_step, rg_fabric_stop).
+RG_FAB_BG=()
 # How long the test waits for its peers (--window), and the pause between two connects.
 RG_FABRIC_WINDOW=600
 RG_FABRIC_RETRY=1
@@ -123,19 +125,44 @@ rg_fabric_get() {
 }
 
 # rg_fabric_serve I TCP LIMIT OUT: one ib_write_bw server on port I's device for one client, for at
-# most LIMIT seconds; its report in OUT, and in OUT.t when its client's flow started and ended
-# (rg_fabric_stamp). Not through rg_x: a server that no client reached is the peer's absence
-# (fabric_peer names it), not a hung tool. perftest writes stdout through stdio, fully buffered
-# into a pipe until its report: coreutils' stdbuf -oL makes each line arrive as it is printed.
+# most LIMIT seconds; its report in OUT, its errors in OUT.err, and in OUT.t when its client's flow
+# started and ended (rg_fabric_stamp). Not through rg_x: a server that no client reached is the
+# peer's absence (fabric_peer names it), not a hung tool. perftest writes stdout through stdio,
+# fully buffered into a pipe until its report: coreutils' stdbuf -oL makes each line arrive as it
+# is printed. OUT.pid names its timeout while it runs (rg_fabric_stop).
 rg_fabric_serve() {
-  local i=$1 timed=no
+  local i=$1 timed=no rc
   local -a lb=()
   if rg_has stdbuf; then
     lb=(stdbuf -oL)
     timed=yes
   fi
-  timeout -k 5 "$3" ${lb[@]+"${lb[@]}"} ib_write_bw -d "${RG_NIC_IBDEV[i]}" -x "${RG_FAB_GID[i]}" -F \
-    --report_gbits -D "$RG_FABRIC_SECONDS" --tclass "$RG_ROCE_TOS" -p "$2" 2>&1 | rg_fabric_stamp "$4" "$timed"
+  (
+    printf '%s\n' "$BASHPID" >"$4.pid"
+    exec timeout -k 5 "$3" ${lb[@]+"${lb[@]}"} ib_write_bw -d "${RG_NIC_IBDEV[i]}" -x "${RG_FAB_GID[i]}" \
+      -F --report_gbits -D "$RG_FABRIC_SECONDS" --tclass "$RG_ROCE_TOS" -p "$2"
+  ) 2>"$4.err" | rg_fabric_stamp "$4" "$timed" && rc=0 || rc=$?
+  rm -f "$4.pid"
+  [ "$rc" -eq 0 ] || printf '%s\n' "$rc" >"$4.rc"
+}
+
+# rg_fabric_stop: ends the flows of a fabric step still running (TERM to each one's timeout,
+# which passes it to its perftest), for rg_cleanup: a fabric.sh stopped before its flows end
+# leaves no server holding a TCP port that the next run binds (perftest's second bind fails).
+rg_fabric_stop() {
+  local f pid comm
+  # First the step's own shells, so that no client is started anew.
+  for pid in ${RG_FAB_BG[@]+"${RG_FAB_BG[@]}"}; do kill -TERM "$pid" 2>/dev/null || true; done
+  [ -n "$RG_TMP" ] || return 0
+  for f in "$RG_TMP"/fab.*.pid; do
+    [ -f "$f" ] || continue
+    { read -r pid <"$f"; } 2>/dev/null || continue
+    rg_is_uint "$pid" || continue
+    # Only a flow still running: its pid still a timeout's, never a number the system reused.
+    { read -r comm <"/proc/$pid/comm"; } 2>/dev/null || continue
+    [ "$comm" != timeout ] || kill -TERM "$pid" 2>/dev/null || true
+  done
+  return 0
 }
 
 # rg_fabric_stamp OUT TIMED: copies a server's report (stdin) to OUT and writes to OUT.t the epoch
@@ -191,18 +218,62 @@ rg_fabric_overlap() {
 }
 
 # rg_fabric_send I IP TCP DEADLINE OUT: connects to IP's server on TCP until it succeeds or the
-# epoch second DEADLINE passes (a perftest client connects once; its server may not be up yet).
+# epoch second DEADLINE passes; the report in OUT, the errors in OUT.err, a failure's exit status
+# in OUT.rc. Only a refused connection is tried again (the server may not listen yet): a client
+# that failed after it connected took its server's one client, so its own words end the flow at
+# once. Its time limit is its own, not tool_timeout: connected, it runs fabric_seconds, plus
+# perftest's second after the connect and its setup. OUT.pid names its timeout while it runs.
 rg_fabric_send() {
-  local i=$1 now
+  local i=$1 now rc
   while :; do
-    if rg_x ib_write_bw -d "${RG_NIC_IBDEV[i]}" -x "${RG_FAB_GID[i]}" -F --report_gbits \
-      -D "$RG_FABRIC_SECONDS" --tclass "$RG_ROCE_TOS" -p "$3" "$2" >"$5" 2>&1; then
-      return 0
-    fi
+    (
+      printf '%s\n' "$BASHPID" >"$5.pid"
+      exec timeout -k 5 $((RG_FABRIC_SECONDS + 30)) ib_write_bw -d "${RG_NIC_IBDEV[i]}" \
+        -x "${RG_FAB_GID[i]}" -F --report_gbits -D "$RG_FABRIC_SECONDS" --tclass "$RG_ROCE_TOS" -p "$3" "$2"
+    ) >"$5" 2>"$5.err" && rc=0 || rc=$?
+    rm -f "$5.pid"
+    [ "$rc" -ne 0 ] || return 0
+    printf '%s\n' "$rc" >"$5.rc"
+    rg_fabric_refused "$5.err" || return 1
     now=$(date +%s)
     [ "$now" -lt "$4" ] || return 1
     sleep "$RG_FABRIC_RETRY"
   done
+}
+
+# rg_fabric_refused ERR: whether a client's errors (ERR) say that nothing listened: perftest's
+# ethernet_client_connect prints "Couldn't connect to IP:PORT" (a library's warnings may come first).
+rg_fabric_refused() {
+  local line
+  while IFS= read -r line; do
+    case $line in "Couldn't connect to "*) return 0 ;; esac
+  done <"$1"
+  return 1
+}
+
+# rg_fabric_failure OUT: RG_V = how a flow that ran no traffic ended, when not for want of a peer
+# (OUT is a client's report or a server's, .cli or .srvN, with OUT.err and OUT.rc beside it):
+# "failed after it connected: ib_write_bw said ..." with perftest's own words, or for a client
+# the time limit that stopped it; empty when it never connected (a server's own limit ends the
+# wait for a client that never came).
+rg_fabric_failure() {
+  local line text="" rc=""
+  RG_V=""
+  { read -r rc <"$1.rc"; } 2>/dev/null || true
+  case $rc in
+    '' | 0) return 0 ;;
+    124 | 137)
+      [ "${1##*.}" = cli ] || return 0
+      RG_V="did not end within $((RG_FABRIC_SECONDS + 30))s and was stopped (a connect that hangs, as behind a firewall that drops it, or a flow that never ends)"
+      return 0
+      ;;
+  esac
+  [ -s "$1.err" ] && ! rg_fabric_refused "$1.err" || return 0
+  while IFS= read -r line; do
+    line=${line#"${line%%[! ]*}"}
+    [ -z "$line" ] || text+="${text:+; }$line"
+  done <"$1.err"
+  RG_V="failed after it connected: ib_write_bw said \"${text:0:300}\""
 }
 
 # rg_fabric_port_ok I: whether port I can take part (its device, netdev and GID are there);
@@ -228,7 +299,8 @@ rg_fabric_port_ok() {
 # the counters before and after in RG_TMP/fab.STEP.I.{before,after}.
 rg_fabric_step() {
   local step=$1 i k deadline limit t
-  local -a pids=() ips tcps
+  local -a ips tcps
+  RG_FAB_BG=()
   deadline=$(($(date +%s) + RG_FABRIC_WINDOW))
   # A client may connect just before the window ends and then runs for the duration.
   limit=$((RG_FABRIC_WINDOW + RG_FABRIC_SECONDS + 5))
@@ -241,12 +313,12 @@ rg_fabric_step() {
     if [ "$step" = ring ]; then
       if [ -n "${RG_FAB_FROM_TCP[i]-}" ]; then
         rg_fabric_serve "$i" "${RG_FAB_FROM_TCP[i]}" "$limit" "$RG_TMP/fab.$step.$i.srv0" &
-        pids+=($!)
+        RG_FAB_BG+=($!)
       fi
       if [ -n "${RG_FAB_TO_TCP[i]-}" ]; then
         # shellcheck disable=SC2153 # RG_FAB_* are plan.sh's
         rg_fabric_send "$i" "${RG_FAB_TO_IP[i]}" "${RG_FAB_TO_TCP[i]}" "$deadline" "$RG_TMP/fab.$step.$i.cli" &
-        pids+=($!)
+        RG_FAB_BG+=($!)
       fi
     else
       read -r -a tcps <<<"${RG_FAB_INC_TCP[i]-}"
@@ -255,18 +327,19 @@ rg_fabric_step() {
         receiver)
           for ((k = 0; k < ${#tcps[@]}; k++)); do
             rg_fabric_serve "$i" "${tcps[k]}" "$limit" "$RG_TMP/fab.$step.$i.srv$k" &
-            pids+=($!)
+            RG_FAB_BG+=($!)
           done
           ;;
         sender)
           rg_fabric_send "$i" "${ips[0]}" "${tcps[0]}" "$deadline" "$RG_TMP/fab.$step.$i.cli" &
-          pids+=($!)
+          RG_FAB_BG+=($!)
           ;;
       esac
     fi
   done
   # Each flow's own status is in its report; the step waits for all of them.
-  for t in ${pids[@]+"${pids[@]}"}; do wait "$t" || true; done
+  for t in ${RG_FAB_BG[@]+"${RG_FAB_BG[@]}"}; do wait "$t" || true; done
+  RG_FAB_BG=()
   for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do
     [ -n "${RG_FAB_GID[i]-}" ] || continue
     rg_fabric_counters "${RG_NIC_IBDEV[i]}" "${RG_NIC_NETDEV[i]}" >"$RG_TMP/fab.$step.$i.after"
@@ -300,7 +373,7 @@ rg_fabric_prio_text() {
 rg_fabric_check_ring() {
   local i=$1 dev=${RG_NIC_IBDEV[$1]} ifc=${RG_NIC_NETDEV[$1]} d="$RG_TMP/fab.ring.$1" rate speed need
   local missing="" to="${RG_FAB_TO_HOST[$1]-} (${RG_FAB_TO_IP[$1]-}, TCP ${RG_FAB_TO_TCP[$1]-})"
-  local from="${RG_FAB_FROM_HOST[$1]-} (${RG_FAB_FROM_IP[$1]-})" c v bad="" dir tx_ok=yes rx_ok=yes text="" want
+  local from="${RG_FAB_FROM_HOST[$1]-} (${RG_FAB_FROM_IP[$1]-})" c v bad="" dir tx_ok=yes rx_ok=yes text="" want failed=""
   RG_FAB_RATE[i]=""
   if [ -z "${RG_FAB_TO_HOST[i]-}" ]; then
     for want in fabric_peer fabric_bw fabric_priority fabric_loss; do
@@ -311,14 +384,26 @@ rg_fabric_check_ring() {
   fi
   if ! rate=$(rg_parse_perftest_bw <"$d.cli" 2>/dev/null); then
     rate=""
-    missing="never reached $to within ${RG_FABRIC_WINDOW}s"
+    rg_fabric_failure "$d.cli"
+    if [ -n "$RG_V" ]; then
+      failed="the flow to $to $RG_V"
+    else
+      missing="never reached $to within ${RG_FABRIC_WINDOW}s"
+    fi
   fi
   if ! rg_fabric_served "$d.srv0"; then
-    missing+="${missing:+; }$from never connected within ${RG_FABRIC_WINDOW}s"
+    rg_fabric_failure "$d.srv0"
+    if [ -n "$RG_V" ]; then
+      failed+="${failed:+; }the flow from $from $RG_V"
+    else
+      missing+="${missing:+; }$from never connected within ${RG_FABRIC_WINDOW}s"
+    fi
   fi
-  if [ -n "$missing" ]; then
+  if [ -n "$missing$failed" ]; then
+    [ -z "$missing" ] || missing="$missing (is fabric.sh running there, is the peer's address up and routed over the rail?)"
+    [[ $failed != *"ib_write_bw said"* ]] || failed="$failed (perftest's words name the step: the path of the QP to the peer, its neighbour entry and GID for \"Unable to Connect the HCA's\", loss for \"run_iter_bw\", a version message for different perftest builds)"
     rg_check fabric_peer "$dev" fail error "sends to $to, serves $from" "" \
-      "$dev: $missing (is fabric.sh running there, is the peer's address up and routed over the rail?)"
+      "$dev: $failed${failed:+${missing:+; }}$missing"
   else
     rg_check fabric_peer "$dev" pass error "sends to $to, serves $from" "reached" \
       "$dev sent to ${RG_FAB_TO_HOST[i]} and served ${RG_FAB_FROM_HOST[i]}"
@@ -385,7 +470,7 @@ rg_fabric_prio_cause() {
 # switch paused it on the RoCE priority (its receiver was congested), and warns otherwise.
 rg_fabric_check_incast() {
   local i=$1 dev=${RG_NIC_IBDEV[$1]} d="$RG_TMP/fab.incast.$1.delta" role=${RG_FAB_INC_ROLE[$1]-}
-  local marks cnp_sent cnp_handled bad="" weak="" c v p missing="" k need overlap pause status sev
+  local marks cnp_sent cnp_handled bad="" weak="" c v p missing="" failed="" k need overlap pause status sev
   local -a hosts tcps times=()
   if [ "$RG_FABRIC_INCAST" != yes ]; then
     return 0
@@ -398,15 +483,27 @@ rg_fabric_check_incast() {
   read -r -a tcps <<<"${RG_FAB_INC_TCP[i]-}"
   if [ "$role" = receiver ]; then
     for ((k = 0; k < ${#tcps[@]}; k++)); do
-      rg_fabric_served "$RG_TMP/fab.incast.$i.srv$k" || missing+="${missing:+, }${hosts[k]}"
       times+=("$RG_TMP/fab.incast.$i.srv$k.t")
+      rg_fabric_served "$RG_TMP/fab.incast.$i.srv$k" && continue
+      rg_fabric_failure "$RG_TMP/fab.incast.$i.srv$k"
+      if [ -n "$RG_V" ]; then
+        failed+="${failed:+; }the flow from ${hosts[k]} $RG_V"
+      else
+        missing+="${missing:+, }${hosts[k]}"
+      fi
     done
   elif ! rg_parse_perftest_bw <"$RG_TMP/fab.incast.$i.cli" >/dev/null 2>&1; then
-    missing=${hosts[0]}
+    rg_fabric_failure "$RG_TMP/fab.incast.$i.cli"
+    if [ -n "$RG_V" ]; then
+      failed="the flow to ${hosts[0]} $RG_V"
+    else
+      missing=${hosts[0]}
+    fi
   fi
-  if [ -n "$missing" ]; then
+  if [ -n "$missing$failed" ]; then
+    [ -z "$missing" ] || missing="$missing not reached within ${RG_FABRIC_WINDOW}s"
     rg_check fabric_congestion "$dev" fail error "ECN marks and CNPs" "" \
-      "$dev: the incast step did not run: $missing not reached within ${RG_FABRIC_WINDOW}s"
+      "$dev: the incast step did not run: $failed${failed:+${missing:+; }}$missing"
     return 0
   fi
   marks=$(rg_fabric_get "$d" np_ecn_marked_roce_packets)

@@ -904,8 +904,19 @@ rg_cleanup() {
   if [ -z "$RG_DONE" ] && [ "$rc" -ne 0 ]; then
     trap - ERR
     set +e
-    rg_check script_error "" fail error "" "" \
-      "the script stopped unexpectedly (exit $rc) at ${RG_ERR_AT:-an unknown place}; the checks before it are recorded"
+    case $rc in
+      129 | 130 | 143)
+        local sig=TERM
+        [ "$rc" != 129 ] || sig=HUP
+        [ "$rc" != 130 ] || sig=INT
+        rg_check script_error "" fail error "" "" \
+          "the run was stopped by SIG$sig before it ended; the checks before it are recorded: run it again"
+        ;;
+      *)
+        rg_check script_error "" fail error "" "" \
+          "the script stopped unexpectedly (exit $rc) at ${RG_ERR_AT:-an unknown place}; the checks before it are recorded"
+        ;;
+    esac
     rg_write_result
     rg_console "$(rg_summary)"
     rc=2
@@ -913,6 +924,8 @@ rg_cleanup() {
   if [ -n "$RG_LOCK" ] && [ "$(readlink "$RG_LOCK" 2>/dev/null)" = "pid:$$" ]; then
     rm -f "$RG_LOCK"
   fi
+  # A fabric step's flows still running end with the run (lib-fabric.sh).
+  rg_fabric_stop
   [ -z "$RG_TMP" ] || rm -rf "$RG_TMP"
   exit "$rc"
 }
@@ -970,6 +983,11 @@ rg_start() {
   RG_STARTED=$(rg_now)
   RG_TMP=$(mktemp -d "${TMPDIR:-/tmp}/roce-gen.XXXXXX") || rg_die "cannot create a temporary folder"
   trap rg_cleanup EXIT
+  # Stopped by a signal, the run fails with its result: bash would run the EXIT trap with the
+  # status of the command before, often 0.
+  trap 'exit 129' HUP
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
   set -o errtrace
   trap 'RG_ERR_AT="${BASH_SOURCE[0]##*/} line $LINENO: $BASH_COMMAND"' ERR
   rg_lock

@@ -19,6 +19,13 @@
 #     --ecn-off H  ECN off for the RoCE priority on H after apply (ecn/roce_np/enable/3 = 0)
 #     --slow H:G   the path past H's port carries G Gb/s (.fake/net/IF/wire_gbps)
 #     --absent H   fabric.sh does not run on H
+#     --rtr-fails H  the driver refuses H's client QPs the move to RTR (the stand-in's
+#                  .fake/net/IF/qp_rtr_fails): the client fails after it connected
+#     --tool-timeout S  tool_timeout (ROCE_GEN_TOOL_TIMEOUT) of the fabric.sh runs
+#     --kill H     once H's servers listen on the wire, H's fabric.sh is stopped with SIGTERM (a
+#                  play's timeout, an operator's kill); DIR/hN.left then lists what of H is left
+#                  once its run has ended: its listens on the wire and its perftest processes
+#                  (empty when nothing), after waiting up to 120 s for them to go (an event)
 #     --after H:G  H's incast flow connects only once G's incast flow has ended (the stand-in's
 #                  .fake/wire_hold, an event, whatever the machine's load): two senders that
 #                  follow each other instead of overlapping. H's tool limit is then 600 s, so
@@ -30,7 +37,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 dir=$1 n=$2 bash=$3
 shift 3
 seconds=2 window=600 incast=yes ports=1 clone=no
-pcp=" " ecn_off=" " absent=" " slow=() after=()
+pcp=" " ecn_off=" " absent=" " rtr=" " kill=" " slow=() after=() tool_timeout=${ROCE_GEN_TOOL_TIMEOUT-}
 while (($#)); do
   case $1 in
     --ports) ports=$2 && shift ;;
@@ -41,6 +48,9 @@ while (($#)); do
     --pcp) pcp+="$2 " && shift ;;
     --ecn-off) ecn_off+="$2 " && shift ;;
     --absent) absent+="$2 " && shift ;;
+    --rtr-fails) rtr+="$2 " && shift ;;
+    --tool-timeout) tool_timeout=$2 && shift ;;
+    --kill) kill+="$2 " && shift ;;
     --slow) slow+=("$2") && shift ;;
     --after) after+=("$2") && shift ;;
     *)
@@ -123,10 +133,51 @@ done
 start=$(date +%s)
 for ((h = 0; h < n; h++)); do
   [[ $absent != *" h$h "* ]] || continue
-  limit=${ROCE_GEN_TOOL_TIMEOUT-}
+  [[ $rtr != *" h$h "* ]] || : >"$dir/h$h/root/.fake/net/ens1f0np0/qp_rtr_fails"
+  limit=$tool_timeout
   [[ $held != *" h$h "* ]] || limit=600
   FAKEHOST_WIRE=$dir/wire ROCE_GEN_TOOL_TIMEOUT=$limit bash "$here/fakehost.sh" run "$dir/h$h/root" -- "$bash" "$dir/h$h/h$h/fabric.sh" \
     --window "$window" --results-dir "$dir/res" >"$dir/h$h.out" 2>&1 &
 done
+# left H: what of host H's fabric run is still there: its listens on the wire, its perftests.
+left() {
+  local p arg out=""
+  for p in "$dir/wire/listen/10.10."*".$((10 + ${1#h})):"*; do [[ -e $p ]] && out+="listen ${p##*/}"$'\n'; done
+  for p in /proc/[0-9]*; do
+    while IFS= read -r -d '' arg; do
+      [[ $arg == "$dir/$1/root/bin/ib_write_bw" ]] && out+="process ${p#/proc/}"$'\n'
+    done <"$p/cmdline" 2>/dev/null
+  done
+  printf '%s' "$out"
+}
+# fabric_pid H: the pid of the bash that runs H's fabric.sh (its first argument; the fakehost
+# run around it names the script later), not one of the shells it forked for its flows (whose
+# parent it is).
+fabric_pid() {
+  local p shell script stat
+  local -A found=()
+  for p in /proc/[0-9]*; do
+    { IFS= read -r -d '' shell && IFS= read -r -d '' script; } <"$p/cmdline" 2>/dev/null || continue
+    [[ $shell == "$bash" && $script == "$dir/$1/$1/fabric.sh" ]] || continue
+    read -r stat <"$p/stat" 2>/dev/null || continue
+    stat=${stat##*) } # "STATE PPID ...", past the command's name
+    read -r _ stat _ <<<"$stat"
+    found[${p#/proc/}]=$stat
+  done
+  for p in "${!found[@]}"; do
+    [[ -n ${found[${found[$p]}]-} ]] || printf '%s\n' "$p"
+  done
+}
+for h in $kill; do
+  n=0
+  until compgen -G "$dir/wire/listen/10.10.*.$((10 + ${h#h})):*" >/dev/null || ((++n > 3000)); do sleep 0.1; done
+  p=$(fabric_pid "$h")
+  [[ -n $p ]] && kill -TERM "$p" || echo "fabric-cluster: no fabric.sh of $h to stop" >&2
+done
 wait
 echo $(($(date +%s) - start)) >"$dir/elapsed"
+for h in $kill; do
+  n=0
+  while [[ -n $(left "$h") ]] && ((++n <= 1200)); do sleep 0.1; done
+  left "$h" >"$dir/$h.left"
+done

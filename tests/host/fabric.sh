@@ -35,6 +35,42 @@ rg_parse_perftest_bw <"$FX/write-bw-no-server.txt" >/dev/null
 eq "no server: no rate (stderr)" 1 "$?"
 rg_parse_perftest_bw <"$FX/write-bw-no-server-stdout.txt" >/dev/null
 eq "no server: no rate (stdout)" 1 "$?"
+# Only a refused connection is tried again; a failure after connecting keeps perftest's words.
+rg_fabric_refused "$FX/write-bw-no-server.txt"
+eq "nothing listened: refused" 0 "$?"
+rg_fabric_refused "$FX/write-bw-rtr-fails.txt"
+eq "a QP that could not reach RTR: not refused" 1 "$?"
+printf 'libibverbs: Warning: couldn'"'"'t load driver '"'"'libfoo-rdmav34.so'"'"'\n' >"$TMP/warned.err"
+cat "$FX/write-bw-no-server.txt" >>"$TMP/warned.err"
+rg_fabric_refused "$TMP/warned.err"
+eq "refused after a library's warning" 0 "$?"
+RG_FABRIC_SECONDS=10
+: >"$TMP/f.cli"
+cp "$FX/write-bw-rtr-fails.txt" "$TMP/f.cli.err"
+echo 1 >"$TMP/f.cli.rc"
+rg_fabric_failure "$TMP/f.cli"
+eq "a client that failed after connecting: perftest's words" \
+  "failed after it connected: ib_write_bw said \"Failed to modify QP 18518 to RTR; Unable to Connect the HCA's through the link\"" "$RG_V"
+: >"$TMP/f.srv0"
+cp "$FX/write-bw-client-gone-server.txt" "$TMP/f.srv0.err"
+echo 1 >"$TMP/f.srv0.rc"
+rg_fabric_failure "$TMP/f.srv0"
+eq "its server's" "failed after it connected: ib_write_bw said \"Failed to exchange data between server and clients\"" "$RG_V"
+cp "$FX/write-bw-no-server.txt" "$TMP/f.cli.err"
+rg_fabric_failure "$TMP/f.cli"
+eq "never connected: no failure of a flow" "" "$RG_V"
+echo Terminated >"$TMP/f.cli.err"
+echo 124 >"$TMP/f.cli.rc"
+rg_fabric_failure "$TMP/f.cli"
+eq "a client stopped by its own limit" \
+  "did not end within 40s and was stopped (a connect that hangs, as behind a firewall that drops it, or a flow that never ends)" "$RG_V"
+cp "$TMP/f.cli.err" "$TMP/f.srv0.err"
+echo 124 >"$TMP/f.srv0.rc"
+rg_fabric_failure "$TMP/f.srv0"
+eq "a server that its limit stopped: no client came" "" "$RG_V"
+rm -f "$TMP/f.cli.rc"
+rg_fabric_failure "$TMP/f.cli"
+eq "no failure status, no failure" "" "$RG_V"
 # Real captures (a 16-QP rdma_cm run with GPU memory: other lines around the same table).
 eq "a captured client's rate" 181.46 "$(rg_parse_perftest_bw <"$FX/capture-write-bw-rdmacm-cuda-client.txt")"
 eq "a captured server's rate" 181.46 "$(rg_parse_perftest_bw <"$FX/capture-write-bw-rdmacm-cuda-server.txt")"
@@ -179,6 +215,21 @@ if command -v flock >/dev/null 2>&1; then
   eq "the stand-in's client prints the fixture's layout" "$(mask "$FX/write-bw-client.txt")" "$(mask "$TMP/cli")"
   eq "the stand-in's server prints the fixture's layout" "$(mask "$FX/write-bw-server.txt")" "$(mask "$TMP/srv")"
   eq "the stand-in's rate reads back" 388.00 "$(rg_parse_perftest_bw <"$TMP/cli")"
+  # A client whose QP cannot reach RTR: it connected, so its server fails too, at once.
+  : >"$TMP/b/.fake/net/ens1f0np0/qp_rtr_fails"
+  ROCE_GEN_ROOT=$TMP/a "$TMP/a/lib/fakehost/ib_write_bw" -d mlx5_0 -x "$gid" -F --report_gbits -D 1 \
+    --tclass 106 -p 18517 >"$TMP/srv" 2>"$TMP/srv.err" &
+  srv=$!
+  listening 18517
+  ROCE_GEN_ROOT=$TMP/b "$TMP/b/lib/fakehost/ib_write_bw" -d mlx5_0 -x "$gid" -F --report_gbits -D 1 \
+    --tclass 106 -p 18517 10.10.0.10 >"$TMP/cli" 2>"$TMP/cli.err"
+  eq "a QP that cannot reach RTR: the client fails" 1 "$?"
+  wait "$srv"
+  eq "and its server fails once the client is gone" 1 "$?"
+  eq "the client's words on stderr" "$(cat "$FX/write-bw-rtr-fails.txt")" "$(cat "$TMP/cli.err")"
+  eq "the server's" "$(cat "$FX/write-bw-client-gone-server.txt")" "$(cat "$TMP/srv.err")"
+  eq "no rate on either end" "1 1" "$(rg_parse_perftest_bw <"$TMP/cli" >/dev/null; printf '%s ' "$?"; rg_parse_perftest_bw <"$TMP/srv" >/dev/null; printf '%s' "$?")"
+  rm -f "$TMP/b/.fake/net/ens1f0np0/qp_rtr_fails"
   unset FAKEHOST_WIRE
   ROCE_GEN_ROOT=$TMP/b "$TMP/b/lib/fakehost/ib_write_bw" -d mlx5_0 -x "$gid" -F --report_gbits -D 1 \
     --tclass 106 -p 18515 10.10.0.11 >"$TMP/out" 2>"$TMP/err"

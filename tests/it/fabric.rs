@@ -237,6 +237,86 @@ fn an_absent_peer_is_named_within_the_window_and_the_host_still_writes_its_resul
     });
 }
 
+/// A client that fails after it connected (the driver refuses its QP the move to RTR) is not
+/// tried again as if its server were not up: its flow ends at once with perftest's own words, its
+/// server names the flow from it as failed, not absent, and nobody waits out the window.
+#[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
+fn a_client_that_fails_after_connecting_says_perftests_words_before_the_window_ends() {
+    for_each_bash(|bash| {
+        let (results, elapsed) = cluster(bash, 2, &["--rtr-fails", "h1", "--no-incast"]);
+        // The window is 600 s: only a retried client waits that long.
+        assert!(elapsed < 300, "took {elapsed}s");
+        let h1 = results[1].as_ref().unwrap();
+        let (status, msg) = check(h1, "fabric_peer");
+        assert_eq!(status, "fail", "{msg}");
+        assert!(
+            msg.contains(
+                "the flow to h0 (10.10.0.10, TCP 18515) failed after it connected: ib_write_bw said \"Failed to modify QP 18516 to RTR; Unable to Connect the HCA's through the link\""
+            ),
+            "{msg}"
+        );
+        assert!(!msg.contains("never"), "{msg}");
+        let h0 = results[0].as_ref().unwrap();
+        let (status, msg) = check(h0, "fabric_peer");
+        assert_eq!(status, "fail", "{msg}");
+        assert!(
+            msg.contains(
+                "the flow from h1 (10.10.0.11) failed after it connected: ib_write_bw said \"Failed to exchange data between server and clients\""
+            ),
+            "{msg}"
+        );
+        assert!(!msg.contains("never"), "{msg}");
+        // h0's own flow to h1 ran.
+        assert_status(h0, 0, "fabric_bw", "pass");
+    });
+}
+
+/// A flow longer than tool_timeout runs to its end: the client has its own limit (fabric_seconds
+/// and a margin), as `fabric_seconds = 70` needs beside the 60 s default. The test shrinks the
+/// product's limit, not the machine: a 6 s flow takes at least 7 s, past a 5 s tool_timeout.
+#[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
+fn a_fabric_test_longer_than_the_tool_timeout_passes() {
+    for_each_bash(|bash| {
+        let (results, _) = cluster(
+            bash,
+            2,
+            &["--seconds", "6", "--tool-timeout", "5", "--no-incast"],
+        );
+        for (h, r) in results.iter().enumerate() {
+            let r = r.as_ref().unwrap();
+            for id in ["fabric_peer", "fabric_bw", "fabric_priority", "fabric_loss"] {
+                assert_status(r, h, id, "pass");
+            }
+            let timeouts: Vec<&Value> = r["checks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|c| c["id"] == "tool_timeout")
+                .collect();
+            assert!(timeouts.is_empty(), "h{h}: {timeouts:?}");
+        }
+    });
+}
+
+/// A fabric.sh stopped while its flows run (a play's timeout, an operator's kill) ends them: no
+/// server is left holding the TCP port that the next run binds, and the result says it stopped.
+#[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
+fn a_stopped_fabric_run_leaves_no_server_listening() {
+    for_each_bash(|bash| {
+        let (results, _, dir) =
+            cluster_in(bash, 2, &["--absent", "h1", "--kill", "h0", "--no-incast"]);
+        let left = std::fs::read_to_string(dir.path().join("c/h0.left")).unwrap();
+        assert_eq!(left, "", "left behind by the stopped run");
+        let h0 = results[0].as_ref().unwrap();
+        assert_eq!(h0["status"], "fail");
+        let (status, msg) = check(h0, "script_error");
+        assert_eq!(status, "fail", "{msg}");
+    });
+}
+
 #[test]
 #[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn ecn_off_on_a_receiver_fails_fabric_congestion() {
