@@ -21,6 +21,10 @@
 #     --absent H   fabric.sh does not run on H
 #     --rtr-fails H  the driver refuses H's client QPs the move to RTR (the stand-in's
 #                  .fake/net/IF/qp_rtr_fails): the client fails after it connected
+#     --no-loss-counters H  H's port has none of the loss counters: no out_of_sequence and
+#                  packet_seq_err hw_counters (a device without the out_of_seq_cnt and
+#                  retransmission_q_counters capabilities, mlx5_ib counters.c) and no
+#                  rx/tx_discards_phy in ethtool -S
 #     --tool-timeout S  tool_timeout (ROCE_GEN_TOOL_TIMEOUT) of the fabric.sh runs
 #     --kill H     once H's servers listen on the wire, H's fabric.sh is stopped with SIGTERM (a
 #                  play's timeout, an operator's kill); DIR/hN.left then lists what of H is left
@@ -37,7 +41,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 dir=$1 n=$2 bash=$3
 shift 3
 seconds=2 window=600 incast=yes ports=1 clone=no
-pcp=" " ecn_off=" " absent=" " rtr=" " kill=" " slow=() after=() tool_timeout=${ROCE_GEN_TOOL_TIMEOUT-}
+pcp=" " ecn_off=" " absent=" " rtr=" " kill=" " noloss=" " slow=() after=() tool_timeout=${ROCE_GEN_TOOL_TIMEOUT-}
 while (($#)); do
   case $1 in
     --ports) ports=$2 && shift ;;
@@ -49,6 +53,7 @@ while (($#)); do
     --ecn-off) ecn_off+="$2 " && shift ;;
     --absent) absent+="$2 " && shift ;;
     --rtr-fails) rtr+="$2 " && shift ;;
+    --no-loss-counters) noloss+="$2 " && shift ;;
     --tool-timeout) tool_timeout=$2 && shift ;;
     --kill) kill+="$2 " && shift ;;
     --slow) slow+=("$2") && shift ;;
@@ -134,6 +139,10 @@ start=$(date +%s)
 for ((h = 0; h < n; h++)); do
   [[ $absent != *" h$h "* ]] || continue
   [[ $rtr != *" h$h "* ]] || : >"$dir/h$h/root/.fake/net/ens1f0np0/qp_rtr_fails"
+  if [[ $noloss == *" h$h "* ]]; then
+    rm -f "$dir/h$h/root/sys/class/infiniband/mlx5_0/ports/1/hw_counters/"{out_of_sequence,packet_seq_err}
+    sed -i '/^[rt]x_discards_phy /d' "$dir/h$h/root/.fake/net/ens1f0np0/stats"
+  fi
   limit=$tool_timeout
   [[ $held != *" h$h "* ]] || limit=600
   FAKEHOST_WIRE=$dir/wire ROCE_GEN_TOOL_TIMEOUT=$limit bash "$here/fakehost.sh" run "$dir/h$h/root" -- "$bash" "$dir/h$h/h$h/fabric.sh" \

@@ -83,11 +83,35 @@ rg_fabric_served "$FX/capture-write-bw-rdmacm-cuda-server.txt"
 eq "so is the captured one" 0 "$?"
 
 printf 'rx_prio3_bytes 1000\ntx_prio0_bytes 5\n' >"$TMP/before"
-printf 'np_cnp_sent 7\nrx_prio3_bytes 97000001000\ntx_prio0_bytes 5\n' >"$TMP/after"
+printf 'np_cnp_sent 7\nrx_prio3_bytes 97000001000\ntx_prio0_bytes 5\nrx_prio3_pause 4\n' >"$TMP/after"
 rg_fabric_delta "$TMP/before" "$TMP/after" >"$TMP/delta"
 eq "a delta past 2^31" 97000000000 "$(rg_fabric_get "$TMP/delta" rx_prio3_bytes)"
-eq "a counter absent before" 7 "$(rg_fabric_get "$TMP/delta" np_cnp_sent)"
-eq "a counter absent after" 0 "$(rg_fabric_get "$TMP/delta" out_of_sequence)"
+rg_fabric_val "$TMP/delta" np_cnp_sent
+eq "a counter absent before has no delta (absent is not 0)" "1 " "$? $RG_V"
+rg_fabric_val "$TMP/delta" rx_prio3_bytes
+eq "a counter read both times has one" "0 97000000000" "$? $RG_V"
+rg_fabric_val "$TMP/delta" rx_prio3_pause
+eq "a per-priority counter that appeared (PFC turned on) counts from 0" "0 4" "$? $RG_V"
+eq "the pause reading: absent is none" 0 "$(rg_fabric_get "$TMP/delta" out_of_sequence)"
+printf 'out_of_sequence 500\n' >"$TMP/before"
+printf 'out_of_sequence 3\n' >"$TMP/after"
+rg_fabric_delta "$TMP/before" "$TMP/after" >"$TMP/delta"
+rg_fabric_val "$TMP/delta" out_of_sequence
+eq "a counter that went back was reset, not read" "1 reset" "$? $RG_V"
+# The loss counters: moved, absent (a capability the device lacks), reset.
+printf 'out_of_sequence 0\npacket_seq_err 2\nrx_discards_phy 0\ntx_discards_phy 0\n' >"$TMP/d3"
+rg_fabric_loss "$TMP/d3"
+eq "loss: the counter that moved" "packet_seq_err +2|4|" "$RG_FAB_BAD|$RG_FAB_READ|$RG_FAB_NOTE"
+printf 'rx_discards_phy 0\ntx_discards_phy 0\n' >"$TMP/d3"
+rg_fabric_loss "$TMP/d3"
+eq "loss: the counters this device lacks are named with the capability" \
+  "|2|not exposed here: out_of_sequence (mlx5 lists it only with the device's out_of_seq_cnt capability), packet_seq_err (mlx5 lists it only with its retransmission_q_counters capability)" \
+  "$RG_FAB_BAD|$RG_FAB_READ|$RG_FAB_NOTE"
+printf 'out_of_sequence reset\n' >"$TMP/d3"
+rg_fabric_loss "$TMP/d3"
+eq "loss: none read, one reset" \
+  "|0|not exposed here: packet_seq_err (mlx5 lists it only with its retransmission_q_counters capability), rx_discards_phy (mlx5 lists it only with the firmware's port counters (PPCNT)), tx_discards_phy (mlx5 lists it only with the firmware's port counters (PPCNT)); out_of_sequence went back during the step (the driver was reloaded?), so not read" \
+  "$RG_FAB_BAD|$RG_FAB_READ|$RG_FAB_NOTE"
 printf 'tx_prio0_bytes 900\ntx_prio3_bytes 100\n' >"$TMP/d2"
 rg_fabric_prio_text "$TMP/d2" tx
 eq "the shares, largest first" "prio0 90% prio3 10%" "$RG_V"

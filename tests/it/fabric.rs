@@ -272,6 +272,31 @@ fn a_client_that_fails_after_connecting_says_perftests_words_before_the_window_e
     });
 }
 
+/// A port whose device exposes none of the loss counters (mlx5 lists each only with a capability)
+/// skips fabric_loss naming them: an absent counter is not a 0, never a "no loss" pass.
+#[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
+fn a_port_without_loss_counters_skips_fabric_loss_naming_them() {
+    for_each_bash(|bash| {
+        let (results, _) = cluster(bash, 2, &["--no-loss-counters", "h0", "--no-incast"]);
+        let h0 = results[0].as_ref().unwrap();
+        let (status, msg) = check(h0, "fabric_loss");
+        assert_eq!(status, "skip", "{msg}");
+        for name in [
+            "out_of_sequence",
+            "packet_seq_err",
+            "rx_discards_phy",
+            "tx_discards_phy",
+        ] {
+            assert!(msg.contains(name), "{msg}");
+        }
+        assert!(msg.contains("out_of_seq_cnt capability"), "{msg}");
+        // The other checks still hold, and the peer reads its own counters.
+        assert_status(h0, 0, "fabric_bw", "pass");
+        assert_status(results[1].as_ref().unwrap(), 1, "fabric_loss", "pass");
+    });
+}
+
 /// A flow longer than tool_timeout runs to its end: the client has its own limit (fabric_seconds
 /// and a margin), as `fabric_seconds = 70` needs beside the 60 s default. The test shrinks the
 /// product's limit, not the machine: a 6 s flow takes at least 7 s, past a 5 s tool_timeout.
