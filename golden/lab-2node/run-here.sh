@@ -232,7 +232,7 @@ export PATH
   RG_CLUSTER=lab
   RG_HOSTS=(node-a node-b)
   RG_BUNDLES=(node-a.tar.gz node-b.tar.gz)
-  RG_SHA256=(6f0fbad47a61fc570ed96da7d7ce369f391c2a5c2a7e1b17c8f7cace42732e28 c14ff218d293480566feb6557b9ed062398da3512dddca2c80d556da1767183e)
+  RG_SHA256=(eed1f55b1aa6b86847b612aa687ae07efaefcc921366e230c1420de1fee1354f 4c567acc81abd16c7fee08274967ed6eb3a47ef9884cdeab2abc3214cbb30b98)
   RG_MGMT=(192.168.1.10 192.168.1.11)
   RG_MACS=(b8:3f:d2:0a:00:00 b8:3f:d2:0b:00:00)
 }

@@ -199,13 +199,31 @@ rg_fabric_serve() {
     lb=(stdbuf -oL)
     timed=yes
   fi
-  (
-    printf '%s\n' "$BASHPID" >"$4.pid"
-    exec timeout -k 5 "$3" ${lb[@]+"${lb[@]}"} ib_write_bw -d "${RG_NIC_IBDEV[i]}" -x "${RG_FAB_GID[i]}" \
-      -F --report_gbits -D "$RG_FABRIC_SECONDS" --tclass "$RG_ROCE_TOS" -p "$2"
-  ) 2>"$4.err" | rg_fabric_stamp "$4" "$timed" && rc=0 || rc=$?
+  (rg_fabric_perftest "$4.pid" "$3" "$i" "$2" ${lb[@]+"${lb[@]}"}) 2>"$4.err" |
+    rg_fabric_stamp "$4" "$timed" && rc=0 || rc=$?
   rm -f "$4.pid"
   [ "$rc" -eq 0 ] || printf '%s\n' "$rc" >"$4.rc"
+}
+
+# rg_fabric_perftest PIDFILE LIMIT I TCP [WRAPPER ...] [-- SERVER]: in the subshell of one flow,
+# names it in PIDFILE (rg_fabric_stop) and becomes ib_write_bw on port I's device and GID, TCP port TCP,
+# bounded by LIMIT seconds (timeout keeps the pid); WRAPPER (stdbuf -oL) runs it, SERVER makes it
+# the client.
+rg_fabric_perftest() {
+  local pidfile=$1 limit=$2 i=$3 tcp=$4 server=""
+  local -a wrap=()
+  shift 4
+  while [ $# -gt 0 ]; do
+    if [ "$1" = -- ]; then
+      server=${2-}
+      break
+    fi
+    wrap+=("$1")
+    shift
+  done
+  printf '%s\n' "$BASHPID" >"$pidfile"
+  exec timeout -k 5 "$limit" ${wrap[@]+"${wrap[@]}"} ib_write_bw -d "${RG_NIC_IBDEV[i]}" -x "${RG_FAB_GID[i]}" \
+    -F --report_gbits -D "$RG_FABRIC_SECONDS" --tclass "$RG_ROCE_TOS" -p "$tcp" ${server:+"$server"}
 }
 
 # rg_fabric_stop: ends the flows of a fabric step still running (TERM to each one's timeout,
@@ -288,11 +306,7 @@ rg_fabric_overlap() {
 rg_fabric_send() {
   local i=$1 now rc
   while :; do
-    (
-      printf '%s\n' "$BASHPID" >"$5.pid"
-      exec timeout -k 5 $((RG_FABRIC_SECONDS + 30)) ib_write_bw -d "${RG_NIC_IBDEV[i]}" \
-        -x "${RG_FAB_GID[i]}" -F --report_gbits -D "$RG_FABRIC_SECONDS" --tclass "$RG_ROCE_TOS" -p "$3" "$2"
-    ) >"$5" 2>"$5.err" && rc=0 || rc=$?
+    (rg_fabric_perftest "$5.pid" $((RG_FABRIC_SECONDS + 30)) "$i" "$3" -- "$2") >"$5" 2>"$5.err" && rc=0 || rc=$?
     rm -f "$5.pid"
     [ "$rc" -ne 0 ] || return 0
     printf '%s\n' "$rc" >"$5.rc"
