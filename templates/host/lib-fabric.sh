@@ -95,23 +95,30 @@ rg_parse_perftest_bw() {
   '
 }
 
-# rg_fabric_counters DEV IF: prints "name value" for the counters of the port, sorted.
+# rg_fabric_counters I: prints "name value" for the counters of port I, sorted: the RDMA
+# device's hw_counters and `ethtool -S` of each physical port, summed. A bond has no statistics
+# (bonding's ethtool ops have none: "no stats available"), so a LAG's per-priority bytes, pause
+# frames and discards are its slaves' together; its hw_counters are the LAG device's, where mlx5
+# already sums both ports' congestion counters (mlx5_ib counters.c, mlx5_lag_query_cong_counters).
 rg_fabric_counters() {
-  local c v
-  {
-    for c in $RG_FABRIC_HW; do
-      v=$(rg_read "/sys/class/infiniband/$1/ports/1/hw_counters/$c") || continue
-      rg_is_uint "$v" && printf '%s %s\n' "$c" "$v"
-    done
+  local c v p
+  local -A t=()
+  rg_nic_ports "$1"
+  for c in $RG_FABRIC_HW; do
+    v=$(rg_read "/sys/class/infiniband/${RG_NIC_IBDEV[$1]}/ports/1/hw_counters/$c") || continue
+    ! rg_is_uint "$v" || t[$c]=$v
+  done
+  for p in $REPLY; do
     while read -r c v; do
       c=${c%:}
       case $c in
         rx_prio[0-7]_bytes | tx_prio[0-7]_bytes | rx_prio[0-7]_pause | tx_prio[0-7]_pause | rx_discards_phy | tx_discards_phy) ;;
         *) continue ;;
       esac
-      rg_is_uint "$v" && printf '%s %s\n' "$c" "$v"
-    done < <(rg_x ethtool -S "$2" 2>/dev/null || true)
-  } | sort
+      ! rg_is_uint "$v" || t[$c]=$((${t[$c]:-0} + 10#$v))
+    done < <(rg_x ethtool -S "$p" 2>/dev/null || true)
+  done
+  for c in ${t[@]+"${!t[@]}"}; do printf '%s %s\n' "$c" "${t[$c]}"; done | sort
 }
 
 # rg_fabric_delta BEFORE AFTER: "name delta" for every counter read both before and after; "name
@@ -382,7 +389,7 @@ rg_fabric_step() {
   limit=$((RG_FABRIC_WINDOW + RG_FABRIC_SECONDS + 5))
   for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do
     [ -n "${RG_FAB_GID[i]-}" ] || continue
-    rg_fabric_counters "${RG_NIC_IBDEV[i]}" "${RG_NIC_NETDEV[i]}" >"$RG_TMP/fab.$step.$i.before"
+    rg_fabric_counters "$i" >"$RG_TMP/fab.$step.$i.before"
   done
   for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do
     [ -n "${RG_FAB_GID[i]-}" ] || continue
@@ -418,7 +425,7 @@ rg_fabric_step() {
   RG_FAB_BG=()
   for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do
     [ -n "${RG_FAB_GID[i]-}" ] || continue
-    rg_fabric_counters "${RG_NIC_IBDEV[i]}" "${RG_NIC_NETDEV[i]}" >"$RG_TMP/fab.$step.$i.after"
+    rg_fabric_counters "$i" >"$RG_TMP/fab.$step.$i.after"
     rg_fabric_delta "$RG_TMP/fab.$step.$i.before" "$RG_TMP/fab.$step.$i.after" >"$RG_TMP/fab.$step.$i.delta"
   done
   return 0
@@ -447,7 +454,7 @@ rg_fabric_prio_text() {
 
 # rg_fabric_check_ring I: fabric_peer, fabric_bw, fabric_priority and fabric_loss of port I.
 rg_fabric_check_ring() {
-  local i=$1 dev=${RG_NIC_IBDEV[$1]} ifc=${RG_NIC_NETDEV[$1]} d="$RG_TMP/fab.ring.$1" rate speed need
+  local i=$1 dev=${RG_NIC_IBDEV[$1]} ifc=${RG_NIC_NETDEV[$1]} d="$RG_TMP/fab.ring.$1" rate speed need link
   local missing="" to="${RG_FAB_TO_HOST[$1]-} (${RG_FAB_TO_IP[$1]-}, TCP ${RG_FAB_TO_TCP[$1]-})"
   local from="${RG_FAB_FROM_HOST[$1]-} (${RG_FAB_FROM_IP[$1]-})" c v bad="" dir tx_ok=yes rx_ok=yes text="" want failed=""
   RG_FAB_RATE[i]=""
@@ -484,9 +491,18 @@ rg_fabric_check_ring() {
     rg_check fabric_peer "$dev" pass error "sends to $to, serves $from" "reached" \
       "$dev sent to ${RG_FAB_TO_HOST[i]} and served ${RG_FAB_FROM_HOST[i]}"
   fi
-  speed=$(rg_read "/sys/class/net/$ifc/speed") || speed=""
+  # A flow is one QP, which leaves by one physical port (mlx5 gives a QP one port of a LAG, or
+  # the port-selection hash does by its one 5-tuple): a bond's speed is its slaves' sum (bonding
+  # bond_ethtool_get_link_ksettings), so a LAG's rate is judged against one slave's.
+  rg_nic_ports "$i"
+  for c in $REPLY; do
+    speed=$(rg_read "/sys/class/net/$c/speed") || speed=""
+    rg_is_uint "$speed" && [ "$speed" -gt 0 ] && break
+  done
   rg_is_uint "$speed" || speed=0
   RG_FAB_SPEED[i]=$speed
+  link="the $((speed / 1000)) Gb/s link"
+  [ "$REPLY" = "$ifc" ] || link="one $((speed / 1000)) Gb/s port of $ifc (a flow is one QP, which leaves by one port)"
   if [ -z "$rate" ]; then
     rg_check fabric_bw "$dev" skip error "" "" "skipped: no traffic reached ${RG_FAB_TO_HOST[i]}"
   else
@@ -494,10 +510,10 @@ rg_fabric_check_ring() {
     need=$(awk -v s="$speed" -v p="$RG_FABRIC_MIN_PCT" 'BEGIN { printf "%.2f", s / 1000 * p / 100 }')
     if awk -v r="$rate" -v n="$need" 'BEGIN { exit !(r + 0 >= n + 0 && n + 0 > 0) }'; then
       rg_check fabric_bw "$dev" pass error ">= $need Gb/s" "$rate Gb/s" \
-        "$dev to ${RG_FAB_TO_HOST[i]}: $rate Gb/s, at least ${RG_FABRIC_MIN_PCT}% of the $((speed / 1000)) Gb/s link ($need Gb/s)"
+        "$dev to ${RG_FAB_TO_HOST[i]}: $rate Gb/s, at least ${RG_FABRIC_MIN_PCT}% of $link ($need Gb/s)"
     else
       rg_check fabric_bw "$dev" fail error ">= $need Gb/s" "$rate Gb/s" \
-        "$dev to ${RG_FAB_TO_HOST[i]}: $rate Gb/s measured, below the $need Gb/s expected (${RG_FABRIC_MIN_PCT}% of the $((speed / 1000)) Gb/s link): a slow or lossy path between them (cable, optic, switch port, its buffers or ECMP)"
+        "$dev to ${RG_FAB_TO_HOST[i]}: $rate Gb/s measured, below the $need Gb/s expected (${RG_FABRIC_MIN_PCT}% of $link): a slow or lossy path between them (cable, optic, switch port, its buffers or ECMP)"
     fi
   fi
   for dir in tx rx; do

@@ -37,6 +37,13 @@ rg_lag_resolve() {
 # rg_is_lag I: true when NIC I's netdev is a bond.
 rg_is_lag() { [ -n "${RG_NIC_BOND[$1]-}" ]; }
 
+# rg_nic_ports I: REPLY = the physical ports of NIC I, space-separated: a LAG's slaves (the bond
+# has no statistics or port of its own), else its netdev.
+rg_nic_ports() {
+  REPLY=${RG_NIC_NETDEV[$1]}
+  if rg_is_lag "$1" && [ -n "${RG_NIC_SLAVES[$1]}" ]; then REPLY=${RG_NIC_SLAVES[$1]}; fi
+}
+
 # rg_lag_port_id ID: true for the settings each physical port has for itself.
 rg_lag_port_id() {
   case $1 in

@@ -15,6 +15,9 @@
 #                  tree holds no path outside itself) given its own name and addresses. The apply is
 #                  the same on every host; this only saves the setup's time (benches/fabric.sh).
 #                  A --pcp host is still made and left as it is.
+#     --lag        every host's port is a RoCE LAG: bond0 over both ports of one card (ens1f0np0,
+#                  ens1f1np1), mlx5_bond_0, the address on the bond; the plan names bond0 and
+#                  mlx5_bond_0 (with --ports 1 only)
 #     --pcp H      host H is never applied: its port stays as a new one is, in PCP trust
 #     --ecn-off H  ECN off for the RoCE priority on H after apply (ecn/roce_np/enable/3 = 0)
 #     --slow H:G   the path past H's port carries G Gb/s (.fake/net/IF/wire_gbps)
@@ -40,12 +43,13 @@ set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 dir=$1 n=$2 bash=$3
 shift 3
-seconds=2 window=600 incast=yes ports=1 clone=no
+seconds=2 window=600 incast=yes ports=1 clone=no lag=no
 pcp=" " ecn_off=" " absent=" " rtr=" " kill=" " noloss=" " slow=() after=() tool_timeout=${ROCE_GEN_TOOL_TIMEOUT-}
 while (($#)); do
   case $1 in
     --ports) ports=$2 && shift ;;
     --clone) clone=yes ;;
+    --lag) lag=yes ;;
     --seconds) seconds=$2 && shift ;;
     --window) window=$2 && shift ;;
     --no-incast) incast=no ;;
@@ -76,7 +80,11 @@ rm -rf "$dir" && mkdir -p "$dir/res" "$dir/wire" || exit 2
     printf '{"hostname":"h%d","mgmt_ip":"192.168.1.%d","nics":[' "$h" $((10 + h))
     for ((p = 0; p < ports; p++)); do
       ((p)) && printf ','
-      printf '{"ib_dev":"mlx5_%d","netdev":"ens%df0np0","ip":"10.10.%d.%d/24","rail":%d,' "$p" $((p + 1)) "$p" $((10 + h)) "$p"
+      if [[ $lag == yes ]]; then
+        printf '{"ib_dev":"mlx5_bond_0","netdev":"bond0","ip":"10.10.%d.%d/24","rail":%d,' "$p" $((10 + h)) "$p"
+      else
+        printf '{"ib_dev":"mlx5_%d","netdev":"ens%df0np0","ip":"10.10.%d.%d/24","rail":%d,' "$p" $((p + 1)) "$p" $((10 + h)) "$p"
+      fi
       printf '"switch":"leaf-%d","switch_port":"Eth1/%d"}' $((p + 1)) $((h + 1))
     done
     printf ']}'
@@ -96,7 +104,9 @@ for ((h = 0; h < n; h++)); do
     printf 'h%d\n' "$h" >"$r/.fake/hostname"
     printf 'h%d\n' "$h" >"$r/etc/hostname"
     for ((p = 0; p < ports; p++)); do
-      bash "$here/fakehost.sh" addr "$r" "ens$((p + 1))f0np0" "10.10.$p.$((10 + h))/24" || exit 2
+      ifc=ens$((p + 1))f0np0
+      [[ $lag == no ]] || ifc=bond0
+      bash "$here/fakehost.sh" addr "$r" "$ifc" "10.10.$p.$((10 + h))/24" || exit 2
     done
     [[ $ecn_off != *" h$h "* ]] || echo 0 >"$r/sys/class/net/ens1f0np0/ecn/roce_np/enable/3"
     continue
@@ -105,10 +115,13 @@ for ((h = 0; h < n; h++)); do
   for ((p = 0; p < ports; p++)); do
     nics+=(--nic "mlx5_$p:ens$((p + 1))f0np0:0000:$(printf %02x $((0x1a + 16 * p))):00.0:b8:3f:d2:0a:$(printf %02x%s%02x "$p" : "$h")")
   done
+  [[ $lag == no ]] || nics+=(--nic "mlx5_1:ens1f1np1:0000:1a:00.1:b8:3f:d2:0a:80:$(printf %02x "$h")")
   bash "$here/fakehost.sh" create "$r" --kind ofed --host "h$h" "${nics[@]}" >/dev/null || exit 2
   for ((p = 0; p < ports; p++)); do
     bash "$here/fakehost.sh" addr "$r" "ens$((p + 1))f0np0" "10.10.$p.$((10 + h))/24" || exit 2
   done
+  # The bond takes the first slave's address (fakehost lag moves it).
+  [[ $lag == no ]] || bash "$here/fakehost.sh" lag "$r" bond0 mlx5_bond_0 ens1f0np0,ens1f1np1 || exit 2
   if [[ $pcp != *" h$h "* ]]; then
     bash "$here/fakehost.sh" run "$r" -- "$bash" "$dir/h$h/h$h/apply.sh" --results-dir "$dir/applied" \
       >"$dir/h$h.apply.out" 2>&1 || {

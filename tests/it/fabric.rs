@@ -118,6 +118,37 @@ fn a_healthy_fabric_passes_with_the_deltas_the_wire_added() {
     });
 }
 
+/// A RoCE LAG (bond0 over both ports of one card, mlx5_bond_0) passes a healthy fabric: the bond
+/// has no statistics, so the counters are its slaves' summed, and a flow (one QP, one port) is
+/// judged against one slave's speed, not the bond's sum.
+#[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
+fn a_lag_host_passes_a_healthy_fabric_on_its_slaves_counters_and_one_slaves_speed() {
+    for_each_bash(|bash| {
+        let (results, _) = cluster(bash, 3, &["--lag"]);
+        for (h, r) in results.iter().enumerate() {
+            let r = r.as_ref().unwrap();
+            for id in [
+                "fabric_peer",
+                "fabric_bw",
+                "fabric_priority",
+                "fabric_loss",
+                "fabric_congestion",
+            ] {
+                assert_status(r, h, id, "pass");
+            }
+            let (_, msg) = check(r, "fabric_bw");
+            assert!(msg.contains("of one 400 Gb/s port of bond0"), "{msg}");
+            let p = &r["facts"]["fabric"]["ports"]["mlx5_bond_0"];
+            assert_eq!(p["speed_mbps"], 400_000, "h{h}: {p:#}");
+            assert_eq!(
+                p["ring"]["tx_prio3_bytes"], 97_000_000_000_u64,
+                "h{h}: {p:#}"
+            );
+        }
+    });
+}
+
 #[test]
 #[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn incast_senders_that_do_not_overlap_warn_instead_of_failing_fabric_congestion() {
