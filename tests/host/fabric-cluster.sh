@@ -20,6 +20,8 @@
 #                  mlx5_bond_0 (with --ports 1 only)
 #     --pcp H      host H is never applied: its port stays as a new one is, in PCP trust
 #     --ecn-off H  ECN off for the RoCE priority on H after apply (ecn/roce_np/enable/3 = 0)
+#     --switch-no-pfc  the switch keeps the RoCE priority in a queue with ECN but without PFC
+#                  (the stand-in's wire file switch_no_pfc): it marks but never pauses
 #     --slow H:G   the path past H's port carries G Gb/s (.fake/net/IF/wire_gbps)
 #     --absent H   fabric.sh does not run on H
 #     --rtr-fails H  the driver refuses H's client QPs the move to RTR (the stand-in's
@@ -43,13 +45,14 @@ set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 dir=$1 n=$2 bash=$3
 shift 3
-seconds=2 window=600 incast=yes ports=1 clone=no lag=no
+seconds=2 window=600 incast=yes ports=1 clone=no lag=no switch_pfc=yes
 pcp=" " ecn_off=" " absent=" " rtr=" " kill=" " noloss=" " slow=() after=() tool_timeout=${ROCE_GEN_TOOL_TIMEOUT-}
 while (($#)); do
   case $1 in
     --ports) ports=$2 && shift ;;
     --clone) clone=yes ;;
     --lag) lag=yes ;;
+    --switch-no-pfc) switch_pfc=no ;;
     --seconds) seconds=$2 && shift ;;
     --window) window=$2 && shift ;;
     --no-incast) incast=no ;;
@@ -148,6 +151,7 @@ for a in ${after[@]+"${after[@]}"}; do
     >>"$dir/$h/root/.fake/wire_hold" || exit 2
   held+="$h "
 done
+[[ $switch_pfc == yes ]] || : >"$dir/wire/switch_no_pfc"
 start=$(date +%s)
 for ((h = 0; h < n; h++)); do
   [[ $absent != *" h$h "* ]] || continue

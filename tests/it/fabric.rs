@@ -149,6 +149,32 @@ fn a_lag_host_passes_a_healthy_fabric_on_its_slaves_counters_and_one_slaves_spee
     });
 }
 
+/// A switch that keeps the RoCE priority in a queue with ECN but without PFC: the incast is
+/// marked and slowed, nothing is lost and nothing paused. The senders, the only ends that can
+/// see a pause, warn that PFC was not exercised, naming their switch port; nothing fails.
+#[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
+fn an_incast_that_the_switch_never_paused_warns_that_pfc_was_not_exercised() {
+    for_each_bash(|bash| {
+        let (results, _) = cluster(bash, 3, &["--switch-no-pfc"]);
+        let h0 = results[0].as_ref().unwrap();
+        assert_status(h0, 0, "fabric_congestion", "pass");
+        for h in [1, 2] {
+            let r = results[h].as_ref().unwrap();
+            let (status, msg) = check(r, "fabric_congestion");
+            assert_eq!(status, "warn", "h{h}: {msg}");
+            assert!(msg.contains("PFC was not exercised"), "h{h}: {msg}");
+            assert!(
+                msg.contains(&format!("leaf-1 port Eth1/{}", h + 1)),
+                "h{h}: {msg}"
+            );
+            for id in ["fabric_peer", "fabric_bw", "fabric_priority", "fabric_loss"] {
+                assert_status(r, h, id, "pass");
+            }
+        }
+    });
+}
+
 #[test]
 #[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn incast_senders_that_do_not_overlap_warn_instead_of_failing_fabric_congestion() {
@@ -247,8 +273,11 @@ fn a_host_left_in_pcp_trust_fails_fabric_priority_naming_priority_0() {
 #[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn an_absent_peer_is_named_within_the_window_and_the_host_still_writes_its_result() {
     for_each_bash(|bash| {
-        let (results, elapsed) =
-            cluster(bash, 3, &["--absent", "h2", "--window", "6", "--no-incast"]);
+        // Four hosts on one rail: the ring h0 → h1 → h2 → h3 → h0, one incast group (h0
+        // receives from h1, h2, h3). h2 is absent: only its ring neighbours, h1 and h3, fail, and
+        // only fabric_peer. Both wait out their ring step for h2 and come late to the incast,
+        // where h0 waits for them (both steps' windows from its ring step), not failing them.
+        let (results, elapsed) = cluster(bash, 4, &["--absent", "h2", "--window", "6"]);
         assert!(results[2].is_none());
         // The 6 s window ended the wait, never the 600 s default (a bound a loaded machine
         // cannot reach; the message below names the window).
@@ -260,11 +289,30 @@ fn an_absent_peer_is_named_within_the_window_and_the_host_still_writes_its_resul
             msg.contains("never reached h2 (10.10.0.12, TCP 18515) within 6s"),
             "{msg}"
         );
-        let h0 = results[0].as_ref().unwrap();
-        let (status, msg) = check(h0, "fabric_peer");
+        let h3 = results[3].as_ref().unwrap();
+        let (status, msg) = check(h3, "fabric_peer");
         assert_eq!(status, "fail", "{msg}");
         assert!(msg.contains("h2 (10.10.0.12) never connected"), "{msg}");
-        assert_eq!(h0["status"], "fail");
+        assert_eq!(h3["status"], "fail");
+        for h in [0, 1, 3] {
+            let r = results[h].as_ref().unwrap();
+            for c in r["checks"].as_array().unwrap() {
+                if c["id"] != "fabric_peer" || h == 0 {
+                    assert_ne!(c["status"], "fail", "h{h}: {c}");
+                }
+            }
+        }
+        let h0 = results[0].as_ref().unwrap();
+        assert_ne!(h0["status"], "fail");
+        let (status, msg) = check(h0, "fabric_congestion");
+        assert_eq!(status, "warn", "{msg}");
+        assert!(msg.contains("did not run with h2 not reached"), "{msg}");
+        // h1 and h3 reached h0 in the incast, late as they were.
+        for h in [1, 3] {
+            let (_, msg) = check(results[h].as_ref().unwrap(), "fabric_congestion");
+            assert!(!msg.contains("did not run"), "h{h}: {msg}");
+        }
+        assert!(port(h0)["incast"]["rx_prio3_bytes"].as_u64().unwrap() > 0);
     });
 }
 
