@@ -280,6 +280,15 @@ rg_parse_roce_tos() {
   printf '%s' "$((10#$v))"
 }
 
+# rg_parse_rdma_netns TEXT: `rdma system show` (iproute2 rdma/sys.c: `netns MODE` and, since
+# iproute2 5.14, ` copy-on-fork on|off` and more on the same line) → shared or exclusive.
+rg_parse_rdma_netns() {
+  local w m
+  read -r w m _ <<<"$1"
+  [ "$w" = netns ] && { [ "$m" = shared ] || [ "$m" = exclusive ]; } || return 1
+  printf '%s' "$m"
+}
+
 # rg_gid_of_ip A.B.C.D[/N]: the GID the kernel gives an IPv4 address (IPv4-mapped), as
 # /sys/class/infiniband/DEV/ports/N/gids/M prints it (`%pI6`): 10.10.1.2 →
 # 0000:0000:0000:0000:0000:ffff:0a0a:0102.

@@ -736,6 +736,8 @@ rg_nccl_env_restore() {
 
 # Per NIC: the `vfs` fact, a JSON array of its VFs' RDMA devices with their ToS and class.
 RG_VF_FACTS=()
+# The RDMA subsystem's network namespace mode (rg_rdma_netns), read once a run; "" not yet.
+RG_RDMA_NETNS=""
 # The PCI functions of the planned ports' VFs (rg_vf_bdfs): per PF with SR-IOV, its VFs'
 # functions joined by `|`; and how many in all.
 RG_VF_KERNELS=()
@@ -840,6 +842,30 @@ rg_vf_fix() {
   [ "$RG_VF_TC" = none ] || printf ' and echo %s > /sys/class/infiniband/%s/tc/1/traffic_class' "$RG_ROCE_TOS" "$1"
 }
 
+# rg_rdma_netns: RG_RDMA_NETNS = shared, exclusive or unknown (`rdma system show`, iproute2).
+rg_rdma_netns() {
+  [ -z "$RG_RDMA_NETNS" ] || return 0
+  RG_RDMA_NETNS=unknown
+  rg_has rdma || return 0
+  if rg_cap rg_x rdma system show && rg_v rg_parse_rdma_netns "$RG_CAP"; then RG_RDMA_NETNS=$RG_V; fi
+  return 0
+}
+
+# rg_vf_netns_note I: RG_V = why the ToS set on NIC I's VFs does not reach pods, or "". In the
+# exclusive netns mode (rdma-cni's) a VF's RDMA device moved into a pod's namespace is removed and
+# added again there, and its cma device is re-created with ToS 0 (device.c rdma_dev_change_netns,
+# cma.c cma_add_one); its uevent belongs to the pod's namespace, so the host's udev rule never sees
+# it. OFED's verbs class (tc/1/traffic_class) is driver state of the device and survives the move.
+rg_vf_netns_note() {
+  rg_rdma_netns
+  RG_V=""
+  [ "$RG_RDMA_NETNS" = exclusive ] || return 0
+  RG_V="the RDMA subsystem is in exclusive network namespace mode (rdma system show), as rdma-cni sets it: a VF's RDMA device moved into a pod is re-created there with RDMA-CM ToS 0, out of this host's sight, so the ToS set here does not reach pods; set it from the pod (cma_roce_tos in its namespace) or give the application its class (NCCL_IB_TC, UCX_IB_TRAFFIC_CLASS, rdma_cm's -T)"
+  if [ -e "$RG_ROOT/sys/class/infiniband/${RG_NIC_IBDEV[$1]}/tc/1/traffic_class" ]; then
+    RG_V+="; the verbs traffic class set here stays with the device (OFED), so verbs traffic keeps it"
+  fi
+}
+
 # rg_vf_report I: precheck's `vf_qos` of NIC I, where its PF has VFs with RDMA devices: each one's
 # RDMA-CM ToS and verbs traffic class against the plan's ToS. A VF's traffic leaves with its own
 # device's values, the kernel's defaults (ToS 0, no class: the lossy class) until set; Kubernetes
@@ -860,11 +886,14 @@ rg_vf_report() {
   [ -n "$list" ] || return 0
   # shellcheck disable=SC2034 # rg_facts (lib-probe.sh) reads it
   RG_VF_FACTS[i]="\"vfs\":[$facts]"
-  if [ -z "$off" ]; then
+  rg_vf_netns_note "$i"
+  if [ -z "$off" ] && [ -z "$RG_V" ]; then
     rg_check vf_qos "$dev" pass warning "$RG_ROCE_TOS" "$RG_ROCE_TOS" "the RDMA devices of ${RG_NIC_NETDEV[i]}'s VFs carry the planned ToS $RG_ROCE_TOS: $list"
+  elif [ -z "$off" ]; then
+    rg_check vf_qos "$dev" warn warning "$RG_ROCE_TOS" "$RG_ROCE_TOS" "the RDMA devices of ${RG_NIC_NETDEV[i]}'s VFs carry the planned ToS $RG_ROCE_TOS ($list), but $RG_V"
   else
     rg_check vf_qos "$dev" warn warning "$RG_ROCE_TOS" "$list" \
-      "the RDMA devices of ${RG_NIC_NETDEV[i]}'s VFs carry another ToS or traffic class than the planned $RG_ROCE_TOS ($list): RDMA traffic of pods and VMs on $off leaves in another, lossy class; apply will set them ($fix)"
+      "the RDMA devices of ${RG_NIC_NETDEV[i]}'s VFs carry another ToS or traffic class than the planned $RG_ROCE_TOS ($list): RDMA traffic of pods and VMs on $off leaves in another, lossy class; apply will set them ($fix)${RG_V:+; and $RG_V}"
   fi
 }
 
@@ -937,10 +966,15 @@ rg_vf_apply() {
   done <<<"$pairs"
   # shellcheck disable=SC2034 # rg_facts (lib-probe.sh) reads it
   RG_VF_FACTS[i]="\"vfs\":[$facts]"
+  rg_vf_netns_note "$i"
   if [ -n "$bad" ]; then
-    rg_check vf_qos "$dev" fail error "$want" "$list" "the RDMA devices of $ifc's VFs do not read back the planned ToS $want: $bad; RDMA traffic of pods and VMs on them leaves in another, lossy class: $fix"
+    rg_check vf_qos "$dev" fail error "$want" "$list" "the RDMA devices of $ifc's VFs do not read back the planned ToS $want: $bad; RDMA traffic of pods and VMs on them leaves in another, lossy class: $fix${RG_V:+; and $RG_V}"
+  elif [ -n "$set" ] && [ -n "$RG_V" ]; then
+    rg_check_change vf_qos "$dev" warn warning "$want" "$list" "the RDMA devices of $ifc's VFs changed to the planned ToS $want (was $from): $list; but $RG_V" "$short"
   elif [ -n "$set" ]; then
     rg_check_change vf_qos "$dev" changed warning "$want" "$list" "the RDMA devices of $ifc's VFs changed to the planned ToS $want (was $from): $list" "$short"
+  elif [ -n "$RG_V" ]; then
+    rg_check vf_qos "$dev" warn warning "$want" "$list" "the RDMA devices of $ifc's VFs carry the planned ToS $want ($list), but $RG_V"
   else
     rg_check vf_qos "$dev" pass warning "$want" "$list" "the RDMA devices of $ifc's VFs carry the planned ToS $want; unchanged: $list"
   fi

@@ -118,7 +118,7 @@ FAKEHOST_FIXTURES=$FAKEHOST_DIR/fixtures
 # Tools every fake host has (iproute2, ethtool, systemd and udev, hostname, kmod), and the ones
 # only MLNX_OFED / DOCA-OFED installs (mlnx-tools, ofed-scripts and perftest, which their
 # installers put on every host; an inbox host gets perftest from the distribution, by hand).
-FAKEHOST_COMMON_TOOLS='dcb ethtool ip systemctl hostname modprobe udevadm'
+FAKEHOST_COMMON_TOOLS='dcb ethtool ip rdma systemctl hostname modprobe udevadm'
 # (lldpcli / lldptool come with --lldp.)
 FAKEHOST_OFED_TOOLS='ofed_info mlnx_qos cma_roce_mode cma_roce_tos ibdev2netdev ib_write_bw'
 # The DCQCN files of an OFED port and their firmware defaults (driver reload restores them).

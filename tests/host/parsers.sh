@@ -106,6 +106,12 @@ for f in not-root no-port no-device; do
   eq "roce tos: $f is an error" 1 "$(rg_parse_roce_tos "$(fx "cma_roce/$f.txt")" >/dev/null; echo $?)"
 done
 
+# rdma system show
+eq "rdma netns shared" shared "$(rg_parse_rdma_netns "$(fx rdma/system-shared.txt)")"
+eq "rdma netns exclusive" exclusive "$(rg_parse_rdma_netns "$(fx rdma/system-exclusive.txt)")"
+eq "rdma netns of iproute2 5.11" shared "$(rg_parse_rdma_netns "$(fx rdma/system-5.11.txt)")"
+eq "rdma netns: anything else fails" "1|" "$(out=$(rg_parse_rdma_netns 'Usage: rdma system show') || echo "$?|$out")"
+
 # ibdev2netdev
 eq "ibdev2netdev up" "ens1f0np0 Up" "$(fx ibdev2netdev/two-ports.txt | rg_parse_ibdev2netdev mlx5_0)"
 eq "ibdev2netdev down" "ens1f1np1 Down" "$(fx ibdev2netdev/two-ports.txt | rg_parse_ibdev2netdev mlx5_1)"

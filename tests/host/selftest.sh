@@ -127,9 +127,9 @@ eq 'create ofed: exit status' 0 $?
 eq 'create inbox: exit status' 0 $?
 cp -a "$O" "$T/pristine" # an untouched OFED host, copied for the fixture cases
 
-eq 'ofed bin/' 'cma_roce_mode cma_roce_tos dcb ethtool hostname ib_write_bw ibdev2netdev ip mlnx_qos modprobe ofed_info stub systemctl udevadm' \
+eq 'ofed bin/' 'cma_roce_mode cma_roce_tos dcb ethtool hostname ib_write_bw ibdev2netdev ip mlnx_qos modprobe ofed_info rdma stub systemctl udevadm' \
   "$(cd "$O/bin" && echo *)"
-eq 'inbox bin/ (no mlnx_qos: inbox hosts have dcb only)' 'dcb ethtool hostname ip modprobe stub systemctl udevadm' "$(cd "$I/bin" && echo *)"
+eq 'inbox bin/ (no mlnx_qos: inbox hosts have dcb only)' 'dcb ethtool hostname ip modprobe rdma stub systemctl udevadm' "$(cd "$I/bin" && echo *)"
 eq 'the stand-ins are copied into lib/fakehost' "$(cd "$HERE/stubs" && echo *)" "$(cd "$O/lib/fakehost" && echo *)"
 eq 'no absolute symlink in the tree' '' "$(find "$O" "$I" -type l -lname '/*')"
 
@@ -360,6 +360,17 @@ fixture 'ethtool -m (CMIS, 8 channels, lanes 5-8 dark)' 0 ethtool-m/cmis-400g-4l
 cp "$FX/ethtool-m/sff8636-100g.txt" "$H/.fake/net/ens1f1np1/module.txt"
 call "$H" ethtool -m ens1f1np1
 fixture 'ethtool -m (a swapped-in SFF-8636 module)' 0 ethtool-m/sff8636-100g.txt ''
+
+# rdma system show: the RDMA subsystem's netns mode (iproute2 rdma/sys.c)
+call "$H" rdma system show
+fixture 'rdma system show, the default mode' 0 rdma/system-shared.txt ''
+mkdir -p "$H/.fake/rdma" && echo exclusive >"$H/.fake/rdma/netns"
+call "$H" rdma sys show netns
+fixture 'rdma system show netns, exclusive (rdma-cni)' 0 rdma/system-exclusive.txt ''
+echo shared >"$H/.fake/rdma/netns" && touch "$H/.fake/iproute2-5.11"
+call "$H" rdma system
+fixture 'rdma system of iproute2 5.11 (before copy-on-fork)' 0 rdma/system-5.11.txt ''
+rm -r "$H/.fake/iproute2-5.11" "$H/.fake/rdma"
 
 # ibdev2netdev
 echo 0 >"$H/sys/class/net/ens1f1np1/carrier"

@@ -589,6 +589,7 @@ pub(crate) fn changes(commands: &[String]) -> Vec<String> {
                 || c.starts_with("ip -o addr")
                 || c.starts_with("ip -o link show")
                 || c.starts_with("ip route get")
+                || *c == "rdma system show"
                 || c.starts_with("dcb -N app show")
                 || c.starts_with("dcb pfc show")
                 || c.starts_with("dcb dcbx show")

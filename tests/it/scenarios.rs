@@ -487,6 +487,7 @@ scenarios!(
     renamed_netdev,
     sriov_vfs,
     sriov_vfs_inbox,
+    sriov_vfs_exclusive_netns,
     tampered_bundle,
     tmpfs_root,
     traffic_class_rules,
