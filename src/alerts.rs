@@ -34,6 +34,7 @@ pub(crate) mod series {
     pub(crate) const PRIO_DISCARDS: &str = "roce_gen_health_priority_discards_total";
     pub(crate) const RDMA: &str = "roce_gen_health_rdma_events_total";
     pub(crate) const DRIFT: &str = "roce_gen_health_drift";
+    pub(crate) const DRIFT_UNREAD: &str = "roce_gen_health_drift_unread";
     pub(crate) const LINK_UP: &str = "roce_gen_health_link_up";
     pub(crate) const PRESENT: &str = "roce_gen_health_port_present";
     pub(crate) const TEMP: &str = "roce_gen_health_module_temperature_celsius";
@@ -260,6 +261,17 @@ fn rule_list(plan: &Plan) -> Vec<Rule> {
         ),
     });
     rules.push(Rule {
+        alert: "RoceGenDriftUnread",
+        expr: format!("{}{{{cl}}} == 1", series::DRIFT_UNREAD),
+        hold: None,
+        severity: "warning",
+        summary: "The drift check cannot read a planned setting".into(),
+        description: format!(
+            "The drift check could not read {{{{ $labels.setting }}}} of {PORT}, so its drift is unknown: journalctl -u roce-gen-health-{}.service says why",
+            c.cluster_name
+        ),
+    });
+    rules.push(Rule {
         alert: "RoceGenLinkDown",
         expr: format!(
             "{}{{{cl}}} == 0 or {}{{{cl}}} == 0",
@@ -325,6 +337,29 @@ fn rule_list(plan: &Plan) -> Vec<Rule> {
             c.health.interval, c.cluster_name, c.cluster_name
         ),
     });
+    if c.health.enabled {
+        // A host whose health run never wrote its file has no series for the rules above to
+        // judge (a textfile folder the service cannot write, a node_exporter that reads another
+        // folder): the plan knows how many hosts should report.
+        let n = plan.hosts.len();
+        rules.push(Rule {
+            alert: "RoceGenHealthMissing",
+            expr: format!(
+                "(count by (cluster) ({}{{{cl}}}) or label_replace(vector(0), \"cluster\", {}, \"\", \"\")) < {n}",
+                series::RUN_TIME,
+                q(c.cluster_name.as_str())
+            ),
+            hold: Some("5m"),
+            severity: "warning",
+            summary: "Planned hosts write no health file".into(),
+            description: format!(
+                "Only {{{{ $value | printf \"%.0f\" }}}} of the {n} planned hosts of cluster {} have a health series ({}): on a host without one, apply's check health says whether roce-gen-health-{}.timer is installed and can write health_textfile_dir, and node_exporter must read that folder (--collector.textfile.directory)",
+                c.cluster_name,
+                series::RUN_TIME,
+                c.cluster_name
+            ),
+        });
+    }
     rules.push(Rule {
         alert: "RoceGenHealthIncomplete",
         expr: format!("{}{{{cl}}} == 0", series::RUN_OK),

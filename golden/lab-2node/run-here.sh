@@ -232,7 +232,7 @@ export PATH
   RG_CLUSTER=lab
   RG_HOSTS=(node-a node-b)
   RG_BUNDLES=(node-a.tar.gz node-b.tar.gz)
-  RG_SHA256=(eed1f55b1aa6b86847b612aa687ae07efaefcc921366e230c1420de1fee1354f 4c567acc81abd16c7fee08274967ed6eb3a47ef9884cdeab2abc3214cbb30b98)
+  RG_SHA256=(9e9e35bd6c8064d0ba077b059b0e73c5aa8ab752da07616399dc0c615dfb61bd 77bc721f42772faafe5519c27e03a6663a1ab6f8d2e429cd1334c450a9dbeda4)
   RG_MGMT=(192.168.1.10 192.168.1.11)
   RG_MACS=(b8:3f:d2:0a:00:00 b8:3f:d2:0b:00:00)
 }

@@ -39,6 +39,7 @@ RG_HM_FAMILIES=(
   "roce_gen_health_module_rx_power_low_dbm gauge The module's low receive power warning threshold (else -10)."
   "roce_gen_health_module_rx_power_high_dbm gauge The module's high receive power warning threshold (else 5)."
   "roce_gen_health_drift gauge 1 when a planned setting no longer reads as planned, 0 when it does."
+  "roce_gen_health_drift_unread gauge 1 for a planned setting the drift check could not read (its log says why)."
   "roce_gen_health_drift_check_timestamp_seconds gauge When the drift series were last read (Unix time)."
 )
 
@@ -259,18 +260,12 @@ rg_health_module() {
   return 0
 }
 
-# rg_health_cm_get ID I: RG_V = an rdma_cm default (roce_mode, roce_tos) read from configfs where
-# apply left the device's folder; fails where it is not there: the readers of lib-settings.sh
-# create that folder to read it, a write the health run does not make.
-rg_health_cm_get() {
-  local file="/sys/kernel/config/rdma_cm/${RG_NIC_IBDEV[$2]}/ports/1/default_$1"
-  [ -e "$RG_ROOT$file" ] || return 1
-  rg_bounded read "$file" rg_io_all "$RG_ROOT$file" || return 1
-  RG_V=$("rg_parse_$1" "${RG_IO_OUT%%$'\n'*}")
-}
-
 # rg_health_drift I: one drift series per planned setting of port I that this host can read:
-# 1 when it no longer reads as planned. A setting it cannot read has no series.
+# 1 when it no longer reads as planned. A planned setting it cannot read has a drift_unread series
+# instead (1), so that an unread setting is seen, not silent. The RDMA-CM defaults are read as
+# apply reads them (rg_get_cm: cma_roce_tos, or configfs mkdir, read, rmdir): apply leaves no
+# device folder there (it pins rdma_cm, which a driver restart must unload), and a driver reload,
+# the event that zeroes them, would remove it anyway.
 rg_health_drift() {
   local i=$1 dev=${RG_NIC_IBDEV[$1]} ifc=${RG_NIC_NETDEV[$1]} l id want s
   # A RoCE LAG: the per-port settings on each slave (its series name the slave), the rest on the bond.
@@ -294,10 +289,11 @@ rg_health_drift() {
     want=$REPLY
     [ -n "$want" ] || continue
     rg_supported "$id" "$i" || continue
-    case $id in
-      roce_mode | roce_tos) rg_health_cm_get "$id" "$i" || continue ;;
-      *) rg_get "$id" "$i" || continue ;;
-    esac
+    if ! rg_get "$id" "$i"; then
+      rg_hm roce_gen_health_drift_unread "$l,setting=\"$id\"" 1
+      rg_log "drift: $id of $dev could not be read: $RG_V"
+      continue
+    fi
     if [ "$RG_V" = "$want" ]; then
       rg_hm roce_gen_health_drift "$l,setting=\"$id\"" 0
     else
@@ -389,7 +385,7 @@ rg_health_main() {
       rg_health_drift "$i"
     done
     rg_hm roce_gen_health_drift_check_timestamp_seconds "$RG_HEALTH_BASE" "$now"
-    saved=$(printf '%s\n%s' "$RG_PLAN_SHA256" "${RG_HM[roce_gen_health_drift]:-}${RG_HM[roce_gen_health_drift_check_timestamp_seconds]}")
+    saved=$(printf '%s\n%s' "$RG_PLAN_SHA256" "${RG_HM[roce_gen_health_drift]:-}${RG_HM[roce_gen_health_drift_unread]:-}${RG_HM[roce_gen_health_drift_check_timestamp_seconds]}")
     rg_write_file "$RG_HEALTH_STATE/drift.prom" "$saved" || rg_log "warning: cannot save the drift check in $RG_HEALTH_STATE"
     rg_write_file "$RG_HEALTH_STATE/drift.time" "$now" || true
   elif [ -r "$RG_HEALTH_STATE/drift.prom" ]; then
@@ -399,7 +395,7 @@ rg_health_main() {
         while IFS= read -r line; do
           fam=${line%%\{*}
           case $fam in
-            roce_gen_health_drift | roce_gen_health_drift_check_timestamp_seconds) RG_HM[$fam]+="$line"$'\n' ;;
+            roce_gen_health_drift | roce_gen_health_drift_unread | roce_gen_health_drift_check_timestamp_seconds) RG_HM[$fam]+="$line"$'\n' ;;
           esac
         done
       fi
@@ -459,6 +455,39 @@ rg_io_counters() {
   done
 }
 
+# rg_health_writable: whether the health service can write RG_HEALTH_TEXTFILE_DIR; RG_V says why
+# not. The service runs as root without CAP_DAC_OVERRIDE or CAP_DAC_READ_SEARCH (its
+# CapabilityBoundingSet), so the kernel checks the mode bits as for any user: the owner's when
+# root owns the folder, the group's when root's group does, else the others' (ACLs aside). The
+# folder needs write and search, every folder above it search; one apply creates is root's. A
+# textfile folder as node_exporter's Ansible role makes it (its user's, 0775) fails this.
+rg_health_writable() {
+  local p=$RG_HEALTH_TEXTFILE_DIR uid gid mode user group want bits
+  local -a up=()
+  RG_V=""
+  while [ -n "$p" ] && [ "$p" != / ]; do
+    [ ! -e "$RG_ROOT$p" ] || up+=("$RG_ROOT$p")
+    p=${p%/*}
+  done
+  [ ${#up[@]} -gt 0 ] || return 0
+  while read -r uid gid mode user group p; do
+    want=1
+    [ "$p" != "$RG_ROOT$RG_HEALTH_TEXTFILE_DIR" ] || want=3
+    if [ "$uid" = 0 ]; then
+      bits=$(((8#$mode >> 6) & 7))
+    elif [ "$gid" = 0 ]; then
+      bits=$(((8#$mode >> 3) & 7))
+    else
+      bits=$((8#$mode & 7))
+    fi
+    [ $((bits & want)) -ne "$want" ] || continue
+    [ "$want" = 3 ] && want="write" || want="enter"
+    RG_V="the health service cannot $want ${p#"$RG_ROOT"}: it belongs to $user:$group (uid $uid, gid $gid, mode $mode), and the service runs as root without CAP_DAC_OVERRIDE (its sandbox), for which only root's own, root's group's or everyone's bits count; give the folder to root (chown root ${p#"$RG_ROOT"}: node_exporter only reads the file, which is world-readable) or set health_textfile_dir to a folder root owns"
+    return 1
+  done < <(stat -c '%u %g %a %U %G %n' -- "${up[@]}" 2>/dev/null)
+  return 0
+}
+
 # rg_health_install: check `health`. Apply installs the service and its timer (rg_persist, once
 # the bundle is installed: the service runs the installed health.sh), creates the textfile
 # folder and starts the timer, which runs the first health run at once (OnBootSec= has passed).
@@ -477,6 +506,10 @@ rg_health_install() {
     return 0
   fi
   if rg_health_installed; then
+    if ! rg_health_writable; then
+      rg_check health "" warn warning installed "cannot write" "$RG_HEALTH_TIMER is installed, but $RG_V"
+      return 0
+    fi
     rg_check health "" pass info installed installed "$RG_HEALTH_TIMER runs health.sh every ${RG_HEALTH_INTERVAL}s into $RG_HEALTH_TEXTFILE_DIR"
     return 0
   fi
@@ -493,8 +526,14 @@ rg_health_install() {
     return 0
   fi
   if [ "$RG_DRY_RUN" = yes ]; then
-    rg_check_action health "" warn info installed "" "dry run: would install and start $RG_HEALTH_TIMER (health.sh every ${RG_HEALTH_INTERVAL}s into $RG_HEALTH_TEXTFILE_DIR)" \
+    rg_health_writable || RG_V="; but $RG_V"
+    rg_check_action health "" warn info installed "" "dry run: would install and start $RG_HEALTH_TIMER (health.sh every ${RG_HEALTH_INTERVAL}s into $RG_HEALTH_TEXTFILE_DIR)$RG_V" \
       "absent → installed ($RG_HEALTH_TIMER)"
+    return 0
+  fi
+  # Installed either way: once the folder is fixed, the timer's next run writes the file.
+  if ! rg_health_writable; then
+    rg_check health "" warn warning installed "cannot write" "installed and started $RG_HEALTH_TIMER, but $RG_V"
     return 0
   fi
   rg_check_action health "" changed info installed installed "installed and started $RG_HEALTH_TIMER: health.sh every ${RG_HEALTH_INTERVAL}s into $RG_HEALTH_TEXTFILE_DIR/roce-gen-$RG_CLUSTER.prom" \

@@ -221,6 +221,19 @@ fn cases() -> Vec<Case> {
             value: 600.0,
         },
         Case {
+            alert: "RoceGenDriftUnread",
+            series: vec![port("drift_unread", r#"setting="roce_tos""#, "1x20")],
+            labels: port_labels(&[("setting", "roce_tos")]),
+            value: 1.0,
+        },
+        Case {
+            // node-b never wrote its file: 1 of the plan's 2 hosts has the series.
+            alert: "RoceGenHealthMissing",
+            series: vec![s("run_timestamp_seconds", HOST, "0+60x20")],
+            labels: vec![("cluster", "lab")],
+            value: 1.0,
+        },
+        Case {
             alert: "RoceGenHealthIncomplete",
             series: vec![s("run_ok", HOST, "0x20")],
             labels: vec![("cluster", "lab"), ("host", "node-a")],
@@ -284,6 +297,12 @@ fn healthy() -> Vec<(String, &'static str)> {
         ),
         s("run_timestamp_seconds", HOST, "0+60x20"),
         s("run_ok", HOST, "1x20"),
+        // The plan's other host writes its file too (RoceGenHealthMissing counts the hosts).
+        s(
+            "run_timestamp_seconds",
+            r#"cluster="lab",host="node-b""#,
+            "0+60x20",
+        ),
     ]
 }
 

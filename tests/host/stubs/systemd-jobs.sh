@@ -18,7 +18,8 @@
 #   runs ExecStart: every absolute path on that line is one of the fake root, except that a
 #   program the root lacks is the machine's (/bin/true). It runs with a clean environment
 #   (ROCE_GEN_ROOT, PATH of the fake host and STUB_LOG only), under FAKEHOST_BASH when that is
-#   set (so a test runs the unit under each bash). Its output goes to var/log/fakehost/UNIT.log,
+#   set (so a test runs the unit under each bash), with only the capabilities of its
+#   CapabilityBoundingSet= (setpriv: the kernel then checks as for the real service). Its output goes to var/log/fakehost/UNIT.log,
 #   one line per run to var/log/fakehost/systemd.log (outside the snapshots: traces, not state).
 # State: .fake/systemd/{active,activating,failed}/UNIT, .fake/systemd/jobs/UNIT (the waiting
 # job's type). Needs ROOT and FAKE (common.sh sets them).
@@ -127,10 +128,14 @@ sd_exec() {
     sd_enqueue start "$svc" || true
     return 0
   fi
+  local caps="" c
   while IFS= read -r line || [[ -n $line ]]; do
     case $line in
       ConditionPathExists=*) cond=${line#*=} ;;
       ExecStart=*) exec=${line#*=} ;;
+      CapabilityBoundingSet=~*) ni "an inverted CapabilityBoundingSet= ($line)" ;;
+      # Lines add up (src/core/load-fragment.c config_parse_capability_set: OR-ed).
+      CapabilityBoundingSet=*) caps+=" ${line#*=}" ;;
     esac
   done <"$REPLY"
   if [[ -n $cond ]]; then
@@ -154,6 +159,18 @@ sd_exec() {
   fi
   local -a env=(ROCE_GEN_ROOT="$ROOT" PATH="$ROOT/bin:/usr/bin:/bin" STUB_LOG="${STUB_LOG:-$ROOT/stub.log}")
   [[ -z ${FAKEHOST_BASH:-} ]] || env+=(FAKEHOST_BASH="$FAKEHOST_BASH")
+  # CapabilityBoundingSet=: systemd drops every other capability from the bounding set before it
+  # execs the service as root (src/core/execute.c capability_bounding_set_drop), so the process
+  # has only those: without CAP_DAC_OVERRIDE root meets the mode bits of any folder it writes.
+  # The real kernel applies it here too (util-linux setpriv).
+  if [[ -n $caps ]]; then
+    local bset=-all
+    for c in $caps; do
+      c=${c,,}
+      bset+=",+${c#cap_}"
+    done
+    argv=(setpriv "--bounding-set=$bset" -- "${argv[@]}")
+  fi
   mkdir -p -- "$ROOT/var/log/fakehost"
   env -i "${env[@]}" "${argv[@]}" >>"$ROOT/var/log/fakehost/$u.log" 2>&1 </dev/null || rc=$?
   return "$rc"
