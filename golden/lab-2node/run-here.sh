@@ -232,7 +232,7 @@ export PATH
   RG_CLUSTER=lab
   RG_HOSTS=(node-a node-b)
   RG_BUNDLES=(node-a.tar.gz node-b.tar.gz)
-  RG_SHA256=(9e9e35bd6c8064d0ba077b059b0e73c5aa8ab752da07616399dc0c615dfb61bd 77bc721f42772faafe5519c27e03a6663a1ab6f8d2e429cd1334c450a9dbeda4)
+  RG_SHA256=(09ff0b7686dcf7a4ab7f74cfdcceecdaf830fea5b031a81d500e13c7f989ca6e bdd8769bd74402513c022e9e70281f344dcadbcb5954b135fc882bbb3abba10e)
   RG_MGMT=(192.168.1.10 192.168.1.11)
   RG_MACS=(b8:3f:d2:0a:00:00 b8:3f:d2:0b:00:00)
 }

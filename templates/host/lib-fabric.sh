@@ -1,8 +1,8 @@
 # shellcheck shell=bash
 # lib-fabric.sh: the fabric test (fabric.sh, phase `fabric`), part of lib.sh. On every planned
 # port at once it serves the ring's previous port and sends to the next one with perftest's
-# ib_write_bw (over the port's RDMA device, the GID index of the planned address, the plan's
-# traffic class as --tclass, RG_FABRIC_SECONDS), then with fabric_incast a second step where two
+# ib_write_bw (over the port's RDMA device, the GID index of the planned address, the traffic
+# class NCCL will ask for, RG_FABRIC_SECONDS), then with fabric_incast a second step where two
 # or more senders share one receiver; it reads the counters around each step (ethtool -S and
 # hw_counters) and checks fabric_peer, fabric_bw, fabric_priority, fabric_loss and
 # fabric_congestion. It changes no setting. The pairs and TCP ports are plan data (plan.sh,
@@ -10,6 +10,12 @@
 
 # The shells of the step's flows while they run (rg_fabric_step, rg_fabric_stop).
 RG_FAB_BG=()
+# The traffic class a port's flows ask for and why (rg_fabric_class), and NCCL's from
+# /etc/nccl.conf (rg_fabric_nccl_tc).
+RG_FAB_TC=""
+RG_FAB_TC_TEXT=""
+RG_FAB_NCCL_TC=""
+RG_FAB_NCCL_BAD=""
 # When the ring step began (epoch seconds), and how long each step waited for its peers.
 RG_FAB_T0=0
 declare -A RG_FAB_WAIT=()
@@ -232,8 +238,54 @@ rg_fabric_perftest() {
     shift
   done
   printf '%s\n' "$BASHPID" >"$pidfile"
+  rg_fabric_class "$i"
   exec timeout -k 5 "$limit" ${wrap[@]+"${wrap[@]}"} ib_write_bw -d "${RG_NIC_IBDEV[i]}" -x "${RG_FAB_GID[i]}" \
-    -F --report_gbits -D "$RG_FABRIC_SECONDS" --tclass "$RG_ROCE_TOS" -p "$tcp" ${server:+"$server"}
+    -F --report_gbits -D "$RG_FABRIC_SECONDS" ${RG_FAB_TC:+--tclass "$RG_FAB_TC"} -p "$tcp" ${server:+"$server"}
+}
+
+# rg_fabric_nccl_tc: RG_FAB_NCCL_TC = NCCL_IB_TC of the host's /etc/nccl.conf, the class NCCL asks
+# for (empty: none; NCCL's default 0), and RG_FAB_NCCL_BAD what the line says when it is no class.
+# NCCL reads the file itself (param.cc setEnvFile: `#` lines skipped, KEY=VALUE, the first of a
+# key wins, the environment over the file) and puts the value on its QPs as the GRH traffic class.
+rg_fabric_nccl_tc() {
+  local line v=""
+  RG_FAB_NCCL_TC="" RG_FAB_NCCL_BAD=""
+  if [ -r "$RG_ROOT/etc/nccl.conf" ]; then
+    while IFS= read -r line || [ -n "$line" ]; do
+      case $line in
+        NCCL_IB_TC=*)
+          v=${line#NCCL_IB_TC=}
+          v=${v%$'\r'}
+          break
+          ;;
+      esac
+    done <"$RG_ROOT/etc/nccl.conf"
+  fi
+  if [[ $v =~ ^[0-9]{1,3}$ ]] && ((10#$v <= 255)); then
+    RG_FAB_NCCL_TC=$((10#$v))
+  else
+    RG_FAB_NCCL_BAD=${v:0:20}
+  fi
+}
+
+# rg_fabric_class I: the traffic class port I's flows ask for (RG_FAB_TC, empty for none) and why
+# (RG_FAB_TC_TEXT): the host's own default, so that the test proves it rather than a class it sets
+# for itself (field review 4, finding 4). Where the device has OFED's traffic_class, that global
+# class goes on every QP whatever it asks (main_ext.c tclass_get_tclass_locked), NCCL's included:
+# the flows ask for nothing and it decides. Elsewhere (inbox) a QP has no default but what it asks
+# for: the flows ask for NCCL's class, NCCL_IB_TC of /etc/nccl.conf, as NCCL will.
+rg_fabric_class() {
+  RG_FAB_TC=""
+  if [ -e "$RG_ROOT/sys/class/infiniband/${RG_NIC_IBDEV[$1]}/tc/1/traffic_class" ]; then
+    RG_FAB_TC_TEXT="the flows asked for no class: OFED's traffic_class of ${RG_NIC_IBDEV[$1]} decides, for them as for every verbs application, NCCL included"
+  elif [ -n "$RG_FAB_NCCL_TC" ]; then
+    RG_FAB_TC=$RG_FAB_NCCL_TC
+    RG_FAB_TC_TEXT="the flows asked for traffic class $RG_FAB_TC, as NCCL will (NCCL_IB_TC of /etc/nccl.conf; this host has no default verbs class)"
+  elif [ -n "$RG_FAB_NCCL_BAD" ]; then
+    RG_FAB_TC_TEXT="the flows asked for no class, as NCCL cannot either: NCCL_IB_TC of /etc/nccl.conf is $RG_FAB_NCCL_BAD, no class 0-255"
+  else
+    RG_FAB_TC_TEXT="the flows asked for no class, as NCCL without NCCL_IB_TC (none in /etc/nccl.conf; this host has no default verbs class)"
+  fi
 }
 
 # rg_fabric_stop: ends the flows of a fabric step still running (TERM to each one's timeout,
@@ -527,6 +579,7 @@ rg_fabric_check_ring() {
         "$dev to ${RG_FAB_TO_HOST[i]}: $rate Gb/s measured, below the $need Gb/s expected (${RG_FABRIC_MIN_PCT}% of $link): a slow or lossy path between them (cable, optic, switch port, its buffers or ECMP)"
     fi
   fi
+  rg_fabric_class "$i"
   # A direction whose flow never ran (fabric_peer names why) carried no bytes and is not judged.
   [ -n "$rate" ] || ran=${ran/tx/}
   rg_fabric_served "$d.srv0" || ran=${ran/rx/}
@@ -546,10 +599,10 @@ rg_fabric_check_ring() {
       "skipped: no flow of $dev ran (fabric_peer says why)"
   elif [ $tx_ok = yes ] && [ $rx_ok = yes ]; then
     rg_check fabric_priority "$dev" pass error "priority $RG_ROCE_PRIO" "$text" \
-      "$dev: the test's bytes rode priority $RG_ROCE_PRIO ($text)"
+      "$dev: the test's bytes rode priority $RG_ROCE_PRIO ($text; $RG_FAB_TC_TEXT)"
   else
     rg_check fabric_priority "$dev" fail error "priority $RG_ROCE_PRIO" "$text" \
-      "$dev: the test's bytes did not ride priority $RG_ROCE_PRIO ($text): $(rg_fabric_prio_cause "$d.delta")"
+      "$dev: the test's bytes did not ride priority $RG_ROCE_PRIO ($text; $RG_FAB_TC_TEXT): $(rg_fabric_prio_cause "$d.delta" "$tx_ok" "${RG_FAB_FROM_HOST[i]-}")"
   fi
   rg_fabric_loss "$d.delta"
   if [ -n "$RG_FAB_BAD" ]; then
@@ -566,14 +619,20 @@ rg_fabric_check_ring() {
   fi
 }
 
-# rg_fabric_prio_cause DELTA: what a person checks when the bytes rode another priority.
+# rg_fabric_prio_cause DELTA [TX_OK PEER]: what a person checks when the bytes rode another
+# priority; with TX_OK yes only what PEER sent did.
 rg_fabric_prio_cause() {
   local p
   p=$(awk '$1 ~ /^(rx|tx)_prio[0-7]_bytes$/ && $2 > m { m = $2; p = substr($1, 8, 1) } END { print p }' "$1")
   if [ -z "$p" ]; then
     printf 'the counters show no per-priority bytes (is ethtool -S reporting rx_prioN_bytes?)'
+  elif [ "${2-}" = yes ]; then
+    # What this host sent rode the RoCE priority: the bytes that did not came from its peer.
+    printf 'what %s sent arrived on priority %s: the class it sends with (its own fabric_priority says) or the trust and DSCP map of this port (checks trust, dscp2prio)' "${3:-the peer}" "$p"
   else
     printf 'most bytes went on priority %s; a port in PCP trust puts untagged RoCE on priority 0 and a DSCP map sends DSCP %s elsewhere: run apply.sh on this host and its peer' "$p" "$RG_ROCE_DSCP"
+    # No class asked: the packets carry the host's default class, DSCP 0 where none is set.
+    [ -n "$RG_FAB_TC" ] || printf '; with no class asked the packets carry DSCP 0 unless the host sets a default class: apply sets OFED'"'"'s traffic_class and NCCL_IB_TC in /etc/nccl.conf (checks traffic_class, nccl_conf), which a driver reload or another tool may have undone'
   fi
 }
 
@@ -761,6 +820,7 @@ rg_fabric() {
     fi
   done
   [ "$any" = yes ] || return 0
+  rg_fabric_nccl_tc
   rg_log "fabric: ring step (${RG_FABRIC_SECONDS}s a flow, peers awaited up to ${RG_FABRIC_WINDOW}s)"
   rg_fabric_step ring
   if [ "$RG_FABRIC_INCAST" = yes ]; then
