@@ -532,6 +532,7 @@ rg_precheck() {
   rg_check_host_env
   # fabric.sh's traffic tool: precheck's word, not apply's (the boot run needs no perftest).
   [ "$2" != compare ] || rg_check_perftest
+  [ "$2" != compare ] || rg_check_firewall "fabric.sh would fail fabric_peer"
   rg_check_volatile
   for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do
     rg_check_identity "$i"

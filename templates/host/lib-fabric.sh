@@ -10,6 +10,9 @@
 
 # The shells of the step's flows while they run (rg_fabric_step, rg_fabric_stop).
 RG_FAB_BG=()
+# Whether firewalld runs, and per port what of the test's TCP ports it blocks (rg_fabric_firewall).
+RG_FAB_FW_ON=no
+RG_FAB_FW=()
 # The traffic class a port's flows ask for and why (rg_fabric_class), and NCCL's from
 # /etc/nccl.conf (rg_fabric_nccl_tc).
 RG_FAB_TC=""
@@ -80,6 +83,65 @@ rg_perftest_how() {
   else
     RG_V="$cmd; MLNX_OFED and DOCA ship it too"
   fi
+}
+
+# rg_fabric_firewall: whether firewalld runs here (RG_FAB_FW_ON) and, per planned port, what of
+# the fabric test's TCP ports it serves the zone of its interface does not open (RG_FAB_FW[I], ""
+# when all are open). perftest exchanges its keys over TCP (18515 + 8 x i + slot) before any RDMA,
+# and the RoCE traffic itself bypasses netfilter: applications work while the test's handshake
+# is refused, which would blame the peer (field review 4, finding 7). firewalld's shipped default
+# zone, public, admits only ssh and dhcpv6-client.
+rg_fabric_firewall() {
+  local i ifc tcps p dz zone="" target="" ports="" rich="" blocked lo hi
+  RG_FAB_FW_ON=no RG_FAB_FW=()
+  rg_has firewall-cmd || return 0
+  rg_cap -1 rg_x firewall-cmd --state || return 0
+  RG_FAB_FW_ON=yes
+  if rg_cap -1 rg_x firewall-cmd --get-default-zone; then dz=${RG_CAP%%$'\n'*}; else dz=public; fi
+  for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do
+    ifc=${RG_NIC_NETDEV[i]}
+    tcps=${RG_FAB_FROM_TCP[i]-}
+    [ "${RG_FAB_INC_ROLE[i]-}" != receiver ] || tcps+=" ${RG_FAB_INC_TCP[i]-}"
+    [ -n "${tcps// /}" ] || continue
+    # An interface in no zone takes the default zone's rules.
+    if rg_cap -1 rg_x firewall-cmd --get-zone-of-interface="$ifc"; then p=${RG_CAP%%$'\n'*}; else p=$dz; fi
+    if [ "$p" != "$zone" ]; then
+      zone=$p target="?" ports="" rich=""
+      if rg_cap -1 rg_x firewall-cmd --zone="$zone" --list-all && rg_v rg_parse_fw_zone "$RG_CAP"; then
+        { IFS= read -r target; IFS= read -r ports; IFS= read -r rich; } <<<"$RG_V" || true
+      fi
+    fi
+    [ "$target" != ACCEPT ] || continue
+    blocked="" lo="" hi=""
+    for p in $tcps; do
+      rg_fw_opens "$ports" "$p" && continue
+      blocked+="${blocked:+, }$p"
+      [ -n "$lo" ] && [ "$lo" -le "$p" ] || lo=$p
+      [ -n "$hi" ] && [ "$hi" -ge "$p" ] || hi=$p
+    done
+    [ -n "$blocked" ] || continue
+    [ "$lo" = "$hi" ] || lo="$lo-$hi"
+    RG_FAB_FW[i]="firewalld's zone $zone of $ifc does not open TCP $blocked, where the fabric test's peers connect for perftest's handshake${rich:+ (unless one of its rich rules admits them)}: open them (firewall-cmd --zone=$zone --add-port=$lo/tcp, and the same with --permanent to keep them)"
+  done
+}
+
+# rg_check_firewall WHAT: check fabric_firewall of every planned port that serves a fabric flow,
+# where firewalld runs: a warning naming the zone, the ports and the command that opens them, and
+# WHAT a closed port does to the test.
+rg_check_firewall() {
+  local i
+  rg_fabric_firewall
+  [ "$RG_FAB_FW_ON" = yes ] || return 0
+  for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do
+    [ -n "${RG_FAB_FROM_TCP[i]-}${RG_FAB_INC_TCP[i]-}" ] || continue
+    if [ -n "${RG_FAB_FW[i]-}" ]; then
+      rg_check fabric_firewall "${RG_NIC_IBDEV[i]}" warn warning open "closed" \
+        "${RG_FAB_FW[i]}; the fabric test's peers cannot reach ${RG_NIC_IBDEV[i]} ($1)"
+    else
+      rg_check fabric_firewall "${RG_NIC_IBDEV[i]}" pass info open open \
+        "firewalld runs, and the zone of ${RG_NIC_NETDEV[i]} admits the fabric test's TCP ports"
+    fi
+  done
 }
 
 # rg_check_perftest: precheck's look for the traffic tool of fabric.sh (called by rg_precheck).
@@ -541,12 +603,15 @@ rg_fabric_check_ring() {
     rg_fabric_failure "$d.srv0"
     if [ -n "$RG_V" ]; then
       failed+="${failed:+; }the flow from $from $RG_V"
+    elif [ -n "${RG_FAB_FW[i]-}" ]; then
+      # This host's own firewall refused it: the peer is not to blame.
+      failed+="${failed:+; }$from never connected within ${RG_FABRIC_WINDOW}s: ${RG_FAB_FW[i]}"
     else
       missing+="${missing:+; }$from never connected within ${RG_FABRIC_WINDOW}s"
     fi
   fi
   if [ -n "$missing$failed" ]; then
-    [ -z "$missing" ] || missing="$missing (is fabric.sh running there, is the peer's address up and routed over the rail?)"
+    [ -z "$missing" ] || missing="$missing (is fabric.sh running there, is the peer's address up and routed over the rail, does a firewall there refuse the TCP port? its fabric_firewall check says)"
     [[ $failed != *"ib_write_bw said"* ]] || failed="$failed (perftest's words name the step: the path of the QP to the peer, its neighbour entry and GID for \"Unable to Connect the HCA's\", loss for \"run_iter_bw\", a version message for different perftest builds)"
     rg_check fabric_peer "$dev" fail error "sends to $to, serves $from" "" \
       "$dev: $failed${failed:+${missing:+; }}$missing"
@@ -675,6 +740,11 @@ rg_fabric_check_incast() {
       missing=${hosts[0]}
     fi
   fi
+  # A partner this host's own firewall refused: the firewall is named, not the partner.
+  [ -z "$missing" ] || [ -z "${RG_FAB_FW[i]-}" ] || [ "$role" != receiver ] || {
+    failed+="${failed:+; }$missing never connected: ${RG_FAB_FW[i]}"
+    missing=""
+  }
   # A partner never reached is absent or late, which the ring step's fabric_peer of its own ring
   # neighbours names: here it only leaves congestion unproven (warn). A flow that failed after
   # it connected is a fault of this flow (fail).
@@ -820,6 +890,7 @@ rg_fabric() {
     fi
   done
   [ "$any" = yes ] || return 0
+  rg_check_firewall "its flows fail fabric_peer"
   rg_fabric_nccl_tc
   rg_log "fabric: ring step (${RG_FABRIC_SECONDS}s a flow, peers awaited up to ${RG_FABRIC_WINDOW}s)"
   rg_fabric_step ring

@@ -289,6 +289,36 @@ rg_parse_rdma_netns() {
   printf '%s' "$m"
 }
 
+# rg_parse_fw_zone TEXT: `firewall-cmd --zone=Z --list-all` (firewalld command.py
+# print_zone_policy_info: `  key: values` lines, the rich rules each on a tab-indented line of
+# their own) → three lines: the target, the ports (P/proto or A-B/proto, space-separated) and
+# `rich` when the zone has rich rules, else nothing.
+rg_parse_fw_zone() {
+  local line target="" ports="" rich="" in_rich=no
+  while IFS= read -r line; do
+    case $line in
+      '  target: '*) target=${line#  target: } ;;
+      '  ports: '*) ports=${line#  ports: } ;;
+      '  rich rules:'*) in_rich=yes ;;
+      $'\t'*) [ "$in_rich" = no ] || rich=rich ;;
+      '  '*) in_rich=no ;;
+    esac
+  done <<<"$1"
+  [ -n "$target" ] || return 1
+  printf '%s\n%s\n%s' "$target" "${ports% }" "$rich"
+}
+
+# rg_fw_opens PORTS PORT: whether firewalld's PORTS (rg_parse_fw_zone's) hold PORT/tcp.
+rg_fw_opens() {
+  local p lo hi
+  for p in $1; do
+    [[ $p =~ ^([0-9]+)(-([0-9]+))?/tcp$ ]] || continue
+    lo=${BASH_REMATCH[1]} hi=${BASH_REMATCH[3]:-${BASH_REMATCH[1]}}
+    [ "$2" -lt "$lo" ] || [ "$2" -gt "$hi" ] || return 0
+  done
+  return 1
+}
+
 # rg_gid_of_ip A.B.C.D[/N]: the GID the kernel gives an IPv4 address (IPv4-mapped), as
 # /sys/class/infiniband/DEV/ports/N/gids/M prints it (`%pI6`): 10.10.1.2 →
 # 0000:0000:0000:0000:0000:ffff:0a0a:0102.

@@ -21,6 +21,9 @@
 #     --pcp H      host H is never applied: its port stays as a new one is, in PCP trust
 #     --class-lost H  H's OFED traffic class is lost after apply (tc/1/traffic_class of mlx5_0
 #                  emptied, as a driver reload leaves it); /etc/nccl.conf stays
+#     --firewalld H[:open]  firewalld runs on H (the firewall-cmd stand-in installed, its state
+#                  .fake/firewalld): its default zone public as shipped (ssh, dhcpv6-client), or
+#                  with :open the fabric test's TCP ports 18515-18530 added to it
 #     --ecn-off H  ECN off for the RoCE priority on H after apply (ecn/roce_np/enable/3 = 0)
 #     --switch-no-pfc  the switch keeps the RoCE priority in a queue with ECN but without PFC
 #                  (the stand-in's wire file switch_no_pfc): it marks but never pauses
@@ -48,7 +51,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 dir=$1 n=$2 bash=$3
 shift 3
 seconds=2 window=600 incast=yes ports=1 clone=no lag=no switch_pfc=yes
-pcp=" " ecn_off=" " class_lost=" " absent=" " rtr=" " kill=" " noloss=" " slow=() after=() tool_timeout=${ROCE_GEN_TOOL_TIMEOUT-}
+pcp=" " ecn_off=" " class_lost=" " absent=" " firewalld=() rtr=" " kill=" " noloss=" " slow=() after=() tool_timeout=${ROCE_GEN_TOOL_TIMEOUT-}
 while (($#)); do
   case $1 in
     --ports) ports=$2 && shift ;;
@@ -61,6 +64,7 @@ while (($#)); do
     --pcp) pcp+="$2 " && shift ;;
     --ecn-off) ecn_off+="$2 " && shift ;;
     --class-lost) class_lost+="$2 " && shift ;;
+    --firewalld) firewalld+=("$2") && shift ;;
     --absent) absent+="$2 " && shift ;;
     --rtr-fails) rtr+="$2 " && shift ;;
     --no-loss-counters) noloss+="$2 " && shift ;;
@@ -138,6 +142,11 @@ for ((h = 0; h < n; h++)); do
   fi
   [[ $ecn_off != *" h$h "* ]] || echo 0 >"$r/sys/class/net/ens1f0np0/ecn/roce_np/enable/3"
   [[ $class_lost != *" h$h "* ]] || : >"$r/sys/class/infiniband/mlx5_0/tc/1/traffic_class"
+done
+for f in ${firewalld[@]+"${firewalld[@]}"}; do
+  r=$dir/${f%%:*}/root
+  ln -s stub "$r/bin/firewall-cmd" && mkdir -p "$r/.fake/firewalld/zones" && : >"$r/.fake/firewalld/running" || exit 2
+  [[ $f != *:open ]] || printf 'services dhcpv6-client ssh\nports 18515-18530/tcp\n' >"$r/.fake/firewalld/zones/public"
 done
 for s in ${slow[@]+"${slow[@]}"}; do
   echo "${s#*:}" >"$dir/${s%%:*}/root/.fake/net/ens1f0np0/wire_gbps"

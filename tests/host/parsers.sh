@@ -106,6 +106,17 @@ for f in not-root no-port no-device; do
   eq "roce tos: $f is an error" 1 "$(rg_parse_roce_tos "$(fx "cma_roce/$f.txt")" >/dev/null; echo $?)"
 done
 
+# firewall-cmd --list-all
+eq "firewalld public zone" 'default||' "$(rg_parse_fw_zone "$(fx firewalld/list-all-public.txt)" | tr '\n' '|')"
+eq "firewalld zone with the ports" 'default|18515-18530/tcp|' "$(rg_parse_fw_zone "$(fx firewalld/list-all-open.txt)" | tr '\n' '|')"
+eq "firewalld trusted zone" 'ACCEPT||' "$(rg_parse_fw_zone "$(fx firewalld/list-all-trusted.txt)" | tr '\n' '|')"
+eq "firewalld rich rules" 'default||rich' "$(rg_parse_fw_zone $'public\n  target: default\n  ports: \n  rich rules: \n\trule family="ipv4" port port="18515" protocol="tcp" accept' | tr '\n' '|')"
+eq "firewalld: not a zone listing" "1" "$(rg_parse_fw_zone 'FirewallD is not running' >/dev/null; echo $?)"
+eq "fw opens a port of a range" 0 "$(rg_fw_opens '22/tcp 18515-18530/tcp' 18523; echo $?)"
+eq "fw opens the range's last port" 0 "$(rg_fw_opens '18515-18530/tcp' 18530; echo $?)"
+eq "fw: a udp range opens no tcp port" 1 "$(rg_fw_opens '18515-18530/udp 22/tcp' 18515; echo $?)"
+eq "fw: nothing open" 1 "$(rg_fw_opens '' 18515; echo $?)"
+
 # rdma system show
 eq "rdma netns shared" shared "$(rg_parse_rdma_netns "$(fx rdma/system-shared.txt)")"
 eq "rdma netns exclusive" exclusive "$(rg_parse_rdma_netns "$(fx rdma/system-exclusive.txt)")"

@@ -372,6 +372,27 @@ call "$H" rdma system
 fixture 'rdma system of iproute2 5.11 (before copy-on-fork)' 0 rdma/system-5.11.txt ''
 rm -r "$H/.fake/iproute2-5.11" "$H/.fake/rdma"
 
+# firewall-cmd (firewalld's runtime zones, firewall/command.py print_zone_policy_info)
+ln -s stub "$H/bin/firewall-cmd"
+call "$H" firewall-cmd --state
+expect 'firewall-cmd --state, firewalld stopped' 252 '' $'not running\n'
+mkdir -p "$H/.fake/firewalld/zones" && : >"$H/.fake/firewalld/running"
+call "$H" firewall-cmd --state
+expect 'firewall-cmd --state' 0 $'running\n' ''
+call "$H" firewall-cmd --zone=public --list-all
+fixture 'firewall-cmd --list-all of the shipped public zone' 0 firewalld/list-all-public.txt ''
+call "$H" firewall-cmd --get-zone-of-interface=ens1f0np0
+expect 'firewall-cmd --get-zone-of-interface, in no zone' 2 '' $'no zone\n'
+printf 'interfaces ens1f0np0\n' >"$H/.fake/firewalld/zones/trusted"
+call "$H" firewall-cmd --get-zone-of-interface=ens1f0np0
+expect 'firewall-cmd --get-zone-of-interface' 0 $'trusted\n' ''
+call "$H" firewall-cmd --zone=trusted --list-all
+fixture 'firewall-cmd --list-all of the trusted zone with the port' 0 firewalld/list-all-trusted.txt ''
+printf 'services dhcpv6-client ssh\nports 18515-18530/tcp\n' >"$H/.fake/firewalld/zones/public"
+call "$H" firewall-cmd --list-all
+fixture 'firewall-cmd --list-all, the default zone with the test ports' 0 firewalld/list-all-open.txt ''
+rm -r "$H/.fake/firewalld" "$H/bin/firewall-cmd"
+
 # ibdev2netdev
 echo 0 >"$H/sys/class/net/ens1f1np1/carrier"
 call "$H" ibdev2netdev

@@ -590,6 +590,9 @@ pub(crate) fn changes(commands: &[String]) -> Vec<String> {
                 || c.starts_with("ip -o link show")
                 || c.starts_with("ip route get")
                 || *c == "rdma system show"
+                || c.starts_with("firewall-cmd --state")
+                || c.starts_with("firewall-cmd --get-")
+                || (c.starts_with("firewall-cmd --zone=") && c.ends_with(" --list-all"))
                 || c.starts_with("dcb -N app show")
                 || c.starts_with("dcb pfc show")
                 || c.starts_with("dcb dcbx show")

@@ -461,6 +461,7 @@ scenarios!(
     dcb_read_fails,
     firmware_owned_dcbx,
     firmware_query_fails,
+    firewalld_default_zone,
     firmware_restricted_refused,
     fqdn_plan_short_host,
     inbox_lifecycle,
