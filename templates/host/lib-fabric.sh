@@ -560,6 +560,26 @@ rg_fabric_step() {
 # remote address once the handshake is done).
 rg_fabric_served() { [ -f "$1" ] && grep -q '^ *remote address:' "$1"; }
 
+# rg_fabric_client_ip FILE: RG_V = the IPv4 address of the client a server's report (FILE) served:
+# the GID line after its `remote address:` line, which perftest prints byte by byte in decimal
+# (`GID: 00:...:255:255:10:10:00:11`, an IPv4-mapped RoCE v2 GID); empty when it has none.
+# perftest's server binds every address and takes the first client that connects (security
+# review 4, #13): a client is the planned peer only if this is its address.
+rg_fabric_client_ip() {
+  local line seen=no
+  RG_V=""
+  [ -f "$1" ] || return 0
+  while IFS= read -r line; do
+    if [ "$seen" = yes ]; then
+      if [[ $line =~ ^[[:space:]]*GID:[[:space:]]*(00:){10}255:255:([0-9]{1,3}):([0-9]{1,3}):([0-9]{1,3}):([0-9]{1,3})[[:space:]]*$ ]]; then
+        RG_V=$((10#${BASH_REMATCH[2]})).$((10#${BASH_REMATCH[3]})).$((10#${BASH_REMATCH[4]})).$((10#${BASH_REMATCH[5]}))
+      fi
+      return 0
+    fi
+    [[ $line != *'remote address:'* ]] || seen=yes
+  done <"$1"
+}
+
 # rg_fabric_prio_text DELTA DIR: RG_V = "prioN NN%" of the priorities that carried DIR (rx|tx)
 # bytes, largest first; RG_FAB_TOTAL the bytes, RG_FAB_ON the RoCE priority's.
 rg_fabric_prio_text() {
@@ -599,7 +619,13 @@ rg_fabric_check_ring() {
       missing="never reached $to within ${RG_FABRIC_WINDOW}s"
     fi
   fi
-  if ! rg_fabric_served "$d.srv0"; then
+  if rg_fabric_served "$d.srv0"; then
+    rg_fabric_client_ip "$d.srv0"
+    if [ -n "$RG_V" ] && [ "$RG_V" != "${RG_FAB_FROM_IP[i]-}" ]; then
+      # Another host took the server's one client slot: the planned peer was refused.
+      failed+="${failed:+; }the flow into $dev came from $RG_V, not from $from: another host connected to TCP ${RG_FAB_FROM_TCP[i]-} first and took perftest's one client (a scan, another run, a host on another network), so $from was refused"
+    fi
+  else
     rg_fabric_failure "$d.srv0"
     if [ -n "$RG_V" ]; then
       failed+="${failed:+; }the flow from $from $RG_V"

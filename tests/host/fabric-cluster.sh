@@ -36,6 +36,9 @@
 #                  retransmission_q_counters capabilities, mlx5_ib counters.c) and no
 #                  rx/tx_discards_phy in ethtool -S
 #     --tool-timeout S  tool_timeout (ROCE_GEN_TOOL_TIMEOUT) of the fabric.sh runs
+#     --intruder H  a host outside the plan (xH, 10.10.0.(90+H)) connects first to H's ring
+#                  server (TCP 18515) once it listens, and takes its one client slot; H's planned
+#                  peer connects only once that flow has ended (.fake/wire_hold, an event)
 #     --kill H     once H's servers listen on the wire, H's fabric.sh is stopped with SIGTERM (a
 #                  play's timeout, an operator's kill); DIR/hN.left then lists what of H is left
 #                  once its run has ended: its listens on the wire and its perftest processes
@@ -51,7 +54,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 dir=$1 n=$2 bash=$3
 shift 3
 seconds=2 window=600 incast=yes ports=1 clone=no lag=no switch_pfc=yes
-pcp=" " ecn_off=" " class_lost=" " absent=" " firewalld=() rtr=" " kill=" " noloss=" " slow=() after=() tool_timeout=${ROCE_GEN_TOOL_TIMEOUT-}
+pcp=" " ecn_off=" " class_lost=" " absent=" " intruder=" " firewalld=() rtr=" " kill=" " noloss=" " slow=() after=() tool_timeout=${ROCE_GEN_TOOL_TIMEOUT-}
 while (($#)); do
   case $1 in
     --ports) ports=$2 && shift ;;
@@ -70,6 +73,7 @@ while (($#)); do
     --no-loss-counters) noloss+="$2 " && shift ;;
     --tool-timeout) tool_timeout=$2 && shift ;;
     --kill) kill+="$2 " && shift ;;
+    --intruder) intruder+="$2 " && shift ;;
     --slow) slow+=("$2") && shift ;;
     --after) after+=("$2") && shift ;;
     *)
@@ -166,6 +170,17 @@ for a in ${after[@]+"${after[@]}"}; do
   held+="$h "
 done
 [[ $switch_pfc == yes ]] || : >"$dir/wire/switch_no_pfc"
+# An intruder for H: its own fake host, and H's ring predecessor held until its flow has ended.
+for h in $intruder; do
+  k=${h#h}
+  x=$dir/x$h/root
+  bash "$here/fakehost.sh" create "$x" --kind ofed --host "x$h" \
+    --nic "mlx5_0:ens1f0np0:0000:1a:00.0:b8:3f:d2:0a:ee:$(printf %02x "$k")" >/dev/null || exit 2
+  bash "$here/fakehost.sh" addr "$x" ens1f0np0 "10.10.0.$((90 + k))/24" || exit 2
+  p=$(((k + n - 1) % n))
+  printf '10.10.0.%d:18515 ended/10.10.0.%d-10.10.0.%d:18515\n' $((10 + k)) $((90 + k)) $((10 + k)) \
+    >>"$dir/h$p/root/.fake/wire_hold" || exit 2
+done
 start=$(date +%s)
 for ((h = 0; h < n; h++)); do
   [[ $absent != *" h$h "* ]] || continue
@@ -208,6 +223,18 @@ fabric_pid() {
     [[ -n ${found[${found[$p]}]-} ]] || printf '%s\n' "$p"
   done
 }
+for h in $intruder; do
+  k=${h#h}
+  x=$dir/x$h/root
+  w=0
+  until [[ -e $dir/wire/listen/10.10.0.$((10 + k)):18515 ]] || ((++w > 3000)); do sleep 0.1; done
+  gidx=""
+  for g in "$x"/sys/class/infiniband/mlx5_0/ports/1/gids/*; do
+    [[ $(<"$g") == *":ffff:0a0a:00$(printf %02x $((90 + k)))" ]] && gidx=${g##*/} && break
+  done
+  FAKEHOST_WIRE=$dir/wire bash "$here/fakehost.sh" run "$x" -- "$x/bin/ib_write_bw" -d mlx5_0 -x "$gidx" \
+    -F --report_gbits -D "$seconds" -p 18515 "10.10.0.$((10 + k))" >"$dir/x$h.out" 2>&1 &
+done
 for h in $kill; do
   n=0
   until compgen -G "$dir/wire/listen/10.10.*.$((10 + ${h#h})):*" >/dev/null || ((++n > 3000)); do sleep 0.1; done

@@ -81,6 +81,13 @@ rg_fabric_served "$FX/write-bw-server.txt"
 eq "a server that took its client is served" 0 "$?"
 rg_fabric_served "$FX/capture-write-bw-rdmacm-cuda-server.txt"
 eq "so is the captured one" 0 "$?"
+# Whom it served: the GID after the remote address, perftest's decimal bytes.
+rg_fabric_client_ip "$FX/write-bw-server.txt"
+eq "the served client's address" 10.10.0.10 "$RG_V"
+rg_fabric_client_ip "$FX/capture-write-bw-rdmacm-cuda-server.txt"
+eq "the captured server's client (bytes 06 and 145)" 10.6.145.33 "$RG_V"
+rg_fabric_client_ip "$TMP/waiting"
+eq "no client, no address" "" "$RG_V"
 
 printf 'rx_prio3_bytes 1000\ntx_prio0_bytes 5\n' >"$TMP/before"
 printf 'np_cnp_sent 7\nrx_prio3_bytes 97000001000\ntx_prio0_bytes 5\nrx_prio3_pause 4\n' >"$TMP/after"

@@ -344,6 +344,29 @@ fn a_host_firewall_is_named_with_its_ports_not_blamed_on_the_peer() {
     });
 }
 
+/// perftest's server takes the first client that connects, whoever it is: a host outside the
+/// plan that takes h1's slot is named by its address from the server's report (the GID after
+/// `remote address:`), and h1's fabric_peer fails for that, never counting it as h0 served.
+#[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
+fn a_client_that_is_not_the_planned_peer_is_named_not_counted_as_served() {
+    for_each_bash(|bash| {
+        let (results, _) = cluster(
+            bash,
+            2,
+            &["--intruder", "h1", "--window", "8", "--no-incast"],
+        );
+        let h1 = results[1].as_ref().unwrap();
+        let (status, msg) = check(h1, "fabric_peer");
+        assert_eq!(status, "fail", "{msg}");
+        assert!(
+            msg.contains("the flow into mlx5_0 came from 10.10.0.91, not from h0 (10.10.0.10)"),
+            "{msg}"
+        );
+        assert!(!msg.contains("served h0"), "{msg}");
+    });
+}
+
 #[test]
 #[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn an_absent_peer_is_named_within_the_window_and_the_host_still_writes_its_result() {
