@@ -10,6 +10,8 @@
 
 # The shells of the step's flows while they run (rg_fabric_step, rg_fabric_stop).
 RG_FAB_BG=()
+# Whether this perftest can bind the handshake to the planned address (rg_fabric_bind_probe).
+RG_FAB_BIND=no
 # Whether firewalld runs, and per port what of the test's TCP ports it blocks (rg_fabric_firewall).
 RG_FAB_FW_ON=no
 RG_FAB_FW=()
@@ -289,7 +291,7 @@ rg_fabric_serve() {
 # the client.
 rg_fabric_perftest() {
   local pidfile=$1 limit=$2 i=$3 tcp=$4 server=""
-  local -a wrap=()
+  local -a wrap=() bind=()
   shift 4
   while [ $# -gt 0 ]; do
     if [ "$1" = -- ]; then
@@ -301,8 +303,22 @@ rg_fabric_perftest() {
   done
   printf '%s\n' "$BASHPID" >"$pidfile"
   rg_fabric_class "$i"
+  # Bound to the port's planned address: a server listens on the rail only, a client connects
+  # from it (rg_fabric_bind_probe).
+  [ "$RG_FAB_BIND" != yes ] || bind=(--bind_source_ip "${RG_NIC_IP[i]%/*}")
   exec timeout -k 5 "$limit" ${wrap[@]+"${wrap[@]}"} ib_write_bw -d "${RG_NIC_IBDEV[i]}" -x "${RG_FAB_GID[i]}" \
-    -F --report_gbits -D "$RG_FABRIC_SECONDS" ${RG_FAB_TC:+--tclass "$RG_FAB_TC"} -p "$tcp" ${server:+"$server"}
+    -F --report_gbits -D "$RG_FABRIC_SECONDS" ${RG_FAB_TC:+--tclass "$RG_FAB_TC"} ${bind[@]+"${bind[@]}"} \
+    -p "$tcp" ${server:+"$server"}
+}
+
+# rg_fabric_bind_probe: RG_FAB_BIND = yes when this host's perftest has --bind_source_ip, which
+# binds the handshake's TCP socket to one address (perftest 23.07 on, commit 8ff29c1; the perftest
+# of Ubuntu 22.04 and RHEL 8 lacks it and refuses it as an invalid flag): its usage lists it. One
+# start of ib_write_bw a run. Without it a server listens on every address (security review 4, #13).
+rg_fabric_bind_probe() {
+  RG_FAB_BIND=no
+  rg_cap rg_x ib_write_bw --help || true
+  [[ $RG_CAP != *--bind_source_ip* ]] || RG_FAB_BIND=yes
 }
 
 # rg_fabric_nccl_tc: RG_FAB_NCCL_TC = NCCL_IB_TC of the host's /etc/nccl.conf, the class NCCL asks
@@ -916,6 +932,7 @@ rg_fabric() {
     fi
   done
   [ "$any" = yes ] || return 0
+  rg_fabric_bind_probe
   rg_check_firewall "its flows fail fabric_peer"
   rg_fabric_nccl_tc
   rg_log "fabric: ring step (${RG_FABRIC_SECONDS}s a flow, peers awaited up to ${RG_FABRIC_WINDOW}s)"

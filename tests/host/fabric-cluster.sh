@@ -36,6 +36,8 @@
 #                  retransmission_q_counters capabilities, mlx5_ib counters.c) and no
 #                  rx/tx_discards_phy in ethtool -S
 #     --tool-timeout S  tool_timeout (ROCE_GEN_TOOL_TIMEOUT) of the fabric.sh runs
+#     --old-perftest H  H's perftest predates --bind_source_ip (the stand-in's .fake/perftest-4.5,
+#                  as Ubuntu 22.04's and RHEL 8's)
 #     --intruder H  a host outside the plan (xH, 10.10.0.(90+H)) connects first to H's ring
 #                  server (TCP 18515) once it listens, and takes its one client slot; H's planned
 #                  peer connects only once that flow has ended (.fake/wire_hold, an event)
@@ -54,7 +56,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 dir=$1 n=$2 bash=$3
 shift 3
 seconds=2 window=600 incast=yes ports=1 clone=no lag=no switch_pfc=yes
-pcp=" " ecn_off=" " class_lost=" " absent=" " intruder=" " firewalld=() rtr=" " kill=" " noloss=" " slow=() after=() tool_timeout=${ROCE_GEN_TOOL_TIMEOUT-}
+pcp=" " ecn_off=" " class_lost=" " absent=" " intruder=" " old=" " firewalld=() rtr=" " kill=" " noloss=" " slow=() after=() tool_timeout=${ROCE_GEN_TOOL_TIMEOUT-}
 while (($#)); do
   case $1 in
     --ports) ports=$2 && shift ;;
@@ -74,6 +76,7 @@ while (($#)); do
     --tool-timeout) tool_timeout=$2 && shift ;;
     --kill) kill+="$2 " && shift ;;
     --intruder) intruder+="$2 " && shift ;;
+    --old-perftest) old+="$2 " && shift ;;
     --slow) slow+=("$2") && shift ;;
     --after) after+=("$2") && shift ;;
     *)
@@ -185,6 +188,7 @@ start=$(date +%s)
 for ((h = 0; h < n; h++)); do
   [[ $absent != *" h$h "* ]] || continue
   [[ $rtr != *" h$h "* ]] || : >"$dir/h$h/root/.fake/net/ens1f0np0/qp_rtr_fails"
+  [[ $old != *" h$h "* ]] || : >"$dir/h$h/root/.fake/perftest-4.5"
   if [[ $noloss == *" h$h "* ]]; then
     rm -f "$dir/h$h/root/sys/class/infiniband/mlx5_0/ports/1/hw_counters/"{out_of_sequence,packet_seq_err}
     sed -i '/^[rt]x_discards_phy /d' "$dir/h$h/root/.fake/net/ens1f0np0/stats"

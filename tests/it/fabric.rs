@@ -78,7 +78,14 @@ fn port(result: &Value) -> &Value {
 #[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn a_healthy_fabric_passes_with_the_deltas_the_wire_added() {
     for_each_bash(|bash| {
-        let (results, _) = cluster(bash, 3, &[]);
+        // h2's perftest predates --bind_source_ip: its flows go without it, the others' with it.
+        let (results, _, dir) = cluster_in(bash, 3, &["--old-perftest", "h2"]);
+        for h in 0..3 {
+            let log =
+                std::fs::read_to_string(dir.path().join(format!("c/h{h}/root/stub.log"))).unwrap();
+            let bound = log.contains(r#""--bind_source_ip","10.10.0.1"#);
+            assert_eq!(bound, h != 2, "h{h}: {log}");
+        }
         for (h, r) in results.iter().enumerate() {
             let r = r.as_ref().unwrap();
             assert_eq!(r["phase"], "fabric");
