@@ -484,7 +484,7 @@ rg_health_writable() {
     [ "$want" = 3 ] && want="write" || want="enter"
     RG_V="the health service cannot $want ${p#"$RG_ROOT"}: it belongs to $user:$group (uid $uid, gid $gid, mode $mode), and the service runs as root without CAP_DAC_OVERRIDE (its sandbox), for which only root's own, root's group's or everyone's bits count; give the folder to root (chown root ${p#"$RG_ROOT"}: node_exporter only reads the file, which is world-readable) or set health_textfile_dir to a folder root owns"
     return 1
-  done < <(stat -c '%u %g %a %U %G %n' -- "${up[@]}" 2>/dev/null)
+  done < <(stat -c '%u %g %a %U %G %n' -- ${up[@]+"${up[@]}"} 2>/dev/null)
   return 0
 }
 
