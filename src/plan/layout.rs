@@ -122,6 +122,11 @@ pub const NICS: Sheet = Sheet {
         col("mac", &["MAC", "MAC地址"], false),
         col("switch", &["leaf", "交换机"], false),
         col("switch_port", &["leaf_port", "交换机端口"], false),
+        col(
+            "gpu",
+            &["GPU", "gpu_pci", "GPU PCI", "GPU编号", "对应GPU"],
+            false,
+        ),
     ],
 };
 
@@ -171,6 +176,13 @@ pub const KEYS: &[Key] = &[
     key("health_interval", &[]),
     key("drift_interval", &[]),
     key("health_textfile_dir", &[]),
+    key("gpu_direct", &["GPU直通"]),
+    key("gpu_nic_distance", &[]),
+    key("pcie_acs", &["ACS"]),
+    key("pcie_mrrs", &["MRRS"]),
+    key("nccl_version", &[]),
+    key("nccl_test", &[]),
+    key("nccl_min_busbw", &[]),
     // One key per DCQCN parameter (crate::plan::model::DCQCN_PARAMS), also spelled `dcqcn.<name>`.
     key("dcqcn_clamp_tgt_rate", &["dcqcn.clamp_tgt_rate"]),
     key(

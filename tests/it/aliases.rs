@@ -27,8 +27,13 @@ fn every_column_alias_reads_the_same_plan() {
         ("NICs", &NICS),
         ("Cluster", &CLUSTER),
     ] {
-        // `prefix` is not in the base plan; its aliases are covered by the prefix test.
-        for column in spec.columns.iter().filter(|c| c.name != "prefix") {
+        // `prefix` and `gpu` are not in the base plan; their aliases are covered by the prefix
+        // test and the GPU test below.
+        for column in spec
+            .columns
+            .iter()
+            .filter(|c| c.name != "prefix" && c.name != "gpu")
+        {
             for alias in column.aliases {
                 let mut book = Book::base();
                 if column.name == "comment" {
@@ -59,6 +64,9 @@ fn every_key_alias_reads_the_same_plan() {
             let value = match key.name {
                 "cable_length" => C::N(30.0),
                 "firmware_config" => s("off"),
+                "gpu_direct" => s("require"),
+                "pcie_acs" => s("disable"),
+                "pcie_mrrs" => C::N(4096.0),
                 // 1 is in range for every DCQCN parameter, the on/off ones included.
                 dcqcn if dcqcn.starts_with("dcqcn_") => C::N(1.0),
                 other => panic!("give the aliased key {other} a value here"),
@@ -84,6 +92,25 @@ fn every_key_alias_reads_the_same_plan() {
             row[0] = s(alias);
             assert_eq!(plan_json(&book), expected, "key alias {alias}");
         }
+    }
+}
+
+#[test]
+fn every_gpu_column_alias_reads_the_same_plan() {
+    let with = |header: &str| {
+        let mut book = Book::base();
+        let nics = book.sheet("NICs");
+        nics.rows[0].push(s(header));
+        for (i, row) in nics.rows[1..].iter_mut().enumerate() {
+            row.push(C::N(i as f64));
+        }
+        plan_json(&book)
+    };
+    let expected = with("gpu");
+    assert_ne!(expected, plan_json(&Book::base()));
+    let column = NICS.columns.iter().find(|c| c.name == "gpu").unwrap();
+    for alias in column.aliases {
+        assert_eq!(with(alias), expected, "NICs column alias {alias}");
     }
 }
 

@@ -698,3 +698,97 @@ fn the_v1_2_keys_round_trip_and_stay_out_of_a_plan_without_them() {
     let json = crate::common::plan_json(&rare);
     assert!(json.contains("\"drift_interval\": 600"), "{json}");
 }
+
+/// The NICs sheet with a `gpu` column under `header`, one value per data row.
+fn with_gpus(book: &mut Book, header: &str, values: &[C]) {
+    let nics = book.sheet("NICs");
+    nics.rows[0].push(s(header));
+    for (row, v) in nics.rows[1..].iter_mut().zip(values) {
+        row.push(v.clone());
+    }
+}
+
+#[test]
+fn v1_3_gpu_values_and_keys_in_range_and_out() {
+    check(
+        "v1_3_gpu_bad",
+        &edit(|b| {
+            // h1 names one GPU for both ports; h2 a GPU that is no address or index, and 32.
+            with_gpus(
+                b,
+                "gpu",
+                &[s("18:00.0"), s("0000:18:00.0"), s("GPU0"), C::N(32.0)],
+            );
+            b.key("gpu_direct", s("maybe"));
+            b.key("gpu_nic_distance", s("SYS"));
+            b.key("pcie_acs", s("on"));
+            b.key("pcie_mrrs", C::N(1000.0));
+            b.key("nccl_version", s("v2"));
+            b.key("nccl_test", s("sometimes"));
+            b.key("nccl_min_busbw", s("-5"));
+        }),
+    );
+    check(
+        "v1_3_gpu_warnings",
+        &edit(|b| {
+            // h2 names a GPU for one of its two ports.
+            with_gpus(b, "对应GPU", &[C::N(0.0), C::N(1.0), C::N(0.0), C::E]);
+        }),
+    );
+    check(
+        "v1_3_gpu_keys_without_gpu",
+        &edit(|b| {
+            b.key("ACS", s("disable"));
+            b.key("GPU直通", s("require"));
+        }),
+    );
+}
+
+#[test]
+fn the_v1_3_keys_round_trip_and_stay_out_of_a_plan_without_them() {
+    let mut book = Book::base();
+    with_gpus(
+        &mut book,
+        "GPU编号",
+        &[C::N(0.0), s("1, 0000:9b:00.0"), s("18:00.0"), C::N(3.0)],
+    );
+    // At the defaults of a plan with GPUs: left out.
+    book.key("gpu_direct", s("check"));
+    book.key("nccl_test", s("yes"));
+    book.key("gpu_nic_distance", s("phb"));
+    book.key("ACS", s("disable"));
+    book.key("MRRS", C::N(4096.0));
+    book.key("nccl_version", s("2.21.5"));
+    book.key("nccl_min_busbw", C::N(180.5));
+    round_trips(
+        &book,
+        &[
+            "\"gpu_nic_distance\": \"PHB\"",
+            "\"pcie_acs\": \"disable\"",
+            "\"pcie_mrrs\": 4096",
+            "\"nccl_version\": \"2.21.5\"",
+            "\"nccl_min_busbw\": 180.5",
+            "\"gpu\": [\n            1,\n            \"0000:9b:00.0\"\n          ]",
+            "\"gpu\": [\n            \"0000:18:00.0\"\n          ]",
+        ],
+        &[
+            "gpu",
+            "pcie_",
+            "nccl_version",
+            "nccl_test",
+            "nccl_min_busbw",
+        ],
+    );
+    let json = crate::common::plan_json(&book);
+    assert!(
+        !json.contains("gpu_direct") && !json.contains("nccl_test"),
+        "{json}"
+    );
+    // Said where it is not the default: kept.
+    let mut said = Book::base();
+    said.key("nccl_test", s("yes"));
+    said.key("gpu_direct", s("check"));
+    let json = crate::common::plan_json(&said);
+    assert!(json.contains("\"nccl_test\": true"), "{json}");
+    assert!(json.contains("\"gpu_direct\": \"check\""), "{json}");
+}

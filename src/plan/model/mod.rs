@@ -3,6 +3,7 @@
 //! or JSON reader type appears here. Serialized, this is the normalized JSON that `roce-gen plan`
 //! prints.
 
+mod gpu;
 mod names;
 mod net;
 mod phases;
@@ -13,6 +14,7 @@ use std::net::IpAddr;
 use ipnet::IpNet;
 use serde::Serialize;
 
+pub(crate) use gpu::{BusBw, Distance, Gpu, GpuDirect, GpuPath, Gpus, PcieAcs, parse_mrrs};
 pub(crate) use names::{ClusterName, HostName, IbDev, IfName, Label, Version};
 pub(crate) use net::{MacAddr, PciAddr, parse_prefix};
 pub(crate) use phases::{ArpSysctls, Fabric, Health, TextfileDir};
@@ -128,6 +130,9 @@ pub struct Cluster {
     /// Live health (format v1.2); its `health*` and `drift_interval` keys.
     #[serde(flatten)]
     pub health: Health,
+    /// The GPU path and NCCL (format v1.3); its `gpu_*`, `pcie_*` and `nccl_*` keys.
+    #[serde(flatten)]
+    pub gpu_path: GpuPath,
 }
 
 /// One server.
@@ -176,6 +181,9 @@ pub struct Nic {
     /// Leaf switch port, for reports.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub switch_port: Option<Label>,
+    /// The GPUs this port serves (format v1.3).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<Gpus>,
 }
 
 /// Parses an integer written as `4200`, `4200.0` or ` 4200 `; `4200.5` is not one.

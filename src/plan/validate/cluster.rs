@@ -8,9 +8,9 @@ use crate::plan::input::raw::Table;
 use crate::plan::layout::cluster_key;
 use crate::plan::location::Location;
 use crate::plan::model::{
-    ArpSysctls, Cluster, ClusterName, DCQCN_PARAMS, Dcbx, Dcqcn, Dscp, EcnBits, Fabric,
-    FirmwareConfig, Health, Mtu, OnOff, Priorities, Priority, RoceMode, TextfileDir, Tos, Trust,
-    Version, parse_bool,
+    ArpSysctls, BusBw, Cluster, ClusterName, DCQCN_PARAMS, Dcbx, Dcqcn, Distance, Dscp, EcnBits,
+    Fabric, FirmwareConfig, GpuDirect, GpuPath, Health, Mtu, OnOff, PcieAcs, Priorities, Priority,
+    RoceMode, TextfileDir, Tos, Trust, Version, parse_bool, parse_mrrs,
 };
 use crate::plan::validate::cells::{int_then, text_of};
 
@@ -182,6 +182,15 @@ pub(crate) fn read_cluster(table: Option<&Table>, report: &mut Report) -> Option
         )
         .0,
     };
+    let gpu_path = GpuPath {
+        gpu_direct: value!("gpu_direct", |s| GpuDirect::parse(s).map(Some), None).0,
+        gpu_nic_distance: value!("gpu_nic_distance", Distance::parse, Distance::default()).0,
+        pcie_acs: value!("pcie_acs", PcieAcs::parse, PcieAcs::default()).0,
+        pcie_mrrs: value!("pcie_mrrs", |s| int_then(s, parse_mrrs).map(Some), None).0,
+        nccl_version: value!("nccl_version", |s| Version::parse(s).map(Some), None).0,
+        nccl_test: value!("nccl_test", |s| parse_bool(s).map(Some), None).0,
+        nccl_min_busbw: value!("nccl_min_busbw", |s| BusBw::parse(s).map(Some), None).0,
+    };
     if trust == Trust::Pcp {
         report.push(Diagnostic::error(
             key_at("trust"),
@@ -274,6 +283,7 @@ pub(crate) fn read_cluster(table: Option<&Table>, report: &mut Report) -> Option
         arp_sysctls,
         fabric,
         health,
+        gpu_path,
     })
 }
 

@@ -260,6 +260,49 @@ fn host_name(server: &ServerRow) -> String {
     quoted(server.hostname.as_ref().map_or("?", |h| h.as_str()))
 }
 
+/// The GPU column across a host (format v1.3): one GPU is served by one port of its host (an
+/// error at the second), and a host whose planned ports name a GPU for some and not for others is
+/// a warning (NCCL would pair the unnamed ports with GPUs nobody checked).
+pub(crate) fn gpus_per_host(servers: &[ServerRow], nics: &[NicRow], report: &mut Report) {
+    let mut first: HashMap<(usize, &crate::plan::model::Gpu), &Location> = HashMap::new();
+    let mut named: BTreeMap<usize, (usize, usize, Option<&Location>)> = BTreeMap::new();
+    for n in nics {
+        let Some(h) = n.host else { continue };
+        let entry = named.entry(h).or_insert((0, 0, None));
+        let (Some(gpus), Some(at)) = (&n.gpu, &n.gpu_at) else {
+            entry.1 += 1;
+            continue;
+        };
+        entry.0 += 1;
+        entry.2.get_or_insert(at);
+        for g in &gpus.0 {
+            if let Some(was) = first.get(&(h, g)) {
+                report.push(Diagnostic::error(
+                    at.clone(),
+                    format!(
+                        "{g} is already served by another port of {} (at {was}): a GPU is served by one port of its host",
+                        servers.get(h).map_or_else(|| "the host".to_string(), host_name)
+                    ),
+                ));
+            } else {
+                first.insert((h, g), at);
+            }
+        }
+    }
+    for (h, (with, without, at)) in named {
+        if let (true, true, Some(at)) = (with > 0, without > 0, at) {
+            report.push(Diagnostic::warning(
+                at.clone(),
+                format!(
+                    "{} names a GPU for {with} of its {} planned ports: the GPU path of the others is not checked (give each port its GPU)",
+                    servers.get(h).map_or_else(|| "the host".to_string(), host_name),
+                    with + without
+                ),
+            ));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::{Spread, spread};

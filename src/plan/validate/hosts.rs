@@ -12,7 +12,9 @@ use rayon::prelude::*;
 use crate::plan::diagnostic::{Diagnostic, Report, quoted};
 use crate::plan::input::raw::{Row, Table};
 use crate::plan::location::Location;
-use crate::plan::model::{HostName, IbDev, IfName, Label, MacAddr, Mtu, PciAddr, parse_prefix};
+use crate::plan::model::{
+    Gpus, HostName, IbDev, IfName, Label, MacAddr, Mtu, PciAddr, parse_prefix,
+};
 use crate::plan::validate::cells::RowReader;
 
 /// A `Servers` row as far as it parsed.
@@ -47,6 +49,9 @@ pub(crate) struct NicRow {
     pub(crate) mac: Option<MacAddr>,
     pub(crate) switch: Option<Label>,
     pub(crate) switch_port: Option<Label>,
+    /// The GPUs the port serves (format v1.3), and where they are written.
+    pub(crate) gpu: Option<Gpus>,
+    pub(crate) gpu_at: Option<Location>,
     pub(crate) ib_dev_at: Location,
     pub(crate) ip_at: Location,
     pub(crate) mtu_at: Option<Location>,
@@ -328,6 +333,8 @@ fn read_nic(
         mac: r.optional("mac", MacAddr::parse),
         switch: r.optional("switch", Label::parse),
         switch_port: r.optional("switch_port", Label::parse),
+        gpu: r.optional("gpu", Gpus::parse),
+        gpu_at: r.location("gpu"),
         ib_dev_at: r
             .location("ib_dev")
             .unwrap_or_else(|| table.location.clone()),

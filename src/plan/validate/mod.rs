@@ -44,6 +44,11 @@ pub fn validate(raw: RawPlan) -> Result<(Plan, Report), Report> {
         cross::nic_counts(servers, &nics, &mut report);
         cross::rails_consistent(servers, &nics, &mut report);
         cross::device_prefixes(servers, &nics, &mut report);
+        cross::gpus_per_host(servers, &nics, &mut report);
+    }
+    let has_gpu = nics.iter().any(|n| n.gpu.is_some());
+    if let (Some(c), Some(table)) = (&cluster, &raw.cluster) {
+        gpu_keys_without_gpu(c, has_gpu, table, &mut report);
     }
     if report.has_errors() {
         return Err(report);
@@ -93,11 +98,46 @@ fn assemble(
             mac: n.mac,
             switch: n.switch,
             switch_port: n.switch_port,
+            gpu: n.gpu,
         });
     }
+    let mut cluster = cluster?;
+    let has_gpu = hosts.iter().flat_map(|h| &h.nics).any(|n| n.gpu.is_some());
+    cluster.gpu_path.settle(has_gpu);
     Some(Plan {
         schema: PLAN_SCHEMA,
-        cluster: cluster?,
+        cluster,
         hosts,
     })
+}
+
+/// `pcie_acs = disable` or `gpu_direct = require` in a plan whose NIC rows name no GPU: nothing to
+/// act on (a warning at the sheet: the keys' rows are not kept past the profile).
+fn gpu_keys_without_gpu(
+    c: &crate::plan::model::Cluster,
+    has_gpu: bool,
+    table: &crate::plan::input::raw::Table,
+    report: &mut Report,
+) {
+    use crate::plan::model::{GpuDirect, PcieAcs};
+    if has_gpu {
+        return;
+    }
+    for (on, key) in [
+        (
+            c.gpu_path.pcie_acs == PcieAcs::Disable,
+            "pcie_acs = disable",
+        ),
+        (
+            c.gpu_path.gpu_direct == Some(GpuDirect::Require),
+            "gpu_direct = require",
+        ),
+    ] {
+        if on {
+            report.push(crate::plan::diagnostic::Diagnostic::warning(
+                table.location.clone(),
+                format!("{key}, but no NIC row names a GPU (column gpu): nothing to act on"),
+            ));
+        }
+    }
 }
