@@ -310,15 +310,24 @@ fn a_host_whose_default_class_was_lost_after_apply_fails_fabric_priority() {
 /// firewalld with its default zone as shipped (ssh and dhcpv6-client only) refuses perftest's TCP
 /// handshake: the host names its own firewall, the zone and the port with the command that opens
 /// it, in fabric_firewall and in fabric_peer, never "is fabric.sh running there"; its peer's
-/// message points at the firewall too. With the ports open the same hosts pass.
+/// message points at the firewall too. In the same ring (h0 → h1 → h2 → h0), h2's firewalld has
+/// the ports open: it passes.
 #[test]
 #[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn a_host_firewall_is_named_with_its_ports_not_blamed_on_the_peer() {
     for_each_bash(|bash| {
         let (results, _) = cluster(
             bash,
-            2,
-            &["--firewalld", "h1", "--window", "6", "--no-incast"],
+            3,
+            &[
+                "--firewalld",
+                "h1",
+                "--firewalld",
+                "h2:open",
+                "--window",
+                "6",
+                "--no-incast",
+            ],
         );
         let h1 = results[1].as_ref().unwrap();
         let (status, msg) = check(h1, "fabric_firewall");
@@ -341,13 +350,10 @@ fn a_host_firewall_is_named_with_its_ports_not_blamed_on_the_peer() {
             msg.contains("does a firewall there refuse the TCP port"),
             "{msg}"
         );
-
-        let (results, _) = cluster(bash, 2, &["--firewalld", "h1:open", "--no-incast"]);
-        let h1 = results[1].as_ref().unwrap();
-        assert_status(h1, 1, "fabric_firewall", "pass");
-        for (h, r) in results.iter().enumerate() {
-            assert_status(r.as_ref().unwrap(), h, "fabric_peer", "pass");
-        }
+        // h2 opens the ports: it is reached by h1 and reaches h0.
+        let h2 = results[2].as_ref().unwrap();
+        assert_status(h2, 2, "fabric_firewall", "pass");
+        assert_status(h2, 2, "fabric_peer", "pass");
     });
 }
 
