@@ -16,7 +16,9 @@ fn cluster(bash: &str, n: usize, args: &[&str]) -> (Vec<Option<Value>>, u64) {
     (results, elapsed)
 }
 
-/// [`cluster`], and the folder it ran in (`c/res`, `c/applied`, `c/plan.json`).
+/// [`cluster`], and the folder it ran in (`c/res`, `c/applied`, `c/plan.json`). Most tests pass
+/// `--clone`: only h0 is made and applied, the other hosts are copies of its tree (the same apply,
+/// half the setup's CPU); a test that ingests `c/applied`, or changes h0 after its apply, does not.
 fn cluster_in(bash: &str, n: usize, args: &[&str]) -> (Vec<Option<Value>>, u64, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().join("c");
@@ -79,7 +81,7 @@ fn port(result: &Value) -> &Value {
 fn a_healthy_fabric_passes_with_the_deltas_the_wire_added() {
     for_each_bash(|bash| {
         // h2's perftest predates --bind_source_ip: its flows go without it, the others' with it.
-        let (results, _, dir) = cluster_in(bash, 3, &["--old-perftest", "h2"]);
+        let (results, _, dir) = cluster_in(bash, 3, &["--clone", "--old-perftest", "h2"]);
         for h in 0..3 {
             let log =
                 std::fs::read_to_string(dir.path().join(format!("c/h{h}/root/stub.log"))).unwrap();
@@ -132,7 +134,7 @@ fn a_healthy_fabric_passes_with_the_deltas_the_wire_added() {
 #[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn a_lag_host_passes_a_healthy_fabric_on_its_slaves_counters_and_one_slaves_speed() {
     for_each_bash(|bash| {
-        let (results, _) = cluster(bash, 3, &["--lag"]);
+        let (results, _) = cluster(bash, 3, &["--clone", "--lag"]);
         for (h, r) in results.iter().enumerate() {
             let r = r.as_ref().unwrap();
             for id in [
@@ -163,7 +165,7 @@ fn a_lag_host_passes_a_healthy_fabric_on_its_slaves_counters_and_one_slaves_spee
 #[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn an_incast_that_the_switch_never_paused_warns_that_pfc_was_not_exercised() {
     for_each_bash(|bash| {
-        let (results, _) = cluster(bash, 3, &["--switch-no-pfc"]);
+        let (results, _) = cluster(bash, 3, &["--clone", "--switch-no-pfc"]);
         let h0 = results[0].as_ref().unwrap();
         assert_status(h0, 0, "fabric_congestion", "pass");
         for h in [1, 2] {
@@ -262,7 +264,7 @@ fn incast_senders_that_do_not_overlap_warn_instead_of_failing_fabric_congestion(
 #[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn a_host_left_in_pcp_trust_fails_fabric_priority_naming_priority_0() {
     for_each_bash(|bash| {
-        let (results, _) = cluster(bash, 3, &["--pcp", "h1", "--no-incast"]);
+        let (results, _) = cluster(bash, 3, &["--clone", "--pcp", "h1", "--no-incast"]);
         let h1 = results[1].as_ref().unwrap();
         let (status, msg) = check(h1, "fabric_priority");
         assert_eq!(status, "fail", "{msg}");
@@ -286,7 +288,7 @@ fn a_host_left_in_pcp_trust_fails_fabric_priority_naming_priority_0() {
 #[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn a_host_whose_default_class_was_lost_after_apply_fails_fabric_priority() {
     for_each_bash(|bash| {
-        let (results, _) = cluster(bash, 2, &["--class-lost", "h1", "--no-incast"]);
+        let (results, _) = cluster(bash, 2, &["--clone", "--class-lost", "h1", "--no-incast"]);
         let h1 = results[1].as_ref().unwrap();
         let (status, msg) = check(h1, "fabric_priority");
         assert_eq!(status, "fail", "{msg}");
@@ -320,6 +322,7 @@ fn a_host_firewall_is_named_with_its_ports_not_blamed_on_the_peer() {
             bash,
             3,
             &[
+                "--clone",
                 "--firewalld",
                 "h1",
                 "--firewalld",
@@ -367,7 +370,14 @@ fn a_client_that_is_not_the_planned_peer_is_named_not_counted_as_served() {
         let (results, _) = cluster(
             bash,
             2,
-            &["--intruder", "h1", "--window", "8", "--no-incast"],
+            &[
+                "--clone",
+                "--intruder",
+                "h1",
+                "--window",
+                "8",
+                "--no-incast",
+            ],
         );
         let h1 = results[1].as_ref().unwrap();
         let (status, msg) = check(h1, "fabric_peer");
@@ -388,7 +398,7 @@ fn an_absent_peer_is_named_within_the_window_and_the_host_still_writes_its_resul
         // receives from h1, h2, h3). h2 is absent: only its ring neighbours, h1 and h3, fail, and
         // only fabric_peer. Both wait out their ring step for h2 and come late to the incast,
         // where h0 waits for them (both steps' windows from its ring step), not failing them.
-        let (results, elapsed) = cluster(bash, 4, &["--absent", "h2", "--window", "6"]);
+        let (results, elapsed) = cluster(bash, 4, &["--clone", "--absent", "h2", "--window", "6"]);
         assert!(results[2].is_none());
         // The 6 s window ended the wait, never the 600 s default (a bound a loaded machine
         // cannot reach; the message below names the window).
@@ -434,7 +444,7 @@ fn an_absent_peer_is_named_within_the_window_and_the_host_still_writes_its_resul
 #[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn a_client_that_fails_after_connecting_says_perftests_words_before_the_window_ends() {
     for_each_bash(|bash| {
-        let (results, elapsed) = cluster(bash, 2, &["--rtr-fails", "h1", "--no-incast"]);
+        let (results, elapsed) = cluster(bash, 2, &["--clone", "--rtr-fails", "h1", "--no-incast"]);
         // The window is 600 s: only a retried client waits that long.
         assert!(elapsed < 300, "took {elapsed}s");
         let h1 = results[1].as_ref().unwrap();
@@ -468,7 +478,11 @@ fn a_client_that_fails_after_connecting_says_perftests_words_before_the_window_e
 #[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn a_port_without_loss_counters_skips_fabric_loss_naming_them() {
     for_each_bash(|bash| {
-        let (results, _) = cluster(bash, 2, &["--no-loss-counters", "h0", "--no-incast"]);
+        let (results, _) = cluster(
+            bash,
+            2,
+            &["--clone", "--no-loss-counters", "h0", "--no-incast"],
+        );
         let h0 = results[0].as_ref().unwrap();
         let (status, msg) = check(h0, "fabric_loss");
         assert_eq!(status, "skip", "{msg}");
@@ -497,7 +511,14 @@ fn a_fabric_test_longer_than_the_tool_timeout_passes() {
         let (results, _) = cluster(
             bash,
             2,
-            &["--seconds", "6", "--tool-timeout", "5", "--no-incast"],
+            &[
+                "--clone",
+                "--seconds",
+                "6",
+                "--tool-timeout",
+                "5",
+                "--no-incast",
+            ],
         );
         for (h, r) in results.iter().enumerate() {
             let r = r.as_ref().unwrap();
@@ -521,8 +542,11 @@ fn a_fabric_test_longer_than_the_tool_timeout_passes() {
 #[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn a_stopped_fabric_run_leaves_no_server_listening() {
     for_each_bash(|bash| {
-        let (results, _, dir) =
-            cluster_in(bash, 2, &["--absent", "h1", "--kill", "h0", "--no-incast"]);
+        let (results, _, dir) = cluster_in(
+            bash,
+            2,
+            &["--clone", "--absent", "h1", "--kill", "h0", "--no-incast"],
+        );
         let left = std::fs::read_to_string(dir.path().join("c/h0.left")).unwrap();
         assert_eq!(left, "", "left behind by the stopped run");
         let h0 = results[0].as_ref().unwrap();
