@@ -232,7 +232,7 @@ export PATH
   RG_CLUSTER=lab
   RG_HOSTS=(node-a node-b)
   RG_BUNDLES=(node-a.tar.gz node-b.tar.gz)
-  RG_SHA256=(63a7ce0cccb86afee486a7e7eeda6d458ac9a4415894941e6af8daeba017bf1a 97beee93e4581c4d0d9939ffc0ebf32a06141a2ee5fa6a953dab5e3c6060fa41)
+  RG_SHA256=(fc4c45bb42fb52115e420997c5876ee9a65b29598f7482502bf9109cc0ff16da 236cd1e8c34275acef79348b863e0308d41cb57fb1e0d51816c76ed4c2ff29ee)
   RG_MGMT=(192.168.1.10 192.168.1.11)
   RG_MACS=(b8:3f:d2:0a:00:00 b8:3f:d2:0b:00:00)
 }

@@ -845,17 +845,13 @@ rg_fabric_check_incast() {
     fi
   else
     pause=$(rg_fabric_get "$d" "rx_prio${RG_ROCE_PRIO}_pause")
-  fi
-  if [ "$role" = receiver ]; then
-    :
-  elif [ "$cnp_handled" -gt 0 ] && [ "$pause" -eq 0 ] && [ -z "$bad" ]; then
-    # ECN at work proves the congestion, but only a pause proves that the switch's queue for the
-    # RoCE priority is lossless: marks and CNPs come as well from a lossy queue with ECN (WRED).
-    weak+="${weak:+, }PFC was not exercised: the switch marked and slowed this port (CNPs handled) but never paused it on priority $RG_ROCE_PRIO, so nothing here shows that the switch keeps priority $RG_ROCE_PRIO lossless (a queue without PFC but with ECN looks the same until it drops): check PFC on priority $RG_ROCE_PRIO on ${RG_NIC_SWITCH[i]:-the switch}${RG_NIC_SWITCH_PORT[i]:+ port ${RG_NIC_SWITCH_PORT[i]}} and its DSCP $RG_ROCE_DSCP to queue map"
-  elif [ "$cnp_handled" -eq 0 ]; then
-    if [ "$pause" -gt 0 ]; then
+    if [ "$cnp_handled" -gt 0 ] && [ "$pause" -eq 0 ] && [ -z "$bad" ]; then
+      # ECN at work proves the congestion, but only a pause proves that the switch's queue for
+      # the RoCE priority is lossless: marks and CNPs come as well from a lossy queue with ECN.
+      weak+="${weak:+, }PFC was not exercised: the switch marked and slowed this port (CNPs handled) but never paused it on priority $RG_ROCE_PRIO, so nothing here shows that the switch keeps priority $RG_ROCE_PRIO lossless (a queue without PFC but with ECN looks the same until it drops): check PFC on priority $RG_ROCE_PRIO on ${RG_NIC_SWITCH[i]:-the switch}${RG_NIC_SWITCH_PORT[i]:+ port ${RG_NIC_SWITCH_PORT[i]}} and its DSCP $RG_ROCE_DSCP to queue map"
+    elif [ "$cnp_handled" -eq 0 ] && [ "$pause" -gt 0 ]; then
       bad+="${bad:+, }no CNP handled while sharing ${hosts[0]}, though the switch paused this port (+$pause pause frames on priority $RG_ROCE_PRIO: the receiver was congested; its ECN, or this port's roce_rp/enable/$RG_ROCE_PRIO, is off)"
-    else
+    elif [ "$cnp_handled" -eq 0 ]; then
       weak+="${weak:+, }no CNP handled while sharing ${hosts[0]} and no pause received: nothing shows that the other sender ran at the same time (a sender sees only its own flow); ${hosts[0]}'s fabric_congestion says whether the senders overlapped"
     fi
   fi

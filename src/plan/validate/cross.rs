@@ -303,6 +303,37 @@ pub(crate) fn gpus_per_host(servers: &[ServerRow], nics: &[NicRow], report: &mut
     }
 }
 
+/// `pcie_acs = disable` or `gpu_direct = require` in a plan whose NIC rows name no GPU: nothing to
+/// act on (a warning at the sheet: the keys' rows are not kept past the profile).
+pub(crate) fn gpu_keys_without_gpu(
+    c: &crate::plan::model::Cluster,
+    has_gpu: bool,
+    table: &crate::plan::input::raw::Table,
+    report: &mut Report,
+) {
+    use crate::plan::model::{GpuDirect, PcieAcs};
+    if has_gpu {
+        return;
+    }
+    for (on, key) in [
+        (
+            c.gpu_path.pcie_acs == PcieAcs::Disable,
+            "pcie_acs = disable",
+        ),
+        (
+            c.gpu_path.gpu_direct == Some(GpuDirect::Require),
+            "gpu_direct = require",
+        ),
+    ] {
+        if on {
+            report.push(Diagnostic::warning(
+                table.location.clone(),
+                format!("{key}, but no NIC row names a GPU (column gpu): nothing to act on"),
+            ));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::{Spread, spread};

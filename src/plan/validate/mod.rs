@@ -48,7 +48,7 @@ pub fn validate(raw: RawPlan) -> Result<(Plan, Report), Report> {
     }
     let has_gpu = nics.iter().any(|n| n.gpu.is_some());
     if let (Some(c), Some(table)) = (&cluster, &raw.cluster) {
-        gpu_keys_without_gpu(c, has_gpu, table, &mut report);
+        cross::gpu_keys_without_gpu(c, has_gpu, table, &mut report);
     }
     if report.has_errors() {
         return Err(report);
@@ -57,7 +57,7 @@ pub fn validate(raw: RawPlan) -> Result<(Plan, Report), Report> {
     drop((raw.cluster, raw.servers, raw.nics));
     // Without errors every required value is present, so each `?` below finds a value; should
     // one not, the report says so rather than building a partial plan.
-    match assemble(cluster, servers.unwrap_or_default(), nics) {
+    match assemble(cluster, servers.unwrap_or_default(), nics, has_gpu) {
         Some(plan) => Ok((plan, report)),
         None => {
             report.push(crate::plan::diagnostic::Diagnostic::error(
@@ -73,6 +73,7 @@ fn assemble(
     cluster: Option<crate::plan::model::Cluster>,
     servers: Vec<ServerRow>,
     nics: Vec<NicRow>,
+    has_gpu: bool,
 ) -> Option<Plan> {
     let mut hosts: Vec<Host> = servers
         .into_iter()
@@ -102,42 +103,10 @@ fn assemble(
         });
     }
     let mut cluster = cluster?;
-    let has_gpu = hosts.iter().flat_map(|h| &h.nics).any(|n| n.gpu.is_some());
     cluster.gpu_path.settle(has_gpu);
     Some(Plan {
         schema: PLAN_SCHEMA,
         cluster,
         hosts,
     })
-}
-
-/// `pcie_acs = disable` or `gpu_direct = require` in a plan whose NIC rows name no GPU: nothing to
-/// act on (a warning at the sheet: the keys' rows are not kept past the profile).
-fn gpu_keys_without_gpu(
-    c: &crate::plan::model::Cluster,
-    has_gpu: bool,
-    table: &crate::plan::input::raw::Table,
-    report: &mut Report,
-) {
-    use crate::plan::model::{GpuDirect, PcieAcs};
-    if has_gpu {
-        return;
-    }
-    for (on, key) in [
-        (
-            c.gpu_path.pcie_acs == PcieAcs::Disable,
-            "pcie_acs = disable",
-        ),
-        (
-            c.gpu_path.gpu_direct == Some(GpuDirect::Require),
-            "gpu_direct = require",
-        ),
-    ] {
-        if on {
-            report.push(crate::plan::diagnostic::Diagnostic::warning(
-                table.location.clone(),
-                format!("{key}, but no NIC row names a GPU (column gpu): nothing to act on"),
-            ));
-        }
-    }
 }
