@@ -488,9 +488,25 @@ rg_health_writable() {
   return 0
 }
 
+# rg_health_first_run: the service's first run, waited for: true when it wrote the textfile;
+# RG_V says why not. The timer's start has queued that run already (OnBootSec= has passed); this
+# start merges into it and returns when health.sh has exited (a oneshot's start job lasts as long
+# as its ExecStart), so the check is what the service did under its own sandbox, not a guess.
+rg_health_first_run() {
+  local t0 mtime=0
+  printf -v t0 '%(%s)T' -1
+  if rg_do systemctl start "$RG_HEALTH_SERVICE" && [ -f "$RG_HEALTH_PROM" ] &&
+    mtime=$(stat -c %Y -- "$RG_HEALTH_PROM" 2>/dev/null) && [ "$mtime" -ge "$t0" ]; then
+    return 0
+  fi
+  rg_health_writable && RG_V="its first run did not write ${RG_HEALTH_PROM#"$RG_ROOT"}${RG_DO_OUT:+ (${RG_DO_OUT:0:200})}: see journalctl -u $RG_HEALTH_SERVICE"
+  return 1
+}
+
 # rg_health_install: check `health`. Apply installs the service and its timer (rg_persist, once
 # the bundle is installed: the service runs the installed health.sh), creates the textfile
-# folder and starts the timer, which runs the first health run at once (OnBootSec= has passed).
+# folder and starts the timer, which runs the first health run at once (OnBootSec= has passed):
+# apply waits for that run and checks that it wrote the textfile.
 # With health = no it installs nothing and removes what an earlier plan installed.
 rg_health_install() {
   local svc tmr
@@ -508,6 +524,11 @@ rg_health_install() {
   if rg_health_installed; then
     if ! rg_health_writable; then
       rg_check health "" warn warning installed "cannot write" "$RG_HEALTH_TIMER is installed, but $RG_V"
+      return 0
+    fi
+    # No textfile yet (a folder fixed since, say): a run now, waited for, says whether it writes.
+    if [ ! -f "$RG_HEALTH_PROM" ] && [ "$RG_DRY_RUN" = no ] && ! rg_health_first_run; then
+      rg_check health "" warn warning installed "not written" "$RG_HEALTH_TIMER is installed, but $RG_V"
       return 0
     fi
     rg_check health "" pass info installed installed "$RG_HEALTH_TIMER runs health.sh every ${RG_HEALTH_INTERVAL}s into $RG_HEALTH_TEXTFILE_DIR"
@@ -531,9 +552,9 @@ rg_health_install() {
       "absent → installed ($RG_HEALTH_TIMER)"
     return 0
   fi
-  # Installed either way: once the folder is fixed, the timer's next run writes the file.
-  if ! rg_health_writable; then
-    rg_check health "" warn warning installed "cannot write" "installed and started $RG_HEALTH_TIMER, but $RG_V"
+  # Installed either way: once the cause is fixed, the timer's next run writes the file.
+  if ! rg_health_first_run; then
+    rg_check health "" warn warning installed "not written" "installed and started $RG_HEALTH_TIMER, but $RG_V"
     return 0
   fi
   rg_check_action health "" changed info installed installed "installed and started $RG_HEALTH_TIMER: health.sh every ${RG_HEALTH_INTERVAL}s into $RG_HEALTH_TEXTFILE_DIR/roce-gen-$RG_CLUSTER.prom" \

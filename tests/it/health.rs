@@ -557,15 +557,20 @@ fn host_with_the_timer_run(bash: &str) -> FakeHost {
         h.fake(".fake/systemd/enabled/roce-gen-health-lab.timer")
             .is_file()
     );
-    // The timer's start elapsed at once (OnBootSec= has passed): systemd runs the service.
-    let (code, _, err) = h.run_cmd(&[
-        &repo().join("tests/host/stubs/pid1").display().to_string(),
-        "run-jobs",
-    ]);
-    assert_eq!(code, 0, "{err}");
+    // The timer's start elapsed at once (OnBootSec= has passed); apply waited for that first
+    // run of the service, which wrote the file, and the service is inactive again (a oneshot
+    // without RemainAfterExit=), so the timer's next start runs it again.
     assert!(
         !textfile(&h).is_empty(),
         "{bash}: the timer's first run wrote the file"
+    );
+    assert!(
+        !h.fake(".fake/systemd/active/roce-gen-health-lab.service")
+            .exists()
+            && !h
+                .fake(".fake/systemd/jobs/roce-gen-health-lab.service")
+                .exists(),
+        "{bash}: the first run is not done"
     );
     h
 }
@@ -629,6 +634,13 @@ fn a_textfile_folder_of_another_owner_is_named_and_the_install_is_not_changed() 
         std::fs::create_dir_all(&dir).unwrap();
         std::os::unix::fs::chown(&dir, Some(65534), Some(65534)).unwrap();
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o775)).unwrap();
+        // A dry run predicts it from the mode bits.
+        let dry = h.run("apply.sh", &["--dry-run"]);
+        let msg = dry.message("health", "");
+        assert!(
+            msg.contains("but the health service cannot write"),
+            "{bash}: {msg}"
+        );
         let apply = h.run("apply.sh", &[]);
         let msg = apply.message("health", "");
         assert_eq!(apply.status("health", ""), "warn", "{bash}: {msg}");
@@ -640,12 +652,7 @@ fn a_textfile_folder_of_another_owner_is_named_and_the_install_is_not_changed() 
         ] {
             assert!(msg.contains(want), "{bash}: {want}: {msg}");
         }
-        // The timer's first run, as systemd runs the service: denied, no file.
-        let (code, _, err) = h.run_cmd(&[
-            &repo().join("tests/host/stubs/pid1").display().to_string(),
-            "run-jobs",
-        ]);
-        assert_eq!(code, 0, "{err}");
+        // Apply waited for the timer's first run, as systemd runs the service: denied, no file.
         assert!(
             h.fake(".fake/systemd/failed/roce-gen-health-lab.service")
                 .exists(),

@@ -2,8 +2,8 @@
 # systemd-jobs.sh: the part of systemd's manager (PID 1) that systemctl's stand-in and pid1 share:
 # units, their jobs and their runs, for oneshot units such as roce-gen's (Type=oneshot,
 # RemainAfterExit=yes), with the semantics of systemd's src/core/job.c:
-# - a unit is inactive, activating (its ExecStart runs), active (it ran and exited 0; it stays
-#   active, RemainAfterExit) or failed (it exited non-zero);
+# - a unit is inactive, activating (its ExecStart runs), active (it ran and exited 0 and stays
+#   active: RemainAfterExit=yes; without it, inactive again) or failed (it exited non-zero);
 # - a request becomes a job (job_type_collapse): try-restart of a unit that is not active is a
 #   no-op (from systemd 252 on an activating unit counts as active: PR 24404, the version in
 #   .fake/systemd/version, 252 by default), else a restart;
@@ -115,6 +115,7 @@ sd_cancel() { rm -f -- "$(sd_dir)/jobs/$1"; }
 sd_exec() {
   local u=$1 line cond="" exec="" w prog rc=0
   local -a argv=()
+  SD_REMAIN=no
   sd_unit_file "$u" || return 1
   # A timer's start arms it and runs nothing itself (src/core/timer.c); a monotonic timer whose
   # OnBootSec= has passed elapses at once, which queues a start job of its Unit= (the same name's
@@ -133,6 +134,7 @@ sd_exec() {
     case $line in
       ConditionPathExists=*) cond=${line#*=} ;;
       ExecStart=*) exec=${line#*=} ;;
+      RemainAfterExit=*) [[ ${line#*=} =~ ^(yes|true|on|1)$ ]] && SD_REMAIN=yes ;;
       CapabilityBoundingSet=~*) ni "an inverted CapabilityBoundingSet= ($line)" ;;
       # Lines add up (src/core/load-fragment.c config_parse_capability_set: OR-ed).
       CapabilityBoundingSet=*) caps+=" ${line#*=}" ;;
@@ -190,8 +192,16 @@ sd_run_job() {
   sd_exec "$u" || rc=$?
   case $rc in
     0)
-      sd_set_state "$u" active
-      sd_log "$u: $type job: ExecStart ran, exit 0: active"
+      # A oneshot without RemainAfterExit= goes back to inactive once its ExecStart has exited
+      # (src/core/service.c service_enter_running: not remain_after_exit → service_enter_stop);
+      # the start job still succeeded.
+      if [[ $SD_REMAIN == yes || $u == *.timer ]]; then
+        sd_set_state "$u" active
+        sd_log "$u: $type job: ExecStart ran, exit 0: active"
+      else
+        sd_set_state "$u" inactive
+        sd_log "$u: $type job: ExecStart ran, exit 0: inactive (no RemainAfterExit)"
+      fi
       ;;
     200)
       sd_set_state "$u" inactive
