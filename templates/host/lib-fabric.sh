@@ -3,7 +3,8 @@
 # port at once it serves the ring's previous port and sends to the next one with perftest's
 # ib_write_bw (over the port's RDMA device, the GID index of the planned address, the traffic
 # class NCCL will ask for, RG_FABRIC_SECONDS), then with fabric_incast a second step where two
-# or more senders share one receiver; it reads the counters around each step (ethtool -S and
+# or more senders share one receiver, connected through RDMA-CM with the device's default ToS (so
+# that the test proves both classes applications get); it reads the counters around each step (ethtool -S and
 # hw_counters) and checks fabric_peer, fabric_bw, fabric_priority, fabric_loss and
 # fabric_congestion. It changes no setting. The pairs and TCP ports are plan data (plan.sh,
 # RG_FAB_*), made by `roce-gen generate`.
@@ -12,6 +13,8 @@
 RG_FAB_BG=()
 # Whether this perftest can bind the handshake to the planned address (rg_fabric_bind_probe).
 RG_FAB_BIND=no
+# The step whose flows run (rg_fabric_step), for the flows' own shells.
+RG_FAB_STEP=ring
 # Whether firewalld runs, and per port what of the test's TCP ports it blocks (rg_fabric_firewall).
 RG_FAB_FW_ON=no
 RG_FAB_FW=()
@@ -102,9 +105,9 @@ rg_fabric_firewall() {
   if rg_cap -1 rg_x firewall-cmd --get-default-zone; then dz=${RG_CAP%%$'\n'*}; else dz=public; fi
   for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do
     ifc=${RG_NIC_NETDEV[i]}
+    # Only the ring's: the incast connects through RDMA-CM, whose messages bypass netfilter.
     tcps=${RG_FAB_FROM_TCP[i]-}
-    [ "${RG_FAB_INC_ROLE[i]-}" != receiver ] || tcps+=" ${RG_FAB_INC_TCP[i]-}"
-    [ -n "${tcps// /}" ] || continue
+    [ -n "$tcps" ] || continue
     # An interface in no zone takes the default zone's rules.
     if rg_cap -1 rg_x firewall-cmd --get-zone-of-interface="$ifc"; then p=${RG_CAP%%$'\n'*}; else p=$dz; fi
     if [ "$p" != "$zone" ]; then
@@ -135,7 +138,7 @@ rg_check_firewall() {
   rg_fabric_firewall
   [ "$RG_FAB_FW_ON" = yes ] || return 0
   for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do
-    [ -n "${RG_FAB_FROM_TCP[i]-}${RG_FAB_INC_TCP[i]-}" ] || continue
+    [ -n "${RG_FAB_FROM_TCP[i]-}" ] || continue
     if [ -n "${RG_FAB_FW[i]-}" ]; then
       rg_check fabric_firewall "${RG_NIC_IBDEV[i]}" warn warning open "closed" \
         "${RG_FAB_FW[i]}; the fabric test's peers cannot reach ${RG_NIC_IBDEV[i]} ($1)"
@@ -288,7 +291,12 @@ rg_fabric_serve() {
 # rg_fabric_perftest PIDFILE LIMIT I TCP [WRAPPER ...] [-- SERVER]: in the subshell of one flow,
 # names it in PIDFILE (rg_fabric_stop) and becomes ib_write_bw on port I's device and GID, TCP port TCP,
 # bounded by LIMIT seconds (timeout keeps the pid); WRAPPER (stdbuf -oL) runs it, SERVER makes it
-# the client.
+# the client. The ring's flows are verbs QPs with the class NCCL will ask for (rg_fabric_class);
+# the incast's connect through RDMA-CM (-R, which every perftest has) with no ToS of their own, so
+# the device's RDMA-CM default ToS and mode carry them as they carry every RDMA-CM application
+# (MPI and UCX over rdma_cm, NVMe-oF, storage), and their port is RDMA-CM's, no TCP one. An
+# RDMA-CM flow finds its device by address, not by -d: bound to the planned one where perftest
+# can, else by the route to the peer (rails on one subnet may then leave by another port).
 rg_fabric_perftest() {
   local pidfile=$1 limit=$2 i=$3 tcp=$4 server=""
   local -a wrap=() bind=()
@@ -302,10 +310,14 @@ rg_fabric_perftest() {
     shift
   done
   printf '%s\n' "$BASHPID" >"$pidfile"
-  rg_fabric_class "$i"
   # Bound to the port's planned address: a server listens on the rail only, a client connects
   # from it (rg_fabric_bind_probe).
   [ "$RG_FAB_BIND" != yes ] || bind=(--bind_source_ip "${RG_NIC_IP[i]%/*}")
+  if [ "$RG_FAB_STEP" = incast ]; then
+    exec timeout -k 5 "$limit" ${wrap[@]+"${wrap[@]}"} ib_write_bw -d "${RG_NIC_IBDEV[i]}" -R \
+      -F --report_gbits -D "$RG_FABRIC_SECONDS" ${bind[@]+"${bind[@]}"} -p "$tcp" ${server:+"$server"}
+  fi
+  rg_fabric_class "$i"
   exec timeout -k 5 "$limit" ${wrap[@]+"${wrap[@]}"} ib_write_bw -d "${RG_NIC_IBDEV[i]}" -x "${RG_FAB_GID[i]}" \
     -F --report_gbits -D "$RG_FABRIC_SECONDS" ${RG_FAB_TC:+--tclass "$RG_FAB_TC"} ${bind[@]+"${bind[@]}"} \
     -p "$tcp" ${server:+"$server"}
@@ -458,11 +470,16 @@ rg_fabric_send() {
 }
 
 # rg_fabric_refused ERR: whether a client's errors (ERR) say that nothing listened: perftest's
-# ethernet_client_connect prints "Couldn't connect to IP:PORT" (a library's warnings may come first).
+# ethernet_client_connect prints "Couldn't connect to IP:PORT" (a library's warnings may come
+# first); over RDMA-CM its rdma_client_connect prints the event that ended the connect: REJECTED
+# (8: no listener on that RDMA-CM port, the peer's CM said so) or UNREACHABLE (7: no answer), or
+# that the address never resolved ("Received 10 times ADDR_ERROR": the peer's address not up).
 rg_fabric_refused() {
   local line
   while IFS= read -r line; do
-    case $line in "Couldn't connect to "*) return 0 ;; esac
+    case $line in
+      "Couldn't connect to "* | "Unexpected CM event bl blka 7" | "Unexpected CM event bl blka 8" | "Received "*" times ADDR_ERROR") return 0 ;;
+    esac
   done <"$1"
   return 1
 }
@@ -516,7 +533,7 @@ rg_fabric_port_ok() {
 rg_fabric_step() {
   local step=$1 i k now deadline limit t
   local -a ips tcps
-  RG_FAB_BG=()
+  RG_FAB_BG=() RG_FAB_STEP=$step
   now=$(date +%s)
   [ "$step" != ring ] || RG_FAB_T0=$now
   deadline=$((now + RG_FABRIC_WINDOW))
@@ -617,7 +634,7 @@ rg_fabric_prio_text() {
 rg_fabric_check_ring() {
   local i=$1 dev=${RG_NIC_IBDEV[$1]} ifc=${RG_NIC_NETDEV[$1]} d="$RG_TMP/fab.ring.$1" rate speed need link
   local missing="" to="${RG_FAB_TO_HOST[$1]-} (${RG_FAB_TO_IP[$1]-}, TCP ${RG_FAB_TO_TCP[$1]-})"
-  local from="${RG_FAB_FROM_HOST[$1]-} (${RG_FAB_FROM_IP[$1]-})" c v bad="" dir tx_ok=yes rx_ok=yes text="" want failed="" ran="tx rx"
+  local from="${RG_FAB_FROM_HOST[$1]-} (${RG_FAB_FROM_IP[$1]-})" c v bad="" dir tx_ok=yes rx_ok=yes text="" want failed="" ran="tx rx" cm cm_ok=0
   RG_FAB_RATE[i]=""
   if [ -z "${RG_FAB_TO_HOST[i]-}" ]; then
     for want in fabric_peer fabric_bw fabric_priority fabric_loss; do
@@ -701,15 +718,21 @@ rg_fabric_check_ring() {
       text+="${text:+; }$dir: ${RG_V:-no bytes on any priority}"
     fi
   done
-  if [ -z "${ran// /}" ] && [ $tx_ok = yes ] && [ $rx_ok = yes ]; then
+  # The incast's RDMA-CM flows: the device's RDMA-CM defaults, judged the same way.
+  rg_fabric_prio_incast "$i" || cm_ok=1
+  cm=$RG_V
+  if [ -z "${ran// /}" ] && [ $tx_ok = yes ] && [ $rx_ok = yes ] && [ -z "$cm" ]; then
     rg_check fabric_priority "$dev" skip error "priority $RG_ROCE_PRIO" "" \
       "skipped: no flow of $dev ran (fabric_peer says why)"
+  elif [ $tx_ok = yes ] && [ $rx_ok = yes ] && [ $cm_ok -eq 0 ]; then
+    rg_check fabric_priority "$dev" pass error "priority $RG_ROCE_PRIO" "$text${cm:+; $cm}" \
+      "$dev: the test's bytes rode priority $RG_ROCE_PRIO (ring: $text; $RG_FAB_TC_TEXT${cm:+; incast: $cm; $RG_FAB_CM_TEXT})"
   elif [ $tx_ok = yes ] && [ $rx_ok = yes ]; then
-    rg_check fabric_priority "$dev" pass error "priority $RG_ROCE_PRIO" "$text" \
-      "$dev: the test's bytes rode priority $RG_ROCE_PRIO ($text; $RG_FAB_TC_TEXT)"
+    rg_check fabric_priority "$dev" fail error "priority $RG_ROCE_PRIO" "$text; $cm" \
+      "$dev: the incast's bytes did not ride priority $RG_ROCE_PRIO (incast: $cm; $RG_FAB_CM_TEXT), while the ring's did (ring: $text; $RG_FAB_TC_TEXT): $RG_FAB_CM_CAUSE"
   else
-    rg_check fabric_priority "$dev" fail error "priority $RG_ROCE_PRIO" "$text" \
-      "$dev: the test's bytes did not ride priority $RG_ROCE_PRIO ($text; $RG_FAB_TC_TEXT): $(rg_fabric_prio_cause "$d.delta" "$tx_ok" "${RG_FAB_FROM_HOST[i]-}")"
+    rg_check fabric_priority "$dev" fail error "priority $RG_ROCE_PRIO" "$text${cm:+; $cm}" \
+      "$dev: the test's bytes did not ride priority $RG_ROCE_PRIO (ring: $text; $RG_FAB_TC_TEXT${cm:+; incast: $cm; $RG_FAB_CM_TEXT}): $(rg_fabric_prio_cause "$d.delta" "$tx_ok" "${RG_FAB_FROM_HOST[i]-}")"
   fi
   rg_fabric_loss "$d.delta"
   if [ -n "$RG_FAB_BAD" ]; then
@@ -724,6 +747,48 @@ rg_fabric_check_ring() {
   else
     rg_check fabric_loss "$dev" pass error "no loss" "none" "$dev: no sequence errors or discards during the test"
   fi
+}
+
+# rg_fabric_prio_incast I: RG_V = what port I's incast flows over RDMA-CM carried ("tx: prio3
+# 100%" for a sender, rx for a receiver; empty when they did not run),
+# RG_FAB_CM_TEXT which class carried them, and status 1 with RG_FAB_CM_CAUSE when their bytes
+# rode another priority than the RoCE one. The incast's own congestion does not move bytes between
+# priorities, so the share is judged as the ring's.
+rg_fabric_prio_incast() {
+  local i=$1 dev=${RG_NIC_IBDEV[$1]} d="$RG_TMP/fab.incast.$1" dir k ran=no
+  RG_V="" RG_FAB_CM_TEXT="" RG_FAB_CM_CAUSE=""
+  [ "$RG_FABRIC_INCAST" = yes ] && [ -f "$d.delta" ] || return 0
+  case ${RG_FAB_INC_ROLE[i]-} in
+    sender)
+      dir=tx
+      ! rg_parse_perftest_bw <"$d.cli" >/dev/null 2>&1 || ran=yes
+      ;;
+    receiver)
+      dir=rx
+      for k in "$d".srv*; do
+        case $k in *.srv[0-9] | *.srv[0-9][0-9]) rg_fabric_served "$k" && ran=yes ;; esac
+      done
+      ;;
+    *) return 0 ;;
+  esac
+  [ "$ran" = yes ] || return 0
+  RG_FAB_CM_TEXT="the incast's flows connected through RDMA-CM with no ToS of their own: the RDMA-CM default ToS and RoCE mode of each sender's device decide, as for every RDMA-CM application"
+  [ ! -e "$RG_ROOT/sys/class/infiniband/$dev/tc/1/traffic_class" ] ||
+    RG_FAB_CM_TEXT+=" (on OFED, traffic_class overrides the ToS where it is set)"
+  rg_fabric_prio_text "$d.delta" "$dir"
+  if [ "$RG_FAB_TOTAL" -gt 0 ] && [ $((RG_FAB_ON * 100)) -ge $((RG_FAB_TOTAL * (100 - RG_FABRIC_OTHER_PCT))) ]; then
+    RG_V="$dir: $RG_V"
+    return 0
+  fi
+  RG_V="$dir: ${RG_V:-no bytes on any priority}"
+  if [ "$dir" = tx ]; then
+    RG_FAB_CM_CAUSE="the RDMA-CM default of $dev is not the plan's: ToS $RG_ROCE_TOS in RoCE v2 mode, which apply sets in /sys/kernel/config/rdma_cm/$dev/ports/1 (checks roce_tos, roce_mode) and a driver reload or a restart of the RDMA stack resets to ToS 0; run apply.sh again"
+    # Unbound, the flow left by the port of the route to its partner, which may not be this one.
+    [ "$RG_FAB_BIND" = yes ] || RG_FAB_CM_CAUSE+="; or, as this perftest cannot bind an address (no --bind_source_ip), the flow left by the port the route to its partner names, not $dev"
+  else
+    RG_FAB_CM_CAUSE="what its incast senders sent arrived on another priority: their RDMA-CM default ToS or mode (their own fabric_priority says) or the trust and DSCP map of this port (checks trust, dscp2prio)"
+  fi
+  return 1
 }
 
 # rg_fabric_prio_cause DELTA [TX_OK PEER]: what a person checks when the bytes rode another
@@ -783,10 +848,6 @@ rg_fabric_check_incast() {
     fi
   fi
   # A partner this host's own firewall refused: the firewall is named, not the partner.
-  [ -z "$missing" ] || [ -z "${RG_FAB_FW[i]-}" ] || [ "$role" != receiver ] || {
-    failed+="${failed:+; }$missing never connected: ${RG_FAB_FW[i]}"
-    missing=""
-  }
   # A partner never reached is absent or late, which the ring step's fabric_peer of its own ring
   # neighbours names: here it only leaves congestion unproven (warn). A flow that failed after
   # it connected is a fault of this flow (fail).

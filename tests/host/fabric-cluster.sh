@@ -21,6 +21,11 @@
 #     --pcp H      host H is never applied: its port stays as a new one is, in PCP trust
 #     --class-lost H  H's OFED traffic class is lost after apply (tc/1/traffic_class of mlx5_0
 #                  emptied, as a driver reload leaves it); /etc/nccl.conf stays
+#     --cm-lost H  H's RDMA-CM defaults of mlx5_0 are the kernel's again after apply (ToS 0, RoCE
+#                  v2: cma_add_one on a driver reload; the driver filesystem's .fake/cma/mlx5_0
+#                  removed); its OFED traffic class, where it has one, stays
+#     --inbox      the hosts run the distribution's drivers (fakehost --kind inbox: no OFED, no
+#                  traffic_class; the ring's flows ask for NCCL_IB_TC of /etc/nccl.conf)
 #     --firewalld H[:open]  firewalld runs on H (the firewall-cmd stand-in installed, its state
 #                  .fake/firewalld): its default zone public as shipped (ssh, dhcpv6-client), or
 #                  with :open the fabric test's TCP ports 18515-18530 added to it
@@ -56,7 +61,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 dir=$1 n=$2 bash=$3
 shift 3
 seconds=2 window=600 incast=yes ports=1 clone=no lag=no switch_pfc=yes
-pcp=" " ecn_off=" " class_lost=" " absent=" " intruder=" " old=" " firewalld=() rtr=" " kill=" " noloss=" " slow=() after=() tool_timeout=${ROCE_GEN_TOOL_TIMEOUT-}
+pcp=" " ecn_off=" " class_lost=" " cm_lost=" " kind=ofed absent=" " intruder=" " old=" " firewalld=() rtr=" " kill=" " noloss=" " slow=() after=() tool_timeout=${ROCE_GEN_TOOL_TIMEOUT-}
 while (($#)); do
   case $1 in
     --ports) ports=$2 && shift ;;
@@ -69,6 +74,8 @@ while (($#)); do
     --pcp) pcp+="$2 " && shift ;;
     --ecn-off) ecn_off+="$2 " && shift ;;
     --class-lost) class_lost+="$2 " && shift ;;
+    --cm-lost) cm_lost+="$2 " && shift ;;
+    --inbox) kind=inbox ;;
     --firewalld) firewalld+=("$2") && shift ;;
     --absent) absent+="$2 " && shift ;;
     --rtr-fails) rtr+="$2 " && shift ;;
@@ -127,6 +134,7 @@ for ((h = 0; h < n; h++)); do
     done
     [[ $ecn_off != *" h$h "* ]] || echo 0 >"$r/sys/class/net/ens1f0np0/ecn/roce_np/enable/3"
     [[ $class_lost != *" h$h "* ]] || : >"$r/sys/class/infiniband/mlx5_0/tc/1/traffic_class"
+    [[ $cm_lost != *" h$h "* ]] || rm -rf "$r/.fake/cma/mlx5_0"
     continue
   fi
   nics=()
@@ -134,7 +142,9 @@ for ((h = 0; h < n; h++)); do
     nics+=(--nic "mlx5_$p:ens$((p + 1))f0np0:0000:$(printf %02x $((0x1a + 16 * p))):00.0:b8:3f:d2:0a:$(printf %02x%s%02x "$p" : "$h")")
   done
   [[ $lag == no ]] || nics+=(--nic "mlx5_1:ens1f1np1:0000:1a:00.1:b8:3f:d2:0a:80:$(printf %02x "$h")")
-  bash "$here/fakehost.sh" create "$r" --kind ofed --host "h$h" "${nics[@]}" >/dev/null || exit 2
+  bash "$here/fakehost.sh" create "$r" --kind "$kind" --host "h$h" "${nics[@]}" >/dev/null || exit 2
+  # perftest, which a distribution packages apart from its drivers.
+  [[ $kind == ofed || -e $r/bin/ib_write_bw ]] || ln -s stub "$r/bin/ib_write_bw" || exit 2
   for ((p = 0; p < ports; p++)); do
     bash "$here/fakehost.sh" addr "$r" "ens$((p + 1))f0np0" "10.10.$p.$((10 + h))/24" || exit 2
   done
@@ -149,6 +159,7 @@ for ((h = 0; h < n; h++)); do
   fi
   [[ $ecn_off != *" h$h "* ]] || echo 0 >"$r/sys/class/net/ens1f0np0/ecn/roce_np/enable/3"
   [[ $class_lost != *" h$h "* ]] || : >"$r/sys/class/infiniband/mlx5_0/tc/1/traffic_class"
+  [[ $cm_lost != *" h$h "* ]] || rm -rf "$r/.fake/cma/mlx5_0"
 done
 for f in ${firewalld[@]+"${firewalld[@]}"}; do
   r=$dir/${f%%:*}/root
@@ -201,7 +212,7 @@ done
 # left H: what of host H's fabric run is still there: its listens on the wire, its perftests.
 left() {
   local p arg out=""
-  for p in "$dir/wire/listen/10.10."*".$((10 + ${1#h})):"*; do [[ -e $p ]] && out+="listen ${p##*/}"$'\n'; done
+  for p in "$dir/wire/"{listen,cm-listen}"/10.10."*".$((10 + ${1#h})):"*; do [[ -e $p ]] && out+="listen ${p##*/}"$'\n'; done
   for p in /proc/[0-9]*; do
     while IFS= read -r -d '' arg; do
       [[ $arg == "$dir/$1/root/bin/ib_write_bw" ]] && out+="process ${p#/proc/}"$'\n'

@@ -40,6 +40,14 @@ rg_fabric_refused "$FX/write-bw-no-server.txt"
 eq "nothing listened: refused" 0 "$?"
 rg_fabric_refused "$FX/write-bw-rtr-fails.txt"
 eq "a QP that could not reach RTR: not refused" 1 "$?"
+rg_fabric_refused "$FX/write-bw-rdmacm-no-server.txt"
+eq "no RDMA-CM listener (REJECTED): refused" 0 "$?"
+printf 'Received 10 times ADDR_ERROR\n Unable to perform rdma_client function\n' >"$TMP/addr.err"
+rg_fabric_refused "$TMP/addr.err"
+eq "an RDMA-CM peer address that never resolved: refused (not up yet)" 0 "$?"
+printf 'Failed to connect RDMA CM client, tried 10 times.\n' >"$TMP/cmqp.err"
+rg_fabric_refused "$TMP/cmqp.err"
+eq "the test's QPs not connected after the keys were: not refused" 1 "$?"
 printf 'libibverbs: Warning: couldn'"'"'t load driver '"'"'libfoo-rdmav34.so'"'"'\n' >"$TMP/warned.err"
 cat "$FX/write-bw-no-server.txt" >>"$TMP/warned.err"
 rg_fabric_refused "$TMP/warned.err"
@@ -214,7 +222,7 @@ if command -v flock >/dev/null 2>&1; then
   # server that never starts), so that the client connects at once however loaded the machine is.
   listening() {
     local n=0
-    until [[ -f $FAKEHOST_WIRE/listen/10.10.0.10:$1 ]] || ((++n > 3000)); do sleep 0.1; done
+    until [[ -f $FAKEHOST_WIRE/${2:-listen}/10.10.0.10:$1 ]] || ((++n > 3000)); do sleep 0.1; done
   }
   ROCE_GEN_ROOT=$TMP/a "$TMP/a/lib/fakehost/ib_write_bw" -d mlx5_0 -x "$gid" -F --report_gbits -D 1 \
     --tclass 106 -p 18515 >"$TMP/srv" 2>&1 &
@@ -261,6 +269,39 @@ if command -v flock >/dev/null 2>&1; then
   eq "the server's" "$(cat "$FX/write-bw-client-gone-server.txt")" "$(cat "$TMP/srv.err")"
   eq "no rate on either end" "1 1" "$(rg_parse_perftest_bw <"$TMP/cli" >/dev/null; printf '%s ' "$?"; rg_parse_perftest_bw <"$TMP/srv" >/dev/null; printf '%s' "$?")"
   rm -f "$TMP/b/.fake/net/ens1f0np0/qp_rtr_fails"
+  # Over RDMA-CM (-R, bound to the planned addresses): the capture's layout, the client's address
+  # after "remote address:", the RDMA-CM port space apart from TCP's (18515 is free there).
+  ROCE_GEN_ROOT=$TMP/a "$TMP/a/lib/fakehost/ib_write_bw" -d mlx5_0 -R -F --report_gbits -D 1 \
+    --bind_source_ip 10.10.0.10 -p 18515 >"$TMP/srv" 2>&1 &
+  srv=$!
+  listening 18515 cm-listen
+  ROCE_GEN_ROOT=$TMP/b "$TMP/b/lib/fakehost/ib_write_bw" -d mlx5_0 -R -F --report_gbits -D 1 \
+    --bind_source_ip 10.10.0.11 -p 18515 10.10.0.10 >"$TMP/cli" 2>"$TMP/cli.err"
+  eq "an RDMA-CM client runs" 0 "$?"
+  wait "$srv"
+  eq "and its server" 0 "$?"
+  rg_fabric_served "$TMP/srv"
+  eq "the RDMA-CM server served a client" 0 "$?"
+  rg_fabric_client_ip "$TMP/srv"
+  eq "its client's address" 10.10.0.11 "$RG_V"
+  eq "the RDMA-CM client's rate reads back" 388.00 "$(rg_parse_perftest_bw <"$TMP/cli")"
+  # The lines both print as the capture does (perftest_parameters.c ctx_print_test_info, over
+  # RDMA-CM; masked: the numbers differ), in the capture's order.
+  for f in srv cli; do
+    what=server
+    [ "$f" = srv ] || what=client
+    want=$(grep -E '^ (rdma_cm QPs|Data ex\. method|Waiting for client rdma_cm|Please run the same|local address|remote address)' \
+      "$FX/capture-write-bw-rdmacm-cuda-$what.txt" | sed 's/ \tTOS .*//' | awk '!seen[$1 $2]++' | mask /dev/stdin)
+    got=$(grep -E '^ (rdma_cm QPs|Data ex\. method|Waiting for client rdma_cm|Please run the same|local address|remote address)' \
+      "$TMP/$f" | awk '!seen[$1 $2]++' | mask /dev/stdin)
+    eq "the stand-in's RDMA-CM $what prints the capture's lines" "$want" "$got"
+  done
+  ROCE_GEN_ROOT=$TMP/b "$TMP/b/lib/fakehost/ib_write_bw" -d mlx5_0 -R -F --report_gbits -D 1 \
+    --bind_source_ip 10.10.0.11 -p 18516 10.10.0.10 >"$TMP/out" 2>"$TMP/err"
+  eq "no RDMA-CM listener: the client fails at once" 1 "$?"
+  eq "no RDMA-CM listener: the peer's CM rejects it, in perftest's words" "$(cat "$FX/write-bw-rdmacm-no-server.txt")" "$(cat "$TMP/err")"
+  rg_fabric_refused "$TMP/err"
+  eq "a rejected RDMA-CM connect is refused: tried again" 0 "$?"
   unset FAKEHOST_WIRE
   ROCE_GEN_ROOT=$TMP/b "$TMP/b/lib/fakehost/ib_write_bw" -d mlx5_0 -x "$gid" -F --report_gbits -D 1 \
     --tclass 106 -p 18515 10.10.0.11 >"$TMP/out" 2>"$TMP/err"

@@ -309,6 +309,42 @@ fn a_host_whose_default_class_was_lost_after_apply_fails_fabric_priority() {
     });
 }
 
+/// The incast's flows connect through RDMA-CM with no ToS of their own, so they prove the host's
+/// RDMA-CM default as the ring's prove NCCL's class: on hosts with the distribution's drivers,
+/// h1's RDMA-CM defaults back to the kernel's after apply (ToS 0, as a driver reload leaves
+/// them) send its incast on priority 0 while its ring flow (NCCL_IB_TC of /etc/nccl.conf) still
+/// rides priority 3; h1 fails fabric_priority naming its RDMA-CM default and the checks, the
+/// receiver h0 names what its senders sent, and h2 passes on both classes.
+#[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
+fn a_host_whose_rdma_cm_default_tos_was_lost_fails_fabric_priority_in_the_incast() {
+    for_each_bash(|bash| {
+        let (results, _) = cluster(bash, 3, &["--clone", "--inbox", "--cm-lost", "h1"]);
+        let h1 = results[1].as_ref().unwrap();
+        let (status, msg) = check(h1, "fabric_priority");
+        assert_eq!(status, "fail", "{msg}");
+        for want in [
+            "the incast's bytes did not ride priority 3 (incast: tx: prio0 100%",
+            "connected through RDMA-CM with no ToS of their own",
+            "while the ring's did (ring: tx: prio3 100%",
+            "NCCL_IB_TC of /etc/nccl.conf",
+            "the RDMA-CM default of mlx5_0 is not the plan's: ToS 106 in RoCE v2 mode",
+            "checks roce_tos, roce_mode",
+        ] {
+            assert!(msg.contains(want), "{bash}: {want}: {msg}");
+        }
+        let (status, msg) = check(results[0].as_ref().unwrap(), "fabric_priority");
+        assert_eq!(status, "fail", "{msg}");
+        assert!(
+            msg.contains("what its incast senders sent arrived on another priority"),
+            "{msg}"
+        );
+        let (status, msg) = check(results[2].as_ref().unwrap(), "fabric_priority");
+        assert_eq!(status, "pass", "{msg}");
+        assert!(msg.contains("incast: tx: prio3 100%"), "{msg}");
+    });
+}
+
 /// firewalld with its default zone as shipped (ssh and dhcpv6-client only) refuses perftest's TCP
 /// handshake: the host names its own firewall, the zone and the port with the command that opens
 /// it, in fabric_firewall and in fabric_peer, never "is fabric.sh running there"; its peer's
