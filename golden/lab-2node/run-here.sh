@@ -232,7 +232,7 @@ export PATH
   RG_CLUSTER=lab
   RG_HOSTS=(node-a node-b)
   RG_BUNDLES=(node-a.tar.gz node-b.tar.gz)
-  RG_SHA256=(c1cb0744cde33ddb6d6278abd6bdc2d1f217e9f5a40b30047f92ebbf33aacd76 6cdfefc3569982f3d8c90de925bca3b0a32f0c2785dc524211920f480987f6e7)
+  RG_SHA256=(f864decafc0589eefb03aea549a8fcf85a41ef700ae257a6fc8e919ba669a031 be7533a31180221ede894b30c80f86a43fc4b0230949720f8be7e023019f2fa0)
   RG_MGMT=(192.168.1.10 192.168.1.11)
   RG_MACS=(b8:3f:d2:0a:00:00 b8:3f:d2:0b:00:00)
 }

@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use crate::generate::escape;
 use crate::generate::fabric::PortPairs;
-use crate::plan::model::{Host, Plan};
+use crate::plan::model::{GpuDirect, Host, Plan};
 
 /// A template id: its path under `templates/` without `.j2`; the output file is its base name.
 pub(crate) type TemplateId = &'static str;
@@ -104,6 +104,9 @@ pub(crate) const LIB_NETMGR_SH: FileTemplate = plain("host/lib-netmgr.sh", 0o644
 pub(crate) const LIB_NET_SH: FileTemplate = plain("host/lib-net.sh", 0o644);
 /// `lib-lag.sh`: RoCE LAG: a bond's slaves, the per-port settings on each, the LAG checks.
 pub(crate) const LIB_LAG_SH: FileTemplate = plain("host/lib-lag.sh", 0o644);
+/// `lib-gpu.sh`: the GPU path: each planned GPU↔port pair's PCIe relation, ACS, link, MRRS, and
+/// whether NCCL will use GPUDirect RDMA.
+pub(crate) const LIB_GPU_SH: FileTemplate = plain("host/lib-gpu.sh", 0o644);
 /// `health.sh`: the live health run the health timer starts (node_exporter's textfile).
 pub(crate) const HEALTH_SH: FileTemplate = plain("host/health.sh", 0o755);
 /// `lib-health.sh`: the health run's counters, drift and textfile, and its timer's install.
@@ -137,7 +140,7 @@ pub(crate) const DIST_FILES: [FileTemplate; 3] = [RUN_HERE_SH, ANSIBLE_INVENTORY
 pub(crate) const HOST_FILES: [FileTemplate; 1] = [PLAN_SH];
 
 /// The files that do not depend on the host: made once per run, shared by every bundle.
-pub(crate) const SHARED_FILES: [FileTemplate; 23] = [
+pub(crate) const SHARED_FILES: [FileTemplate; 24] = [
     PRECHECK_SH,
     APPLY_SH,
     ROLLBACK_SH,
@@ -153,6 +156,7 @@ pub(crate) const SHARED_FILES: [FileTemplate; 23] = [
     LIB_NETMGR_SH,
     LIB_NET_SH,
     LIB_LAG_SH,
+    LIB_GPU_SH,
     HEALTH_SH,
     LIB_HEALTH_SH,
     FABRIC_SH,
@@ -201,6 +205,7 @@ const EMBEDDED: &[(&str, &str)] = embedded![
     "host/lib-netmgr.sh",
     "host/lib-net.sh",
     "host/lib-lag.sh",
+    "host/lib-gpu.sh",
     "host/health.sh",
     "host/lib-health.sh",
     "host/fabric.sh",
@@ -450,6 +455,14 @@ struct ClusterContext {
     health_interval: u32,
     drift_interval: u32,
     health_textfile_dir: String,
+    /// The GPU path (format v1.3): `check`, `require` or `no` (settled: `no` where no row names
+    /// a GPU); the farthest relation allowed (`PIX`, `PXB`, `PHB`, `NODE`); `check` or
+    /// `disable`; the Max Read Request Size in bytes and NCCL's version, empty where not planned.
+    gpu_direct: String,
+    gpu_nic_distance: String,
+    pcie_acs: String,
+    pcie_mrrs: String,
+    nccl_version: String,
 }
 
 impl<'a> SharedContext<'a> {
@@ -466,6 +479,17 @@ impl<'a> SharedContext<'a> {
                 })
                 .collect::<Vec<_>>()
                 .join(",")
+        };
+        // The plan's default where it says nothing: check with a GPU named, else no.
+        let settled_direct = if plan
+            .hosts
+            .iter()
+            .flat_map(|h| &h.nics)
+            .any(|n| n.gpu.is_some())
+        {
+            GpuDirect::Check
+        } else {
+            GpuDirect::No
         };
         Self {
             tool_version: meta.tool_version,
@@ -522,9 +546,32 @@ impl<'a> SharedContext<'a> {
                 health_interval: c.health.interval,
                 drift_interval: c.health.drift_interval,
                 health_textfile_dir: c.health.health_textfile_dir.as_str().to_string(),
+                gpu_direct: gpu_word(&c.gpu_path.gpu_direct.unwrap_or(settled_direct)),
+                gpu_nic_distance: gpu_word(&c.gpu_path.gpu_nic_distance),
+                pcie_acs: gpu_word(&c.gpu_path.pcie_acs),
+                pcie_mrrs: c
+                    .gpu_path
+                    .pcie_mrrs
+                    .map(|m| m.to_string())
+                    .unwrap_or_default(),
+                nccl_version: c
+                    .gpu_path
+                    .nccl_version
+                    .as_ref()
+                    .map(ToString::to_string)
+                    .unwrap_or_default(),
             },
         }
     }
+}
+
+/// A plan word as its serialized form says it (`check`, `PXB`, `disable`): one spelling for the
+/// normalized plan and the scripts.
+fn gpu_word<T: Serialize>(v: &T) -> String {
+    serde_json::to_value(v)
+        .ok()
+        .and_then(|j| j.as_str().map(str::to_string))
+        .unwrap_or_default()
 }
 
 impl<'a> HostContext<'a> {

@@ -542,6 +542,8 @@ rg_precheck() {
     [ "$2" = compare ] || continue
     rg_nic_settings compare "$i"
   done
+  # The GPU path of the planned GPU↔port pairs (plan format 1.3; nothing without a GPU).
+  rg_gpu_path
   rg_net_check
   # apply writes nccl.env once it has configured the ports (apply.sh).
   [ "$2" != compare ] || rg_nccl_env compare

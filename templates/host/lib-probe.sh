@@ -164,8 +164,11 @@ rg_probe_link() {
 }
 
 # rg_probe_pcie IF: RG_P_PCI_* from the PCI function's sysfs link attributes.
-rg_probe_pcie() {
-  local d="/sys/class/net/$1/device"
+rg_probe_pcie() { rg_probe_pcie_at "/sys/class/net/$1/device"; }
+
+# rg_probe_pcie_at DIR: RG_P_PCI_* of the PCI function whose sysfs folder (under the root) is DIR.
+rg_probe_pcie_at() {
+  local d=$1
   RG_P_PCI_SPEED="" RG_P_PCI_WIDTH="" RG_P_PCI_MAX_SPEED="" RG_P_PCI_MAX_WIDTH=""
   ! rg_read_v "$d/current_link_speed" || RG_P_PCI_SPEED=$RG_V
   ! rg_read_v "$d/current_link_width" || ! rg_is_uint "$RG_V" || RG_P_PCI_WIDTH=$RG_V

@@ -92,6 +92,7 @@ fn the_shell_sources_parse_and_pass_shellcheck_without_findings() {
             "lib-checks.sh",
             "lib-fabric.sh",
             "lib-firmware.sh",
+            "lib-gpu.sh",
             "lib-health.sh",
             "lib-lag.sh",
             "lib-net.sh",
@@ -422,6 +423,14 @@ fn the_multirail_functions_pass_their_tests() {
 #[test]
 fn the_fabric_functions_pass_their_tests() {
     function_tests("fabric.sh");
+}
+
+/// The GPU path's pure parts (lib-gpu.sh): the PCIe relation of two functions as nvidia-smi
+/// topo -m names it, the ACS words, and NCCL's GPUDirect decision per NCCL version from the
+/// peer-memory and DMA-BUF files of a root. Function tests, bash alone.
+#[test]
+fn the_gpu_functions_pass_their_tests() {
+    function_tests("gpu.sh");
 }
 
 /// The time limit on driver files and the wait for a flapped link (lib.sh, lib-settings.sh): a

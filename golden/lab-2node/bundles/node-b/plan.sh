@@ -34,6 +34,14 @@
   # DCQCN parameters the plan sets: the file under ecn/ (roce_rp/NAME or roce_np/NAME) and value.
   RG_DCQCN_FILE=()
   RG_DCQCN_VALUE=()
+  # The GPU path (plan format 1.3): check, require or no; the farthest PCIe relation allowed;
+  # what apply does with the ACS redirect controls; the Max Read Request Size (bytes) and NCCL's
+  # version, empty where the plan has none.
+  RG_GPU_DIRECT=no
+  RG_GPU_DISTANCE=PXB
+  RG_PCIE_ACS=check
+  RG_PCIE_MRRS=''
+  RG_NCCL_VERSION=''
   RG_MIN_OFED=24.10
   RG_MIN_FW=28.39.1002
   # One entry per planned RoCE port, in plan order; an empty string means "not planned".
@@ -45,6 +53,8 @@
   RG_NIC_MAC=(b8:3f:d2:0b:00:00 '')
   RG_NIC_SWITCH=('' '')
   RG_NIC_SWITCH_PORT=('' '')
+  # The GPUs each port serves: PCI addresses or indexes (nvidia-smi's order), comma-separated.
+  RG_NIC_GPU=('' '')
   # The fabric test (fabric.sh): seconds per step, the share of the link speed, the incast step;
   # per planned port its rail, the ring's next port (it sends there, to that TCP port) and
   # previous one (it serves it on its own TCP port); in the incast step "receiver" (from the

@@ -1,0 +1,523 @@
+# shellcheck shell=bash
+# lib-gpu.sh, part of lib.sh: the GPU path (plan format 1.3). Per planned GPU↔port pair (the NICs
+# column `gpu`, RG_NIC_GPU) what NCCL will do with it, read from sysfs and PCI configuration space
+# alone, with no GPU tool: the PCIe relation as `nvidia-smi topo -m` names it and whether the
+# port is the GPU's nearest planned one (NCCL pairs each GPU with its nearest NIC), the ACS
+# redirect controls of the bridges between them, the link of both ends, the port's Max Read
+# Request Size; per host whether NCCL will use GPUDirect RDMA (its own peer-memory paths for its
+# version, the DMA-BUF route) and the IOMMU's DMA mode on the planned devices. Checks gpu_pair,
+# pcie_acs, pcie_link, pcie_mrrs (ports), gpu_direct, iommu (host); `gpu_direct = require` makes
+# every finding a failure, `check` a warning. A plan that names no GPU runs none of it.
+# The configuration space of every function involved is read in one pass (rg_pci_config: one
+# `wc` and one `od` a run, never a tool per bridge).
+
+# The host's NVIDIA GPUs in PCI address order (nvidia-smi's indexes), rg_gpu_list.
+RG_GPU_ADDRS=()
+# Per PCI function read by rg_pci_config: "PORT_TYPE ACS_CTL ACS_CAP DEVCTL" (decimal; ACS empty
+# where the function has no ACS capability), and the path of functions from its root complex.
+declare -A RG_PCI_CFG=()
+# Per planned port: the JSON of its pairs for facts.gpu_path.
+RG_GPU_FACT=()
+# NCCL's version as judged (the plan's, else the host's library) and where it came from.
+RG_NCCL_SEEN=""
+RG_NCCL_FROM=""
+RG_GPU_ROUTE=""
+
+# The relations, nearest first (NCCL's path types PIX < PXB < PHB < NODE < SYS).
+RG_PCI_RELATION_NAMES=(PIX PXB PHB NODE SYS)
+
+# rg_gpu_planned: true when the plan names a GPU for a port and gpu_direct is not `no`.
+rg_gpu_planned() {
+  local g
+  [ "${RG_GPU_DIRECT:-no}" != no ] || return 1
+  for g in ${RG_NIC_GPU[@]+"${RG_NIC_GPU[@]}"}; do [ -z "$g" ] || return 0; done
+  return 1
+}
+
+# rg_gpu_finding ID NIC EXPECTED ACTUAL MESSAGE: a finding of the GPU path: a failure under
+# gpu_direct = require, else a warning.
+rg_gpu_finding() {
+  if [ "$RG_GPU_DIRECT" = require ]; then
+    rg_check "$1" "$2" fail error "$3" "$4" "$5"
+  else
+    rg_check "$1" "$2" warn warning "$3" "$4" "$5"
+  fi
+}
+
+# rg_pci_path BDF: RG_V = the PCI functions from its root complex down to BDF, space-separated
+# ("0000:00:01.1 0000:01:00.0 0000:02:01.0 0000:03:00.0"), and RG_PCI_ROOT the root
+# ("pci0000:00"): the device's real folder under /sys/devices (sysfs nests each function in its
+# bridge's). Through cd -P in this shell: no process per device.
+rg_pci_path() {
+  local here=$PWD p root
+  RG_V="" RG_PCI_ROOT=""
+  cd -P -- "$RG_ROOT/sys/bus/pci/devices/$1" 2>/dev/null || return 1
+  p=$PWD
+  cd -- "$here" || return 1
+  root=$(cd -P -- "$RG_ROOT/sys/devices" 2>/dev/null && printf '%s' "$PWD") || return 1
+  [ "${p#"$root"/}" != "$p" ] || return 1
+  p=${p#"$root"/}
+  RG_PCI_ROOT=${p%%/*}
+  p=${p#*/}
+  RG_V=${p//\// }
+}
+
+# rg_gpu_list: RG_GPU_ADDRS = the host's NVIDIA GPUs (vendor 0x10de, class display VGA 0x0300
+# or 3D 0x0302) in PCI address order, the order nvidia-smi numbers them in.
+rg_gpu_list() {
+  local d v c
+  RG_GPU_ADDRS=()
+  for d in "$RG_ROOT"/sys/bus/pci/devices/*; do
+    if [ ! -r "$d/vendor" ] || [ ! -r "$d/class" ]; then continue; fi
+    v="" c=""
+    IFS= read -r v <"$d/vendor" || true
+    [ "$v" = 0x10de ] || continue
+    IFS= read -r c <"$d/class" || true
+    case $c in 0x0300?? | 0x0302??) RG_GPU_ADDRS+=("${d##*/}") ;; esac
+  done
+}
+
+# rg_gpu_resolve SPEC: RG_V = the PCI address of the GPU the plan names (an address, with or
+# without its domain, or an index in nvidia-smi's order); status 1 with RG_WHY when the host has
+# no such GPU.
+rg_gpu_resolve() {
+  local s=$1 a
+  RG_V="" RG_WHY=""
+  if [[ $s =~ ^[0-9]+$ ]]; then
+    if [ "$s" -lt ${#RG_GPU_ADDRS[@]} ]; then
+      RG_V=${RG_GPU_ADDRS[s]}
+      return 0
+    fi
+    RG_WHY="the plan names GPU $s, but this host has ${#RG_GPU_ADDRS[@]} NVIDIA GPU(s)${RG_GPU_ADDRS[0]+ (${RG_GPU_ADDRS[*]})}"
+    return 1
+  fi
+  a=$s
+  [[ $a == ????:* ]] || a=0000:$a
+  a=${a,,}
+  for s in ${RG_GPU_ADDRS[@]+"${RG_GPU_ADDRS[@]}"}; do
+    [ "$s" != "$a" ] || {
+      RG_V=$a
+      return 0
+    }
+  done
+  if [ -e "$RG_ROOT/sys/bus/pci/devices/$a" ]; then
+    RG_WHY="$a is no NVIDIA GPU (vendor 0x10de, display class)"
+  else
+    RG_WHY="this host has no PCI function $a${RG_GPU_ADDRS[0]+; its NVIDIA GPUs are ${RG_GPU_ADDRS[*]}}"
+  fi
+  return 1
+}
+
+# rg_nic_bdf I: RG_V = the PCI address of planned port I's RDMA device (its device link).
+rg_nic_bdf() {
+  local here=$PWD
+  RG_V=""
+  cd -P -- "$RG_ROOT/sys/class/infiniband/${RG_NIC_IBDEV[$1]}/device" 2>/dev/null || return 1
+  RG_V=${PWD##*/}
+  cd -- "$here" || return 1
+}
+
+# rg_pci_numa BDF: RG_V = its NUMA node (-1: none known).
+rg_pci_numa() {
+  RG_V=-1
+  [ ! -r "$RG_ROOT/sys/bus/pci/devices/$1/numa_node" ] || IFS= read -r RG_V <"$RG_ROOT/sys/bus/pci/devices/$1/numa_node" || true
+  [[ $RG_V =~ ^-?[0-9]+$ ]] || RG_V=-1
+}
+
+# rg_pci_relation ROOT_A "PATH_A" NUMA_A ROOT_B "PATH_B" NUMA_B: REPLY = how two functions relate
+# in nvidia-smi topo -m's words, and RG_PCI_BRIDGES the bridges between them (the functions below
+# their nearest common one, on either side, endpoints excluded). Under one root complex the
+# paths share bridges down to where they part: every PCIe switch is an upstream port with one
+# downstream port per link, so one bridge on each side below the shared ones is one switch
+# (PIX), more is several (PXB), and parting at the root complex is PHB. Different roots are NODE
+# on one NUMA node, else SYS.
+rg_pci_relation() {
+  local -a a b
+  local k=0 n j
+  read -r -a a <<<"$2"
+  read -r -a b <<<"$5"
+  RG_PCI_BRIDGES=""
+  # Under different roots nothing is shared: each side's bridges up to its root port.
+  if [ "$1" = "$4" ]; then
+    while [ "$k" -lt $((${#a[@]} - 1)) ] && [ "$k" -lt $((${#b[@]} - 1)) ] && [ "${a[k]}" = "${b[k]}" ]; do
+      k=$((k + 1))
+    done
+  fi
+  for ((j = k; j < ${#a[@]} - 1; j++)); do RG_PCI_BRIDGES+=" ${a[j]}"; done
+  for ((j = k; j < ${#b[@]} - 1; j++)); do RG_PCI_BRIDGES+=" ${b[j]}"; done
+  RG_PCI_BRIDGES=${RG_PCI_BRIDGES# }
+  if [ "$1" != "$4" ]; then
+    if [ "$3" = "$6" ] && [ "$3" != -1 ]; then REPLY=NODE; else REPLY=SYS; fi
+    return 0
+  fi
+  if [ "$k" -eq 0 ]; then
+    REPLY=PHB
+    return 0
+  fi
+  n=$((${#a[@]} - 1 - k))
+  [ $((${#b[@]} - 1 - k)) -le "$n" ] || n=$((${#b[@]} - 1 - k))
+  if [ "$n" -le 1 ]; then REPLY=PIX; else REPLY=PXB; fi
+}
+
+# rg_pci_rank RELATION: REPLY = its place, nearest first (0 for PIX).
+rg_pci_rank() {
+  local r k=0
+  for r in ${RG_PCI_RELATION_NAMES[@]+"${RG_PCI_RELATION_NAMES[@]}"}; do
+    [ "$r" != "$1" ] || break
+    k=$((k + 1))
+  done
+  REPLY=$k
+}
+
+# rg_pci_config BDF...: RG_PCI_CFG[BDF] for each function whose configuration space reads: its
+# PCI Express port type, ACS control and capability registers, Device Control. One `wc -c` for
+# the files' sizes (256 for conventional functions, 4096 with extended space) and one `od` for
+# all their bytes; the capability lists are walked as include/uapi/linux/pci_regs.h lays them
+# out (Capabilities Pointer 0x34; PCI Express capability 0x10: port type in bits 7:4 of +2,
+# Device Control at +8; extended capabilities from 0x100, ACS 0x000d: capability at +4, control
+# at +6).
+rg_pci_config() {
+  local -a files=()
+  local b rest sizes
+  for b in "$@"; do
+    [ -z "${RG_PCI_CFG[$b]+x}" ] || continue
+    [ -r "$RG_ROOT/sys/bus/pci/devices/$b/config" ] && files+=("$RG_ROOT/sys/bus/pci/devices/$b/config")
+  done
+  [ ${#files[@]} -gt 0 ] || return 0
+  rg_cap -1 rg_x wc -c -- ${files[@]+"${files[@]}"} || return 0
+  sizes=$RG_CAP
+  rg_cap -1 rg_x od -An -v -tx1 -- ${files[@]+"${files[@]}"} || return 0
+  while read -r b rest; do
+    [ -n "$b" ] && RG_PCI_CFG[$b]=$rest
+  done < <(printf '%s\n@@\n%s\n' "$sizes" "$RG_CAP" | awk '
+    function hx(s,   i, v) { v = 0; s = tolower(s); for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1; return v }
+    function w(f, o) { return byte[f, o] + 256 * byte[f, o + 1] }
+    function d(f, o) { return w(f, o) + 65536 * w(f, o + 2) }
+    !seen_sep && $0 == "@@" { seen_sep = 1; f = 1; off = 0; next }
+    !seen_sep { if ($2 != "total") { n++; size[n] = $1; name[n] = $2 } ; next }
+    {
+      for (i = 1; i <= NF; i++) {
+        while (f <= n && off >= size[f]) { f++; off = 0 }
+        if (f > n) next
+        byte[f, off++] = hx($i)
+      }
+    }
+    END {
+      for (f = 1; f <= n; f++) {
+        bdf = name[f]; sub(/\/config$/, "", bdf); sub(/.*\//, "", bdf)
+        if (size[f] < 64) continue
+        pt = ""; dc = ""; acap = ""; actl = ""
+        # Status bit 4: a capability list.
+        if (int(w(f, 6) / 16) % 2 == 1) {
+          p = byte[f, 52] - byte[f, 52] % 4; guard = 0
+          while (p >= 64 && p < size[f] && guard++ < 48) {
+            if (byte[f, p] == 16) { pt = int(byte[f, p + 2] / 16) % 16; dc = w(f, p + 8) }
+            p = byte[f, p + 1] - byte[f, p + 1] % 4
+          }
+        }
+        if (size[f] >= 4096) {
+          p = 256; guard = 0
+          while (p >= 256 && p < 4096 && guard++ < 96) {
+            h = d(f, p)
+            if (h == 0 || h == 4294967295) break
+            if (h % 65536 == 13) { acap = w(f, p + 4); actl = w(f, p + 6) }
+            p = int(h / 1048576); p = p - p % 4
+          }
+        }
+        printf "%s %s %s %s %s\n", bdf, (pt == "" ? "-" : pt), (actl == "" ? "-" : actl), (acap == "" ? "-" : acap), (dc == "" ? "-" : dc)
+      }
+    }')
+}
+
+# rg_acs_text CTL: RG_V = lspci's words for the ACS control bits that redirect or block
+# peer-to-peer (ReqRedir+ CmpltRedir+ EgressCtrl+), the ones Linux's pci_disable_acs_redir
+# clears; empty when none is on.
+rg_acs_text() {
+  RG_V=""
+  [ $(($1 & 0x04)) -eq 0 ] || RG_V+=" ReqRedir+"
+  [ $(($1 & 0x08)) -eq 0 ] || RG_V+=" CmpltRedir+"
+  [ $(($1 & 0x20)) -eq 0 ] || RG_V+=" EgressCtrl+"
+  RG_V=${RG_V# }
+}
+
+# rg_gpu_nccl_version: RG_NCCL_SEEN and RG_NCCL_FROM: the plan's nccl_version (NCCL often lives
+# only in the jobs' containers), else the host's libnccl.so.2.X.Y where the linker cache knows
+# one (one `ldconfig -p`), else none.
+rg_gpu_nccl_version() {
+  local line lib f
+  RG_NCCL_SEEN="" RG_NCCL_FROM=""
+  if [ -n "$RG_NCCL_VERSION" ]; then
+    RG_NCCL_SEEN=$RG_NCCL_VERSION RG_NCCL_FROM="the plan's nccl_version"
+    return 0
+  fi
+  rg_has ldconfig && rg_cap -1 rg_x ldconfig -p || return 0
+  while IFS= read -r line; do
+    case $line in *"libnccl.so.2 "*"=> "*) lib=${line##*=> } ;; *) continue ;; esac
+    # The soname is a link to the library, which carries the full version in its name.
+    for f in "$RG_ROOT${lib%/*}"/libnccl.so.2.*; do
+      f=${f##*/libnccl.so.}
+      [[ $f =~ ^2\.[0-9]+\.[0-9]+$ ]] || continue
+      RG_NCCL_SEEN=$f RG_NCCL_FROM="this host's ${lib%/*}/libnccl.so.$f"
+      return 0
+    done
+  done <<<"$RG_CAP"
+}
+
+# rg_gpu_direct_check: check gpu_direct (host): whether NCCL will use GPUDirect RDMA, decided as
+# NCCL decides it (src/transport/net_ib: ncclIbGdrSupport, ncclIbDmaBufSupport). Peer memory:
+# NCCL up to 2.22 looks for /sys/kernel/mm/memory_peers/nv_mem/version or nv_mem_nc/version
+# only, from 2.23.4 also /sys/module/nvidia_peermem/version (a module loaded that registers no
+# memory_peers path is enough for a new NCCL, not for an old one). DMA-BUF (NCCL 2.13 on): the
+# GPU driver's open kernel module from 515.43.04 (CUDA 11.7; the proprietary one exports no
+# DMA-BUF) and the kernel's RDMA DMA-BUF support (ib_umem_dmabuf_get, Linux 5.12 or a backport).
+# Also the peer-memory module's version against the GPU driver's.
+rg_gpu_direct_check() {
+  local drv="" peer="" legacy="" open=no dmabuf=no newer=unknown paths="" line text why f
+  RG_GPU_ROUTE=none
+  rg_gpu_nccl_version
+  [ ! -r "$RG_ROOT/sys/module/nvidia/version" ] || IFS= read -r drv <"$RG_ROOT/sys/module/nvidia/version" || true
+  [ ! -r "$RG_ROOT/sys/module/nvidia_peermem/version" ] || IFS= read -r peer <"$RG_ROOT/sys/module/nvidia_peermem/version" || true
+  for f in nv_mem nv_mem_nc; do
+    [ ! -e "$RG_ROOT/sys/kernel/mm/memory_peers/$f/version" ] || legacy+="${legacy:+ and }/sys/kernel/mm/memory_peers/$f/version"
+  done
+  if [ -n "$RG_NCCL_SEEN" ]; then
+    if rg_version_ge "$RG_NCCL_SEEN" 2.23.4; then newer=yes; else newer=no; fi
+  fi
+  if [ -r "$RG_ROOT/proc/driver/nvidia/version" ]; then
+    IFS= read -r line <"$RG_ROOT/proc/driver/nvidia/version" || true
+    [[ $line != *"Open Kernel Module"* ]] || open=yes
+  fi
+  if [ "$open" = yes ] && [ -n "$drv" ] && rg_version_ge "$drv" 515.43.04 && rg_has grep &&
+    rg_x grep -qw ib_umem_dmabuf_get "$RG_ROOT/proc/kallsyms" 2>/dev/null; then
+    dmabuf=yes
+  fi
+  if [ -n "$legacy" ]; then
+    RG_GPU_ROUTE=peermem paths=$legacy
+  elif [ -n "$peer" ] && [ "$newer" = yes ]; then
+    RG_GPU_ROUTE=peermem paths=/sys/module/nvidia_peermem/version
+  elif [ "$dmabuf" = yes ] && { [ -z "$RG_NCCL_SEEN" ] || rg_version_ge "$RG_NCCL_SEEN" 2.13; }; then
+    RG_GPU_ROUTE=dmabuf
+  fi
+  text="NCCL ${RG_NCCL_SEEN:-(version unknown)}${RG_NCCL_FROM:+, $RG_NCCL_FROM}"
+  case $RG_GPU_ROUTE in
+    peermem) text="$text, will use GPUDirect RDMA through the peer-memory module ($paths)" ;;
+    dmabuf) text="$text, will use GPUDirect RDMA through DMA-BUF (NVIDIA's open kernel module $drv, the kernel's RDMA DMA-BUF support)" ;;
+  esac
+  if [ "$RG_GPU_ROUTE" = none ]; then
+    if [ -n "$peer" ] && [ "$newer" = no ]; then
+      why="nvidia_peermem $peer is loaded but registers no /sys/kernel/mm/memory_peers path, the only ones NCCL before 2.23.4 looks for: upgrade NCCL to 2.23.4 or later, or load the legacy nv_peer_mem module"
+    elif [ -n "$peer" ]; then
+      why="nvidia_peermem $peer is loaded, but NCCL before 2.23.4 looks only for /sys/kernel/mm/memory_peers/nv_mem*/version, which it does not register, and NCCL 2.23.4 and later also for /sys/module/nvidia_peermem/version: set nccl_version in the plan (or install NCCL here) to know which"
+    else
+      why="no peer-memory module (modprobe nvidia_peermem: /sys/module/nvidia_peermem/version, or the legacy nv_peer_mem: /sys/kernel/mm/memory_peers/nv_mem/version) and no DMA-BUF route ($( [ "$open" = yes ] || printf 'the GPU driver is not the open kernel module; ')needs NVIDIA's open kernel module 515.43.04 or later and the kernel's RDMA DMA-BUF support)"
+    fi
+    rg_gpu_finding gpu_direct "" "GPUDirect RDMA" "off" "$text, will run without GPUDirect RDMA (GPU memory staged through host memory, a fraction of the line rate): $why"
+    return 0
+  fi
+  if [ -n "$peer" ] && [ -n "$drv" ] && [ "$peer" != "$drv" ]; then
+    rg_gpu_finding gpu_direct "" "GPUDirect RDMA" "$RG_GPU_ROUTE" "$text; but nvidia_peermem $peer is not of the GPU driver $drv (an upgrade left the old module loaded): reload it (modprobe -r nvidia_peermem; modprobe nvidia_peermem)"
+    return 0
+  fi
+  rg_check gpu_direct "" pass error "GPUDirect RDMA" "$RG_GPU_ROUTE" "$text"
+}
+
+# rg_gpu_link BDF WHAT: RG_V = "WHAT runs at SPEED xWIDTH" and status 1 with RG_WHY when it runs
+# narrower (or, for a NIC, slower) than it can; a GPU lowers its link speed while idle (power
+# saving), so only its width is judged.
+rg_gpu_link() {
+  local gpu=no
+  RG_WHY=""
+  [[ $2 != GPU* ]] || gpu=yes
+  rg_probe_pcie_at "/sys/bus/pci/devices/$1"
+  RG_V="$2 runs at ${RG_P_PCI_SPEED%% PCIe} x$RG_P_PCI_WIDTH (at most ${RG_P_PCI_MAX_SPEED%% PCIe} x$RG_P_PCI_MAX_WIDTH)"
+  if [ -z "$RG_P_PCI_WIDTH" ] || [ -z "$RG_P_PCI_MAX_WIDTH" ]; then
+    RG_V="$2: its PCIe link is not readable in sysfs"
+    return 0
+  fi
+  if [ "$RG_P_PCI_WIDTH" -lt "$RG_P_PCI_MAX_WIDTH" ]; then
+    RG_WHY="$2 runs x$RG_P_PCI_WIDTH of its x$RG_P_PCI_MAX_WIDTH (a slot, riser or retimer: reseat it, or check the slot's lane setting in the BIOS)"
+  elif [ "$gpu" = no ] && [ "$(rg_gts10 "$RG_P_PCI_SPEED")" != "$(rg_gts10 "$RG_P_PCI_MAX_SPEED")" ]; then
+    RG_WHY="$2 runs at ${RG_P_PCI_SPEED%% PCIe} of its ${RG_P_PCI_MAX_SPEED%% PCIe} (a slot of an older generation, a riser, or the BIOS's PCIe speed setting)"
+  fi
+  [ -z "$RG_WHY" ]
+}
+
+# rg_gpu_iommu BDF...: check iommu (host): the DMA mode of the planned devices' IOMMU groups.
+# Translated DMA (type DMA or DMA-FQ) sends each peer-to-peer request through the IOMMU's page
+# tables; identity (iommu=pt) or no IOMMU leaves it direct.
+rg_gpu_iommu() {
+  local b g t here=$PWD groups="" bad=""
+  for b in "$@"; do
+    cd -P -- "$RG_ROOT/sys/bus/pci/devices/$b/iommu_group" 2>/dev/null || continue
+    g=${PWD##*/} t=""
+    cd -- "$here" || return 0
+    [[ " $groups " != *" $g "* ]] || continue
+    groups+=" $g"
+    [ ! -r "$RG_ROOT/sys/kernel/iommu_groups/$g/type" ] || IFS= read -r t <"$RG_ROOT/sys/kernel/iommu_groups/$g/type" || true
+    case $t in identity | "") ;; *) bad+="${bad:+, }group $g ($b): $t" ;; esac
+  done
+  if [ -z "$groups" ]; then
+    rg_check iommu "" pass error "identity or off" "off" "no IOMMU translates the planned GPUs and ports (they have no IOMMU group)"
+  elif [ -n "$bad" ]; then
+    rg_gpu_finding iommu "" "identity or off" "translated" "the IOMMU translates the DMA of planned devices ($bad): every GPU↔NIC request goes through its page tables, which costs GPUDirect RDMA bandwidth; boot with iommu=pt (and intel_iommu=on or amd_iommu=on as the platform needs) for identity mapping"
+  else
+    rg_check iommu "" pass error "identity or off" "identity" "the IOMMU maps the planned GPUs and ports one to one (identity, iommu=pt)"
+  fi
+}
+
+# rg_gpu_path: the GPU path's checks and facts (precheck and apply): gpu_direct, then per planned
+# port gpu_pair, pcie_acs, pcie_link, pcie_mrrs, then iommu.
+rg_gpu_path() {
+  local i j g spec a nic allow rank best bestdev k b text acs bad cfg fact numa_g link mrrs want gl nl why
+  local -a parts
+  local -a specs=() all=() nics=() paths=() roots=() numas=() gf=()
+  rg_gpu_planned || return 0
+  RG_FACTS_MORE+=" rg_gpu_facts"
+  rg_gpu_list
+  rg_gpu_direct_check
+  RG_GPU_FACT=()
+  rg_pci_rank "$RG_GPU_DISTANCE"
+  allow=$REPLY
+  # Every planned port's function and path: NCCL chooses among all of them.
+  for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do
+    nics[i]="" paths[i]="" roots[i]="" numas[i]=-1
+    rg_nic_bdf "$i" || continue
+    nics[i]=$RG_V
+    rg_pci_numa "$RG_V"
+    numas[i]=$RG_V
+    rg_pci_path "${nics[i]}" || continue
+    paths[i]=$RG_V roots[i]=$RG_PCI_ROOT
+    read -r -a parts <<<"$RG_V"
+    all+=(${parts[@]+"${parts[@]}"})
+  done
+  for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do
+    [ -n "${RG_NIC_GPU[i]-}" ] || continue
+    IFS=, read -r -a specs <<<"${RG_NIC_GPU[i]}"
+    for spec in ${specs[@]+"${specs[@]}"}; do
+      if ! rg_gpu_resolve "$spec" || ! rg_pci_path "$RG_V"; then continue; fi
+      read -r -a parts <<<"$RG_V"
+      all+=(${parts[@]+"${parts[@]}"})
+    done
+  done
+  rg_pci_config ${all[@]+"${all[@]}"}
+  for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do
+    [ -n "${RG_NIC_GPU[i]-}" ] || continue
+    nic=${RG_NIC_IBDEV[i]}
+    IFS=, read -r -a specs <<<"${RG_NIC_GPU[i]}"
+    text="" bad="" acs="" k=0 link="" gl="" nl="" gf=()
+    for spec in ${specs[@]+"${specs[@]}"}; do
+      if ! rg_gpu_resolve "$spec"; then
+        bad+="${bad:+; }$RG_WHY"
+        continue
+      fi
+      a=$RG_V
+      [[ $spec =~ ^[0-9]+$ ]] && g="GPU $spec ($a)" || g="GPU $a"
+      if [ -z "${paths[i]}" ]; then
+        bad+="${bad:+; }$nic has no PCI function here (class/infiniband/$nic/device), so its relation to $g is unknown"
+        continue
+      fi
+      rg_pci_path "$a"
+      local gpath=$RG_V groot=$RG_PCI_ROOT
+      rg_pci_numa "$a"
+      numa_g=$RG_V
+      rg_pci_relation "$groot" "$gpath" "$numa_g" "${roots[i]}" "${paths[i]}" "${numas[i]}"
+      local rel=$REPLY bridges=$RG_PCI_BRIDGES
+      rg_pci_rank "$rel"
+      rank=$REPLY
+      # NCCL's choice: the planned port nearest to this GPU (the first of equals stays its own).
+      best=$rank bestdev=""
+      for ((j = 0; j < ${#RG_NIC_IBDEV[@]}; j++)); do
+        if [ "$j" -eq "$i" ] || [ -z "${paths[j]}" ]; then continue; fi
+        rg_pci_relation "$groot" "$gpath" "$numa_g" "${roots[j]}" "${paths[j]}" "${numas[j]}"
+        rg_pci_rank "$REPLY"
+        [ "$REPLY" -lt "$best" ] || continue
+        best=$REPLY
+        bestdev="${RG_NIC_IBDEV[j]} (${RG_PCI_RELATION_NAMES[best]})"
+      done
+      text+="${text:+; }$g and $nic (${nics[i]}): $rel${bridges:+ through $bridges}, NUMA node $numa_g and ${numas[i]}"
+      if [ "$rank" -gt "$allow" ]; then
+        why=""
+        [ "$rel" != SYS ] || why=" (across NUMA nodes, where NCCL does not use GPUDirect RDMA)"
+        bad+="${bad:+; }$g and $nic are $rel, farther than gpu_nic_distance $RG_GPU_DISTANCE allows$why: plan a port nearer to $g"
+      fi
+      [ -z "$bestdev" ] || bad+="${bad:+; }NCCL pairs each GPU with its nearest NIC and will use $bestdev for $g, not $nic ($rel) as planned: plan $g on that port"
+      # ACS on the bridges between them.
+      local bl="" bj="" c
+      for b in $bridges; do
+        cfg=${RG_PCI_CFG[$b]:-"- - - -"}
+        read -r _ c _ _ <<<"$cfg"
+        if [ "$c" = - ]; then
+          bj+="${bj:+,}{\"pci\":\"$b\",\"acs_ctl\":null}"
+          continue
+        fi
+        bj+="${bj:+,}{\"pci\":\"$b\",\"acs_ctl\":$c}"
+        rg_acs_text "$c"
+        [ -z "$RG_V" ] || bl+="${bl:+, }$b ($RG_V)"
+      done
+      [ -z "$bl" ] || acs+="${acs:+; }between $g and $nic: $bl"
+      # Both ends' links.
+      rg_gpu_link "$a" "$g" || link+="${link:+; }$RG_WHY"
+      gl="{\"speed\":\"${RG_P_PCI_SPEED}\",\"width\":${RG_P_PCI_WIDTH:-null},\"max_speed\":\"${RG_P_PCI_MAX_SPEED}\",\"max_width\":${RG_P_PCI_MAX_WIDTH:-null}}"
+      rg_json_fmt '{"nic":%s,"nic_pci":%s,"gpu":%s,"gpu_pci":%s,"relation":%s,"numa":[%s,%s],"bridges":[%s],"gpu_link":%s' \
+        s "$nic" s "${nics[i]}" s "$spec" s "$a" s "$rel" n "$numa_g" n "${numas[i]}" r "$bj" r "$gl"
+      # Closed once the port's own link and MRRS are read, below.
+      gf+=("$REPLY")
+      k=$((k + 1))
+    done
+    # The port's own end and its Max Read Request Size, once.
+    mrrs=""
+    if [ -n "${nics[i]}" ]; then
+      rg_gpu_link "${nics[i]}" "$nic (${nics[i]})" || link+="${link:+; }$RG_WHY"
+      nl="{\"speed\":\"${RG_P_PCI_SPEED}\",\"width\":${RG_P_PCI_WIDTH:-null},\"max_speed\":\"${RG_P_PCI_MAX_SPEED}\",\"max_width\":${RG_P_PCI_MAX_WIDTH:-null}}"
+      read -r _ _ _ c <<<"${RG_PCI_CFG[${nics[i]}]:-"- - - -"}"
+      [ "$c" = - ] || mrrs=$((128 << ((c >> 12) & 7)))
+    fi
+    RG_GPU_FACT[i]=""
+    for fact in ${gf[@]+"${gf[@]}"}; do
+      RG_GPU_FACT[i]+="${RG_GPU_FACT[i]:+,}$fact,\"nic_link\":${nl:-null},\"mrrs\":${mrrs:-null}}"
+    done
+    if [ -n "$bad" ]; then
+      rg_gpu_finding gpu_pair "$nic" "within $RG_GPU_DISTANCE, the nearest planned port" "" "$bad${text:+ ($text)}"
+    else
+      rg_check gpu_pair "$nic" pass error "within $RG_GPU_DISTANCE, the nearest planned port" "${text%%,*}" "$text; within gpu_nic_distance $RG_GPU_DISTANCE, and no planned port is nearer"
+    fi
+    [ "$k" -gt 0 ] || continue
+    if [ -n "$acs" ]; then
+      why="clear those bits (setpci -s BRIDGE ECAP_ACS+6.w=0000:002c), or boot without ACS where the IOMMU's isolation is not needed"
+      [ "$RG_PCIE_ACS" != disable ] || why="the plan says pcie_acs = disable, which this version of roce-gen does not yet carry out: $why"
+      rg_gpu_finding pcie_acs "$nic" "no ACS redirect" "on" "ACS sends peer-to-peer traffic up to the root complex $acs: GPUDirect RDMA then crosses the CPU at a fraction of the line rate; $why"
+    else
+      rg_check pcie_acs "$nic" pass error "no ACS redirect" "off" "no bridge between $nic and its GPU redirects peer-to-peer traffic (ACS ReqRedir, CmpltRedir, EgressCtrl off)"
+    fi
+    if [ -n "$link" ]; then
+      rg_gpu_finding pcie_link "$nic" "full width and speed" "" "$link"
+    else
+      rg_check pcie_link "$nic" pass error "full width and speed" "" "$nic runs at its full PCIe width and speed, its GPU at its full width (a GPU lowers its speed while idle)"
+    fi
+    if [ -n "$RG_PCIE_MRRS" ] && [ -n "${nics[i]}" ]; then
+      want=$RG_PCIE_MRRS
+      if [ -z "$mrrs" ]; then
+        rg_check pcie_mrrs "$nic" skip warning ">= $want" "" "skipped: the configuration space of ${nics[i]} is not readable (not root?)"
+      elif [ "$mrrs" -lt "$want" ]; then
+        rg_gpu_finding pcie_mrrs "$nic" ">= $want" "$mrrs" "$nic (${nics[i]}) reads at most $mrrs bytes a request (Max Read Request Size), below the plan's pcie_mrrs $want: large GPUDirect transfers take more requests"
+      else
+        rg_check pcie_mrrs "$nic" pass error ">= $want" "$mrrs" "$nic (${nics[i]}) reads up to $mrrs bytes a request (Max Read Request Size), at least the plan's $want"
+      fi
+    fi
+  done
+  rg_gpu_iommu ${nics[@]+"${nics[@]}"} ${RG_GPU_ADDRS[@]+"${RG_GPU_ADDRS[@]}"}
+}
+
+# rg_gpu_facts: the result's `gpu_path` facts member (through RG_FACTS_MORE): NCCL's version and
+# where it came from, the GPUDirect route, and every planned pair.
+rg_gpu_facts() {
+  local i sep="" pairs=""
+  for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do
+    [ -n "${RG_GPU_FACT[i]-}" ] || continue
+    pairs+="$sep${RG_GPU_FACT[i]}"
+    sep=","
+  done
+  rg_json_fmt '"gpu_path":{"nccl_version":%s,"nccl_version_from":%s,"route":%s,"pairs":[%s]}' \
+    s "$RG_NCCL_SEEN" s "$RG_NCCL_FROM" s "$RG_GPU_ROUTE" r "$pairs"
+  printf '%s' "$REPLY"
+}

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# shellcheck source-path=SCRIPTDIR
+# shellcheck disable=SC2034 # the library reads the plan values this test sets
+# Function tests of the GPU path's pure parts (templates/host/lib-gpu.sh): the PCIe relation of
+# two functions from their paths as nvidia-smi topo -m names it, the ACS words, and NCCL's
+# GPUDirect decision per NCCL version from the peer-memory files of a root. The checks on a whole
+# simulated GPU server are in tests/it/gpu.rs.
+# Prints "N passed, M failed" and exits 1 on a failure.
+# Usage: gpu.sh [BASH]   (the bash that runs the functions; default: this one)
+
+set -u
+export LC_ALL=C
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+LIB=$HERE/../../templates/host
+if [ $# -gt 0 ] && [ -z "${GPU_INNER-}" ]; then
+  GPU_INNER=1 exec "$1" "${BASH_SOURCE[0]}"
+fi
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/roce-gen-gpu.XXXXXX") || exit 2
+trap 'rm -rf "$TMP"' EXIT
+
+# shellcheck source=../../templates/host/lib.sh
+. "$LIB/lib.sh"
+# shellcheck source=assert.sh
+. "$HERE/assert.sh"
+
+# rel A_ROOT A_PATH A_NUMA B_ROOT B_PATH B_NUMA: "RELATION | BRIDGES".
+rel() {
+  rg_pci_relation "$@"
+  printf '%s | %s' "$REPLY" "$RG_PCI_BRIDGES"
+}
+# One switch: root port, upstream port, a downstream port each.
+eq "GPU and NIC under one switch: PIX, the two downstream ports between them" \
+  "PIX | 0000:02:00.0 0000:02:01.0" \
+  "$(rel pci0000:00 "0000:00:01.0 0000:01:00.0 0000:02:00.0 0000:03:00.0" 0 \
+    pci0000:00 "0000:00:01.0 0000:01:00.0 0000:02:01.0 0000:04:00.0" 0)"
+# Two levels of switches on the GPU's side.
+eq "a second switch below the first: PXB" \
+  "PXB | 0000:02:00.0 0000:03:00.0 0000:04:00.0 0000:02:01.0" \
+  "$(rel pci0000:00 "0000:00:01.0 0000:01:00.0 0000:02:00.0 0000:03:00.0 0000:04:00.0 0000:05:00.0" 0 \
+    pci0000:00 "0000:00:01.0 0000:01:00.0 0000:02:01.0 0000:06:00.0" 0)"
+eq "two root ports of one host bridge: PHB, both root ports between them" \
+  "PHB | 0000:00:01.0 0000:00:03.0" \
+  "$(rel pci0000:00 "0000:00:01.0 0000:01:00.0" 0 pci0000:00 "0000:00:03.0 0000:02:00.0" 0)"
+eq "two host bridges of one NUMA node: NODE" \
+  "NODE | 0000:00:01.0 0000:40:01.0" \
+  "$(rel pci0000:00 "0000:00:01.0 0000:01:00.0" 0 pci0000:40 "0000:40:01.0 0000:41:00.0" 0)"
+eq "across NUMA nodes: SYS" "SYS" \
+  "$(rel pci0000:00 "0000:00:01.0 0000:01:00.0" 0 pci0000:80 "0000:80:01.0 0000:81:00.0" 1 | sed 's/ |.*//')"
+eq "NUMA unknown on both (-1): SYS, never a guess of NODE" "SYS" \
+  "$(rel pci0000:00 "0000:00:01.0 0000:01:00.0" -1 pci0000:40 "0000:40:01.0 0000:41:00.0" -1 | sed 's/ |.*//')"
+eq "two functions of one device: PIX, no bridge between them" "PIX | " \
+  "$(rel pci0000:00 "0000:00:01.0 0000:01:00.0 0000:02:00.0 0000:03:00.0" 0 \
+    pci0000:00 "0000:00:01.0 0000:01:00.0 0000:02:00.0 0000:03:00.1" 0)"
+rg_pci_rank PIX
+eq "PIX is the nearest" 0 "$REPLY"
+rg_pci_rank NODE
+eq "NODE the fourth" 3 "$REPLY"
+
+rg_acs_text $((0x1d))
+eq "ACS as Linux enables it with an IOMMU (SV RR CR UF): the redirect bits" "ReqRedir+ CmpltRedir+" "$RG_V"
+rg_acs_text $((0x7f))
+eq "every bit: egress control too" "ReqRedir+ CmpltRedir+ EgressCtrl+" "$RG_V"
+rg_acs_text $((0x11))
+eq "source validation and upstream forwarding only: nothing" "" "$RG_V"
+
+# NCCL's decision from the files of a root.
+RG_ROOT=$TMP/r
+RG_TMP=$TMP
+RG_NIC_IBDEV=()
+no_checks() { RG_C_ID=() RG_C_NIC=() RG_C_STATUS=() RG_C_SEV=() RG_C_EXP=() RG_C_ACT=() RG_C_MSG=() RG_C_KIND=() RG_C_FROM=() RG_C_PORT=(); }
+# direct VERSION FILE...: the gpu_direct check's status and route with those files present.
+direct() {
+  local v=$1 f
+  shift
+  rm -rf "$RG_ROOT"
+  mkdir -p "$RG_ROOT/sys/module/nvidia" "$RG_ROOT/proc/driver/nvidia"
+  printf '550.54.15\n' >"$RG_ROOT/sys/module/nvidia/version"
+  printf 'NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC 2024\n' \
+    >"$RG_ROOT/proc/driver/nvidia/version"
+  for f in "$@"; do
+    mkdir -p "$RG_ROOT/${f%/*}"
+    case $f in
+      proc/driver/nvidia/version) printf 'NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  550.54.15  Release Build\n' >"$RG_ROOT/$f" ;;
+      proc/kallsyms) printf 'ffffffffc0a1b2c0 T ib_umem_dmabuf_get\t[ib_core]\n' >"$RG_ROOT/$f" ;;
+      *) printf '%s\n' "${PEER:-550.54.15}" >"$RG_ROOT/$f" ;;
+    esac
+  done
+  no_checks
+  RG_NCCL_VERSION=$v RG_GPU_DIRECT=check
+  rg_gpu_direct_check
+  printf '%s %s' "${RG_C_STATUS[0]}" "$RG_GPU_ROUTE"
+}
+PM=sys/module/nvidia_peermem/version
+NV=sys/kernel/mm/memory_peers/nv_mem/version
+eq "NCCL 2.21 with the legacy nv_peer_mem path: peer memory" "pass peermem" "$(direct 2.21.5 "$NV")"
+eq "NCCL 2.21 with only nvidia_peermem (no memory_peers path, NVIDIA/nccl#1676): off" \
+  "warn none" "$(direct 2.21.5 "$PM")"
+eq "NCCL 2.23.4 with only nvidia_peermem: peer memory" "pass peermem" "$(direct 2.23.4 "$PM")"
+eq "no module, open kernel module and the kernel's DMA-BUF: DMA-BUF" "pass dmabuf" \
+  "$(direct 2.21.5 proc/driver/nvidia/version proc/kallsyms)"
+eq "no module, DMA-BUF support but the proprietary module: off" "warn none" "$(direct 2.21.5 proc/kallsyms)"
+eq "DMA-BUF before NCCL 2.13: off" "warn none" "$(direct 2.12.12 proc/driver/nvidia/version proc/kallsyms)"
+eq "a peer module of another driver than the GPU's: a finding" "warn peermem" "$(PEER=535.104.05 direct 2.23.4 "$PM")"
+direct 2.21.5 "$PM" >/dev/null
+no_checks
+RG_NCCL_VERSION=2.21.5
+rg_gpu_direct_check
+eq "the message says what NCCL will do and why" yes \
+  "$([[ ${RG_C_MSG[0]} == *"will run without GPUDirect RDMA"*"the only ones NCCL before 2.23.4 looks for"* ]] && echo yes || echo "${RG_C_MSG[0]}")"
+RG_GPU_DIRECT=require
+no_checks
+rg_gpu_direct_check
+eq "gpu_direct = require: the finding fails" fail "${RG_C_STATUS[0]}"
+
+done_testing
