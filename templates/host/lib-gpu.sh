@@ -190,7 +190,7 @@ rg_pci_config() {
   while read -r b rest; do
     [ -n "$b" ] && RG_PCI_CFG[$b]=$rest
   done < <(printf '%s\n@@\n%s\n' "$sizes" "$RG_CAP" | awk '
-    function hx(s,   i, v) { v = 0; s = tolower(s); for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1; return v }
+    BEGIN { for (i = 0; i < 256; i++) hx[sprintf("%02x", i)] = i }
     function w(f, o) { return byte[f, o] + 256 * byte[f, o + 1] }
     function d(f, o) { return w(f, o) + 65536 * w(f, o + 2) }
     !seen_sep && $0 == "@@" { seen_sep = 1; f = 1; off = 0; next }
@@ -199,7 +199,7 @@ rg_pci_config() {
       for (i = 1; i <= NF; i++) {
         while (f <= n && off >= size[f]) { f++; off = 0 }
         if (f > n) next
-        byte[f, off++] = hx($i)
+        byte[f, off++] = hx[$i]
       }
     }
     END {

@@ -790,7 +790,7 @@ call "$O" systemctl is-enabled roce-gen
 expect 'systemctl is-enabled without unit file' 1 '' $'Failed to get unit file state for roce-gen.service: No such file or directory\n'
 call "$O" systemctl enable roce-gen.service
 expect 'systemctl enable without unit file' 1 '' $'Failed to enable unit: Unit file roce-gen.service does not exist.\n'
-printf '[Service]\nType=oneshot\nExecStart=/opt/roce-gen/demo/apply.sh --boot\n[Install]\nWantedBy=multi-user.target\n' \
+printf '[Service]\nType=oneshot\nRemainAfterExit=yes\nExecStart=/opt/roce-gen/demo/apply.sh --boot\n[Install]\nWantedBy=multi-user.target\n' \
   >"$O/etc/systemd/system/roce-gen.service"
 call "$O" systemctl is-enabled roce-gen.service
 expect 'systemctl is-enabled (disabled)' 1 $'disabled\n'
@@ -824,6 +824,17 @@ eq 'systemctl --no-block queues a restart, and start merges into it' 'restart' "
 eq 'systemctl --no-block runs nothing yet' 1 "$(grep -c ran "$O/unit-ran")"
 call "$O" "$O/lib/fakehost/pid1" run-jobs
 eq 'pid1 run-jobs runs the restart once' 2 "$(grep -c ran "$O/unit-ran")"
+# A oneshot without RemainAfterExit= (the health service) is inactive again once its run ended,
+# so the next start runs it again (service.c service_enter_running).
+printf '[Service]\nType=oneshot\nExecStart=/opt/roce-gen/demo/once.sh\n' >"$O/etc/systemd/system/once.service"
+# shellcheck disable=SC2016 # the unit's script expands it
+printf '#!/bin/bash\necho ran >>"$ROCE_GEN_ROOT/once-ran"\n' >"$O/opt/roce-gen/demo/once.sh"
+chmod 755 "$O/opt/roce-gen/demo/once.sh"
+call "$O" systemctl start once.service
+call "$O" systemctl is-active once.service
+expect 'a oneshot without RemainAfterExit: inactive after its run' 3 $'inactive\n'
+call "$O" systemctl start once.service
+eq 'and the next start runs it again' 2 "$(grep -c ran "$O/once-ran")"
 call "$O" "$O/lib/fakehost/pid1" boot
 call "$O" systemctl is-active roce-gen.service
 expect 'pid1 boot: the unit is inactive' 3 $'inactive\n'
