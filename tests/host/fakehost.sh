@@ -97,6 +97,17 @@
 #   fakehost.sh reactivate ROOT IF
 #       a network manager for IF, and what it does when it activates IF again: see
 #       fakehost-netmgr.sh.
+#   fakehost.sh pcitree ROOT TOPOLOGY [--acs on|off] [--mrrs BYTES] [--iommu-type DMA-FQ|identity]
+#       the host's PCI tree becomes TOPOLOGY's (e.g. fixtures/pci/hgx-8gpu.json): root ports,
+#       switches, GPUs and NICs nested as sysfs nests them, each with its configuration space
+#       and attributes, drivers and IOMMU groups (pcitree.py, whose header says what is written
+#       and what the options do). Create the host with its NICs at the topology's NIC addresses
+#       (fixtures/pci/README.md lists the --nic arguments): each such function, with its VFs, is
+#       moved from sys/devices/pci0000:00 into the tree and every link to it follows, so rename,
+#       vfs, lag, addr and the stand-ins work on as before. A NIC at another address stays where
+#       it is (said on stderr); a topology NIC the host lacks is a bare function, its driver
+#       bound, without netdev. Run it before reload or reboot (fakehost-reload.sh links RDMA
+#       devices back at pci0000:00's depth).
 #
 # Or `source` this file and call fakehost_create / fakehost_addr / fakehost_snapshot /
 # fakehost_run / fakehost_reload / fakehost_reboot.
@@ -144,7 +155,8 @@ fakehost_usage() {
     '       fakehost.sh vfs ROOT IF N [--uevents]' \
     '       fakehost.sh reload ROOT [--how openibd|modprobe|devlink|mlxfwreset|recovery|rescan]' \
     '       fakehost.sh reboot ROOT' \
-    '       fakehost.sh reactivate ROOT IF' >&2
+    '       fakehost.sh reactivate ROOT IF' \
+    '       fakehost.sh pcitree ROOT TOPOLOGY [--acs on|off] [--mrrs BYTES] [--iommu-type DMA-FQ|identity]' >&2
 }
 
 fakehost_create() (
@@ -514,6 +526,45 @@ fakehost_mounts() (
   printf '%s' "$table" >"$root/proc/mounts"
 )
 
+# fakehost_pci_dir ROOT BDF: REPLY = the folder of PCI function BDF relative to ROOT
+# (sys/devices/pci0000:00/BDF as create makes it, deeper once pcitree has nested it under its
+# bridges), through its sys/bus/pci/devices link; status 1 when ROOT has no such function.
+fakehost_pci_dir() {
+  local link=$1/sys/bus/pci/devices/$2 t
+  REPLY=sys/devices/pci0000:00/$2
+  [[ -L $link ]] || return 1
+  t=$(readlink -- "$link")
+  [[ $t == ../../../devices/* ]] || return 1
+  REPLY=sys/${t#../../../}
+}
+
+# fakehost_up DIR: REPLY = the ../ that lead from DIR (relative to ROOT, under sys/) to ROOT/sys,
+# for links that sysfs makes relative (a function's driver, net/IF, infiniband/DEV).
+fakehost_up() {
+  local rest=${1#sys/}
+  REPLY=../
+  while [[ $rest == */* ]]; do
+    REPLY+=../
+    rest=${rest#*/}
+  done
+}
+
+# fakehost_pcitree ROOT TOPOLOGY [OPTION ...]: see the usage above.
+fakehost_pcitree() (
+  set -eu
+  local root=${1-} topo=${2-}
+  if [[ -z $root || ! -d $root/.fake ]]; then
+    printf 'fakehost pcitree: %s is not a fake host root\n' "$root" >&2
+    exit 2
+  fi
+  [[ -f $topo ]] || {
+    printf 'fakehost pcitree: no topology file %s\n' "$topo" >&2
+    exit 2
+  }
+  shift 2
+  exec "${FAKEHOST_PYTHON:-/usr/bin/python3}" "$FAKEHOST_DIR/pcitree.py" "$root" "$topo" "$@"
+)
+
 # fakehost_rename ROOT IF NEWNAME: see the usage above.
 fakehost_rename() (
   set -eu
@@ -540,9 +591,11 @@ fakehost_rename() (
   pci=$(readlink -- "sys/class/net/$old/device") || pci=''
   mv -- "sys/class/net/$old" "sys/class/net/$new"
   if [[ -n $pci ]]; then
-    pci=sys/devices/pci0000:00/${pci##*/}
+    fakehost_pci_dir . "${pci##*/}" || true
+    pci=$REPLY
+    fakehost_up "$pci/net"
     rm -f -- "$pci/net/$old"
-    ln -s -- "../../../../class/net/$new" "$pci/net/$new"
+    ln -s -- "${REPLY}class/net/$new" "$pci/net/$new"
   fi
   # proc/sys/net/ipv4/conf/IF follows too, values kept (devinet.c inetdev_event NETDEV_CHANGENAME
   # registers the device's sysctls again under the new name).
@@ -610,7 +663,9 @@ fakehost_vfs() (
   # ConnectX: the first VF two functions past the PF's (a dual-function card), stride 1.
   put() { mkdir -p -- "$(dirname -- "$root/$1")" && printf '%s\n' "$2" >"$root/$1"; }
   lnk() { mkdir -p -- "$(dirname -- "$root/$1")" && ln -sfn -- "$2" "$root/$1"; }
-  local dir=sys/devices/pci0000:00/$bdf
+  # The PF's folder, wherever the PCI tree nests it; its VFs are made beside it.
+  fakehost_pci_dir "$root" "$bdf" || true
+  local dir=$REPLY up
   if [[ -f $root/$dir/sriov_numvfs ]]; then
     have=$(<"$root/$dir/sriov_numvfs")
     ((n != have)) || exit 0
@@ -625,7 +680,7 @@ fakehost_vfs() (
   if ((n == 0)); then
     for link in "$root/$dir"/virtfn*; do
       vbdf=$(readlink -- "$link") vbdf=${vbdf##*/}
-      local v=$root/sys/devices/pci0000:00/$vbdf
+      local v=$root/${dir%/*}/$vbdf
       for ib in "$v"/infiniband/*; do
         [[ -z $ev ]] || fakehost_udev "$root" remove "infiniband/${ib##*/}"
         # The RDMA-CM values the kernel kept for the device go with it (cma_configfs.c).
@@ -648,23 +703,25 @@ fakehost_vfs() (
     vbdf=$(printf '%s:%02x:%02x.%d' "$dom" $((rid >> 8)) $(((rid >> 3) & 31)) $((rid & 7)))
     vif=${ifc%np[0-9]*}v$k vdev=mlx5_$m
     m=$((m + 1))
-    local v=sys/devices/pci0000:00/$vbdf
+    local v=${dir%/*}/$vbdf
     put "$v/vendor" 0x15b3
     put "$v/device" 0x101e # ConnectX Family mlx5Gen Virtual Function
     lnk "$v/physfn" "../$bdf"
     lnk "$dir/virtfn$k" "../$vbdf"
-    lnk "$v/driver" ../../../bus/pci/drivers/mlx5_core
-    lnk "$v/net/$vif" "../../../../class/net/$vif"
-    lnk "$v/infiniband/$vdev" "../../../../class/infiniband/$vdev"
-    lnk "sys/bus/pci/devices/$vbdf" "../../../devices/pci0000:00/$vbdf"
+    fakehost_up "$v"
+    up=$REPLY
+    lnk "$v/driver" "${up}bus/pci/drivers/mlx5_core"
+    lnk "$v/net/$vif" "../${up}class/net/$vif"
+    lnk "$v/infiniband/$vdev" "../${up}class/infiniband/$vdev"
+    lnk "sys/bus/pci/devices/$vbdf" "../../../${v#sys/}"
     put "sys/class/net/$vif/mtu" 1500
     put "sys/class/net/$vif/operstate" up
     put "sys/class/net/$vif/address" "$(printf '02:00:00:00:%02x:%02x' $((rid >> 8)) $((rid & 255)))"
-    lnk "sys/class/net/$vif/device" "../../../devices/pci0000:00/$vbdf"
+    lnk "sys/class/net/$vif/device" "../../../${v#sys/}"
     put "sys/class/infiniband/$vdev/node_type" '1: CA'
     put "sys/class/infiniband/$vdev/ports/1/state" '4: ACTIVE'
     put "sys/class/infiniband/$vdev/ports/1/link_layer" Ethernet
-    lnk "sys/class/infiniband/$vdev/device" "../../../devices/pci0000:00/$vbdf"
+    lnk "sys/class/infiniband/$vdev/device" "../../../${v#sys/}"
     # OFED's verbs traffic class (main_ext.c), unset; the PF's shows whether the host has it.
     for pfib in "$root/$dir/infiniband/"*; do break; done
     if [[ -e $root/sys/class/infiniband/${pfib##*/}/tc/1/traffic_class ]]; then
@@ -828,7 +885,8 @@ fakehost_lag() (
     # Each VF's representor: a netdev on its PF's function.
     for s in "${slaves[@]}"; do
       pci=$(readlink -- "sys/class/net/$s/device")
-      pci=sys/devices/pci0000:00/${pci##*/}
+      fakehost_pci_dir . "${pci##*/}" || true
+      pci=$REPLY
       k=0
       for vf in "$pci"/virtfn*; do
         [[ -e $vf ]] || continue
@@ -836,8 +894,9 @@ fakehost_lag() (
         mkdir -p -- "sys/class/net/$d" "$pci/net"
         printf 'pf%svf%s\n' "${pci: -1}" "$k" >"sys/class/net/$d/phys_port_name"
         printf '%s\n' up >"sys/class/net/$d/operstate"
-        ln -s -- "../../../../class/net/$d" "$pci/net/$d"
-        ln -s -- "../../../devices/pci0000:00/${pci##*/}" "sys/class/net/$d/device"
+        fakehost_up "$pci/net"
+        ln -s -- "${REPLY}class/net/$d" "$pci/net/$d"
+        ln -s -- "../../../${pci#sys/}" "sys/class/net/$d/device"
         k=$((k + 1))
       done
     done
@@ -847,14 +906,16 @@ fakehost_lag() (
     # The slaves' RDMA devices go (mlx5_lag_remove_devices); the first slave's becomes the LAG
     # device, kept on its PCI function with its ports, counters and traffic class file.
     pci=$(readlink -- "sys/class/net/$s/device")
-    pci=sys/devices/pci0000:00/${pci##*/}
+    fakehost_pci_dir . "${pci##*/}" || true
+    pci=$REPLY
     for rdma in "$pci"/infiniband/*; do
       d=${rdma##*/}
       rm -f -- "$rdma"
       rm -rf -- ".fake/cma/$d"
       if [[ $s == "$first" ]]; then
         mv -- "sys/class/infiniband/$d" "sys/class/infiniband/$dev"
-        ln -s -- "../../../../class/infiniband/$dev" "$pci/infiniband/$dev"
+        fakehost_up "$pci/infiniband"
+        ln -s -- "${REPLY}class/infiniband/$dev" "$pci/infiniband/$dev"
       else
         rm -rf -- "sys/class/infiniband/$d"
       fi
@@ -1017,6 +1078,7 @@ fakehost_main() {
     reboot) fakehost_reboot "$@" ;;
     reactivate) fakehost_reactivate "$@" ;;
     vfs) fakehost_vfs "$@" ;;
+    pcitree) fakehost_pcitree "$@" ;;
     *)
       fakehost_usage
       return 2

@@ -21,6 +21,12 @@ const NODE_A: [&str; 2] = [
     "mlx5_0:ens1f0np0:0000:1a:00.0:b8:3f:d2:0a:00:00",
     "mlx5_1:ens2f0np0:0000:3c:00.0:b8:3f:d2:0a:01:00",
 ];
+/// node-a on the simulated 8-GPU server (tests/host/fixtures/pci/hgx-8gpu.json): its two NICs at
+/// the server's first two NIC functions, each below the PCIe switch of GPU 0 and GPU 1.
+const GPU_NODE_A: [&str; 2] = [
+    "mlx5_0:ens1f0np0:0000:19:00.0:b8:3f:d2:0a:00:00",
+    "mlx5_1:ens2f0np0:0000:29:00.0:b8:3f:d2:0a:01:00",
+];
 /// node-b of golden/lab-2node, for runs that need two real hosts of the plan.
 const NODE_B: [&str; 2] = [
     "mlx5_0:ens1f0np0:0000:1a:00.0:b8:3f:d2:0b:00:00",
@@ -237,6 +243,7 @@ impl FakeHost {
             plan_name,
             create_args,
             setup,
+            gpu,
         } = b;
         let host = host.unwrap_or_else(|| plan_host.to_string());
         // The bundle's name: the plan's name for the host.
@@ -247,6 +254,8 @@ impl FakeHost {
         cmd.args(["--kind", kind, "--host", &host]);
         let (nics, last_octet) = if plan_host == "node-b" {
             (NODE_B, 11)
+        } else if gpu.is_some() {
+            (GPU_NODE_A, 10)
         } else {
             (NODE_A, 10)
         };
@@ -263,6 +272,9 @@ impl FakeHost {
             "fakehost create: {}",
             String::from_utf8_lossy(&out.stderr)
         );
+        if let Some(opts) = &gpu {
+            gpu_server(&root, opts);
+        }
         // RDMA-CM as an older stack leaves it (RoCE v1, ToS 0), so that apply has it to change;
         // driverfs keeps the kernel's values here while no configfs folder exists.
         for dev in ["mlx5_0", "mlx5_1"] {
@@ -311,6 +323,15 @@ impl FakeHost {
                 .find(|h| h["hostname"] == plan_host)
                 .unwrap();
             planned["hostname"] = Value::String(name.clone());
+        }
+        if gpu.is_some() {
+            // Each port serves the GPU below its own switch (PIX); NCCL 2.23.4 takes
+            // nvidia_peermem's path.
+            let nics = &mut plan_doc["hosts"][0]["nics"];
+            nics[0]["pci"] = Value::String("0000:19:00.0".into());
+            nics[0]["gpu"] = Value::String("0".into());
+            nics[1]["gpu"] = Value::String("1".into());
+            plan_doc["cluster"]["nccl_version"] = Value::String("2.23.4".into());
         }
         for edit in edits {
             edit(&mut plan_doc);
@@ -623,6 +644,28 @@ fn fakehost_sh(verb: &str, root: &Path) -> Command {
     cmd
 }
 
+/// The simulated 8-GPU server's PCI tree over a created host (its NICs moved into it), the IOMMU
+/// in identity mode unless OPTIONS say otherwise, and the GPU driver's modules as their sysfs
+/// shows them loaded (open-gpu-kernel-modules: `version` of each module).
+fn gpu_server(root: &Path, options: &[String]) {
+    let out = fakehost_sh("pcitree", root)
+        .arg(repo().join("tests/host/fixtures/pci/hgx-8gpu.json"))
+        .args(["--iommu-type", "identity"])
+        .args(options)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "fakehost pcitree: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for module in ["nvidia", "nvidia_peermem"] {
+        let dir = root.join("sys/module").join(module);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("version"), "550.54.15\n").unwrap();
+    }
+}
+
 fn add_addresses(root: &Path, ifc: &str, cidrs: &[&str]) {
     let out = fakehost_sh("addr", root)
         .arg(ifc)
@@ -649,6 +692,7 @@ pub(crate) struct Builder<'a> {
     plan_name: Option<String>,
     create_args: Vec<String>,
     setup: Vec<Vec<String>>,
+    gpu: Option<Vec<String>>,
 }
 
 impl<'a> Builder<'a> {
@@ -663,7 +707,16 @@ impl<'a> Builder<'a> {
             plan_name: None,
             create_args: Vec::new(),
             setup: Vec::new(),
+            gpu: None,
         }
+    }
+
+    /// node-a on the simulated 8-GPU server: its NICs below the switches of GPU 0 and GPU 1
+    /// (`fakehost.sh pcitree` with OPTIONS, e.g. `--acs on`), the plan pairing them (its `gpu`
+    /// column, `nccl_version` 2.23.4), the GPU driver's and nvidia_peermem's modules loaded.
+    pub(crate) fn gpu_server(mut self, options: &[&str]) -> Self {
+        self.gpu = Some(options.iter().map(|a| (*a).to_string()).collect());
+        self
     }
 
     /// The name the plan gives the host (its bundle's name), when not its plan host's: e.g. an

@@ -18,6 +18,7 @@ mod firmware;
 mod formats;
 mod generate;
 mod golden;
+mod gpu;
 mod health;
 mod hosts;
 mod identity;

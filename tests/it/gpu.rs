@@ -1,0 +1,290 @@
+//! The GPU path (plan format 1.3) on the simulated 8-GPU server (tests/host/fixtures/pci/
+//! hgx-8gpu.json, written by `fakehost.sh pcitree`: the sysfs nesting and configuration space of
+//! a real HGX tree): node-a's two ports sit below the PCIe switches of GPU 0 and GPU 1. Changes
+//! to the tree go through the real pciutils (`setpci` on the simulated configuration space).
+//! Each test runs under every bash of `for_each_bash`.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+use crate::fakehost::{FakeHost, for_each_bash};
+
+/// The GPU path's checks.
+const GPU_CHECKS: [&str; 6] = [
+    "gpu_direct",
+    "gpu_pair",
+    "pcie_acs",
+    "pcie_link",
+    "pcie_mrrs",
+    "iommu",
+];
+
+/// `setpci` of the real pciutils on the host's simulated tree.
+fn setpci(h: &FakeHost, args: &[&str]) {
+    let out = Command::new("setpci")
+        .args(["-A", "linux-sysfs", "-O"])
+        .arg(format!("sysfs.path={}", h.fake("sys/bus/pci").display()))
+        .args(args)
+        .output()
+        .expect("setpci (pciutils; .ci/run installs it)");
+    assert!(
+        out.status.success(),
+        "setpci {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Writes a sysfs attribute of PCI function BDF.
+fn attr(h: &FakeHost, bdf: &str, name: &str, value: &str) {
+    let dir = std::fs::canonicalize(h.fake(&format!("sys/bus/pci/devices/{bdf}"))).unwrap();
+    std::fs::write(dir.join(name), format!("{value}\n")).unwrap();
+}
+
+fn contains_all(msg: &str, wants: &[&str], ctx: &str) {
+    for want in wants {
+        assert!(msg.contains(want), "{ctx}: {want}: {msg}");
+    }
+}
+
+/// A healthy host passes every GPU check with its pairs in `facts.gpu_path`: each port PIX with
+/// its GPU through the switch's two downstream ports, NCCL 2.23.4 on nvidia_peermem's path, the
+/// IOMMU in identity mode. The same host under a plan that names no GPU runs no GPU check and has
+/// no GPU fact.
+#[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
+fn a_healthy_pix_host_passes_with_its_pairs_in_the_facts_and_a_plan_without_gpus_runs_none() {
+    for_each_bash(|bash| {
+        let h = FakeHost::ofed()
+            .bash(bash)
+            .gpu_server(&["--acs", "off"])
+            .build();
+        let pre = h.run("precheck.sh", &[]);
+        for nic in ["mlx5_0", "mlx5_1"] {
+            pre.expect(&["gpu_pair", "pcie_acs", "pcie_link"], nic, "pass", bash);
+        }
+        pre.expect(&["gpu_direct", "iommu"], "", "pass", bash);
+        contains_all(
+            &pre.message("gpu_direct", ""),
+            &[
+                "NCCL 2.23.4, the plan's nccl_version",
+                "/sys/module/nvidia_peermem/version",
+            ],
+            bash,
+        );
+        contains_all(
+            &pre.message("gpu_pair", "mlx5_0"),
+            &[
+                "GPU 0 (0000:18:00.0) and mlx5_0 (0000:19:00.0): PIX through 0000:17:00.0 0000:17:01.0",
+                "NUMA node 0 and 0",
+            ],
+            bash,
+        );
+        let gp = &pre.result["facts"]["gpu_path"];
+        assert_eq!(gp["nccl_version"], "2.23.4", "{bash}: {gp:#}");
+        assert_eq!(gp["route"], "peermem", "{bash}");
+        let pairs = gp["pairs"].as_array().unwrap();
+        assert_eq!(pairs.len(), 2, "{bash}: {gp:#}");
+        assert_eq!(pairs[1]["gpu_pci"], "0000:2a:00.0");
+        assert_eq!(pairs[1]["nic_pci"], "0000:29:00.0");
+        assert_eq!(pairs[1]["relation"], "PIX");
+        assert_eq!(
+            pairs[0]["bridges"],
+            json!([{"pci": "0000:17:00.0", "acs_ctl": 0}, {"pci": "0000:17:01.0", "acs_ctl": 0}])
+        );
+        assert_eq!(pairs[0]["gpu_link"]["width"], 16);
+        assert_eq!(pairs[0]["mrrs"], 512);
+
+        h.replan(|p| {
+            for n in p["hosts"][0]["nics"].as_array_mut().unwrap() {
+                n.as_object_mut().unwrap().remove("gpu");
+            }
+        });
+        let none = h.run("precheck.sh", &[]);
+        let ids: Vec<&str> = none.result["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|c| c["id"].as_str())
+            .filter(|id| GPU_CHECKS.contains(id))
+            .collect();
+        assert!(ids.is_empty(), "{bash}: {ids:?}");
+        assert!(none.result["facts"]["gpu_path"].is_null(), "{bash}");
+    });
+}
+
+/// ACS as Linux leaves it with an IOMMU on one switch port only (request and completion redirect
+/// on the downstream port above GPU 0, set with the real setpci): `pcie_acs` of mlx5_0 names
+/// exactly that bridge and its bits, mlx5_1's passes. Under `gpu_direct = require` the finding
+/// fails, and ingest counts the host not ready.
+#[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
+fn acs_on_one_switch_port_is_named_and_under_require_the_host_is_not_ready() {
+    for_each_bash(|bash| {
+        let h = FakeHost::ofed()
+            .bash(bash)
+            .gpu_server(&["--acs", "off"])
+            .build();
+        setpci(&h, &["-s", "0000:17:00.0", "ECAP_ACS+6.w=001d"]);
+        let pre = h.run("precheck.sh", &[]);
+        assert_eq!(pre.status("pcie_acs", "mlx5_0"), "warn", "{bash}");
+        let msg = pre.message("pcie_acs", "mlx5_0");
+        contains_all(
+            &msg,
+            &[
+                "between GPU 0 (0000:18:00.0) and mlx5_0: 0000:17:00.0 (ReqRedir+ CmpltRedir+)",
+                "setpci -s BRIDGE ECAP_ACS+6.w=0000:002c",
+            ],
+            bash,
+        );
+        assert!(!msg.contains("0000:17:01.0"), "{bash}: {msg}");
+        assert_eq!(pre.status("pcie_acs", "mlx5_1"), "pass", "{bash}");
+
+        h.replan(|p| p["cluster"]["gpu_direct"] = json!("require"));
+        let req = h.run("precheck.sh", &[]);
+        assert_eq!(req.status("pcie_acs", "mlx5_0"), "fail", "{bash}");
+        assert_eq!(req.status("pcie_acs", "mlx5_1"), "pass", "{bash}");
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("results")).unwrap();
+        std::fs::write(
+            dir.path().join("results/node-a.precheck.json"),
+            serde_json::to_string(&req.result).unwrap(),
+        )
+        .unwrap();
+        std::fs::copy(h.plan(), dir.path().join("plan.json")).unwrap();
+        let run = crate::common::roce_gen(
+            dir.path(),
+            &[
+                "ingest",
+                "results",
+                "--plan",
+                "plan.json",
+                "--format",
+                "json",
+            ],
+        );
+        let doc: Value = serde_json::from_str(&run.stdout).unwrap_or_else(|e| {
+            panic!("{bash}: ingest: {e}: {}", run.transcript());
+        });
+        let a = doc["hosts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["host"] == "node-a")
+            .unwrap();
+        assert_eq!(a["ok"], false, "{bash}: {a:#}");
+    });
+}
+
+/// Pairs the plan draws against the tree: mlx5_0 with GPU 4 (the other socket: SYS, named with
+/// both addresses) and mlx5_1 with GPU 0, whose own switch holds mlx5_0 (NCCL pairs GPU 0 with
+/// mlx5_0, not mlx5_1). mlx5_1 also runs x8 of its x16 and reads 128 bytes a request against the
+/// plan's pcie_mrrs 512; NCCL 2.21.5 with only nvidia_peermem runs without GPUDirect RDMA.
+#[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
+fn a_sys_pair_a_port_nccl_will_not_use_an_x8_link_and_a_low_mrrs_are_findings() {
+    for_each_bash(|bash| {
+        let h = FakeHost::ofed()
+            .bash(bash)
+            .gpu_server(&["--acs", "off"])
+            .plan(|p| {
+                let nics = &mut p["hosts"][0]["nics"];
+                nics[0]["gpu"] = json!("4");
+                nics[1]["gpu"] = json!("0000:18:00.0");
+                p["cluster"]["pcie_mrrs"] = json!(512);
+                p["cluster"]["nccl_version"] = json!("2.21.5");
+            })
+            .build();
+        attr(&h, "0000:29:00.0", "current_link_width", "8");
+        // Device Control's Max_Read_Request_Size (bits 14:12) to 0: 128 bytes.
+        setpci(&h, &["-s", "0000:29:00.0", "CAP_EXP+8.w=0000:7000"]);
+        let pre = h.run("precheck.sh", &[]);
+        assert_eq!(pre.status("gpu_pair", "mlx5_0"), "warn", "{bash}");
+        contains_all(
+            &pre.message("gpu_pair", "mlx5_0"),
+            &[
+                "GPU 4 (0000:9a:00.0) and mlx5_0 are SYS, farther than gpu_nic_distance PXB allows",
+                "across NUMA nodes",
+                "and mlx5_0 (0000:19:00.0): SYS",
+            ],
+            bash,
+        );
+        contains_all(
+            &pre.message("gpu_pair", "mlx5_1"),
+            &["will use mlx5_0 (PIX) for GPU 0000:18:00.0, not mlx5_1 (NODE) as planned"],
+            bash,
+        );
+        assert_eq!(pre.status("pcie_link", "mlx5_1"), "warn", "{bash}");
+        contains_all(
+            &pre.message("pcie_link", "mlx5_1"),
+            &["mlx5_1 (0000:29:00.0) runs x8 of its x16"],
+            bash,
+        );
+        assert_eq!(pre.status("pcie_mrrs", "mlx5_1"), "warn", "{bash}");
+        contains_all(
+            &pre.message("pcie_mrrs", "mlx5_1"),
+            &[
+                "reads at most 128 bytes a request",
+                "below the plan's pcie_mrrs 512",
+            ],
+            bash,
+        );
+        assert_eq!(pre.status("pcie_mrrs", "mlx5_0"), "pass", "{bash}");
+        assert_eq!(pre.status("gpu_direct", ""), "warn", "{bash}");
+        contains_all(
+            &pre.message("gpu_direct", ""),
+            &[
+                "NCCL 2.21.5",
+                "will run without GPUDirect RDMA",
+                "the only ones NCCL before 2.23.4 looks for",
+            ],
+            bash,
+        );
+    });
+}
+
+/// The peer-memory module gone after an upgrade: NCCL will run without GPUDirect RDMA, and the
+/// check says how to load it.
+#[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
+fn without_a_peer_memory_module_gpu_direct_says_nccl_runs_without_it() {
+    for_each_bash(|bash| {
+        let h = FakeHost::ofed()
+            .bash(bash)
+            .gpu_server(&["--acs", "off"])
+            .build();
+        std::fs::remove_dir_all(h.fake("sys/module/nvidia_peermem")).unwrap();
+        let pre = h.run("precheck.sh", &[]);
+        assert_eq!(pre.status("gpu_direct", ""), "warn", "{bash}");
+        contains_all(
+            &pre.message("gpu_direct", ""),
+            &[
+                "will run without GPUDirect RDMA",
+                "no peer-memory module (modprobe nvidia_peermem",
+                "the GPU driver is not the open kernel module",
+            ],
+            bash,
+        );
+        assert!(Path::new(&h.fake("sys/module/nvidia/version")).exists());
+    });
+}
+
+/// The simulated GPU server itself, checked by the real pciutils: `lspci` reads the tree the
+/// fixture describes (each GPU below the switch of its NIC), the ACS, Device Control and link
+/// registers as written, `setpci` writes through to exactly the bytes it names, on the plain
+/// tree and through driverfs (tests/host/pcitree.sh).
+#[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
+fn the_simulated_gpu_server_reads_right_with_the_real_pciutils() {
+    let out = Command::new("bash")
+        .arg(crate::fakehost::repo().join("tests/host/pcitree.sh"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains(" passed, 0 failed"),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
