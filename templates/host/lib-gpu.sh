@@ -170,7 +170,9 @@ rg_pci_rank() {
 }
 
 # rg_pci_config BDF...: RG_PCI_CFG[BDF] for each function whose configuration space reads: its
-# PCI Express port type, ACS control and capability registers, Device Control. One `wc -c` for
+# PCI Express port type, ACS control and capability registers, Device Control ("-" where it has
+# no such register; all "?" where only the first 64 bytes read, as for a reader without
+# CAP_SYS_ADMIN). One `wc -c` for
 # the files' sizes (256 for conventional functions, 4096 with extended space) and one `od` for
 # all their bytes; the capability lists are walked as include/uapi/linux/pci_regs.h lays them
 # out (Capabilities Pointer 0x34; PCI Express capability 0x10: port type in bits 7:4 of +2,
@@ -205,7 +207,9 @@ rg_pci_config() {
     END {
       for (f = 1; f <= n; f++) {
         bdf = name[f]; sub(/\/config$/, "", bdf); sub(/.*\//, "", bdf)
-        if (size[f] < 64) continue
+        # The kernel gives a reader without CAP_SYS_ADMIN the first 64 bytes only
+        # (pci-sysfs.c pci_read_config): the capabilities are past them, so unknown, never absent.
+        if (size[f] < 256) { printf "%s ? ? ? ?\n", bdf; continue }
         pt = ""; dc = ""; acap = ""; actl = ""
         # Status bit 4: a capability list.
         if (int(w(f, 6) / 16) % 2 == 1) {
@@ -368,7 +372,7 @@ rg_gpu_iommu() {
 # rg_gpu_path: the GPU path's checks and facts (precheck and apply): gpu_direct, then per planned
 # port gpu_pair, pcie_acs, pcie_link, pcie_mrrs, then iommu.
 rg_gpu_path() {
-  local i j g spec a nic allow rank best bestdev k b text acs bad cfg fact numa_g link mrrs want gl nl why
+  local i j g spec a nic allow rank best bestdev k b text acs unread bad cfg fact numa_g link mrrs want gl nl why
   local -a parts
   local -a specs=() all=() nics=() paths=() roots=() numas=() gf=()
   rg_gpu_planned || return 0
@@ -404,7 +408,7 @@ rg_gpu_path() {
     [ -n "${RG_NIC_GPU[i]-}" ] || continue
     nic=${RG_NIC_IBDEV[i]}
     IFS=, read -r -a specs <<<"${RG_NIC_GPU[i]}"
-    text="" bad="" acs="" k=0 link="" gl="" nl="" gf=()
+    text="" bad="" acs="" unread="" k=0 link="" gl="" nl="" gf=()
     for spec in ${specs[@]+"${specs[@]}"}; do
       if ! rg_gpu_resolve "$spec"; then
         bad+="${bad:+; }$RG_WHY"
@@ -444,9 +448,13 @@ rg_gpu_path() {
       # ACS on the bridges between them.
       local bl="" bj="" c
       for b in $bridges; do
-        cfg=${RG_PCI_CFG[$b]:-"- - - -"}
+        cfg=${RG_PCI_CFG[$b]:-"? ? ? ?"}
         read -r _ c _ _ <<<"$cfg"
-        if [ "$c" = - ]; then
+        if [ "$c" = "?" ]; then
+          unread+="${unread:+, }$b"
+          bj+="${bj:+,}{\"pci\":\"$b\",\"acs_ctl\":null}"
+          continue
+        elif [ "$c" = - ]; then
           bj+="${bj:+,}{\"pci\":\"$b\",\"acs_ctl\":null}"
           continue
         fi
@@ -469,8 +477,8 @@ rg_gpu_path() {
     if [ -n "${nics[i]}" ]; then
       rg_gpu_link "${nics[i]}" "$nic (${nics[i]})" || link+="${link:+; }$RG_WHY"
       nl="{\"speed\":\"${RG_P_PCI_SPEED}\",\"width\":${RG_P_PCI_WIDTH:-null},\"max_speed\":\"${RG_P_PCI_MAX_SPEED}\",\"max_width\":${RG_P_PCI_MAX_WIDTH:-null}}"
-      read -r _ _ _ c <<<"${RG_PCI_CFG[${nics[i]}]:-"- - - -"}"
-      [ "$c" = - ] || mrrs=$((128 << ((c >> 12) & 7)))
+      read -r _ _ _ c <<<"${RG_PCI_CFG[${nics[i]}]:-"? ? ? ?"}"
+      [[ ! $c =~ ^[0-9]+$ ]] || mrrs=$((128 << ((c >> 12) & 7)))
     fi
     RG_GPU_FACT[i]=""
     for fact in ${gf[@]+"${gf[@]}"}; do
@@ -485,7 +493,9 @@ rg_gpu_path() {
     if [ -n "$acs" ]; then
       why="clear those bits (setpci -s BRIDGE ECAP_ACS+6.w=0000:002c), or boot without ACS where the IOMMU's isolation is not needed"
       [ "$RG_PCIE_ACS" != disable ] || why="the plan says pcie_acs = disable, which this version of roce-gen does not yet carry out: $why"
-      rg_gpu_finding pcie_acs "$nic" "no ACS redirect" "on" "ACS sends peer-to-peer traffic up to the root complex $acs: GPUDirect RDMA then crosses the CPU at a fraction of the line rate; $why"
+      rg_gpu_finding pcie_acs "$nic" "no ACS redirect" "on" "ACS sends peer-to-peer traffic up to the root complex $acs: GPUDirect RDMA then crosses the CPU at a fraction of the line rate; $why${unread:+ (not readable: $unread)}"
+    elif [ -n "$unread" ]; then
+      rg_check pcie_acs "$nic" skip warning "no ACS redirect" "" "skipped: the configuration space of $unread reads only its first 64 bytes here (past them the kernel answers only a reader with CAP_SYS_ADMIN), so its ACS control is unknown"
     else
       rg_check pcie_acs "$nic" pass error "no ACS redirect" "off" "no bridge between $nic and its GPU redirects peer-to-peer traffic (ACS ReqRedir, CmpltRedir, EgressCtrl off)"
     fi
@@ -497,7 +507,7 @@ rg_gpu_path() {
     if [ -n "$RG_PCIE_MRRS" ] && [ -n "${nics[i]}" ]; then
       want=$RG_PCIE_MRRS
       if [ -z "$mrrs" ]; then
-        rg_check pcie_mrrs "$nic" skip warning ">= $want" "" "skipped: the configuration space of ${nics[i]} is not readable (not root?)"
+        rg_check pcie_mrrs "$nic" skip warning ">= $want" "" "skipped: the configuration space of ${nics[i]} reads only its first 64 bytes here (past them the kernel answers only a reader with CAP_SYS_ADMIN), so its Max Read Request Size is unknown"
       elif [ "$mrrs" -lt "$want" ]; then
         rg_gpu_finding pcie_mrrs "$nic" ">= $want" "$mrrs" "$nic (${nics[i]}) reads at most $mrrs bytes a request (Max Read Request Size), below the plan's pcie_mrrs $want: large GPUDirect transfers take more requests"
       else

@@ -64,6 +64,41 @@ eq "every bit: egress control too" "ReqRedir+ CmpltRedir+ EgressCtrl+" "$RG_V"
 rg_acs_text $((0x11))
 eq "source validation and upstream forwarding only: nothing" "" "$RG_V"
 
+# The configuration space of the simulated HGX tree (pcitree.py, ACS as Linux enables it with an
+# IOMMU): one wc and one od for all the functions of a pair.
+RG_ROOT=$TMP/hgx
+RG_TMP=$TMP
+mkdir -p "$RG_ROOT"
+/usr/bin/python3 "$HERE/pcitree.py" "$RG_ROOT" "$HERE/fixtures/pci/hgx-8gpu.json" --acs on --mrrs 4096 >/dev/null
+rg_pci_config 0000:15:01.0 0000:16:00.0 0000:17:00.0 0000:17:01.0 0000:18:00.0 0000:19:00.0
+eq "a root port: type 4, ACS control SV RR CR UF, its capability, Device Control" "4 29 31" \
+  "$(read -r t c a _ <<<"${RG_PCI_CFG[0000:15:01.0]}"; printf '%s %s %s' "$t" "$c" "$a")"
+eq "a switch's upstream port: type 5, no ACS capability" "5 - -" \
+  "$(read -r t c a _ <<<"${RG_PCI_CFG[0000:16:00.0]}"; printf '%s %s %s' "$t" "$c" "$a")"
+eq "a downstream port: type 6, ACS on" "6 29" \
+  "$(read -r t c _ _ <<<"${RG_PCI_CFG[0000:17:01.0]}"; printf '%s %s' "$t" "$c")"
+eq "the NIC's Max Read Request Size, from Device Control" 4096 \
+  "$(read -r _ _ _ d <<<"${RG_PCI_CFG[0000:19:00.0]}"; printf '%s' $((128 << ((d >> 12) & 7))))"
+rg_pci_path 0000:18:00.0
+eq "the GPU's path from its root complex" "pci0000:15: 0000:15:01.0 0000:16:00.0 0000:17:00.0 0000:18:00.0" "$RG_PCI_ROOT: $RG_V"
+rg_gpu_list
+eq "the host's GPUs in address order, as nvidia-smi numbers them" \
+  "0000:18:00.0 0000:2a:00.0 0000:3a:00.0 0000:5d:00.0 0000:9a:00.0 0000:ab:00.0 0000:ba:00.0 0000:db:00.0" "${RG_GPU_ADDRS[*]}"
+rg_gpu_resolve 3
+eq "GPU 3" 0000:5d:00.0 "$RG_V"
+rg_gpu_resolve 5d:00.0
+eq "an address without its domain" 0000:5d:00.0 "$RG_V"
+rg_gpu_resolve 0000:19:00.0
+eq "a NIC is no GPU" "0000:19:00.0 is no NVIDIA GPU (vendor 0x10de, display class)" "$RG_WHY"
+rg_gpu_resolve 8
+eq "an index past the GPUs" "the plan names GPU 8, but this host has 8 NVIDIA GPU(s)" "${RG_WHY%% (*}"
+# A reader without CAP_SYS_ADMIN gets the first 64 bytes only (pci-sysfs.c pci_read_config):
+# unknown, never "no ACS capability".
+head -c 64 "$RG_ROOT/sys/bus/pci/devices/0000:2a:00.0/config" >"$TMP/short" &&
+  cat "$TMP/short" >"$RG_ROOT/sys/bus/pci/devices/0000:2a:00.0/config"
+rg_pci_config 0000:2a:00.0
+eq "64 bytes of configuration space: every register unknown" "? ? ? ?" "${RG_PCI_CFG[0000:2a:00.0]}"
+
 # NCCL's decision from the files of a root.
 RG_ROOT=$TMP/r
 RG_TMP=$TMP
