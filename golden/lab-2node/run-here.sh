@@ -232,7 +232,7 @@ export PATH
   RG_CLUSTER=lab
   RG_HOSTS=(node-a node-b)
   RG_BUNDLES=(node-a.tar.gz node-b.tar.gz)
-  RG_SHA256=(ae5ad98c2e37eeeebcbe8adbb40d239d9911a536be46cc307413c7c1e9aa913d 4c9674984e2a19620aabd882c2a5846a988cc04146f17fdfd4a996c0c5646a1c)
+  RG_SHA256=(aec8bf41f2e317c01be8c399c6db54ce440bf31cd403cb0c7b22af54df861ad3 6a771b5a61d83c7f6f5745457e32a350acba69ad150e06a32b761fad7d3bc99f)
   RG_MGMT=(192.168.1.10 192.168.1.11)
   RG_MACS=(b8:3f:d2:0a:00:00 b8:3f:d2:0b:00:00)
 }

@@ -180,29 +180,34 @@ rg_pci_rank() {
 # at +6).
 rg_pci_config() {
   local -a files=()
+  local -A seen=()
   local b rest sizes
   for b in "$@"; do
-    [ -z "${RG_PCI_CFG[$b]+x}" ] || continue
-    [ -r "$RG_ROOT/sys/bus/pci/devices/$b/config" ] && files+=("$RG_ROOT/sys/bus/pci/devices/$b/config")
+    if [ -n "${RG_PCI_CFG[$b]+x}" ] || [ -n "${seen[$b]+x}" ]; then continue; fi
+    seen[$b]=1
+    [ ! -r "$RG_ROOT/sys/bus/pci/devices/$b/config" ] || files+=("$RG_ROOT/sys/bus/pci/devices/$b/config")
   done
   [ ${#files[@]} -gt 0 ] || return 0
   rg_cap -1 rg_x wc -c -- ${files[@]+"${files[@]}"} || return 0
   sizes=$RG_CAP
-  rg_cap -1 rg_x od -An -v -tx1 -- ${files[@]+"${files[@]}"} || return 0
+  # od's lines (16 bytes each, " xx xx ...") go straight to awk, kept as lines: a byte is read
+  # from its line when a capability list needs it (4 KiB sizes are whole lines, so no line
+  # holds two files).
   while read -r b rest; do
     [ -n "$b" ] && RG_PCI_CFG[$b]=$rest
-  done < <(printf '%s\n@@\n%s\n' "$sizes" "$RG_CAP" | awk '
+  done < <({
+    printf '%s\n@@\n' "$sizes"
+    rg_x od -An -v -tx1 -w16 -- ${files[@]+"${files[@]}"} 2>/dev/null
+  } | awk '
     BEGIN { for (i = 0; i < 256; i++) hx[sprintf("%02x", i)] = i }
-    function w(f, o) { return byte[f, o] + 256 * byte[f, o + 1] }
+    function b(f, o) { return hx[substr(L[f, int(o / 16)], 3 * (o % 16) + 2, 2)] }
+    function w(f, o) { return b(f, o) + 256 * b(f, o + 1) }
     function d(f, o) { return w(f, o) + 65536 * w(f, o + 2) }
-    !seen_sep && $0 == "@@" { seen_sep = 1; f = 1; off = 0; next }
+    !seen_sep && $0 == "@@" { seen_sep = 1; f = 1; ln = 0; next }
     !seen_sep { if ($2 != "total") { n++; size[n] = $1; name[n] = $2 } ; next }
     {
-      for (i = 1; i <= NF; i++) {
-        while (f <= n && off >= size[f]) { f++; off = 0 }
-        if (f > n) next
-        byte[f, off++] = hx[$i]
-      }
+      while (f <= n && ln * 16 >= size[f]) { f++; ln = 0 }
+      if (f <= n) L[f, ln++] = $0
     }
     END {
       for (f = 1; f <= n; f++) {
@@ -213,10 +218,10 @@ rg_pci_config() {
         pt = ""; dc = ""; acap = ""; actl = ""
         # Status bit 4: a capability list.
         if (int(w(f, 6) / 16) % 2 == 1) {
-          p = byte[f, 52] - byte[f, 52] % 4; guard = 0
+          p = b(f, 52); p = p - p % 4; guard = 0
           while (p >= 64 && p < size[f] && guard++ < 48) {
-            if (byte[f, p] == 16) { pt = int(byte[f, p + 2] / 16) % 16; dc = w(f, p + 8) }
-            p = byte[f, p + 1] - byte[f, p + 1] % 4
+            if (b(f, p) == 16) { pt = int(b(f, p + 2) / 16) % 16; dc = w(f, p + 8) }
+            p = b(f, p + 1); p = p - p % 4
           }
         }
         if (size[f] >= 4096) {
