@@ -29,6 +29,7 @@ for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do
   ! rg_identity_ok "$i" || rg_vf_apply "$i"
 done
 rg_net_apply
+rg_gpu_apply
 rg_persist
 rg_persist_volatile
 rg_nccl_env apply

@@ -13,11 +13,15 @@
 
 # The host's NVIDIA GPUs in PCI address order (nvidia-smi's indexes), rg_gpu_list.
 RG_GPU_ADDRS=()
-# Per PCI function read by rg_pci_config: "PORT_TYPE ACS_CTL ACS_CAP DEVCTL" (decimal; ACS empty
-# where the function has no ACS capability), and the path of functions from its root complex.
+# Per PCI function read by rg_pci_config: "PORT_TYPE ACS_CTL ACS_CAP DEVCTL ACS_OFFSET
+# EXP_OFFSET" (decimal; "-" where the function has no such capability, "?" where unreadable).
 declare -A RG_PCI_CFG=()
-# Per planned port: the JSON of its pairs for facts.gpu_path.
+# Per planned port: the JSON of its pairs for facts.gpu_path; what apply would write: the bridges
+# whose ACS redirects ("BDF:OFFSET:CONTROL ...", the control register's offset and value) and the
+# port's Device Control ("BDF:OFFSET:VALUE") where its MRRS is below the plan's.
 RG_GPU_FACT=()
+RG_GPU_ACS_FIX=()
+RG_GPU_MRRS_FIX=()
 # NCCL's version as judged (the plan's, else the host's library) and where it came from.
 RG_NCCL_SEEN=""
 RG_NCCL_FROM=""
@@ -170,9 +174,9 @@ rg_pci_rank() {
 }
 
 # rg_pci_config BDF...: RG_PCI_CFG[BDF] for each function whose configuration space reads: its
-# PCI Express port type, ACS control and capability registers, Device Control ("-" where it has
-# no such register; all "?" where only the first 64 bytes read, as for a reader without
-# CAP_SYS_ADMIN). One `wc -c` for
+# PCI Express port type, ACS control and capability registers, Device Control, and the offsets of
+# the ACS and PCI Express capabilities ("-" where it has no such register; all "?" where only
+# the first 64 bytes read, as for a reader without CAP_SYS_ADMIN). One `wc -c` for
 # the files' sizes (256 for conventional functions, 4096 with extended space) and one `od` for
 # all their bytes; the capability lists are walked as include/uapi/linux/pci_regs.h lays them
 # out (Capabilities Pointer 0x34; PCI Express capability 0x10: port type in bits 7:4 of +2,
@@ -214,13 +218,13 @@ rg_pci_config() {
         bdf = name[f]; sub(/\/config$/, "", bdf); sub(/.*\//, "", bdf)
         # The kernel gives a reader without CAP_SYS_ADMIN the first 64 bytes only
         # (pci-sysfs.c pci_read_config): the capabilities are past them, so unknown, never absent.
-        if (size[f] < 256) { printf "%s ? ? ? ?\n", bdf; continue }
-        pt = ""; dc = ""; acap = ""; actl = ""
+        if (size[f] < 256) { printf "%s ? ? ? ? ? ?\n", bdf; continue }
+        pt = ""; dc = ""; acap = ""; actl = ""; ao = ""; eo = ""
         # Status bit 4: a capability list.
         if (int(w(f, 6) / 16) % 2 == 1) {
           p = b(f, 52); p = p - p % 4; guard = 0
           while (p >= 64 && p < size[f] && guard++ < 48) {
-            if (b(f, p) == 16) { pt = int(b(f, p + 2) / 16) % 16; dc = w(f, p + 8) }
+            if (b(f, p) == 16) { pt = int(b(f, p + 2) / 16) % 16; dc = w(f, p + 8); eo = p }
             p = b(f, p + 1); p = p - p % 4
           }
         }
@@ -229,11 +233,11 @@ rg_pci_config() {
           while (p >= 256 && p < 4096 && guard++ < 96) {
             h = d(f, p)
             if (h == 0 || h == 4294967295) break
-            if (h % 65536 == 13) { acap = w(f, p + 4); actl = w(f, p + 6) }
+            if (h % 65536 == 13) { acap = w(f, p + 4); actl = w(f, p + 6); ao = p }
             p = int(h / 1048576); p = p - p % 4
           }
         }
-        printf "%s %s %s %s %s\n", bdf, (pt == "" ? "-" : pt), (actl == "" ? "-" : actl), (acap == "" ? "-" : acap), (dc == "" ? "-" : dc)
+        printf "%s %s %s %s %s %s %s\n", bdf, (pt == "" ? "-" : pt), (actl == "" ? "-" : actl), (acap == "" ? "-" : acap), (dc == "" ? "-" : dc), (ao == "" ? "-" : ao), (eo == "" ? "-" : eo)
       }
     }')
 }
@@ -377,14 +381,14 @@ rg_gpu_iommu() {
 # rg_gpu_path: the GPU path's checks and facts (precheck and apply): gpu_direct, then per planned
 # port gpu_pair, pcie_acs, pcie_link, pcie_mrrs, then iommu.
 rg_gpu_path() {
-  local i j g spec a nic allow rank best bestdev k b text acs unread bad cfg fact numa_g link mrrs want gl nl why
+  local i j g spec a nic allow rank best bestdev k b text acs unread bad cfg fact numa_g link mrrs want gl nl why ao eo
   local -a parts
   local -a specs=() all=() nics=() paths=() roots=() numas=() gf=()
   rg_gpu_planned || return 0
   RG_FACTS_MORE+=" rg_gpu_facts"
   rg_gpu_list
   rg_gpu_direct_check
-  RG_GPU_FACT=()
+  RG_GPU_FACT=() RG_GPU_ACS_FIX=() RG_GPU_MRRS_FIX=()
   rg_pci_rank "$RG_GPU_DISTANCE"
   allow=$REPLY
   # Every planned port's function and path: NCCL chooses among all of them.
@@ -453,8 +457,8 @@ rg_gpu_path() {
       # ACS on the bridges between them.
       local bl="" bj="" c
       for b in $bridges; do
-        cfg=${RG_PCI_CFG[$b]:-"? ? ? ?"}
-        read -r _ c _ _ <<<"$cfg"
+        cfg=${RG_PCI_CFG[$b]:-"? ? ? ? ? ?"}
+        read -r _ c _ _ ao _ <<<"$cfg"
         if [ "$c" = "?" ]; then
           unread+="${unread:+, }$b"
           bj+="${bj:+,}{\"pci\":\"$b\",\"acs_ctl\":null}"
@@ -465,7 +469,10 @@ rg_gpu_path() {
         fi
         bj+="${bj:+,}{\"pci\":\"$b\",\"acs_ctl\":$c}"
         rg_acs_text "$c"
-        [ -z "$RG_V" ] || bl+="${bl:+, }$b ($RG_V)"
+        [ -z "$RG_V" ] || {
+          bl+="${bl:+, }$b ($RG_V)"
+          [[ " ${RG_GPU_ACS_FIX[i]-} " == *" $b:"* ]] || RG_GPU_ACS_FIX[i]+="${RG_GPU_ACS_FIX[i]:+ }$b:$((ao + 6)):$c"
+        }
       done
       [ -z "$bl" ] || acs+="${acs:+; }between $g and $nic: $bl"
       # Both ends' links.
@@ -482,7 +489,7 @@ rg_gpu_path() {
     if [ -n "${nics[i]}" ]; then
       rg_gpu_link "${nics[i]}" "$nic (${nics[i]})" || link+="${link:+; }$RG_WHY"
       nl="{\"speed\":\"${RG_P_PCI_SPEED}\",\"width\":${RG_P_PCI_WIDTH:-null},\"max_speed\":\"${RG_P_PCI_MAX_SPEED}\",\"max_width\":${RG_P_PCI_MAX_WIDTH:-null}}"
-      read -r _ _ _ c <<<"${RG_PCI_CFG[${nics[i]}]:-"? ? ? ?"}"
+      read -r _ _ _ c _ eo <<<"${RG_PCI_CFG[${nics[i]}]:-"? ? ? ? ? ?"}"
       [[ ! $c =~ ^[0-9]+$ ]] || mrrs=$((128 << ((c >> 12) & 7)))
     fi
     RG_GPU_FACT[i]=""
@@ -496,9 +503,11 @@ rg_gpu_path() {
     fi
     [ "$k" -gt 0 ] || continue
     if [ -n "$acs" ]; then
-      why="clear those bits (setpci -s BRIDGE ECAP_ACS+6.w=0000:002c), or boot without ACS where the IOMMU's isolation is not needed"
-      [ "$RG_PCIE_ACS" != disable ] || why="the plan says pcie_acs = disable, which this version of roce-gen does not yet carry out: $why"
-      rg_gpu_finding pcie_acs "$nic" "no ACS redirect" "on" "ACS sends peer-to-peer traffic up to the root complex $acs: GPUDirect RDMA then crosses the CPU at a fraction of the line rate; $why${unread:+ (not readable: $unread)}"
+      if [ "$RG_PCIE_ACS" = disable ]; then
+        rg_check_change pcie_acs "$nic" warn warning "no ACS redirect" "on" "ACS sends peer-to-peer traffic up to the root complex $acs: GPUDirect RDMA then crosses the CPU at a fraction of the line rate; apply clears those bits (pcie_acs = disable), and the boot unit again at every boot${unread:+ (not readable: $unread)}" "on"
+      else
+        rg_gpu_finding pcie_acs "$nic" "no ACS redirect" "on" "ACS sends peer-to-peer traffic up to the root complex $acs: GPUDirect RDMA then crosses the CPU at a fraction of the line rate; set pcie_acs = disable in the plan (apply clears them, and the boot unit at every boot), clear them by hand (setpci -s BRIDGE ECAP_ACS+6.w=0000:002c), or boot without ACS where the IOMMU's isolation is not needed${unread:+ (not readable: $unread)}"
+      fi
     elif [ -n "$unread" ]; then
       rg_check pcie_acs "$nic" skip warning "no ACS redirect" "" "skipped: the configuration space of $unread reads only its first 64 bytes here (past them the kernel answers only a reader with CAP_SYS_ADMIN), so its ACS control is unknown"
     else
@@ -514,7 +523,8 @@ rg_gpu_path() {
       if [ -z "$mrrs" ]; then
         rg_check pcie_mrrs "$nic" skip warning ">= $want" "" "skipped: the configuration space of ${nics[i]} reads only its first 64 bytes here (past them the kernel answers only a reader with CAP_SYS_ADMIN), so its Max Read Request Size is unknown"
       elif [ "$mrrs" -lt "$want" ]; then
-        rg_gpu_finding pcie_mrrs "$nic" ">= $want" "$mrrs" "$nic (${nics[i]}) reads at most $mrrs bytes a request (Max Read Request Size), below the plan's pcie_mrrs $want: large GPUDirect transfers take more requests"
+        RG_GPU_MRRS_FIX[i]="${nics[i]}:$((eo + 8)):$c"
+        rg_check_change pcie_mrrs "$nic" warn warning ">= $want" "$mrrs" "$nic (${nics[i]}) reads at most $mrrs bytes a request (Max Read Request Size), below the plan's pcie_mrrs $want: large GPUDirect transfers take more requests; apply raises it" "$mrrs"
       else
         rg_check pcie_mrrs "$nic" pass error ">= $want" "$mrrs" "$nic (${nics[i]}) reads up to $mrrs bytes a request (Max Read Request Size), at least the plan's $want"
       fi
@@ -535,4 +545,132 @@ rg_gpu_facts() {
   rg_json_fmt '"gpu_path":{"nccl_version":%s,"nccl_version_from":%s,"route":%s,"pairs":[%s]}' \
     s "$RG_NCCL_SEEN" s "$RG_NCCL_FROM" s "$RG_GPU_ROUTE" r "$pairs"
   printf '%s' "$REPLY"
+}
+
+# rg_pci_write BDF OFFSET VALUE: writes the 16-bit VALUE at OFFSET of BDF's configuration space
+# (little-endian, one aligned word: pci-sysfs.c pci_write_config turns it into one config word
+# write), through the sysfs file with dd; --dry-run only takes the step.
+rg_pci_write() {
+  local f="$RG_ROOT/sys/bus/pci/devices/$1/config" bytes
+  rg_step "write: configuration space of $1 at 0x$(printf '%x' "$2"): 0x$(printf '%04x' "$3")"
+  [ "$RG_DRY_RUN" = no ] || return 0
+  printf -v bytes '\\x%02x\\x%02x' $(($3 & 255)) $((($3 >> 8) & 255))
+  # shellcheck disable=SC2059 # the two bytes' escapes
+  printf "$bytes" | rg_x dd of="$f" bs=2 seek=$(($2 / 2)) count=1 conv=notrunc status=none
+}
+
+# rg_pci_word BDF OFFSET: RG_V = the 16-bit word at OFFSET of BDF's configuration space, read
+# again (for the read-back of a write); status 1 when unreadable.
+rg_pci_word() {
+  local line
+  RG_V=""
+  rg_cap -1 rg_x od -An -v -tu2 -j "$2" -N 2 -- "$RG_ROOT/sys/bus/pci/devices/$1/config" || return 1
+  read -r line <<<"$RG_CAP"
+  rg_is_uint "$line" || return 1
+  RG_V=$line
+}
+
+# rg_gpu_writes ID I WANT_FN: apply's writes of one PCIe setting of port I: each "BDF:OFFSET:VALUE"
+# of RG_GPU_ACS_FIX[I] (pcie_acs) or RG_GPU_MRRS_FIX[I] (pcie_mrrs), the originals saved first
+# (`ID DEV "BDF:OFFSET:VALUE ..."`), the new value WANT_FN VALUE computes written and read back.
+# RG_V says what was done; status 1 when a write did not read back.
+rg_gpu_writes() {
+  local id=$1 i=$2 fn=$3 list item bdf off old new did="" bad=""
+  if [ "$id" = pcie_acs ]; then list=${RG_GPU_ACS_FIX[i]-}; else list=${RG_GPU_MRRS_FIX[i]-}; fi
+  RG_V=""
+  [ -n "$list" ] || return 0
+  rg_save "$id" "${RG_NIC_IBDEV[i]}" "$list"
+  for item in $list; do
+    # BDF:OFFSET:VALUE, the address itself holding colons.
+    old=${item##*:} bdf=${item%:*}
+    off=${bdf##*:} bdf=${bdf%:*}
+    "$fn" "$old"
+    new=$REPLY
+    if ! rg_pci_write "$bdf" "$off" "$new"; then
+      bad+="${bad:+, }$bdf (the write failed)"
+    elif [ "$RG_DRY_RUN" = no ] && { ! rg_pci_word "$bdf" "$off" || [ "$RG_V" != "$new" ]; }; then
+      bad+="${bad:+, }$bdf (reads 0x$(printf '%04x' "${RG_V:-0}") after writing 0x$(printf '%04x' "$new"))"
+    else
+      did+="${did:+, }$bdf 0x$(printf '%04x' "$old") → 0x$(printf '%04x' "$new")"
+    fi
+  done
+  RG_V=${bad:-$did}
+  [ -z "$bad" ]
+}
+
+# The new value of an ACS control word (redirect bits off) and of a Device Control word (the
+# plan's Max Read Request Size in bits 14:12: 128 << n bytes).
+rg_gpu_acs_off() { REPLY=$(($1 & ~0x2c)); }
+rg_gpu_mrrs_on() {
+  local n=0
+  while [ $((128 << n)) -lt "$RG_PCIE_MRRS" ]; do n=$((n + 1)); done
+  REPLY=$((($1 & ~0x7000) | (n << 12)))
+}
+
+# rg_gpu_apply: apply's part (apply.sh, after the ports; the boot unit's run too, since the
+# kernel enables ACS again at every boot with an IOMMU): with pcie_acs = disable, the ACS
+# redirect bits of the bridges between each planned pair cleared; with pcie_mrrs, each planned
+# port's Max Read Request Size raised to it. Each replaces precheck's check of the port.
+rg_gpu_apply() {
+  local i dev
+  rg_gpu_planned || return 0
+  # shellcheck disable=SC2034 # rg_check (lib.sh) reads it
+  RG_CHECK_REPLACE=yes
+  for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do
+    dev=${RG_NIC_IBDEV[i]}
+    if [ "$RG_PCIE_ACS" = disable ] && [ -n "${RG_GPU_ACS_FIX[i]-}" ]; then
+      if ! rg_gpu_writes pcie_acs "$i" rg_gpu_acs_off; then
+        rg_gpu_finding pcie_acs "$dev" "no ACS redirect" "on" "could not clear the ACS redirect bits of $RG_V (see the log above)"
+      elif [ "$RG_DRY_RUN" = yes ]; then
+        rg_check_change pcie_acs "$dev" warn warning "no ACS redirect" "on" "dry run: would clear the ACS redirect bits (ReqRedir, CmpltRedir, EgressCtrl) of $RG_V" "on"
+      else
+        rg_check_change pcie_acs "$dev" changed warning "no ACS redirect" "off" "cleared the ACS redirect bits (ReqRedir, CmpltRedir, EgressCtrl) between $dev and its GPU: $RG_V" "on"
+      fi
+    fi
+    if [ -n "$RG_PCIE_MRRS" ] && [ -n "${RG_GPU_MRRS_FIX[i]-}" ]; then
+      if ! rg_gpu_writes pcie_mrrs "$i" rg_gpu_mrrs_on; then
+        rg_gpu_finding pcie_mrrs "$dev" ">= $RG_PCIE_MRRS" "" "could not raise the Max Read Request Size of $RG_V (see the log above)"
+      elif [ "$RG_DRY_RUN" = yes ]; then
+        rg_check_change pcie_mrrs "$dev" warn warning ">= $RG_PCIE_MRRS" "" "dry run: would raise the Max Read Request Size of $dev to $RG_PCIE_MRRS bytes (Device Control $RG_V)" ""
+      else
+        rg_check_change pcie_mrrs "$dev" changed warning ">= $RG_PCIE_MRRS" "$RG_PCIE_MRRS" "raised the Max Read Request Size of $dev to $RG_PCIE_MRRS bytes (Device Control $RG_V)" ""
+      fi
+    fi
+  done
+  # shellcheck disable=SC2034
+  RG_CHECK_REPLACE=no
+}
+
+# rg_gpu_rollback: rollback's part (rg_rollback): each saved ACS control and Device Control word
+# (`pcie_acs` and `pcie_mrrs` lines of the saved state) written back and read back.
+rg_gpu_rollback() {
+  local id dev value item bdf off old did bad
+  [ -r "$RG_SAVED" ] || return 0
+  while IFS=$'\t' read -r -u 3 id dev value; do
+    case $id in pcie_acs | pcie_mrrs) ;; *) continue ;; esac
+    did="" bad=""
+    for item in $value; do
+      old=${item##*:} bdf=${item%:*}
+      off=${bdf##*:} bdf=${bdf%:*}
+      if rg_pci_word "$bdf" "$off" && [ "$RG_V" = "$old" ]; then
+        continue
+      fi
+      if ! rg_pci_write "$bdf" "$off" "$old"; then
+        bad+="${bad:+, }$bdf"
+      elif [ "$RG_DRY_RUN" = no ] && { ! rg_pci_word "$bdf" "$off" || [ "$RG_V" != "$old" ]; }; then
+        bad+="${bad:+, }$bdf"
+      else
+        did+="${did:+, }$bdf 0x$(printf '%04x' "$old")"
+      fi
+    done
+    if [ -n "$bad" ]; then
+      rg_check "$id" "$dev" fail error "as before apply" "" "could not write back the configuration space of $bad (see the log above)"
+    elif [ -z "$did" ]; then
+      rg_check "$id" "$dev" pass warning "as before apply" "as before apply" "the configuration space apply changed for $dev already reads as before"
+    elif [ "$RG_DRY_RUN" = yes ]; then
+      rg_check_change "$id" "$dev" warn warning "as before apply" "" "dry run: would write back $did" ""
+    else
+      rg_check_change "$id" "$dev" changed warning "as before apply" "as before apply" "wrote back $did" ""
+    fi
+  done 3<"$RG_SAVED"
 }

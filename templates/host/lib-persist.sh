@@ -432,6 +432,7 @@ rg_rollback() {
       persistence_reload) reload=$value ;;
       nccl_env) nccl=$value ;;
       vf_*) ;; # rg_vf_rollback (lib-rdma.sh)
+      pcie_*) ;; # rg_gpu_rollback (lib-gpu.sh)
       *) [[ " ${devs[*]-} " == *" $dev "* ]] || devs+=("$dev") ;;
     esac
   done <"$RG_SAVED"
@@ -445,6 +446,7 @@ rg_rollback() {
   rg_vf_rollback
   rg_netmgr_rollback
   rg_net_rollback
+  rg_gpu_rollback
   rg_fw_rollback
   [ -z "$reload" ] || rg_unpersist_reload "$reload"
   [ -z "$nccl" ] || rg_nccl_env_restore "$nccl" "$persisted"

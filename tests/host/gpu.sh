@@ -77,6 +77,13 @@ eq "a switch's upstream port: type 5, no ACS capability" "5 - -" \
   "$(read -r t c a _ <<<"${RG_PCI_CFG[0000:16:00.0]}"; printf '%s %s %s' "$t" "$c" "$a")"
 eq "a downstream port: type 6, ACS on" "6 29" \
   "$(read -r t c _ _ <<<"${RG_PCI_CFG[0000:17:01.0]}"; printf '%s %s' "$t" "$c")"
+eq "the capabilities' offsets: ACS at 0x100, PCI Express at 0x40" "256 64" \
+  "$(read -r _ _ _ _ ao eo <<<"${RG_PCI_CFG[0000:17:00.0]}"; printf '%s %s' "$ao" "$eo")"
+rg_gpu_acs_off $((0x7f))
+eq "ACS control with the redirect bits off: the others kept" $((0x53)) "$REPLY"
+RG_PCIE_MRRS=4096
+rg_gpu_mrrs_on $((0x2810))
+eq "Device Control with a 4096-byte MRRS (5 in bits 14:12), the other bits kept" $((0x5810)) "$REPLY"
 eq "the NIC's Max Read Request Size, from Device Control" 4096 \
   "$(read -r _ _ _ d <<<"${RG_PCI_CFG[0000:19:00.0]}"; printf '%s' $((128 << ((d >> 12) & 7))))"
 rg_pci_path 0000:18:00.0
@@ -97,7 +104,7 @@ eq "an index past the GPUs" "the plan names GPU 8, but this host has 8 NVIDIA GP
 head -c 64 "$RG_ROOT/sys/bus/pci/devices/0000:2a:00.0/config" >"$TMP/short" &&
   cat "$TMP/short" >"$RG_ROOT/sys/bus/pci/devices/0000:2a:00.0/config"
 rg_pci_config 0000:2a:00.0
-eq "64 bytes of configuration space: every register unknown" "? ? ? ?" "${RG_PCI_CFG[0000:2a:00.0]}"
+eq "64 bytes of configuration space: every register unknown" "? ? ? ? ? ?" "${RG_PCI_CFG[0000:2a:00.0]}"
 
 # NCCL's decision from the files of a root.
 RG_ROOT=$TMP/r

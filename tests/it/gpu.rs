@@ -288,3 +288,141 @@ fn the_simulated_gpu_server_reads_right_with_the_real_pciutils() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Every configuration space file of the host's PCI tree: path → bytes.
+fn config_space(h: &FakeHost) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut all = std::collections::BTreeMap::new();
+    for e in walkdir::WalkDir::new(h.fake("sys/devices"))
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name() == "config" && e.file_type().is_file())
+    {
+        let rel = e.path().strip_prefix(h.fake("sys/devices")).unwrap();
+        let bdf = rel.parent().unwrap().file_name().unwrap().to_string_lossy();
+        all.insert(bdf.to_string(), std::fs::read(e.path()).unwrap());
+    }
+    all
+}
+
+/// The functions whose configuration space differs between two reads, and at which offsets.
+fn changed(
+    a: &std::collections::BTreeMap<String, Vec<u8>>,
+    b: &std::collections::BTreeMap<String, Vec<u8>>,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    for (bdf, x) in a {
+        let y = &b[bdf];
+        let offs: Vec<String> = (0..x.len())
+            .filter(|&i| x[i] != y[i])
+            .map(|i| format!("{i:#x}"))
+            .collect();
+        if !offs.is_empty() {
+            out.push(format!("{bdf} {}", offs.join(" ")));
+        }
+    }
+    out
+}
+
+/// `pcie_acs = disable` and `pcie_mrrs`: on a tree with ACS on everywhere (as Linux leaves it with
+/// an IOMMU), precheck says apply will change them and the dry run what it would write, changing
+/// nothing; apply clears the redirect bits of exactly the two downstream ports between each pair
+/// (not the root ports, not the other six pairs' bridges) and raises the ports' MRRS, every
+/// other byte of configuration space unchanged; a second apply changes nothing. The kernel turns
+/// ACS on again at boot: the boot unit's run (systemd's stand-in, under the unit's capability
+/// bounding set) clears it again. Rollback writes back the bytes apply changed.
+#[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
+fn pcie_acs_disable_clears_exactly_the_planned_bridges_again_at_boot_and_rollback_restores_them() {
+    for_each_bash(|bash| {
+        let h = FakeHost::ofed()
+            .bash(bash)
+            .gpu_server(&["--acs", "on"])
+            .plan(|p| {
+                p["cluster"]["pcie_acs"] = json!("disable");
+                p["cluster"]["pcie_mrrs"] = json!(4096);
+            })
+            .build();
+        let before = config_space(&h);
+        let pre = h.run("precheck.sh", &[]);
+        assert_eq!(pre.status("pcie_acs", "mlx5_0"), "warn", "{bash}");
+        assert!(
+            pre.message("pcie_acs", "mlx5_0")
+                .contains("apply clears those bits")
+        );
+        assert_eq!(pre.status("pcie_mrrs", "mlx5_1"), "warn", "{bash}");
+        let dry = h.run("apply.sh", &["--dry-run"]);
+        contains_all(
+            &dry.message("pcie_acs", "mlx5_0"),
+            &[
+                "dry run: would clear",
+                "0000:17:00.0 0x001d → 0x0011",
+                "0000:17:01.0 0x001d → 0x0011",
+            ],
+            bash,
+        );
+        assert!(
+            changed(&before, &config_space(&h)).is_empty(),
+            "{bash}: a dry run wrote"
+        );
+
+        let apply = h.run("apply.sh", &[]);
+        for nic in ["mlx5_0", "mlx5_1"] {
+            apply.expect(&["pcie_acs", "pcie_mrrs"], nic, "changed", bash);
+        }
+        let after = config_space(&h);
+        // ACS at 0x100 (control at +6) on the downstream ports; Device Control at 0x48 (the PCI
+        // Express capability at 0x40) on the NICs.
+        assert_eq!(
+            changed(&before, &after),
+            [
+                "0000:17:00.0 0x106",
+                "0000:17:01.0 0x106",
+                "0000:19:00.0 0x49",
+                "0000:28:00.0 0x106",
+                "0000:28:01.0 0x106",
+                "0000:29:00.0 0x49",
+            ],
+            "{bash}"
+        );
+        let again = h.run("apply.sh", &[]);
+        assert_eq!(again.count("changed"), 0, "{bash}: {:?}", again.statuses());
+        again.expect(&["pcie_acs", "pcie_mrrs"], "mlx5_0", "pass", bash);
+
+        // A boot: the kernel enables ACS again; the unit's run clears it.
+        for b in ["0000:17:00.0", "0000:17:01.0"] {
+            setpci(&h, &["-s", b, "ECAP_ACS+6.w=001d"]);
+        }
+        let pid1 = crate::fakehost::repo().join("tests/host/stubs/pid1");
+        for verb in ["boot", "run-jobs"] {
+            let (code, _, err) = h.run_cmd(&[&pid1.display().to_string(), verb]);
+            assert_eq!(code, 0, "{bash}: pid1 {verb}: {err}");
+        }
+        let boot: Value = serde_json::from_str(
+            &std::fs::read_to_string(h.fake("var/lib/roce-gen/lab/results/node-a.apply.json"))
+                .unwrap_or_else(|e| panic!("{bash}: no boot result: {e}")),
+        )
+        .unwrap();
+        let acs = boot["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["id"] == "pcie_acs" && c["nic"] == "mlx5_0")
+            .unwrap();
+        assert_eq!(acs["status"], "changed", "{bash}: {acs:#}");
+        assert_eq!(
+            changed(&after, &config_space(&h)),
+            Vec::<String>::new(),
+            "{bash}"
+        );
+
+        let back = h.run("rollback.sh", &[]);
+        for nic in ["mlx5_0", "mlx5_1"] {
+            back.expect(&["pcie_acs", "pcie_mrrs"], nic, "changed", bash);
+        }
+        assert_eq!(
+            changed(&before, &config_space(&h)),
+            Vec::<String>::new(),
+            "{bash}"
+        );
+    });
+}
