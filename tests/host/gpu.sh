@@ -72,9 +72,9 @@ mkdir -p "$RG_ROOT"
 /usr/bin/python3 "$HERE/pcitree.py" "$RG_ROOT" "$HERE/fixtures/pci/hgx-8gpu.json" --acs on --mrrs 4096 >/dev/null
 rg_pci_config 0000:15:01.0 0000:16:00.0 0000:17:00.0 0000:17:01.0 0000:18:00.0 0000:19:00.0
 eq "a root port: type 4, ACS control SV RR CR UF, its capability, Device Control" "4 29 31" \
-  "$(read -r t c a _ <<<"${RG_PCI_CFG[0000:15:01.0]}"; printf '%s %s %s' "$t" "$c" "$a")"
+  "$(read -r t c cap _ <<<"${RG_PCI_CFG[0000:15:01.0]}"; printf '%s %s %s' "$t" "$c" "$cap")"
 eq "a switch's upstream port: type 5, no ACS capability" "5 - -" \
-  "$(read -r t c a _ <<<"${RG_PCI_CFG[0000:16:00.0]}"; printf '%s %s %s' "$t" "$c" "$a")"
+  "$(read -r t c cap _ <<<"${RG_PCI_CFG[0000:16:00.0]}"; printf '%s %s %s' "$t" "$c" "$cap")"
 eq "a downstream port: type 6, ACS on" "6 29" \
   "$(read -r t c _ _ <<<"${RG_PCI_CFG[0000:17:01.0]}"; printf '%s %s' "$t" "$c")"
 eq "the capabilities' offsets: ACS at 0x100, PCI Express at 0x40" "256 64" \
