@@ -175,6 +175,13 @@ ACSCtl:SrcValid+ TransBlk- ReqRedir+ CmpltRedir+ UpstreamFwd+ EgressCtrl- Direct
 eq "run: only byte 0x106 changed (0 to 0x1d)" "263 0 35" "$(cmp -l "$TMP/before" "$d/0000:39:01.0/config" | tr -s ' ' | sed 's/^ //')"
 if grep -q '^fakehost run: isolated' "$TMP/run.err"; then
   eq "run: driverfs served /sys" 1 "$(grep -c ' - fuse.driverfs ' <(bash "$FH" run "$H" -- cat /proc/self/mountinfo 2>/dev/null))"
+  # pci-sysfs.c pci_read_config: past 64 bytes only for an opener with CAP_SYS_ADMIN.
+  cfg=$d/0000:39:01.0/config
+  eq "run: root reads all of configuration space" 4096 "$(bash "$FH" run "$H" -- sh -c 'wc -c <"$1"' sh "$cfg" 2>/dev/null | tr -d ' ')"
+  eq "run: a process without CAP_SYS_ADMIN reads its first 64 bytes" 64 \
+    "$(bash "$FH" run "$H" -- setpriv --bounding-set=-all,+net_admin,+sys_module -- sh -c 'wc -c <"$1"' sh "$cfg" 2>/dev/null | tr -d ' ')"
+  eq "run: with CAP_SYS_ADMIN in its bounding set, all of it" 4096 \
+    "$(bash "$FH" run "$H" -- setpriv --bounding-set=-all,+net_admin,+sys_admin -- sh -c 'wc -c <"$1"' sh "$cfg" 2>/dev/null | tr -d ' ')"
 else
   echo "pcitree.sh: fakehost run was not isolated, so driverfs was not part of it: $(head -1 "$TMP/run.err")"
 fi
