@@ -45,6 +45,7 @@ pub(crate) mod series {
     pub(crate) const REBOOT: &str = "roce_gen_health_reboot_required";
     pub(crate) const RUN_TIME: &str = "roce_gen_health_run_timestamp_seconds";
     pub(crate) const RUN_OK: &str = "roce_gen_health_run_ok";
+    pub(crate) const GPU_DIRECT: &str = "roce_gen_health_gpu_direct";
 }
 
 /// The port a per-port alert names, in its description.
@@ -360,6 +361,18 @@ fn rule_list(plan: &Plan) -> Vec<Rule> {
             ),
         });
     }
+    // Only a host whose plan names GPUs has the series; a rule without one never fires.
+    rules.push(Rule {
+        alert: "RoceGenGpuDirectOff",
+        expr: format!("{}{{{cl}}} == 0", series::GPU_DIRECT),
+        hold: Some("5m"),
+        severity: "critical",
+        summary: "NCCL will run without GPUDirect RDMA".into(),
+        description: format!(
+            "{{{{ $labels.host }}}}: NCCL will not use GPUDirect RDMA there (no peer-memory path its version looks for and no DMA-BUF route: a peer-memory module gone after a driver upgrade, as a rule), so GPU memory is staged through host memory at a fraction of the line rate: run precheck.sh of cluster {}, whose check gpu_direct says why and what to load",
+            c.cluster_name
+        ),
+    });
     rules.push(Rule {
         alert: "RoceGenHealthIncomplete",
         expr: format!("{}{{{cl}}} == 0", series::RUN_OK),

@@ -41,6 +41,7 @@ RG_HM_FAMILIES=(
   "roce_gen_health_drift gauge 1 when a planned setting no longer reads as planned, 0 when it does."
   "roce_gen_health_drift_unread gauge 1 for a planned setting the drift check could not read (its log says why)."
   "roce_gen_health_drift_check_timestamp_seconds gauge When the drift series were last read (Unix time)."
+  "roce_gen_health_gpu_direct gauge 1 when NCCL will use GPUDirect RDMA on this host (a peer-memory path its version looks for, or DMA-BUF), 0 when not; only where the plan names GPUs."
 )
 
 # The series of this run by family, and the family of each saved drift line.
@@ -303,6 +304,34 @@ rg_health_drift() {
   done
 }
 
+# rg_health_gpu_drift: the drift of the PCIe settings apply makes on the GPU paths (pcie_acs =
+# disable, pcie_mrrs): after a reset or a reboot without the boot unit the kernel turns ACS on
+# again. Read as precheck reads them (rg_gpu_path: one pass over configuration space); a port
+# whose configuration space reads short (no CAP_SYS_ADMIN) is unread, never "as planned".
+rg_health_gpu_drift() {
+  local i id
+  rg_gpu_planned || return 0
+  [ "$RG_PCIE_ACS" = disable ] || [ -n "$RG_PCIE_MRRS" ] || return 0
+  rg_gpu_path
+  for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do
+    [ -n "${RG_NIC_GPU[i]-}" ] || continue
+    rg_health_labels "$i"
+    for id in pcie_acs pcie_mrrs; do
+      [ "$id" != pcie_acs ] || [ "$RG_PCIE_ACS" = disable ] || continue
+      [ "$id" != pcie_mrrs ] || [ -n "$RG_PCIE_MRRS" ] || continue
+      if rg_status_is "$id" "${RG_NIC_IBDEV[i]}" skip; then
+        rg_hm roce_gen_health_drift_unread "${RG_HEALTH_LABELS[$i]},setting=\"$id\"" 1
+        rg_log "drift: $id of ${RG_NIC_IBDEV[i]} could not be read: configuration space reads only its first 64 bytes without CAP_SYS_ADMIN"
+      elif { [ "$id" = pcie_acs ] && [ -n "${RG_GPU_ACS_FIX[i]-}" ]; } || { [ "$id" = pcie_mrrs ] && [ -n "${RG_GPU_MRRS_FIX[i]-}" ]; }; then
+        rg_hm roce_gen_health_drift "${RG_HEALTH_LABELS[$i]},setting=\"$id\"" 1
+        rg_log "drift: $id of ${RG_NIC_IBDEV[i]} no longer reads as planned"
+      else
+        rg_hm roce_gen_health_drift "${RG_HEALTH_LABELS[$i]},setting=\"$id\"" 0
+      fi
+    done
+  done
+}
+
 # rg_health_apply_running: true while an apply or rollback holds the run lock (its settings are
 # in flux then, so the drift check waits for the next run).
 rg_health_apply_running() {
@@ -384,6 +413,7 @@ rg_health_main() {
     for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do
       rg_health_drift "$i"
     done
+    rg_health_gpu_drift
     rg_hm roce_gen_health_drift_check_timestamp_seconds "$RG_HEALTH_BASE" "$now"
     saved=$(printf '%s\n%s' "$RG_PLAN_SHA256" "${RG_HM[roce_gen_health_drift]:-}${RG_HM[roce_gen_health_drift_unread]:-}${RG_HM[roce_gen_health_drift_check_timestamp_seconds]}")
     rg_write_file "$RG_HEALTH_STATE/drift.prom" "$saved" || rg_log "warning: cannot save the drift check in $RG_HEALTH_STATE"
@@ -403,6 +433,16 @@ rg_health_main() {
   fi
   rg_health_reboot_required
   rg_hm roce_gen_health_reboot_required "$RG_HEALTH_BASE" "$REPLY"
+  # Whether NCCL will use GPUDirect RDMA: a peer-memory module gone after a driver upgrade shows
+  # at the next run (file reads only).
+  if rg_gpu_planned; then
+    rg_gpu_direct_check
+    if [ "$RG_GPU_ROUTE" = none ]; then
+      rg_hm roce_gen_health_gpu_direct "$RG_HEALTH_BASE" 0
+    else
+      rg_hm roce_gen_health_gpu_direct "$RG_HEALTH_BASE" 1
+    fi
+  fi
   rg_hm roce_gen_health_run_ok "$RG_HEALTH_BASE" "$RG_HEALTH_OK"
   rg_hm roce_gen_health_run_timestamp_seconds "$RG_HEALTH_BASE" "$now"
   # Written beside and renamed: the temporary name ends in .tmp.PID, never .prom, so

@@ -64,12 +64,16 @@ fakehost_reregister() (
     printf '%s\n' "$pci" >"$root/.fake/udev/gone/$k.pci"
     k=$((k + 1))
   done
+  local real
+  real=$(cd -P -- "$root" && pwd)
   for ((k = 0; k < ${#devs[@]}; k++)); do
     name=mlx5_$k
     pci=$(<"$root/.fake/udev/gone/$k.pci")
     mv -- "$root/.fake/udev/gone/$k" "$root/sys/class/infiniband/$name"
     rm -f -- "$root/.fake/udev/gone/$k.pci"
-    ln -s -- "../../../../class/infiniband/$name" "$pci/infiniband/$name"
+    # Relative, at the function's depth (deeper below bridges on a pcitree host).
+    fakehost_up "${pci#"$real"/}/infiniband"
+    ln -s -- "${REPLY}class/infiniband/$name" "$pci/infiniband/$name"
     fakehost_udev "$root" add "infiniband/$name" || rc=$?
   done
   rmdir -- "$root/.fake/udev/gone" 2>/dev/null || true

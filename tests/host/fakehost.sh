@@ -106,8 +106,7 @@
 #       moved from sys/devices/pci0000:00 into the tree and every link to it follows, so rename,
 #       vfs, lag, addr and the stand-ins work on as before. A NIC at another address stays where
 #       it is (said on stderr); a topology NIC the host lacks is a bare function, its driver
-#       bound, without netdev. Run it before reload or reboot (fakehost-reload.sh links RDMA
-#       devices back at pci0000:00's depth).
+#       bound, without netdev.
 #
 # Or `source` this file and call fakehost_create / fakehost_addr / fakehost_snapshot /
 # fakehost_run / fakehost_reload / fakehost_reboot.

@@ -234,6 +234,12 @@ fn cases() -> Vec<Case> {
             value: 1.0,
         },
         Case {
+            alert: "RoceGenGpuDirectOff",
+            series: vec![s("gpu_direct", HOST, "0x20")],
+            labels: vec![("cluster", "lab"), ("host", "node-a")],
+            value: 0.0,
+        },
+        Case {
             alert: "RoceGenHealthIncomplete",
             series: vec![s("run_ok", HOST, "0x20")],
             labels: vec![("cluster", "lab"), ("host", "node-a")],
@@ -297,6 +303,7 @@ fn healthy() -> Vec<(String, &'static str)> {
         ),
         s("run_timestamp_seconds", HOST, "0+60x20"),
         s("run_ok", HOST, "1x20"),
+        s("gpu_direct", HOST, "1x20"),
         // The plan's other host writes its file too (RoceGenHealthMissing counts the hosts).
         s(
             "run_timestamp_seconds",

@@ -429,6 +429,34 @@ fn pcie_acs_disable_clears_exactly_the_planned_bridges_again_at_boot_and_rollbac
         assert_eq!(again.count("changed"), 0, "{bash}: {:?}", again.statuses());
         again.expect(&["pcie_acs", "pcie_mrrs"], "mlx5_0", "pass", bash);
 
+        // A reset turns ACS on again on one bridge: the health service (its sandbox keeps
+        // CAP_SYS_ADMIN for such a plan) exports the drift of that port only; NCCL's GPUDirect
+        // holds. Without the peer-memory module it does not.
+        setpci(&h, &["-s", "0000:17:00.0", "ECAP_ACS+6.w=001d"]);
+        let health = |h: &FakeHost| {
+            let (code, _, err) = h.run_cmd(&["systemctl", "start", "roce-gen-health-lab.service"]);
+            assert_eq!(code, 0, "{bash}: health: {err}");
+            std::fs::read_to_string(
+                h.fake("var/lib/node_exporter/textfile_collector/roce-gen-lab.prom"),
+            )
+            .unwrap()
+        };
+        let text = health(&h);
+        for want in [
+            r#"nic="mlx5_0",netdev="ens1f0np0",rail="0",setting="pcie_acs"} 1"#,
+            r#"nic="mlx5_1",netdev="ens2f0np0",rail="1",setting="pcie_acs"} 0"#,
+            r#"nic="mlx5_0",netdev="ens1f0np0",rail="0",setting="pcie_mrrs"} 0"#,
+            r#"roce_gen_health_gpu_direct{cluster="lab",host="node-a"} 1"#,
+        ] {
+            assert!(text.contains(want), "{bash}: {want}:\n{text}");
+        }
+        std::fs::remove_dir_all(h.fake("sys/module/nvidia_peermem")).unwrap();
+        let text = health(&h);
+        assert!(
+            text.contains(r#"roce_gen_health_gpu_direct{cluster="lab",host="node-a"} 0"#),
+            "{bash}: {text}"
+        );
+
         // A boot: the kernel enables ACS again; the unit's run clears it.
         for b in ["0000:17:00.0", "0000:17:01.0"] {
             setpci(&h, &["-s", b, "ECAP_ACS+6.w=001d"]);
