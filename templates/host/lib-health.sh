@@ -534,6 +534,8 @@ rg_health_writable() {
 # as its ExecStart), so the check is what the service did under its own sandbox, not a guess.
 rg_health_first_run() {
   local t0 mtime=0
+  # A dry run: the step printed (rg_do), nothing known of its outcome.
+  [ "$RG_DRY_RUN" = no ] || { rg_do systemctl start "$RG_HEALTH_SERVICE"; return 0; }
   printf -v t0 '%(%s)T' -1
   if rg_do systemctl start "$RG_HEALTH_SERVICE" && [ -f "$RG_HEALTH_PROM" ] &&
     mtime=$(stat -c %Y -- "$RG_HEALTH_PROM" 2>/dev/null) && [ "$mtime" -ge "$t0" ]; then
@@ -566,8 +568,9 @@ rg_health_install() {
       rg_check health "" warn warning installed "cannot write" "$RG_HEALTH_TIMER is installed, but $RG_V"
       return 0
     fi
-    # No textfile yet (a folder fixed since, say): a run now, waited for, says whether it writes.
-    if [ ! -f "$RG_HEALTH_PROM" ] && [ "$RG_DRY_RUN" = no ] && ! rg_health_first_run; then
+    # No textfile yet (a folder fixed since, say): a run now, waited for, says whether it writes
+    # (a dry run prints that start: rg_do).
+    if [ ! -f "$RG_HEALTH_PROM" ] && ! rg_health_first_run; then
       rg_check health "" warn warning installed "not written" "$RG_HEALTH_TIMER is installed, but $RG_V"
       return 0
     fi
@@ -587,6 +590,8 @@ rg_health_install() {
     return 0
   fi
   if [ "$RG_DRY_RUN" = yes ]; then
+    # The first run apply waits for, as a step.
+    rg_do systemctl start "$RG_HEALTH_SERVICE"
     rg_health_writable || RG_V="; but $RG_V"
     rg_check_action health "" warn info installed "" "dry run: would install and start $RG_HEALTH_TIMER (health.sh every ${RG_HEALTH_INTERVAL}s into $RG_HEALTH_TEXTFILE_DIR)$RG_V" \
       "absent → installed ($RG_HEALTH_TIMER)"

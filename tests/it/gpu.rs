@@ -196,14 +196,15 @@ fn acs_on_one_switch_port_is_named_and_under_require_the_host_is_not_ready() {
 /// Pairs the plan draws against the tree: mlx5_0 with GPU 4 (the other socket: SYS, named with
 /// both addresses) and mlx5_1 with GPU 0, whose own switch holds mlx5_0 (NCCL pairs GPU 0 with
 /// mlx5_0, not mlx5_1). mlx5_1 also runs x8 of its x16 and reads 128 bytes a request against the
-/// plan's pcie_mrrs 512; NCCL 2.21.5 with only nvidia_peermem runs without GPUDirect RDMA.
+/// plan's pcie_mrrs 512; NCCL 2.21.5 with only nvidia_peermem runs without GPUDirect RDMA; the
+/// IOMMU translates the devices' DMA (the kernel's default domain, DMA-FQ).
 #[test]
 #[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn a_sys_pair_a_port_nccl_will_not_use_an_x8_link_and_a_low_mrrs_are_findings() {
     for_each_bash(|bash| {
         let h = FakeHost::ofed()
             .bash(bash)
-            .gpu_server(&["--acs", "off"])
+            .gpu_server(&["--acs", "off", "--iommu-type", "DMA-FQ"])
             .plan(|p| {
                 let nics = &mut p["hosts"][0]["nics"];
                 nics[0]["gpu"] = json!("4");
@@ -247,6 +248,12 @@ fn a_sys_pair_a_port_nccl_will_not_use_an_x8_link_and_a_low_mrrs_are_findings() 
             bash,
         );
         assert_eq!(pre.status("pcie_mrrs", "mlx5_0"), "pass", "{bash}");
+        assert_eq!(pre.status("iommu", ""), "warn", "{bash}");
+        contains_all(
+            &pre.message("iommu", ""),
+            &["DMA-FQ", "boot with iommu=pt"],
+            bash,
+        );
         assert_eq!(pre.status("gpu_direct", ""), "warn", "{bash}");
         contains_all(
             &pre.message("gpu_direct", ""),
