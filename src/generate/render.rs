@@ -546,9 +546,14 @@ impl<'a> SharedContext<'a> {
                 health_interval: c.health.interval,
                 drift_interval: c.health.drift_interval,
                 health_textfile_dir: c.health.health_textfile_dir.as_str().to_string(),
-                gpu_direct: gpu_word(&c.gpu_path.gpu_direct.unwrap_or(settled_direct)),
-                gpu_nic_distance: gpu_word(&c.gpu_path.gpu_nic_distance),
-                pcie_acs: gpu_word(&c.gpu_path.pcie_acs),
+                gpu_direct: c
+                    .gpu_path
+                    .gpu_direct
+                    .unwrap_or(settled_direct)
+                    .as_str()
+                    .to_string(),
+                gpu_nic_distance: c.gpu_path.gpu_nic_distance.as_str().to_string(),
+                pcie_acs: c.gpu_path.pcie_acs.as_str().to_string(),
                 pcie_mrrs: c
                     .gpu_path
                     .pcie_mrrs
@@ -563,15 +568,6 @@ impl<'a> SharedContext<'a> {
             },
         }
     }
-}
-
-/// A plan word as its serialized form says it (`check`, `PXB`, `disable`): one spelling for the
-/// normalized plan and the scripts.
-fn gpu_word<T: Serialize>(v: &T) -> String {
-    serde_json::to_value(v)
-        .ok()
-        .and_then(|j| j.as_str().map(str::to_string))
-        .unwrap_or_default()
 }
 
 impl<'a> HostContext<'a> {

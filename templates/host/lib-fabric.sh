@@ -614,7 +614,8 @@ rg_fabric_client_ip() {
 }
 
 # rg_fabric_prio_text DELTA DIR: RG_V = "prioN NN%" of the priorities that carried DIR (rx|tx)
-# bytes, largest first; RG_FAB_TOTAL the bytes, RG_FAB_ON the RoCE priority's.
+# bytes, largest first; RG_FAB_TOTAL the bytes, RG_FAB_ON the RoCE priority's. Status 0 when the
+# RoCE priority carried them (all but RG_FABRIC_OTHER_PCT).
 rg_fabric_prio_text() {
   local line
   RG_V="" RG_FAB_TOTAL=0 RG_FAB_ON=0
@@ -628,6 +629,7 @@ rg_fabric_prio_text() {
     }' "$1")
   read -r RG_FAB_TOTAL RG_FAB_ON RG_V <<<"$line"
   RG_V=${RG_V//:/ }
+  [ "$RG_FAB_TOTAL" -gt 0 ] && [ $((RG_FAB_ON * 100)) -ge $((RG_FAB_TOTAL * (100 - RG_FABRIC_OTHER_PCT))) ]
 }
 
 # rg_fabric_check_ring I: fabric_peer, fabric_bw, fabric_priority and fabric_loss of port I.
@@ -708,8 +710,7 @@ rg_fabric_check_ring() {
   [ -n "$rate" ] || ran=${ran/tx/}
   rg_fabric_served "$d.srv0" || ran=${ran/rx/}
   for dir in tx rx; do
-    rg_fabric_prio_text "$d.delta" "$dir"
-    if [ "$RG_FAB_TOTAL" -gt 0 ] && [ $((RG_FAB_ON * 100)) -ge $((RG_FAB_TOTAL * (100 - RG_FABRIC_OTHER_PCT))) ]; then
+    if rg_fabric_prio_text "$d.delta" "$dir"; then
       text+="${text:+; }$dir: $RG_V"
     elif [ "$RG_FAB_TOTAL" -eq 0 ] && [[ $ran != *$dir* ]]; then
       text+="${text:+; }$dir: no flow ran"
@@ -775,8 +776,7 @@ rg_fabric_prio_incast() {
   RG_FAB_CM_TEXT="the incast's flows connected through RDMA-CM with no ToS of their own: the RDMA-CM default ToS and RoCE mode of each sender's device decide, as for every RDMA-CM application"
   [ ! -e "$RG_ROOT/sys/class/infiniband/$dev/tc/1/traffic_class" ] ||
     RG_FAB_CM_TEXT+=" (on OFED, traffic_class overrides the ToS where it is set)"
-  rg_fabric_prio_text "$d.delta" "$dir"
-  if [ "$RG_FAB_TOTAL" -gt 0 ] && [ $((RG_FAB_ON * 100)) -ge $((RG_FAB_TOTAL * (100 - RG_FABRIC_OTHER_PCT))) ]; then
+  if rg_fabric_prio_text "$d.delta" "$dir"; then
     RG_V="$dir: $RG_V"
     return 0
   fi

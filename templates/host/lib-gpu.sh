@@ -51,14 +51,21 @@ rg_gpu_finding() {
 # rg_pci_path BDF: RG_V = the PCI functions from its root complex down to BDF, space-separated
 # ("0000:00:01.1 0000:01:00.0 0000:02:01.0 0000:03:00.0"), and RG_PCI_ROOT the root
 # ("pci0000:00"): the device's real folder under /sys/devices (sysfs nests each function in its
-# bridge's). Through cd -P in this shell: no process per device.
+# bridge's). Through cd -P in this shell: no process per device (/sys/devices itself resolved
+# once, into RG_PCI_DEVICES).
+RG_PCI_DEVICES=""
 rg_pci_path() {
   local here=$PWD p root
   RG_V="" RG_PCI_ROOT=""
+  if [ -z "$RG_PCI_DEVICES" ]; then
+    cd -P -- "$RG_ROOT/sys/devices" 2>/dev/null || return 1
+    RG_PCI_DEVICES=$PWD
+    cd -- "$here" || return 1
+  fi
+  root=$RG_PCI_DEVICES
   cd -P -- "$RG_ROOT/sys/bus/pci/devices/$1" 2>/dev/null || return 1
   p=$PWD
   cd -- "$here" || return 1
-  root=$(cd -P -- "$RG_ROOT/sys/devices" 2>/dev/null && printf '%s' "$PWD") || return 1
   [ "${p#"$root"/}" != "$p" ] || return 1
   p=${p#"$root"/}
   RG_PCI_ROOT=${p%%/*}
@@ -355,6 +362,12 @@ rg_gpu_link() {
   [ -z "$RG_WHY" ]
 }
 
+# rg_gpu_link_json: REPLY = the link rg_gpu_link last read (RG_P_PCI_*) as a JSON object.
+rg_gpu_link_json() {
+  rg_json_fmt '{"speed":%s,"width":%s,"max_speed":%s,"max_width":%s}' \
+    s "$RG_P_PCI_SPEED" n "$RG_P_PCI_WIDTH" s "$RG_P_PCI_MAX_SPEED" n "$RG_P_PCI_MAX_WIDTH"
+}
+
 # rg_gpu_iommu BDF...: check iommu (host): the DMA mode of the planned devices' IOMMU groups.
 # Translated DMA (type DMA or DMA-FQ) sends each peer-to-peer request through the IOMMU's page
 # tables; identity (iommu=pt) or no IOMMU leaves it direct.
@@ -477,7 +490,8 @@ rg_gpu_path() {
       [ -z "$bl" ] || acs+="${acs:+; }between $g and $nic: $bl"
       # Both ends' links.
       rg_gpu_link "$a" "$g" || link+="${link:+; }$RG_WHY"
-      gl="{\"speed\":\"${RG_P_PCI_SPEED}\",\"width\":${RG_P_PCI_WIDTH:-null},\"max_speed\":\"${RG_P_PCI_MAX_SPEED}\",\"max_width\":${RG_P_PCI_MAX_WIDTH:-null}}"
+      rg_gpu_link_json
+      gl=$REPLY
       rg_json_fmt '{"nic":%s,"nic_pci":%s,"gpu":%s,"gpu_pci":%s,"relation":%s,"numa":[%s,%s],"bridges":[%s],"gpu_link":%s' \
         s "$nic" s "${nics[i]}" s "$spec" s "$a" s "$rel" n "$numa_g" n "${numas[i]}" r "$bj" r "$gl"
       # Closed once the port's own link and MRRS are read, below.
@@ -488,7 +502,8 @@ rg_gpu_path() {
     mrrs=""
     if [ -n "${nics[i]}" ]; then
       rg_gpu_link "${nics[i]}" "$nic (${nics[i]})" || link+="${link:+; }$RG_WHY"
-      nl="{\"speed\":\"${RG_P_PCI_SPEED}\",\"width\":${RG_P_PCI_WIDTH:-null},\"max_speed\":\"${RG_P_PCI_MAX_SPEED}\",\"max_width\":${RG_P_PCI_MAX_WIDTH:-null}}"
+      rg_gpu_link_json
+      nl=$REPLY
       read -r _ _ _ c _ eo <<<"${RG_PCI_CFG[${nics[i]}]:-"? ? ? ? ? ?"}"
       [[ ! $c =~ ^[0-9]+$ ]] || mrrs=$((128 << ((c >> 12) & 7)))
     fi
@@ -551,8 +566,9 @@ rg_gpu_facts() {
 # (little-endian, one aligned word: pci-sysfs.c pci_write_config turns it into one config word
 # write), through the sysfs file with dd; --dry-run only takes the step.
 rg_pci_write() {
-  local f="$RG_ROOT/sys/bus/pci/devices/$1/config" bytes
-  rg_step "write: configuration space of $1 at 0x$(printf '%x' "$2"): 0x$(printf '%04x' "$3")"
+  local f="$RG_ROOT/sys/bus/pci/devices/$1/config" bytes step
+  printf -v step 'write: configuration space of %s at 0x%x: 0x%04x' "$1" "$2" "$3"
+  rg_step "$step"
   [ "$RG_DRY_RUN" = no ] || return 0
   printf -v bytes '\\x%02x\\x%02x' $(($3 & 255)) $((($3 >> 8) & 255))
   # shellcheck disable=SC2059 # the two bytes' escapes
@@ -570,28 +586,43 @@ rg_pci_word() {
   RG_V=$line
 }
 
+# rg_pci_item ITEM: RG_PCI_BDF, RG_PCI_OFF, RG_PCI_VAL of one saved "BDF:OFFSET:VALUE" (the
+# address itself holds colons).
+rg_pci_item() {
+  RG_PCI_VAL=${1##*:} RG_PCI_BDF=${1%:*}
+  RG_PCI_OFF=${RG_PCI_BDF##*:} RG_PCI_BDF=${RG_PCI_BDF%:*}
+}
+
+# rg_pci_set BDF OFFSET VALUE: writes VALUE (rg_pci_write) and, unless a dry run, reads it back;
+# status 1 with RG_WHY when the write failed or reads otherwise.
+rg_pci_set() {
+  RG_WHY=""
+  if ! rg_pci_write "$1" "$2" "$3"; then
+    RG_WHY="the write failed"
+  elif [ "$RG_DRY_RUN" = no ] && { ! rg_pci_word "$1" "$2" || [ "$RG_V" != "$3" ]; }; then
+    printf -v RG_WHY 'reads 0x%04x after writing 0x%04x' "${RG_V:-0}" "$3"
+  fi
+  [ -z "$RG_WHY" ]
+}
+
 # rg_gpu_writes ID I WANT_FN: apply's writes of one PCIe setting of port I: each "BDF:OFFSET:VALUE"
 # of RG_GPU_ACS_FIX[I] (pcie_acs) or RG_GPU_MRRS_FIX[I] (pcie_mrrs), the originals saved first
 # (`ID DEV "BDF:OFFSET:VALUE ..."`), the new value WANT_FN VALUE computes written and read back.
 # RG_V says what was done; status 1 when a write did not read back.
 rg_gpu_writes() {
-  local id=$1 i=$2 fn=$3 list item bdf off old new did="" bad=""
+  local id=$1 i=$2 fn=$3 list item word did="" bad=""
   if [ "$id" = pcie_acs ]; then list=${RG_GPU_ACS_FIX[i]-}; else list=${RG_GPU_MRRS_FIX[i]-}; fi
   RG_V=""
   [ -n "$list" ] || return 0
   rg_save "$id" "${RG_NIC_IBDEV[i]}" "$list"
   for item in $list; do
-    # BDF:OFFSET:VALUE, the address itself holding colons.
-    old=${item##*:} bdf=${item%:*}
-    off=${bdf##*:} bdf=${bdf%:*}
-    "$fn" "$old"
-    new=$REPLY
-    if ! rg_pci_write "$bdf" "$off" "$new"; then
-      bad+="${bad:+, }$bdf (the write failed)"
-    elif [ "$RG_DRY_RUN" = no ] && { ! rg_pci_word "$bdf" "$off" || [ "$RG_V" != "$new" ]; }; then
-      bad+="${bad:+, }$bdf (reads 0x$(printf '%04x' "${RG_V:-0}") after writing 0x$(printf '%04x' "$new"))"
+    rg_pci_item "$item"
+    "$fn" "$RG_PCI_VAL"
+    if rg_pci_set "$RG_PCI_BDF" "$RG_PCI_OFF" "$REPLY"; then
+      printf -v word '%s 0x%04x → 0x%04x' "$RG_PCI_BDF" "$RG_PCI_VAL" "$REPLY"
+      did+="${did:+, }$word"
     else
-      did+="${did:+, }$bdf 0x$(printf '%04x' "$old") → 0x$(printf '%04x' "$new")"
+      bad+="${bad:+, }$RG_PCI_BDF ($RG_WHY)"
     fi
   done
   RG_V=${bad:-$did}
@@ -618,49 +649,48 @@ rg_gpu_apply() {
   RG_CHECK_REPLACE=yes
   for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do
     dev=${RG_NIC_IBDEV[i]}
-    if [ "$RG_PCIE_ACS" = disable ] && [ -n "${RG_GPU_ACS_FIX[i]-}" ]; then
-      if ! rg_gpu_writes pcie_acs "$i" rg_gpu_acs_off; then
-        rg_gpu_finding pcie_acs "$dev" "no ACS redirect" "on" "could not clear the ACS redirect bits of $RG_V (see the log above)"
-      elif [ "$RG_DRY_RUN" = yes ]; then
-        rg_check_change pcie_acs "$dev" warn warning "no ACS redirect" "on" "dry run: would clear the ACS redirect bits (ReqRedir, CmpltRedir, EgressCtrl) of $RG_V" "on"
-      else
-        rg_check_change pcie_acs "$dev" changed warning "no ACS redirect" "off" "cleared the ACS redirect bits (ReqRedir, CmpltRedir, EgressCtrl) between $dev and its GPU: $RG_V" "on"
-      fi
-    fi
-    if [ -n "$RG_PCIE_MRRS" ] && [ -n "${RG_GPU_MRRS_FIX[i]-}" ]; then
-      if ! rg_gpu_writes pcie_mrrs "$i" rg_gpu_mrrs_on; then
-        rg_gpu_finding pcie_mrrs "$dev" ">= $RG_PCIE_MRRS" "" "could not raise the Max Read Request Size of $RG_V (see the log above)"
-      elif [ "$RG_DRY_RUN" = yes ]; then
-        rg_check_change pcie_mrrs "$dev" warn warning ">= $RG_PCIE_MRRS" "" "dry run: would raise the Max Read Request Size of $dev to $RG_PCIE_MRRS bytes (Device Control $RG_V)" ""
-      else
-        rg_check_change pcie_mrrs "$dev" changed warning ">= $RG_PCIE_MRRS" "$RG_PCIE_MRRS" "raised the Max Read Request Size of $dev to $RG_PCIE_MRRS bytes (Device Control $RG_V)" ""
-      fi
-    fi
+    [ "$RG_PCIE_ACS" != disable ] || [ -z "${RG_GPU_ACS_FIX[i]-}" ] ||
+      rg_gpu_apply_one pcie_acs "$i" rg_gpu_acs_off "no ACS redirect" on off clear cleared \
+        "the ACS redirect bits (ReqRedir, CmpltRedir, EgressCtrl) between $dev and its GPU"
+    [ -z "$RG_PCIE_MRRS" ] || [ -z "${RG_GPU_MRRS_FIX[i]-}" ] ||
+      rg_gpu_apply_one pcie_mrrs "$i" rg_gpu_mrrs_on ">= $RG_PCIE_MRRS" "" "$RG_PCIE_MRRS" raise raised \
+        "the Max Read Request Size of $dev to $RG_PCIE_MRRS bytes (Device Control)"
   done
   # shellcheck disable=SC2034
   RG_CHECK_REPLACE=no
 }
 
+# rg_gpu_apply_one ID I WANT_FN EXPECTED BEFORE AFTER VERB DONE WHAT: check ID of port I from
+# rg_gpu_writes: a finding when a write did not hold, the dry run's prediction, or `changed`.
+rg_gpu_apply_one() {
+  local id=$1 dev=${RG_NIC_IBDEV[$2]}
+  if ! rg_gpu_writes "$id" "$2" "$3"; then
+    rg_gpu_finding "$id" "$dev" "$4" "$5" "could not $7 $9: $RG_V (see the log above)"
+  elif [ "$RG_DRY_RUN" = yes ]; then
+    rg_check_change "$id" "$dev" warn warning "$4" "$5" "dry run: would $7 $9: $RG_V" "$5"
+  else
+    rg_check_change "$id" "$dev" changed warning "$4" "$6" "$8 $9: $RG_V" "$5"
+  fi
+}
+
 # rg_gpu_rollback: rollback's part (rg_rollback): each saved ACS control and Device Control word
 # (`pcie_acs` and `pcie_mrrs` lines of the saved state) written back and read back.
 rg_gpu_rollback() {
-  local id dev value item bdf off old did bad
+  local id dev value item word did bad
   [ -r "$RG_SAVED" ] || return 0
   while IFS=$'\t' read -r -u 3 id dev value; do
     case $id in pcie_acs | pcie_mrrs) ;; *) continue ;; esac
     did="" bad=""
     for item in $value; do
-      old=${item##*:} bdf=${item%:*}
-      off=${bdf##*:} bdf=${bdf%:*}
-      if rg_pci_word "$bdf" "$off" && [ "$RG_V" = "$old" ]; then
+      rg_pci_item "$item"
+      if rg_pci_word "$RG_PCI_BDF" "$RG_PCI_OFF" && [ "$RG_V" = "$RG_PCI_VAL" ]; then
         continue
       fi
-      if ! rg_pci_write "$bdf" "$off" "$old"; then
-        bad+="${bad:+, }$bdf"
-      elif [ "$RG_DRY_RUN" = no ] && { ! rg_pci_word "$bdf" "$off" || [ "$RG_V" != "$old" ]; }; then
-        bad+="${bad:+, }$bdf"
+      if rg_pci_set "$RG_PCI_BDF" "$RG_PCI_OFF" "$RG_PCI_VAL"; then
+        printf -v word '%s 0x%04x' "$RG_PCI_BDF" "$RG_PCI_VAL"
+        did+="${did:+, }$word"
       else
-        did+="${did:+, }$bdf 0x$(printf '%04x' "$old")"
+        bad+="${bad:+, }$RG_PCI_BDF ($RG_WHY)"
       fi
     done
     if [ -n "$bad" ]; then

@@ -436,7 +436,8 @@ rg_health_main() {
   # Whether NCCL will use GPUDirect RDMA: a peer-memory module gone after a driver upgrade shows
   # at the next run (file reads only).
   if rg_gpu_planned; then
-    rg_gpu_direct_check
+    # The drift check's rg_gpu_path has decided it already.
+    [ -n "$RG_GPU_ROUTE" ] || rg_gpu_direct_check
     if [ "$RG_GPU_ROUTE" = none ]; then
       rg_hm roce_gen_health_gpu_direct "$RG_HEALTH_BASE" 0
     else

@@ -99,6 +99,15 @@ pub enum GpuDirect {
 }
 
 impl GpuDirect {
+    /// The plan spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Check => "check",
+            Self::Require => "require",
+            Self::No => "no",
+        }
+    }
+
     /// Parses `check`, `require` or `no` (also the plan's booleans for `no`).
     pub fn parse(s: &str) -> Result<Self, String> {
         match s.trim().to_ascii_lowercase().as_str() {
@@ -127,6 +136,16 @@ pub enum Distance {
 }
 
 impl Distance {
+    /// The plan spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pix => "PIX",
+            Self::Pxb => "PXB",
+            Self::Phb => "PHB",
+            Self::Node => "NODE",
+        }
+    }
+
     /// Parses `PIX`, `PXB`, `PHB` or `NODE`, in any case.
     pub fn parse(s: &str) -> Result<Self, String> {
         match s.trim().to_ascii_uppercase().as_str() {
@@ -159,6 +178,14 @@ pub enum PcieAcs {
 }
 
 impl PcieAcs {
+    /// The plan spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Check => "check",
+            Self::Disable => "disable",
+        }
+    }
+
     /// Parses `check` or `disable`.
     pub fn parse(s: &str) -> Result<Self, String> {
         match s.trim().to_ascii_lowercase().as_str() {
@@ -277,6 +304,26 @@ impl GpuPath {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_scripts_spelling_is_the_normalized_plans() {
+        fn json<T: Serialize>(v: T) -> String {
+            serde_json::to_value(v)
+                .unwrap()
+                .as_str()
+                .unwrap()
+                .to_string()
+        }
+        for d in [GpuDirect::Check, GpuDirect::Require, GpuDirect::No] {
+            assert_eq!(d.as_str(), json(d));
+        }
+        for d in [Distance::Pix, Distance::Pxb, Distance::Phb, Distance::Node] {
+            assert_eq!(d.as_str(), json(d));
+        }
+        for a in [PcieAcs::Check, PcieAcs::Disable] {
+            assert_eq!(a.as_str(), json(a));
+        }
+    }
 
     #[test]
     fn a_gpu_is_an_address_or_an_index() {
