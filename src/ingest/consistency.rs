@@ -73,9 +73,18 @@ pub(crate) const NIC_FACTS: [&str; 14] = [
     "fw_LINK_TYPE_P2",
 ];
 
+/// The GPU path's facts compared (`facts.gpu_path`, plan format 1.3): host-wide the NCCL version
+/// the checks judged by, the GPUDirect route (`peermem`, `dmabuf`, `none`) and the GPU driver's
+/// version; per port the PCIe relation to its planned GPUs (`PIX`; a port with several GPUs
+/// joins them). Hosts built alike should agree on all of them.
+pub(crate) const GPU_HOST_FACTS: [&str; 3] = ["nccl_version", "gpudirect", "gpu_driver"];
+
+/// The GPU path's per-port fact.
+pub(crate) const GPU_NIC_FACT: &str = "gpu_relation";
+
 /// How many per-NIC facts are compared besides the firmware version: each gives a host at most
 /// one outlier.
-pub(crate) const PER_NIC: usize = SETTINGS.len() + DCQCN.len() + NIC_FACTS.len();
+pub(crate) const PER_NIC: usize = SETTINGS.len() + DCQCN.len() + NIC_FACTS.len() + 1;
 
 /// Facts that name a NIC's model, best first. The PSID (`board_id`) comes first because firmware
 /// is only comparable between cards of one PSID (OEM cards of one chip run other builds). Without
@@ -289,7 +298,25 @@ impl Tally {
                 }
             }
         }
-        let provenance = nic_facts + NIC_FACTS.len();
+        let gpu = nic_facts + NIC_FACTS.len();
+        if let Some(g) = &r.facts.gpu_path {
+            for (i, value) in [&g.nccl_version, &g.route, &g.driver]
+                .into_iter()
+                .enumerate()
+            {
+                self.put(gpu + i, GPU_HOST_FACTS[i], "", value, &host, None);
+            }
+            let mut relations: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+            for p in &g.pairs {
+                relations.entry(&p.nic).or_default().push(&p.relation);
+            }
+            for (nic, rel) in relations {
+                let (nic, rel) = (Text::new(nic), rel.join(","));
+                let order = gpu + GPU_HOST_FACTS.len();
+                self.put(order, GPU_NIC_FACT, "", &rel, &host, Some(&nic));
+            }
+        }
+        let provenance = gpu + GPU_HOST_FACTS.len() + 1;
         self.put(provenance, "tool_version", "", &r.tool_version, &host, None);
         if self.with_plan_sha {
             self.put(

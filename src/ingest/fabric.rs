@@ -212,6 +212,7 @@ mod tests {
             fabric,
             fabric_run: tested.then(run),
             fabric_checks: Vec::new(),
+            gpu: None,
         }
     }
 

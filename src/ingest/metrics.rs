@@ -118,28 +118,36 @@ pub(crate) const COUNTERS: [&str; 9] = [
     "tx_pause_ctrl_phy",
 ];
 
+/// `roce_gen_gpu_direct{route}`: 1 when NCCL will use GPUDirect RDMA on the host (the peer-memory
+/// module or DMA-BUF), 0 when it will stage GPU memory through host memory; only for hosts whose
+/// plan names GPUs.
+pub(crate) const GPU_DIRECT: &str = "roce_gen_gpu_direct";
+/// `roce_gen_gpu_port_status{nic,netdev,gpus,relation}`: the worst of a planned port's GPU path
+/// checks (`gpu_pair`, `pcie_acs`, `pcie_link`, `pcie_mrrs`), 0 pass, 2 skip, 3 warn, 4 fail.
+pub(crate) const GPU_PORT_STATUS: &str = "roce_gen_gpu_port_status";
+
 /// Priorities of the per-priority pause counters.
 pub(crate) const PRIORITIES: usize = 8;
 
 /// The most counters one NIC exports.
 pub(crate) const MAX_COUNTERS: usize = COUNTERS.len() + 2 * PRIORITIES;
 
-/// Host-wide facts the consistency section compares (OFED, kernel, tool version, plan); each
-/// gives a host at most one outlier series.
-pub(crate) const HOST_FACTS: usize = 4;
+/// Host-wide facts the consistency section compares (OFED, kernel, tool version, plan, and the
+/// GPU path's); each gives a host at most one outlier series.
+pub(crate) const HOST_FACTS: usize = 4 + consistency::GPU_HOST_FACTS.len();
 
 /// The most series one host has, NIC facts and check series aside: `host_ok`, `host_planned`,
 /// `host_stale`, one `host_state` per state, one `host_checks` per check status, the result
-/// time, `host_reboot_required`, and a `fact_outlier` per host-wide fact and per NIC fact
-/// compared (settings, DCQCN parameters, DCBX owner, GID index, NV values).
+/// time, `host_reboot_required`, `gpu_direct`, and a `fact_outlier` per host-wide fact and per
+/// NIC fact compared (settings, DCQCN parameters, DCBX owner, GID index, NV values, GPU relation).
 pub const SERIES_PER_HOST: usize =
-    3 + State::ALL.len() + STATUSES.len() + 2 + HOST_FACTS + consistency::PER_NIC;
+    3 + State::ALL.len() + STATUSES.len() + 3 + HOST_FACTS + consistency::PER_NIC;
 
 /// The most series one NIC adds: temperature, TX and RX power per lane, module info, link speed,
 /// maximum speed and width, PCIe speed, maximum speed, width and maximum width, the counters,
-/// the neighbour, the GID index, and a firmware `fact_outlier` (a NIC model is one firmware
-/// group).
-pub const SERIES_PER_NIC: usize = 1 + 2 * MAX_LANES + 1 + 3 + 4 + MAX_COUNTERS + 1 + 1 + 1;
+/// the neighbour, the GID index, a firmware `fact_outlier` (a NIC model is one firmware group),
+/// and its GPU path's status.
+pub const SERIES_PER_NIC: usize = 1 + 2 * MAX_LANES + 1 + 3 + 4 + MAX_COUNTERS + 1 + 1 + 1 + 1;
 
 #[cfg(test)]
 mod tests {
@@ -156,7 +164,9 @@ mod tests {
                 {"id": "dcqcn_rpg_ai_rate", "nic": "mlx5_0", "status": "pass", "actual": "5"},
                 {"id": "dcqcn_made_up", "nic": "mlx5_0", "status": "pass", "actual": "5"}],
             "facts": {"kernel": "6.1", "ofed": "24.10", "nics": {"mlx5_0": {"fw_ver": "28.1",
-                "dcbx": "os", "gid_index": 3, "fw_CNP_DSCP_P1": "48", "fw_MADE_UP_P1": "1"}}}}"#;
+                "dcbx": "os", "gid_index": 3, "fw_CNP_DSCP_P1": "48", "fw_MADE_UP_P1": "1"}},
+                "gpu_path": {"nccl_version": "2.23.4", "route": "peermem", "driver": "550",
+                    "made_up": "1", "pairs": [{"nic": "mlx5_0", "relation": "PIX"}]}}}"#;
         let Parsed::Result(r) = parse(result) else {
             panic!("not a result");
         };
@@ -168,7 +178,8 @@ mod tests {
                 g.fact == "firmware"
                     || consistency::SETTINGS.contains(&g.fact.as_str())
                     || consistency::DCQCN.contains(&g.fact.as_str())
-                    || consistency::NIC_FACTS.contains(&g.fact.as_str()),
+                    || consistency::NIC_FACTS.contains(&g.fact.as_str())
+                    || g.fact == consistency::GPU_NIC_FACT,
                 "{} is compared per NIC but not counted",
                 g.fact
             );
@@ -187,7 +198,8 @@ mod tests {
                 "dcqcn_rpg_ai_rate",
                 "dcbx",
                 "gid_index",
-                "fw_CNP_DSCP_P1"
+                "fw_CNP_DSCP_P1",
+                "gpu_relation"
             ],
             "names a result makes up are not compared"
         );

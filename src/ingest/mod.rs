@@ -8,7 +8,7 @@
 //! 3. [`verdict`] gives each host its state and the cluster its verdict, with and without a
 //!    plan, as a [`report`] (the types every format reads); [`consistency`] groups the facts that
 //!    should agree across hosts, [`attention`] the warnings and drift by check, [`fabric`] the
-//!    fabric matrix;
+//!    fabric matrix, [`gpu`] the GPU path per host;
 //! 4. [`render`] prints the report as text, JSON, Markdown, JUnit XML, Prometheus text or HTML;
 //!    [`metrics`] names the Prometheus series (the dashboard queries them).
 //!
@@ -18,6 +18,7 @@ pub(crate) mod attention;
 pub(crate) mod collect;
 pub(crate) mod consistency;
 pub(crate) mod fabric;
+pub(crate) mod gpu;
 pub(crate) mod intake;
 pub(crate) mod metrics;
 pub(crate) mod render;

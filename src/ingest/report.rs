@@ -14,7 +14,7 @@ use serde::Serialize;
 pub(crate) use crate::ingest::attention::{Group, Kind};
 pub(crate) use crate::ingest::consistency::{FactGroup, FactValue};
 pub(crate) use crate::ingest::intake::FileNote;
-pub(crate) use crate::ingest::result::{Check, Counts, NicHealth, Phase, Status};
+pub(crate) use crate::ingest::result::{Check, Counts, GpuPair, NicHealth, Phase, Status};
 
 /// The whole report.
 #[derive(Debug, Serialize)]
@@ -46,6 +46,10 @@ pub(crate) struct ClusterReport {
     /// result.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fabric: Option<FabricMatrix>,
+    /// The GPU path across the hosts that record one (each host's is in its report); absent
+    /// when none does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<GpuTotals>,
     /// The counts.
     pub totals: Totals,
 }
@@ -182,6 +186,66 @@ pub(crate) struct HostReport {
     /// Every check of that result (JUnit lists them as cases).
     #[serde(skip)]
     pub fabric_checks: Vec<Check>,
+    /// The GPU path its latest result records: what NCCL will do with its planned GPUs and
+    /// ports; absent where the plan names no GPU.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<GpuHost>,
+}
+
+// The GPU path, made by `crate::ingest::gpu`.
+
+/// A host's GPU path (plan format 1.3), from its latest result's `facts.gpu_path` and checks.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct GpuHost {
+    /// The NCCL version judged by, and where it came from (the plan's, the host's library).
+    pub nccl_version: String,
+    pub nccl_version_from: String,
+    /// How NCCL reaches GPU memory: `peermem`, `dmabuf` or `none` (no GPUDirect RDMA).
+    pub route: String,
+    /// The GPU driver's and `nvidia_peermem`'s versions; empty where not loaded.
+    pub driver: String,
+    pub peermem: String,
+    /// `gpu_direct`'s status: whether NCCL will use GPUDirect RDMA.
+    pub gpu_direct: Option<Status>,
+    /// `iommu`'s status: the DMA mode of the planned devices.
+    pub iommu: Option<Status>,
+    /// The worst status of its GPU path checks.
+    pub status: Status,
+    /// Its planned pairs, in plan order.
+    pub pairs: Vec<GpuPairRow>,
+}
+
+/// One planned GPU↔port pair with the checks of its port.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct GpuPairRow {
+    /// As the result records it.
+    #[serde(flatten)]
+    pub pair: GpuPair,
+    /// `acs`: `off`, `on at BRIDGE, …`, or `unknown` (configuration space read short).
+    pub acs: String,
+    /// The worst status of the port's GPU path checks.
+    pub status: Status,
+    /// `gpu_pair`, `pcie_acs`, `pcie_link`, `pcie_mrrs`: each check's status.
+    pub relation_check: Option<Status>,
+    pub acs_check: Option<Status>,
+    pub link_check: Option<Status>,
+    pub mrrs_check: Option<Status>,
+}
+
+/// The GPU path across the hosts.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub(crate) struct GpuTotals {
+    /// Counted hosts that record a GPU path, and how many of them NCCL will use GPUDirect RDMA on.
+    pub hosts: usize,
+    pub gpu_direct: usize,
+    /// Their pairs, and how many passed, warned and failed (a pair's status is its port's).
+    pub pairs: usize,
+    pub passed: usize,
+    pub warned: usize,
+    pub failed: usize,
+    pub skipped: usize,
+    /// The counted hosts where NCCL will run without GPUDirect RDMA.
+    pub without_gpu_direct: Vec<String>,
 }
 
 /// One port's row of the fabric matrix, from the host's newest `fabric` result.

@@ -2,6 +2,7 @@
 //! form, and the parser that tells a result from a file that is something else (skipped) or a
 //! result that cannot be read (a problem). Pure.
 
+mod gpu;
 mod text;
 mod wire;
 
@@ -16,6 +17,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+pub(crate) use gpu::{GpuPair, GpuPath};
 use text::Seeded;
 pub(crate) use text::Text;
 pub(crate) use wire::capped;
@@ -195,6 +197,8 @@ pub struct Facts {
     /// Per planned `ib_dev`, what the script recorded for monitoring (transceiver, link, PCIe,
     /// counters, LLDP neighbour); empty for results of bundles that record none.
     pub health: BTreeMap<String, NicHealth>,
+    /// The GPU path (`facts.gpu_path`, plan format 1.3); `None` where the plan names no GPU.
+    pub gpu_path: Option<GpuPath>,
 }
 
 /// One NIC's string facts, by name: a list in name order, not a map, because a NIC records a
@@ -404,7 +408,14 @@ impl ResultFile {
             .values()
             .map(|h| std::mem::size_of::<NicHealth>() + h.counters.len() * wire::ENTRY_COST)
             .sum();
-        std::mem::size_of::<ResultFile>() + 8 * wire::ENTRY_COST + text + checks + nics + health
+        let gpu = self.facts.gpu_path.as_ref().map_or(0, GpuPath::size);
+        std::mem::size_of::<ResultFile>()
+            + 8 * wire::ENTRY_COST
+            + text
+            + checks
+            + nics
+            + health
+            + gpu
     }
 
     /// Keeps only the checks that did not pass, and counts the others: what ingest does past
@@ -881,6 +892,7 @@ mod tests {
                         .collect()
                 })
                 .unwrap_or_default(),
+            gpu_path: value.get("gpu_path").and_then(GpuPath::read),
         }
     }
 
@@ -891,7 +903,9 @@ mod tests {
             json!("facts"),
             json!([1, 2]),
             json!({}),
-            json!({"kernel": 5, "ofed": ["x"], "nics": "none"}),
+            json!({"kernel": 5, "ofed": ["x"], "nics": "none", "gpu_path": "x"}),
+            json!({"gpu_path": {"route": "peermem", "pairs": [{"nic": "mlx5_0", "mrrs": 512,
+                "bridges": [{"pci": "0000:17:00.0", "acs_ctl": 29}], "numa": [0, "x"]}, 7]}}),
             json!({"kernel": "6.8", "ofed": "", "nics": {"mlx5_0": "x", "mlx5_1": null}}),
             json!({"nics": {"mlx5_0": {"fw_ver": "28.39", "netdev": "ens1", "n": 3, "b": true,
                                        "o": {"a": "b"}, "l": ["x"], "gid_index": 3,

@@ -17,6 +17,7 @@ use rayon::prelude::*;
 use crate::ingest::attention;
 use crate::ingest::consistency;
 use crate::ingest::fabric;
+use crate::ingest::gpu;
 use crate::ingest::intake::{
     FileNote, HostResults, Intake, Item, PlanView, PlannedHost, RunKey, run_kind_name,
 };
@@ -99,6 +100,7 @@ pub(crate) fn build(plan: Option<&PlanView>, taken: Intake, require: Require) ->
     let consistency = tally.finish();
     fabric_peers(plan, &mut hosts);
     let fabric = fabric::matrix(&hosts);
+    let gpu = gpu::totals(&hosts);
 
     problems.sort();
     skipped.sort();
@@ -140,6 +142,7 @@ pub(crate) fn build(plan: Option<&PlanView>, taken: Intake, require: Require) ->
         skipped,
         superseded,
         fabric,
+        gpu,
         totals,
     }
 }
@@ -217,6 +220,7 @@ fn host_report(
     let (mut failures, mut warnings, mut checks) = (Vec::new(), Vec::new(), Vec::new());
     // Summarised before its checks move out.
     let latest_run = latest.as_ref().map(run_of);
+    let gpu = latest.as_ref().and_then(|i| gpu::host(&i.result));
     let mut latest = latest;
     if let Some(i) = latest.as_mut() {
         // Planned, or any host without a plan (see `HostReport::counted`).
@@ -274,6 +278,7 @@ fn host_report(
         fabric,
         fabric_run: fabric_run_summary,
         fabric_checks,
+        gpu,
         host: name,
     }
 }

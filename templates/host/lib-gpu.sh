@@ -26,6 +26,9 @@ RG_GPU_MRRS_FIX=()
 RG_NCCL_SEEN=""
 RG_NCCL_FROM=""
 RG_GPU_ROUTE=""
+# The GPU driver's and the peer-memory module's versions (/sys/module/*/version), for the facts.
+RG_GPU_DRIVER=""
+RG_GPU_PEERMEM=""
 
 # The relations, nearest first (NCCL's path types PIX < PXB < PHB < NODE < SYS).
 RG_PCI_RELATION_NAMES=(PIX PXB PHB NODE SYS)
@@ -318,6 +321,7 @@ rg_gpu_direct_check() {
   elif [ "$dmabuf" = yes ] && { [ -z "$RG_NCCL_SEEN" ] || rg_version_ge "$RG_NCCL_SEEN" 2.13; }; then
     RG_GPU_ROUTE=dmabuf
   fi
+  RG_GPU_DRIVER=$drv RG_GPU_PEERMEM=$peer
   text="NCCL ${RG_NCCL_SEEN:-(version unknown)}${RG_NCCL_FROM:+, $RG_NCCL_FROM}"
   case $RG_GPU_ROUTE in
     peermem) text="$text, will use GPUDirect RDMA through the peer-memory module ($paths)" ;;
@@ -549,7 +553,8 @@ rg_gpu_path() {
 }
 
 # rg_gpu_facts: the result's `gpu_path` facts member (through RG_FACTS_MORE): NCCL's version and
-# where it came from, the GPUDirect route, and every planned pair.
+# where it came from, the GPUDirect route, the GPU driver's and peer-memory module's versions, and
+# every planned pair.
 rg_gpu_facts() {
   local i sep="" pairs=""
   for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do
@@ -557,8 +562,8 @@ rg_gpu_facts() {
     pairs+="$sep${RG_GPU_FACT[i]}"
     sep=","
   done
-  rg_json_fmt '"gpu_path":{"nccl_version":%s,"nccl_version_from":%s,"route":%s,"pairs":[%s]}' \
-    s "$RG_NCCL_SEEN" s "$RG_NCCL_FROM" s "$RG_GPU_ROUTE" r "$pairs"
+  rg_json_fmt '"gpu_path":{"nccl_version":%s,"nccl_version_from":%s,"route":%s,"driver":%s,"peermem":%s,"pairs":[%s]}' \
+    s "$RG_NCCL_SEEN" s "$RG_NCCL_FROM" s "$RG_GPU_ROUTE" s "$RG_GPU_DRIVER" s "$RG_GPU_PEERMEM" r "$pairs"
   printf '%s' "$REPLY"
 }
 

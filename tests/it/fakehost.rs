@@ -27,6 +27,11 @@ const GPU_NODE_A: [&str; 2] = [
     "mlx5_0:ens1f0np0:0000:19:00.0:b8:3f:d2:0a:00:00",
     "mlx5_1:ens2f0np0:0000:29:00.0:b8:3f:d2:0a:01:00",
 ];
+/// node-b on another simulated 8-GPU server, for a cluster of two.
+const GPU_NODE_B: [&str; 2] = [
+    "mlx5_0:ens1f0np0:0000:19:00.0:b8:3f:d2:0b:00:00",
+    "mlx5_1:ens2f0np0:0000:29:00.0:b8:3f:d2:0b:01:00",
+];
 /// node-b of golden/lab-2node, for runs that need two real hosts of the plan.
 const NODE_B: [&str; 2] = [
     "mlx5_0:ens1f0np0:0000:1a:00.0:b8:3f:d2:0b:00:00",
@@ -252,12 +257,11 @@ impl FakeHost {
         let root = dir.path().join("root");
         let mut cmd = fakehost_sh("create", &root);
         cmd.args(["--kind", kind, "--host", &host]);
-        let (nics, last_octet) = if plan_host == "node-b" {
-            (NODE_B, 11)
-        } else if gpu.is_some() {
-            (GPU_NODE_A, 10)
-        } else {
-            (NODE_A, 10)
+        let (nics, last_octet) = match (plan_host, gpu.is_some()) {
+            ("node-b", true) => (GPU_NODE_B, 11),
+            ("node-b", false) => (NODE_B, 11),
+            (_, true) => (GPU_NODE_A, 10),
+            _ => (NODE_A, 10),
         };
         for nic in nics {
             cmd.args(["--nic", nic]);
@@ -325,12 +329,14 @@ impl FakeHost {
             planned["hostname"] = Value::String(name.clone());
         }
         if gpu.is_some() {
-            // Each port serves the GPU below its own switch (PIX); NCCL 2.23.4 takes
-            // nvidia_peermem's path.
-            let nics = &mut plan_doc["hosts"][0]["nics"];
-            nics[0]["pci"] = Value::String("0000:19:00.0".into());
-            nics[0]["gpu"] = Value::String("0".into());
-            nics[1]["gpu"] = Value::String("1".into());
+            // On both hosts each port serves the GPU below its own switch (PIX); NCCL 2.23.4
+            // takes nvidia_peermem's path.
+            for host in 0..2 {
+                let nics = &mut plan_doc["hosts"][host]["nics"];
+                nics[0]["pci"] = Value::String("0000:19:00.0".into());
+                nics[0]["gpu"] = Value::String("0".into());
+                nics[1]["gpu"] = Value::String("1".into());
+            }
             plan_doc["cluster"]["nccl_version"] = Value::String("2.23.4".into());
         }
         for edit in edits {

@@ -84,6 +84,11 @@ fn a_healthy_pix_host_passes_with_its_pairs_in_the_facts_and_a_plan_without_gpus
         let gp = &pre.result["facts"]["gpu_path"];
         assert_eq!(gp["nccl_version"], "2.23.4", "{bash}: {gp:#}");
         assert_eq!(gp["route"], "peermem", "{bash}");
+        assert_eq!(
+            (&gp["driver"], &gp["peermem"]),
+            (&json!("550.54.15"), &json!("550.54.15")),
+            "{bash}"
+        );
         let pairs = gp["pairs"].as_array().unwrap();
         assert_eq!(pairs.len(), 2, "{bash}: {gp:#}");
         assert_eq!(pairs[1]["gpu_pci"], "0000:2a:00.0");
@@ -487,4 +492,54 @@ fn pcie_acs_disable_clears_exactly_the_planned_bridges_again_at_boot_and_rollbac
             "{bash}"
         );
     });
+}
+
+/// Two simulated GPU servers of one plan, ingested: node-a applied and healthy; node-b, not yet
+/// applied, with ACS redirecting on the switch port above GPU 0 and no peer-memory module. The
+/// report shows each host's GPU path in every format: its NCCL and GPUDirect route, its pairs
+/// with relation and ACS (node-b's naming the bridge), the counts, and the consistency section
+/// names node-b for its route. The results are the fast tier's fixtures
+/// (tests/it/fixtures/gpu/): `ROCE_GEN_KEEP_GPU_RESULTS=DIR` copies them there.
+#[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
+fn ingest_shows_each_hosts_gpu_path_in_every_format() {
+    let bash = crate::fakehost::bashes().remove(0);
+    let a = FakeHost::ofed()
+        .bash(&bash)
+        .gpu_server(&["--acs", "off"])
+        .build();
+    let b = FakeHost::ofed()
+        .bash(&bash)
+        .plan_host("node-b")
+        .gpu_server(&["--acs", "off"])
+        .build();
+    setpci(&b, &["-s", "0000:17:00.0", "ECAP_ACS+6.w=001d"]);
+    std::fs::remove_dir_all(b.fake("sys/module/nvidia_peermem")).unwrap();
+    a.arp_hygienic();
+    let applied = a.run("apply.sh", &[]);
+    assert_eq!(applied.status("gpu_pair", "mlx5_0"), "pass");
+    let pre = b.run("precheck.sh", &[]);
+    assert_eq!(pre.status("pcie_acs", "mlx5_0"), "warn");
+    assert_eq!(pre.status("gpu_direct", ""), "warn");
+
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("results");
+    std::fs::create_dir(&results).unwrap();
+    for (name, run) in [
+        ("node-a.apply.json", &applied),
+        ("node-b.precheck.json", &pre),
+    ] {
+        let text = serde_json::to_string_pretty(&run.result).unwrap() + "\n";
+        std::fs::write(results.join(name), text).unwrap();
+    }
+    std::fs::copy(a.plan(), dir.path().join("plan.json")).unwrap();
+    if let Some(keep) = std::env::var_os("ROCE_GEN_KEEP_GPU_RESULTS") {
+        let keep = Path::new(&keep);
+        std::fs::create_dir_all(keep.join("results")).unwrap();
+        std::fs::copy(dir.path().join("plan.json"), keep.join("plan.json")).unwrap();
+        for name in ["node-a.apply.json", "node-b.precheck.json"] {
+            std::fs::copy(results.join(name), keep.join("results").join(name)).unwrap();
+        }
+    }
+    crate::ingest::assert_gpu_report(dir.path(), true);
 }

@@ -622,7 +622,7 @@ fn an_outsized_result_adds_no_more_series_than_the_bound() {
         series_bound(nics, flagged)
     );
     // Each NIC is at its most (lanes 1 to 8, the 25 counters), less the firmware outlier a
-    // lone host cannot have.
+    // lone host cannot have and the GPU path's status (its plan names no GPU).
     for nic in ["mlx5_0", "mlx5_1"] {
         let of_nic: Vec<_> = series
             .iter()
@@ -630,7 +630,7 @@ fn an_outsized_result_adds_no_more_series_than_the_bound() {
                 name.starts_with("roce_gen_nic_") && l.get("nic").map(String::as_str) == Some(nic)
             })
             .collect();
-        assert_eq!(of_nic.len(), SERIES_PER_NIC - 1, "{nic}: {of_nic:?}");
+        assert_eq!(of_nic.len(), SERIES_PER_NIC - 2, "{nic}: {of_nic:?}");
         assert!(
             of_nic
                 .iter()
@@ -3488,4 +3488,161 @@ fn fabric_series_stay_within_their_documented_bound() {
         (7 * MAX_FABRIC_PORTS..=SERIES_PER_FABRIC_PORT * MAX_FABRIC_PORTS).contains(&n),
         "{n} series"
     );
+}
+
+// The GPU path: the results of two simulated GPU servers (tests/it/fixtures/gpu/, from
+// `gpu::ingest_shows_each_hosts_gpu_path_in_every_format`).
+
+/// `roce-gen ingest results --plan plan.json` of a folder holding the GPU results: node-a
+/// applied and healthy, node-b prechecked with ACS redirecting above GPU 0 and no peer-memory
+/// module. Every format shows each host's GPU path: what NCCL will do, the pairs, node-b's
+/// bridge, the counts. `with_tools`: the page also fits a screen and A4 paper (Chromium), the
+/// JUnit XML is valid under its schema (xmllint) and promtool finds nothing in the Prometheus
+/// text (the system tier installs them).
+pub(crate) fn assert_gpu_report(dir: &Path, with_tools: bool) {
+    let run = |format: &str| {
+        let r = roce_gen(
+            dir,
+            &[
+                "ingest",
+                "results",
+                "--plan",
+                "plan.json",
+                "--format",
+                format,
+            ],
+        );
+        assert_eq!(r.code, 1, "node-b is pending: {}", r.transcript());
+        r.stdout
+    };
+    let text = run("text");
+    for line in [
+        "GPU path (host: NCCL, GPUDirect; GPU ↔ port: PCIe relation, ACS, links, MRRS):",
+        "  node-a: ✅ NCCL 2.23.4 (the plan's nccl_version), GPUDirect RDMA through the peer-memory module; GPU driver 550.54.15",
+        "    ✅ 2 pairs (PIX): all passed",
+        "  node-b: ⚠ NCCL 2.23.4 (the plan's nccl_version), no GPUDirect RDMA (GPU memory staged through host memory); GPU driver 550.54.15",
+        "    ⚠ GPU 0 (0000:18:00.0) ↔ mlx5_0 (0000:19:00.0): PIX  ACS on at 0000:17:00.0  GPU x16 32.0 GT/s  port x16 32.0 GT/s  MRRS 512",
+        "    ✅ GPU 1 (0000:2a:00.0) ↔ mlx5_1 (0000:29:00.0): PIX  ACS off  GPU x16 32.0 GT/s  port x16 32.0 GT/s  MRRS 512",
+        "gpu path: 4 pairs on 2 hosts: 3 passed, 1 warned; GPUDirect RDMA on 1 of 2 hosts (not on node-b)",
+        "✅ nccl_version: 2.23.4 on all 2 hosts",
+        "✅ gpu_relation: PIX on all 2 hosts",
+    ] {
+        assert!(
+            text.lines().any(|l| l == line),
+            "no line {line:?} in:\n{text}"
+        );
+    }
+    // Two hosts, one route each: the consistency section cannot tell which is the odd one, but
+    // it says they differ.
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("⚠ gpudirect: ") && l.contains("none") && l.contains("peermem")),
+        "{text}"
+    );
+    // The findings themselves are in needs attention, once.
+    assert_eq!(text.matches("ReqRedir+ CmpltRedir+").count(), 1, "{text}");
+
+    let json: Value = serde_json::from_str(&run("json")).unwrap();
+    assert_eq!(
+        json["gpu"],
+        serde_json::json!({"hosts": 2, "gpu_direct": 1, "pairs": 4, "passed": 3, "warned": 1,
+            "failed": 0, "skipped": 0, "without_gpu_direct": ["node-b"]})
+    );
+    let b = &json["hosts"][1];
+    assert_eq!(b["host"], "node-b");
+    assert_eq!(
+        (
+            &b["gpu"]["route"],
+            &b["gpu"]["gpu_direct"],
+            &b["gpu"]["peermem"]
+        ),
+        (&Value::from("none"), &Value::from("warn"), &Value::from(""))
+    );
+    let pair = &b["gpu"]["pairs"][0];
+    assert_eq!(
+        (&pair["acs"], &pair["acs_check"], &pair["relation"]),
+        (
+            &Value::from("on at 0000:17:00.0"),
+            &Value::from("warn"),
+            &Value::from("PIX")
+        )
+    );
+    assert_eq!(pair["bridges"][0]["acs_ctl"], 0x1d);
+    assert_eq!(json["hosts"][0]["gpu"]["route"], "peermem");
+
+    let md = run("markdown");
+    for needle in [
+        "## GPU path\n\n4 pairs on 2 hosts: 3 passed, 1 warned; GPUDirect RDMA on 1 of 2 hosts (not on node-b).\n",
+        "| node-a | ✅ | NCCL 2.23.4 (the plan's nccl\\_version), GPUDirect RDMA through the peer-memory module; GPU driver 550.54.15 | 2 (PIX), all passed |",
+        "| node-b | ⚠ | GPU 0 (0000:18:00.0) ↔ mlx5\\_0 (0000:19:00.0) | PIX  ACS on at 0000:17:00.0  GPU x16 32.0 GT/s  port x16 32.0 GT/s  MRRS 512 |",
+    ] {
+        assert!(md.contains(needle), "no {needle:?} in:\n{md}");
+    }
+
+    let html = run("html");
+    for needle in [
+        "<h2>GPU path: what NCCL will do</h2>",
+        "<span class=\"sym m-warn\">⚠</span> no GPUDirect RDMA<div class=\"sub\">NCCL 2.23.4 (the plan&apos;s nccl_version) · GPU driver 550.54.15</div>",
+        "<span class=\"sym m-ok\">✓</span> GPUDirect RDMA (peer memory)",
+        "<td class=\"m-warn\">on at 0000:17:00.0</td>",
+        "<td class=\"m-ok\">PIX</td>",
+    ] {
+        assert!(html.contains(needle), "no {needle:?} in the page");
+    }
+    // Every pair has its row: two hosts of two.
+    assert_eq!(html.matches("<span class=\"mono\">GPU ").count(), 4);
+    if with_tools {
+        // The pair table fits a 1024 px screen and an A4 page without being shrunk or cut.
+        assert_fits_1024(dir, &html);
+        assert_prints(dir, &html, ("A4", 595.28), "ingest-report-gpu", &[]);
+    }
+
+    let junit = run("junit");
+    let elements = xml_elements(&junit);
+    let props: Vec<(String, String)> = elements
+        .iter()
+        .filter(|(n, a)| n == "property" && attr(a, "name").starts_with("gpu_"))
+        .map(|(_, a)| (attr(a, "name").to_string(), attr(a, "value").to_string()))
+        .collect();
+    assert_eq!(props.len(), 4, "{props:?}");
+    assert!(
+        props[3]
+            .1
+            .contains("GPU 0 (0000:18:00.0) ↔ mlx5_0 (0000:19:00.0): PIX  ACS on at 0000:17:00.0"),
+        "{props:?}"
+    );
+    if with_tools {
+        let (valid, why) = junit_schema_valid(&junit);
+        assert!(valid, "{why}");
+    }
+
+    let prom = run("prometheus");
+    if with_tools {
+        assert_eq!(promtool_findings(&prom), "", "{prom}");
+    }
+    for line in [
+        "roce_gen_gpu_direct{cluster=\"lab\",host=\"node-a\",route=\"peermem\"} 1",
+        "roce_gen_gpu_direct{cluster=\"lab\",host=\"node-b\",route=\"none\"} 0",
+        "roce_gen_gpu_port_status{cluster=\"lab\",host=\"node-b\",nic=\"mlx5_0\",netdev=\"ens1f0np0\",gpus=\"0\",relation=\"PIX\"} 3",
+        "roce_gen_gpu_port_status{cluster=\"lab\",host=\"node-b\",nic=\"mlx5_1\",netdev=\"ens2f0np0\",gpus=\"1\",relation=\"PIX\"} 0",
+    ] {
+        assert!(prom.lines().any(|l| l == line), "no {line:?} in:\n{prom}");
+    }
+}
+
+/// The fixtures' GPU results in every format (the system tier makes them afresh on two simulated
+/// GPU servers and runs the same assertions).
+#[test]
+fn the_gpu_path_of_each_host_is_in_every_format() {
+    let dir = tmp();
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/it/fixtures/gpu");
+    std::fs::create_dir(dir.path().join("results")).unwrap();
+    for rel in [
+        "plan.json",
+        "results/node-a.apply.json",
+        "results/node-b.precheck.json",
+    ] {
+        std::fs::copy(src.join(rel), dir.path().join(rel)).unwrap();
+    }
+    assert_gpu_report(dir.path(), false);
 }

@@ -3,7 +3,8 @@
 //! needs attention (each host not ready with its reason, failing checks and settings to change;
 //! the missing hosts in one block; the hosts a firmware value waits on a reboot for; warnings and
 //! drift grouped by check), a table of every host, per NIC its RoCE v2 GID index, the optics (module, temperature, weakest TX and RX power), link, PCIe and cabling
-//! (the switch port LLDP saw beside the planned one) or why the NIC is absent, the consistency
+//! (the switch port LLDP saw beside the planned one) or why the NIC is absent, the GPU path (per
+//! host GPUDirect, per GPU↔port pair relation, ACS, links), the fabric matrix, the consistency
 //! table and the files not used. Inline CSS only, no scripts, fonts or other resources, so it
 //! opens anywhere offline; laid out to fit a 1024 px screen and an A4 or Letter page. This
 //! module prepares the rows; the layout is `templates/ingest/report.html.j2`, auto-escaped.
@@ -14,12 +15,12 @@ use anyhow::Result;
 use serde::Serialize;
 
 use crate::ingest::render::{
-    common_hosts, compared_hosts, fabric_line, files_line, host_count, hosts_line, hosts_of,
-    reason_detail, render_template, short_sha, shown_run, standing,
+    common_hosts, compared_hosts, fabric_line, files_line, gpu_line, gpu_versions, host_count,
+    hosts_line, hosts_of, reason_detail, render_template, short_sha, shown_run, standing,
 };
 use crate::ingest::report::{
-    Check, ClusterReport, Counts, FabricCell, FabricEnd, FabricMatrix, FactGroup, FileNote, Group,
-    HostReport, Kind, NicHealth, Require, State, Status, Totals,
+    Check, ClusterReport, Counts, FabricCell, FabricEnd, FabricMatrix, FactGroup, FileNote,
+    GpuTotals, Group, HostReport, Kind, NicHealth, Require, State, Status, Totals,
 };
 
 #[derive(Serialize)]
@@ -41,6 +42,7 @@ struct Page<'a> {
     groups: Vec<GroupBlock>,
     nics: Vec<NicRow>,
     consistency: Vec<FactRow>,
+    gpu: Option<GpuView>,
     fabric: Option<FabricView>,
     problems: &'a [FileNote],
     skipped: &'a [FileNote],
@@ -242,6 +244,121 @@ struct LinkRow {
     to_switch: String,
     failed: Vec<&'static str>,
     problems: Vec<String>,
+}
+
+/// The GPU path as the page lays it out: a group of rows per host (its GPUDirect decision on the
+/// first), a row per planned GPU↔port pair.
+#[derive(Serialize)]
+struct GpuView {
+    /// `4 pairs on 2 hosts: 3 passed, 1 warned; GPUDirect RDMA on 1 of 2 hosts (not on h2)`.
+    summary: String,
+    failed: bool,
+    hosts: Vec<GpuHostRows>,
+}
+
+#[derive(Serialize)]
+struct GpuHostRows {
+    host: String,
+    /// `gpu_direct`'s tone and symbol, and the route in words.
+    tone: &'static str,
+    symbol: &'static str,
+    route: &'static str,
+    /// NCCL's version and where it came from, and the driver.
+    detail: String,
+    pairs: Vec<GpuPairCells>,
+}
+
+#[derive(Serialize)]
+struct GpuPairCells {
+    gpu: String,
+    gpu_pci: String,
+    nic: String,
+    nic_pci: String,
+    tone: &'static str,
+    symbol: &'static str,
+    relation: String,
+    relation_tone: &'static str,
+    acs: String,
+    acs_tone: &'static str,
+    /// `GPU x16 32.0 GT/s`, `port x8 (of x16) 32.0 GT/s`, `MRRS 512`.
+    links: Vec<String>,
+    links_tone: &'static str,
+}
+
+fn gpu_view(report: &ClusterReport, t: &GpuTotals) -> GpuView {
+    let tone_of = |s: Option<Status>| status_mark(s).0;
+    let hosts = report
+        .hosts
+        .iter()
+        .filter(|h| h.counted())
+        .filter_map(|h| {
+            let g = h.gpu.as_ref()?;
+            let (tone, symbol) = status_mark(g.gpu_direct);
+            let pairs = g
+                .pairs
+                .iter()
+                .map(|p| {
+                    let (tone, symbol) = status_mark(Some(p.status));
+                    let mut links = Vec::new();
+                    for (end, link) in [("GPU", &p.pair.gpu_link), ("port", &p.pair.nic_link)] {
+                        if let Some(link) = link {
+                            links.push(format!("{end} {}", link.text()));
+                        }
+                    }
+                    if let Some(mrrs) = p.pair.mrrs {
+                        links.push(format!("MRRS {mrrs}"));
+                    }
+                    let links_tone = match (p.link_check, p.mrrs_check) {
+                        (Some(Status::Fail), _) | (_, Some(Status::Fail)) => "bad",
+                        (Some(Status::Warn), _) | (_, Some(Status::Warn)) => "warn",
+                        _ => "ok",
+                    };
+                    GpuPairCells {
+                        gpu: p.pair.gpu.clone(),
+                        gpu_pci: if p.pair.gpu_pci == p.pair.gpu {
+                            String::new()
+                        } else {
+                            p.pair.gpu_pci.clone()
+                        },
+                        nic: p.pair.nic.clone(),
+                        nic_pci: p.pair.nic_pci.clone(),
+                        tone,
+                        symbol,
+                        relation: p.pair.relation.clone(),
+                        relation_tone: tone_of(p.relation_check),
+                        acs: p.acs.clone(),
+                        acs_tone: tone_of(p.acs_check),
+                        links,
+                        links_tone,
+                    }
+                })
+                .collect();
+            Some(GpuHostRows {
+                host: h.host.clone(),
+                tone,
+                symbol,
+                route: match g.route.as_str() {
+                    "peermem" => "GPUDirect RDMA (peer memory)",
+                    "dmabuf" => "GPUDirect RDMA (DMA-BUF)",
+                    "none" => "no GPUDirect RDMA",
+                    _ => "not decided",
+                },
+                detail: {
+                    let (nccl, driver) = gpu_versions(g);
+                    match driver {
+                        Some(d) => format!("{nccl} · {d}"),
+                        None => nccl,
+                    }
+                },
+                pairs,
+            })
+        })
+        .collect();
+    GpuView {
+        summary: gpu_line(t),
+        failed: t.failed > 0,
+        hosts,
+    }
 }
 
 /// Rails per table of the fabric matrix: eight rails, a GPU server's ports, fit A4 portrait.
@@ -810,6 +927,7 @@ pub(crate) fn render(report: &ClusterReport) -> Result<String> {
         groups: report.attention.iter().map(group_block).collect(),
         nics: nic_rows(report),
         consistency,
+        gpu: report.gpu.as_ref().map(|t| gpu_view(report, t)),
         fabric: report.fabric.as_ref().map(fabric_view),
         problems: &report.problems,
         skipped: &report.skipped,

@@ -5,7 +5,9 @@
 //! one and a failing `state` case for one that is not ready for another reason (pending,
 //! drifted, rolled back); a host's fabric result adds its checks as cases of the class
 //! `HOST.fabric`, one per port and fabric check, a failure naming the link's two ends and switch
-//! ports; unreadable files are errors of an `ingest` suite. Laid out by
+//! ports; a host's GPU path has its checks as cases and what NCCL will do and its pairs as the
+//! `gpu_direct` and `gpu_pairs` properties; unreadable files are errors of an `ingest` suite.
+//! Laid out by
 //! `templates/ingest/junit.xml.j2`.
 //!
 //! The attributes are those of the Ant JUnit schema (`JUnit.xsd`), which Jenkins, GitLab and the
@@ -23,7 +25,10 @@ use anyhow::Result;
 use jiff::Timestamp;
 use serde::Serialize;
 
-use crate::ingest::render::{off_plan, outliers, reason, render_template, short_sha};
+use crate::ingest::render::{
+    gpu_host_text, gpu_pair_facts, gpu_pair_name, off_plan, outliers, reason, render_template,
+    short_sha,
+};
 use crate::ingest::report::{Check, ClusterReport, FabricMatrix, HostReport, Run, State, Status};
 
 #[derive(Serialize)]
@@ -278,6 +283,16 @@ fn host_suite(
     for c in &h.checks {
         let (outcome, message, text) = outcome(c);
         cases.push(case(&c.item(), outcome, message, text));
+    }
+    // The GPU path: its checks are cases above; what NCCL will do is the suite's.
+    if let Some(g) = &h.gpu {
+        properties.push(("gpu_direct", gpu_host_text(g)));
+        let pairs: Vec<String> = g
+            .pairs
+            .iter()
+            .map(|p| format!("{}: {}", gpu_pair_name(p), gpu_pair_facts(p)))
+            .collect();
+        properties.push(("gpu_pairs", pairs.join("; ")));
     }
     if let Some(run) = &h.fabric_run {
         properties.push(("fabric_result", run.path.clone()));

@@ -1,15 +1,16 @@
 //! `--format markdown`: the report for a ticket, a wiki page or a merge request: the verdict and
 //! totals, a table of hosts, per host not ready why (failures, settings to change), the warnings
-//! grouped by check, the consistency table and the files that
+//! grouped by check, the consistency table, the GPU path, the fabric matrix and the files that
 //! were not used. Every string from a result is escaped so it stays text inside a table cell.
 
 use std::fmt::Write;
 
 use crate::ingest::render::{
     clean, common_hosts, compared_hosts, fabric_line, fabric_mark, fabric_rate, files_line,
-    host_count, hosts_line, hosts_of, next_step, reason, short_sha, standing,
+    gpu_host_text, gpu_line, gpu_pair_facts, gpu_pair_name, host_count, hosts_line, hosts_of,
+    next_step, reason, short_sha, standing,
 };
-use crate::ingest::report::{ClusterReport, FabricCell, FileNote, HostReport, Kind, State};
+use crate::ingest::report::{ClusterReport, FabricCell, FileNote, HostReport, Kind, State, Status};
 
 /// Markdown text from an untrusted string: Markdown and HTML punctuation escaped, and `|` so a
 /// table cell stays one cell.
@@ -62,6 +63,7 @@ pub(crate) fn render(report: &ClusterReport) -> String {
     not_ready(&mut out, report);
     needs_attention(&mut out, report);
     consistency(&mut out, report);
+    gpu(&mut out, report);
     fabric(&mut out, report);
     for (title, notes) in [
         ("Problems", &report.problems),
@@ -73,6 +75,80 @@ pub(crate) fn render(report: &ClusterReport) -> String {
     out.truncate(out.trim_end().len());
     out.push('\n');
     out
+}
+
+/// The GPU path: the counts, a row per host (GPUDirect, NCCL, its pairs in a word), then the
+/// pairs that did not pass with their relation, ACS, links and MRRS.
+fn gpu(out: &mut String, report: &ClusterReport) {
+    let Some(t) = &report.gpu else {
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "## GPU path
+"
+    );
+    let _ = writeln!(
+        out,
+        "{}.
+",
+        md(&gpu_line(t))
+    );
+    let _ = writeln!(
+        out,
+        "| host | GPUDirect | NCCL, route, GPU driver | pairs |"
+    );
+    let _ = writeln!(out, "| --- | --- | --- | --- |");
+    let hosts: Vec<&HostReport> = report.hosts.iter().filter(|h| h.counted()).collect();
+    for h in &hosts {
+        let Some(g) = &h.gpu else { continue };
+        let not_passed = g.pairs.iter().filter(|p| p.status != Status::Pass).count();
+        let pairs = if not_passed == 0 {
+            let mut relations: Vec<&str> =
+                g.pairs.iter().map(|p| p.pair.relation.as_str()).collect();
+            relations.sort_unstable();
+            relations.dedup();
+            format!("{} ({}), all passed", g.pairs.len(), relations.join(", "))
+        } else {
+            format!("{not_passed} of {} not passed", g.pairs.len())
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} |",
+            md(&h.host),
+            fabric_mark(g.gpu_direct),
+            md(&gpu_host_text(g)),
+            md(&pairs)
+        );
+    }
+    out.push('\n');
+    let rows: Vec<String> = hosts
+        .iter()
+        .filter_map(|h| Some((h, h.gpu.as_ref()?)))
+        .flat_map(|(h, g)| {
+            g.pairs
+                .iter()
+                .filter(|p| p.status != Status::Pass)
+                .map(move |p| {
+                    format!(
+                        "| {} | {} | {} | {} |",
+                        md(&h.host),
+                        fabric_mark(Some(p.status)),
+                        md(&gpu_pair_name(p)),
+                        md(&gpu_pair_facts(p))
+                    )
+                })
+        })
+        .collect();
+    if !rows.is_empty() {
+        let _ = writeln!(out, "Pairs that did not pass:\n");
+        let _ = writeln!(out, "| host | | GPU ↔ port | relation, ACS, links, MRRS |");
+        let _ = writeln!(out, "| --- | --- | --- | --- |");
+        for row in rows {
+            let _ = writeln!(out, "{row}");
+        }
+        out.push('\n');
+    }
 }
 
 /// The fabric matrix: one row per rail and host port, then each failing link with both ends,

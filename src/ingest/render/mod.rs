@@ -18,8 +18,8 @@ use minijinja::{AutoEscape, Environment, UndefinedBehavior};
 use serde::Serialize;
 
 use crate::ingest::report::{
-    ClusterReport, FabricCell, FabricMatrix, FactGroup, FactValue, HostReport, Phase, Run, State,
-    Status, Totals,
+    ClusterReport, FabricCell, FabricMatrix, FactGroup, FactValue, GpuHost, GpuPairRow, GpuTotals,
+    HostReport, Phase, Run, State, Status, Totals,
 };
 
 pub(crate) use crate::text::clean;
@@ -387,6 +387,108 @@ pub(crate) fn fabric_line(m: &FabricMatrix) -> String {
     if !m.not_run.is_empty() {
         let names: Vec<String> = m.not_run.iter().map(|h| clean(h)).collect();
         let _ = write!(line, "; no fabric result from {}", names.join(", "));
+    }
+    line
+}
+
+/// `NCCL 2.23.4 (the plan's nccl_version), GPUDirect RDMA through the peer-memory module`: what
+/// NCCL will do on a host, and which NCCL the checks judged by. Cleaned.
+pub(crate) fn gpu_host_text(g: &GpuHost) -> String {
+    let route = match g.route.as_str() {
+        "peermem" => "GPUDirect RDMA through the peer-memory module",
+        "dmabuf" => "GPUDirect RDMA through DMA-BUF",
+        "none" => "no GPUDirect RDMA (GPU memory staged through host memory)",
+        _ => "GPUDirect RDMA not decided",
+    };
+    let (nccl, driver) = gpu_versions(g);
+    format!(
+        "{nccl}, {route}{}",
+        driver.map(|d| format!("; {d}")).unwrap_or_default()
+    )
+}
+
+/// `NCCL 2.23.4 (the plan's nccl_version)` and `GPU driver 550.54.15` (absent where not loaded):
+/// which NCCL the checks judged by, and the driver. Cleaned.
+pub(crate) fn gpu_versions(g: &GpuHost) -> (String, Option<String>) {
+    let nccl = if g.nccl_version.is_empty() {
+        "NCCL version unknown".to_string()
+    } else if g.nccl_version_from.is_empty() {
+        format!("NCCL {}", clean(&g.nccl_version))
+    } else {
+        format!(
+            "NCCL {} ({})",
+            clean(&g.nccl_version),
+            clean(&g.nccl_version_from)
+        )
+    };
+    let driver = (!g.driver.is_empty()).then(|| format!("GPU driver {}", clean(&g.driver)));
+    (nccl, driver)
+}
+
+/// `GPU 0 (0000:18:00.0) ↔ mlx5_0 (0000:19:00.0)`; a GPU planned by its address once. Cleaned.
+pub(crate) fn gpu_pair_name(p: &GpuPairRow) -> String {
+    let pair = &p.pair;
+    let gpu = if pair.gpu == pair.gpu_pci || pair.gpu_pci.is_empty() {
+        format!("GPU {}", clean(&pair.gpu))
+    } else {
+        format!("GPU {} ({})", clean(&pair.gpu), clean(&pair.gpu_pci))
+    };
+    let nic = if pair.nic_pci.is_empty() {
+        clean(&pair.nic)
+    } else {
+        format!("{} ({})", clean(&pair.nic), clean(&pair.nic_pci))
+    };
+    format!("{gpu} ↔ {nic}")
+}
+
+/// `PIX  ACS off  GPU x16 32.0 GT/s  port x8 (of x16) 32.0 GT/s  MRRS 512`: a pair's relation,
+/// ACS, both links and the port's Max Read Request Size. Cleaned.
+pub(crate) fn gpu_pair_facts(p: &GpuPairRow) -> String {
+    let pair = &p.pair;
+    let relation = if pair.relation.is_empty() {
+        "relation unknown".to_string()
+    } else {
+        clean(&pair.relation)
+    };
+    let mut text = format!("{relation}  ACS {}", clean(&p.acs));
+    for (end, link) in [("GPU", &pair.gpu_link), ("port", &pair.nic_link)] {
+        if let Some(link) = link {
+            let _ = write!(text, "  {end} {}", clean(&link.text()));
+        }
+    }
+    if let Some(mrrs) = pair.mrrs {
+        let _ = write!(text, "  MRRS {mrrs}");
+    }
+    text
+}
+
+/// `4 pairs on 2 hosts: 3 passed, 1 failed; GPUDirect RDMA on 1 of 2 hosts (not on h2)`. Cleaned.
+pub(crate) fn gpu_line(t: &GpuTotals) -> String {
+    let mut line = format!(
+        "{} {} on {}: {} passed",
+        t.pairs,
+        plural(t.pairs, "pair", "pairs"),
+        host_count(t.hosts),
+        t.passed
+    );
+    for (n, what) in [
+        (t.warned, "warned"),
+        (t.failed, "failed"),
+        (t.skipped, "skipped"),
+    ] {
+        if n > 0 {
+            let _ = write!(line, ", {n} {what}");
+        }
+    }
+    let _ = write!(
+        line,
+        "; GPUDirect RDMA on {} of {}",
+        t.gpu_direct,
+        host_count(t.hosts)
+    );
+    if !t.without_gpu_direct.is_empty() {
+        let names: Vec<String> = t.without_gpu_direct.iter().map(|h| clean(h)).collect();
+        let _ = write!(line, " (not on {})", names.join(", "));
     }
     line
 }

@@ -4,7 +4,9 @@
 //! hosts in; a series per check that warned or failed; and the NIC facts each host's latest
 //! result records (transceiver temperature and power, link and PCIe speed and width, RoCE
 //! counters, RoCE v2 GID index, LLDP neighbour); and the fabric matrix (per port its measured
-//! rate, its share of the link, pass or fail, each fabric check). Every sample is labelled
+//! rate, its share of the link, pass or fail, each fabric check); and the GPU path (per host
+//! whether NCCL will use GPUDirect RDMA, per planned port its GPU path checks' worst status).
+//! Every sample is labelled
 //! with the cluster, per-host ones with `host`, per-NIC ones also with `nic` (the planned
 //! `ib_dev`) and `netdev`. Write it with `-o DIR/roce-gen.prom`, which replaces the file
 //! atomically as the collector requires.
@@ -156,6 +158,7 @@ pub(crate) fn render(report: &ClusterReport) -> String {
         .chain([&fact_hosts, &outlier, &matches_plan])
         .chain(&nic_facts(report, &cluster))
         .chain(&fabric_families(report, &cluster))
+        .chain(&gpu_families(report, &cluster))
     {
         family.write(&mut out);
     }
@@ -384,6 +387,49 @@ fn fabric_families(report: &ClusterReport, cluster: &str) -> [Family; 4] {
         }
     }
     [rate, ratio, ok, checks]
+}
+
+/// `roce_gen_gpu_direct` per host whose latest result records a GPU path, and
+/// `roce_gen_gpu_port_status` per planned port of it that its GPU checks name (a port a result
+/// lists only among its pairs is not exported: a result cannot add NICs to the bound).
+fn gpu_families(report: &ClusterReport, cluster: &str) -> [Family; 2] {
+    let mut direct = Family::new(
+        GPU_DIRECT,
+        "1 when NCCL will use GPUDirect RDMA on the host (route peermem or dmabuf), 0 when it will stage GPU memory through host memory.",
+    );
+    let mut ports = Family::new(
+        GPU_PORT_STATUS,
+        "The worst of a planned port's GPU path checks (gpu_pair, pcie_acs, pcie_link, pcie_mrrs): 0 pass, 2 skip, 3 warn, 4 fail.",
+    );
+    for h in &report.hosts {
+        let Some(g) = &h.gpu else { continue };
+        let host = || vec![("cluster", cluster.to_string()), ("host", h.host.clone())];
+        let mut l = host();
+        l.push(("route", g.route.clone()));
+        direct.add(l, u8::from(g.uses_gpu_direct()));
+        let mut by_nic: BTreeMap<&str, (Vec<&str>, Vec<&str>, Status)> = BTreeMap::new();
+        for p in g.pairs.iter().filter(|p| {
+            [p.relation_check, p.acs_check, p.link_check, p.mrrs_check]
+                .iter()
+                .any(Option::is_some)
+        }) {
+            let e = by_nic
+                .entry(p.pair.nic.as_str())
+                .or_insert((Vec::new(), Vec::new(), p.status));
+            e.0.push(&p.pair.gpu);
+            e.1.push(&p.pair.relation);
+            e.2 = p.status;
+        }
+        for (nic, (gpus, relations, status)) in by_nic {
+            let mut l = host();
+            l.push(("nic", nic.to_string()));
+            l.push(("netdev", h.netdevs.get(nic).cloned().unwrap_or_default()));
+            l.push(("gpus", gpus.join(",")));
+            l.push(("relation", relations.join(",")));
+            ports.add(l, status_code(status));
+        }
+    }
+    [direct, ports]
 }
 
 /// `roce_gen_fact_hosts`, `roce_gen_fact_outlier` and `roce_gen_fact_matches_plan`. A host

@@ -9,11 +9,11 @@ use anstyle::{AnsiColor, Style};
 
 use crate::ingest::render::{
     all_hosts, clean, common_hosts, compared_hosts, fabric_line, fabric_mark, fabric_rate,
-    fact_name, files_line, host_count, hosts_line, hosts_of, next_step, reason, short_sha,
-    value_text,
+    fact_name, files_line, gpu_host_text, gpu_line, gpu_pair_facts, gpu_pair_name, host_count,
+    hosts_line, hosts_of, next_step, reason, short_sha, value_text,
 };
 use crate::ingest::report::{
-    ClusterReport, FabricMatrix, FactGroup, Group, HostReport, Kind, Require, State,
+    ClusterReport, FabricMatrix, FactGroup, Group, HostReport, Kind, Require, State, Status,
 };
 
 const RULE: &str = "============================================================";
@@ -73,6 +73,10 @@ pub(crate) fn render(report: &ClusterReport, color: bool) -> String {
             consistency_line(&mut out, &p, g, of);
         }
     }
+    if report.gpu.is_some() {
+        let _ = writeln!(out, "{}", p.dim(RULE));
+        gpu(&mut out, &p, report);
+    }
     if let Some(m) = &report.fabric {
         let _ = writeln!(out, "{}", p.dim(RULE));
         fabric(&mut out, &p, m);
@@ -80,6 +84,67 @@ pub(crate) fn render(report: &ClusterReport, color: bool) -> String {
     let _ = writeln!(out, "{}", p.dim(RULE));
     verdict(&mut out, &p, report);
     out
+}
+
+/// The GPU path: a line per host (NCCL's version and GPUDirect route, marked by `gpu_direct`);
+/// under a host whose pairs all passed one line for them, under another each pair with its
+/// relation, ACS, links and MRRS (the messages are in the host's block and needs attention);
+/// then the counts.
+fn gpu(out: &mut String, p: &Paint, report: &ClusterReport) {
+    let _ = writeln!(
+        out,
+        "{}",
+        p.bold("GPU path (host: NCCL, GPUDirect; GPU ↔ port: PCIe relation, ACS, links, MRRS):")
+    );
+    for h in report.hosts.iter().filter(|h| h.counted()) {
+        let Some(g) = &h.gpu else { continue };
+        let line = format!(
+            "  {}: {} {}",
+            clean(&h.host),
+            fabric_mark(g.gpu_direct),
+            gpu_host_text(g)
+        );
+        let _ = match g.gpu_direct {
+            Some(Status::Fail) => writeln!(out, "{}", p.red(&line)),
+            Some(Status::Warn) => writeln!(out, "{}", p.yellow(&line)),
+            _ => writeln!(out, "{line}"),
+        };
+        if g.pairs.iter().all(|x| x.status == Status::Pass) {
+            let mut relations: Vec<String> =
+                g.pairs.iter().map(|x| clean(&x.pair.relation)).collect();
+            relations.sort_unstable();
+            relations.dedup();
+            let n = g.pairs.len();
+            let _ = writeln!(
+                out,
+                "    ✅ {n} {} ({}): all passed",
+                if n == 1 { "pair" } else { "pairs" },
+                relations.join(", ")
+            );
+            continue;
+        }
+        for x in &g.pairs {
+            let line = format!(
+                "    {} {}: {}",
+                fabric_mark(Some(x.status)),
+                gpu_pair_name(x),
+                gpu_pair_facts(x)
+            );
+            let _ = match x.status {
+                Status::Fail => writeln!(out, "{}", p.red(&line)),
+                Status::Warn => writeln!(out, "{}", p.yellow(&line)),
+                _ => writeln!(out, "{line}"),
+            };
+        }
+    }
+    if let Some(t) = &report.gpu {
+        let line = format!("gpu path: {}", gpu_line(t));
+        let _ = if t.failed > 0 {
+            writeln!(out, "{}", p.red(&line))
+        } else {
+            writeln!(out, "{line}")
+        };
+    }
 }
 
 /// The fabric matrix: one line per rail and host port (the rate against the link, the priority

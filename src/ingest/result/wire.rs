@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
-use super::{Facts, Neighbor, NicFacts, NicHealth, Text, Transceiver};
+use super::{Facts, GpuPath, Neighbor, NicFacts, NicHealth, Text, Transceiver};
 
 /// The longest string a result keeps (names, messages, expected and actual values, facts);
 /// longer ones are cut and end in `…`.
@@ -281,7 +281,7 @@ impl<'de> Deserialize<'de> for Key<'de> {
     }
 }
 
-/// `facts`: any value; only an object's `kernel`, `ofed` and `nics` are read. With the number
+/// `facts`: any value; only an object's `kernel`, `ofed`, `nics` and `gpu_path` are read. With the number
 /// of NICs not kept (past [`FACTS_BUDGET`]).
 #[derive(Default)]
 pub(super) struct ReadFacts(pub Facts, pub usize);
@@ -311,6 +311,11 @@ impl<'de> Deserialize<'de> for ReadFacts {
                             facts.nics = nics;
                             facts.health = health;
                             not_kept = dropped;
+                        }
+                        "gpu_path" => {
+                            let left = Cell::new(GPU_PATH_NODES);
+                            let value = map.next_value_seed(Bounded(&left))?;
+                            facts.gpu_path = GpuPath::read(&value);
                         }
                         _ => {
                             map.next_value::<IgnoredAny>()?;
@@ -710,6 +715,10 @@ impl<'de> Deserialize<'de> for Sniffed {
         d.deserialize_any(V)
     }
 }
+
+/// Values of `facts.gpu_path` read before its typed form is taken (an 8-GPU host records about
+/// 300); past them it is cut.
+const GPU_PATH_NODES: usize = 4096;
 
 /// Values of a `schema` that is not a string kept for the message; past them it is cut.
 const SCHEMA_NODES: usize = 64;
