@@ -107,6 +107,13 @@
 #       vfs, lag, addr and the stand-ins work on as before. A NIC at another address stays where
 #       it is (said on stderr); a topology NIC the host lacks is a bare function, its driver
 #       bound, without netdev.
+#   fakehost.sh nccl ROOT VERSION|none
+#       NCCL's library as its package installs it: a shared object with the soname libnccl.so.2
+#       named libnccl.so.VERSION in usr/lib/x86_64-linux-gnu (built by cc, an empty library:
+#       only its name and soname matter), the distribution's ld.so.conf, and the linker cache
+#       built over the root by glibc's own ldconfig (-r ROOT), which also makes the soname's link,
+#       as the package's trigger does. An earlier version's files go (an upgrade); `none` removes
+#       NCCL. The host's ldconfig stand-in is that same ldconfig reading the root's cache.
 #
 # Or `source` this file and call fakehost_create / fakehost_addr / fakehost_snapshot /
 # fakehost_run / fakehost_reload / fakehost_reboot.
@@ -128,7 +135,7 @@ FAKEHOST_FIXTURES=$FAKEHOST_DIR/fixtures
 # Tools every fake host has (iproute2, ethtool, systemd and udev, hostname, kmod), and the ones
 # only MLNX_OFED / DOCA-OFED installs (mlnx-tools, ofed-scripts and perftest, which their
 # installers put on every host; an inbox host gets perftest from the distribution, by hand).
-FAKEHOST_COMMON_TOOLS='dcb ethtool ip rdma systemctl hostname modprobe udevadm'
+FAKEHOST_COMMON_TOOLS='dcb ethtool ip rdma systemctl hostname modprobe udevadm ldconfig'
 # (lldpcli / lldptool come with --lldp.)
 FAKEHOST_OFED_TOOLS='ofed_info mlnx_qos cma_roce_mode cma_roce_tos ibdev2netdev ib_write_bw'
 # The DCQCN files of an OFED port and their firmware defaults (driver reload restores them).
@@ -155,7 +162,8 @@ fakehost_usage() {
     '       fakehost.sh reload ROOT [--how openibd|modprobe|devlink|mlxfwreset|recovery|rescan]' \
     '       fakehost.sh reboot ROOT' \
     '       fakehost.sh reactivate ROOT IF' \
-    '       fakehost.sh pcitree ROOT TOPOLOGY [--acs on|off] [--mrrs BYTES] [--iommu-type DMA-FQ|identity]' >&2
+    '       fakehost.sh pcitree ROOT TOPOLOGY [--acs on|off] [--mrrs BYTES] [--iommu-type DMA-FQ|identity]' \
+    '       fakehost.sh nccl ROOT VERSION|none' >&2
 }
 
 fakehost_create() (
@@ -562,6 +570,28 @@ fakehost_pcitree() (
   }
   shift 2
   exec "${FAKEHOST_PYTHON:-/usr/bin/python3}" "$FAKEHOST_DIR/pcitree.py" "$root" "$topo" "$@"
+)
+
+# fakehost_nccl ROOT VERSION|none: see the usage above.
+fakehost_nccl() (
+  set -eu
+  local root=${1-} version=${2-} lib
+  if [[ -z $root || ! -d $root/.fake ]]; then
+    printf 'fakehost nccl: %s is not a fake host root\n' "$root" >&2
+    exit 2
+  fi
+  [[ $version == none || $version =~ ^2\.[0-9]+\.[0-9]+$ ]] || {
+    printf 'fakehost nccl: bad version %s (want 2.X.Y or none)\n' "$version" >&2
+    exit 2
+  }
+  lib=$root/usr/lib/x86_64-linux-gnu
+  mkdir -p -- "$lib" "$root/etc/ld.so.conf.d"
+  printf 'include /etc/ld.so.conf.d/*.conf\n' >"$root/etc/ld.so.conf"
+  printf '# Multiarch support\n/usr/lib/x86_64-linux-gnu\n' >"$root/etc/ld.so.conf.d/x86_64-linux-gnu.conf"
+  rm -f -- "$lib"/libnccl.so*
+  [[ $version == none ]] ||
+    cc -shared -nostdlib -Wl,-soname,libnccl.so.2 -o "$lib/libnccl.so.$version" -x c /dev/null
+  /sbin/ldconfig -r "$root"
 )
 
 # fakehost_rename ROOT IF NEWNAME: see the usage above.
@@ -1078,6 +1108,7 @@ fakehost_main() {
     reactivate) fakehost_reactivate "$@" ;;
     vfs) fakehost_vfs "$@" ;;
     pcitree) fakehost_pcitree "$@" ;;
+    nccl) fakehost_nccl "$@" ;;
     *)
       fakehost_usage
       return 2

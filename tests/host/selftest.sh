@@ -127,9 +127,9 @@ eq 'create ofed: exit status' 0 $?
 eq 'create inbox: exit status' 0 $?
 cp -a "$O" "$T/pristine" # an untouched OFED host, copied for the fixture cases
 
-eq 'ofed bin/' 'cma_roce_mode cma_roce_tos dcb ethtool hostname ib_write_bw ibdev2netdev ip mlnx_qos modprobe ofed_info rdma stub systemctl udevadm' \
+eq 'ofed bin/' 'cma_roce_mode cma_roce_tos dcb ethtool hostname ib_write_bw ibdev2netdev ip ldconfig mlnx_qos modprobe ofed_info rdma stub systemctl udevadm' \
   "$(cd "$O/bin" && echo *)"
-eq 'inbox bin/ (no mlnx_qos: inbox hosts have dcb only)' 'dcb ethtool hostname ip modprobe rdma stub systemctl udevadm' "$(cd "$I/bin" && echo *)"
+eq 'inbox bin/ (no mlnx_qos: inbox hosts have dcb only)' 'dcb ethtool hostname ip ldconfig modprobe rdma stub systemctl udevadm' "$(cd "$I/bin" && echo *)"
 eq 'the stand-ins are copied into lib/fakehost' "$(cd "$HERE/stubs" && echo *)" "$(cd "$O/lib/fakehost" && echo *)"
 eq 'no absolute symlink in the tree' '' "$(find "$O" "$I" -type l -lname '/*')"
 
@@ -862,6 +862,22 @@ eq 'systemctl enable of a unit without [Install]: warns, stays static' '0 static
   "$RC $(ROCE_GEN_ROOT=$O STUB_LOG=$O/stub.log "$O/bin/systemctl" is-enabled noinstall)"
 call "$O" systemctl reboot
 expect 'systemctl reboot is not modelled' 2 '' $'stub systemctl: not implemented: reboot\n'
+
+# ldconfig: glibc's own over the root's cache, which `fakehost.sh nccl` builds.
+call "$O" ldconfig -p
+expect 'ldconfig -p without a cache: as such a host answers' 1 '' $'/sbin/ldconfig: Can\'t open cache file /etc/ld.so.cache\n: No such file or directory\n'
+"$FH" nccl "$O" 2.21.5
+eq 'nccl 2.21.5: the library and the soname link ldconfig made' 'libnccl.so.2 -> libnccl.so.2.21.5' \
+  "$(cd "$O/usr/lib/x86_64-linux-gnu" && for f in libnccl.so*; do [[ -L $f ]] && echo "$f -> $(readlink "$f")"; done)"
+call "$O" ldconfig -p
+eq 'ldconfig -p: the root cache names the soname' $'\tlibnccl.so.2 (libc6,x86-64) => /usr/lib/x86_64-linux-gnu/libnccl.so.2' \
+  "$(grep libnccl <<<"$OUT")"
+"$FH" nccl "$O" none
+call "$O" ldconfig -p
+expect 'ldconfig -p after nccl none: an empty cache' 0 "$OUT" ''
+eq 'no libnccl left' '' "$(grep libnccl <<<"$OUT")"
+call "$O" ldconfig /usr/lib
+expect 'ldconfig rebuilding a cache is not modelled' 2 '' $'stub ldconfig: not implemented: /usr/lib\n'
 
 call "$O" hostname
 expect 'hostname' 0 $'gpu-001.example.net\n' ''

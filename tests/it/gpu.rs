@@ -272,16 +272,67 @@ fn a_sys_pair_a_port_nccl_will_not_use_an_x8_link_and_a_low_mrrs_are_findings() 
     });
 }
 
-/// The peer-memory module gone after an upgrade: NCCL will run without GPUDirect RDMA, and the
-/// check says how to load it.
+/// Without the plan's nccl_version, the host's NCCL decides which peer-memory paths count: its
+/// library as the linker cache names it (glibc's own ldconfig built the cache over the simulated
+/// root and answers `ldconfig -p` there). NCCL 2.21.5 with only nvidia_peermem loaded warns
+/// (before 2.23.4 NCCL looks only for the memory_peers paths), the upgrade to 2.23.4 passes; a
+/// peer-memory module of another driver version is named with how to reload it; and with the
+/// module gone after an upgrade NCCL runs without GPUDirect RDMA and the check says how to load
+/// it.
 #[test]
 #[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
-fn without_a_peer_memory_module_gpu_direct_says_nccl_runs_without_it() {
+fn the_hosts_nccl_picks_the_peer_memory_paths_and_without_the_module_nccl_runs_without_gpu_direct()
+{
     for_each_bash(|bash| {
         let h = FakeHost::ofed()
             .bash(bash)
             .gpu_server(&["--acs", "off"])
+            .plan(|p| {
+                p["cluster"].as_object_mut().unwrap().remove("nccl_version");
+            })
             .build();
+        let nccl = |version: &str| {
+            let (code, _, err) = h.host_step("nccl", &[version]);
+            assert_eq!(code, 0, "fakehost nccl {version}: {err}");
+        };
+        nccl("2.21.5");
+        let old = h.run("precheck.sh", &[]);
+        assert_eq!(old.status("gpu_direct", ""), "warn", "{bash}");
+        contains_all(
+            &old.message("gpu_direct", ""),
+            &[
+                "NCCL 2.21.5, this host's /usr/lib/x86_64-linux-gnu/libnccl.so.2.21.5, will run without GPUDirect RDMA",
+                "nvidia_peermem 550.54.15 is loaded but registers no /sys/kernel/mm/memory_peers path, the only ones NCCL before 2.23.4 looks for",
+            ],
+            bash,
+        );
+        assert_eq!(old.result["facts"]["gpu_path"]["nccl_version"], "2.21.5");
+
+        nccl("2.23.4");
+        let new = h.run("precheck.sh", &[]);
+        assert_eq!(new.status("gpu_direct", ""), "pass", "{bash}");
+        contains_all(
+            &new.message("gpu_direct", ""),
+            &[
+                "NCCL 2.23.4, this host's /usr/lib/x86_64-linux-gnu/libnccl.so.2.23.4",
+                "/sys/module/nvidia_peermem/version",
+            ],
+            bash,
+        );
+
+        // A driver upgrade that left the old peer-memory module loaded.
+        std::fs::write(h.fake("sys/module/nvidia_peermem/version"), "535.104.05\n").unwrap();
+        let stale = h.run("precheck.sh", &[]);
+        assert_eq!(stale.status("gpu_direct", ""), "warn", "{bash}");
+        contains_all(
+            &stale.message("gpu_direct", ""),
+            &[
+                "nvidia_peermem 535.104.05 is not of the GPU driver 550.54.15",
+                "modprobe -r nvidia_peermem; modprobe nvidia_peermem",
+            ],
+            bash,
+        );
+
         std::fs::remove_dir_all(h.fake("sys/module/nvidia_peermem")).unwrap();
         let pre = h.run("precheck.sh", &[]);
         assert_eq!(pre.status("gpu_direct", ""), "warn", "{bash}");
