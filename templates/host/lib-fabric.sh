@@ -11,8 +11,18 @@
 
 # The shells of the step's flows while they run (rg_fabric_step, rg_fabric_stop).
 RG_FAB_BG=()
-# Whether this perftest can bind the handshake to the planned address (rg_fabric_bind_probe).
+# Whether this perftest can bind the handshake to the planned address, and how it takes GPU
+# memory: bus (--use_cuda_bus_id), index (--use_cuda only) or none (built without CUDA), and
+# whether it has --use_cuda_dmabuf (rg_fabric_probe).
 RG_FAB_BIND=no
+RG_FAB_CUDA=none
+RG_FAB_DMABUF=no
+# Per port whose plan names a GPU (rg_fabric_memory_plan): the memory its flows move (gpu or
+# host), perftest's options for it, the GPU's address and CUDA index, and why host memory.
+RG_FAB_MEM=()
+RG_FAB_MEM_ARGS=()
+RG_FAB_MEM_GPU=()
+RG_FAB_MEM_WHY=()
 # The step whose flows run (rg_fabric_step), for the flows' own shells.
 RG_FAB_STEP=ring
 # Whether firewalld runs, and per port what of the test's TCP ports it blocks (rg_fabric_firewall).
@@ -299,7 +309,7 @@ rg_fabric_serve() {
 # can, else by the route to the peer (rails on one subnet may then leave by another port).
 rg_fabric_perftest() {
   local pidfile=$1 limit=$2 i=$3 tcp=$4 server=""
-  local -a wrap=() bind=()
+  local -a wrap=() bind=() mem=()
   shift 4
   while [ $# -gt 0 ]; do
     if [ "$1" = -- ]; then
@@ -311,26 +321,113 @@ rg_fabric_perftest() {
   done
   printf '%s\n' "$BASHPID" >"$pidfile"
   # Bound to the port's planned address: a server listens on the rail only, a client connects
-  # from it (rg_fabric_bind_probe).
+  # from it (rg_fabric_probe).
   [ "$RG_FAB_BIND" != yes ] || bind=(--bind_source_ip "${RG_NIC_IP[i]%/*}")
+  # The planned GPU's memory (rg_fabric_memory_plan); CUDA's own device order otherwise puts the
+  # fastest first, and CUDA_VISIBLE_DEVICES renumbers.
+  if [ "${RG_FAB_MEM[i]-}" = gpu ]; then
+    read -r -a mem <<<"${RG_FAB_MEM_ARGS[i]}"
+    unset CUDA_VISIBLE_DEVICES
+    export CUDA_DEVICE_ORDER=PCI_BUS_ID
+  fi
   if [ "$RG_FAB_STEP" = incast ]; then
     exec timeout -k 5 "$limit" ${wrap[@]+"${wrap[@]}"} ib_write_bw -d "${RG_NIC_IBDEV[i]}" -R \
-      -F --report_gbits -D "$RG_FABRIC_SECONDS" ${bind[@]+"${bind[@]}"} -p "$tcp" ${server:+"$server"}
+      -F --report_gbits -D "$RG_FABRIC_SECONDS" ${bind[@]+"${bind[@]}"} ${mem[@]+"${mem[@]}"} \
+      -p "$tcp" ${server:+"$server"}
   fi
   rg_fabric_class "$i"
   exec timeout -k 5 "$limit" ${wrap[@]+"${wrap[@]}"} ib_write_bw -d "${RG_NIC_IBDEV[i]}" -x "${RG_FAB_GID[i]}" \
     -F --report_gbits -D "$RG_FABRIC_SECONDS" ${RG_FAB_TC:+--tclass "$RG_FAB_TC"} ${bind[@]+"${bind[@]}"} \
-    -p "$tcp" ${server:+"$server"}
+    ${mem[@]+"${mem[@]}"} -p "$tcp" ${server:+"$server"}
 }
 
-# rg_fabric_bind_probe: RG_FAB_BIND = yes when this host's perftest has --bind_source_ip, which
-# binds the handshake's TCP socket to one address (perftest 23.07 on, commit 8ff29c1; the perftest
-# of Ubuntu 22.04 and RHEL 8 lacks it and refuses it as an invalid flag): its usage lists it. One
-# start of ib_write_bw a run. Without it a server listens on every address (security review 4, #13).
-rg_fabric_bind_probe() {
-  RG_FAB_BIND=no
+# rg_fabric_probe: what this host's perftest can do, from its usage (one start of ib_write_bw a
+# run). RG_FAB_BIND = yes when it has --bind_source_ip, which binds the handshake's TCP socket to
+# one address (perftest 23.07 on, commit 8ff29c1; the perftest of Ubuntu 22.04 and RHEL 8 lacks it
+# and refuses it as an invalid flag); without it a server listens on every address (security
+# review 4, #13). RG_FAB_CUDA: perftest lists its CUDA options only when built with CUDA
+# (perftest_parameters.c usage: cuda_memory_supported()); --use_cuda_bus_id since 4.4, else
+# --use_cuda=INDEX. RG_FAB_DMABUF = yes when it lists --use_cuda_dmabuf (HAVE_CUDA_DMABUF).
+rg_fabric_probe() {
+  RG_FAB_BIND=no RG_FAB_CUDA=none RG_FAB_DMABUF=no
   rg_cap rg_x ib_write_bw --help || true
   [[ $RG_CAP != *--bind_source_ip* ]] || RG_FAB_BIND=yes
+  if [[ $RG_CAP == *--use_cuda_bus_id* ]]; then
+    RG_FAB_CUDA=bus
+  elif [[ $RG_CAP == *--use_cuda=* ]]; then
+    RG_FAB_CUDA=index
+  fi
+  [[ $RG_CAP != *--use_cuda_dmabuf* ]] || RG_FAB_DMABUF=yes
+}
+
+# rg_fabric_memory_plan: per port whose plan names a GPU (and gpu_direct is not `no`), the memory
+# its flows move, as a training job's: the planned GPU's on both ends (each host's own flows
+# take their port's), where perftest has CUDA and NCCL would use GPUDirect RDMA here (rg_gpu_route:
+# without a peer-memory path or DMA-BUF, registering GPU memory fails, and NCCL stages it through
+# host memory too); else host memory and why (fabric_memory warns). The GPU is named by its
+# address where perftest takes one; by index it is CUDA's, in PCI order only with
+# CUDA_DEVICE_ORDER=PCI_BUS_ID and no CUDA_VISIBLE_DEVICES (rg_fabric_perftest sets both).
+rg_fabric_memory_plan() {
+  local i spec k
+  RG_FAB_MEM=() RG_FAB_MEM_ARGS=() RG_FAB_MEM_GPU=() RG_FAB_MEM_WHY=()
+  rg_gpu_planned || return 0
+  rg_gpu_list
+  rg_gpu_route
+  for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do
+    [ -n "${RG_NIC_GPU[i]-}" ] || continue
+    spec=${RG_NIC_GPU[i]%%,*}
+    RG_FAB_MEM[i]=host RG_FAB_MEM_ARGS[i]="" RG_FAB_MEM_GPU[i]="" RG_FAB_MEM_WHY[i]=""
+    if ! rg_gpu_resolve "$spec"; then
+      RG_FAB_MEM_WHY[i]="its planned GPU is not here: $RG_WHY (gpu_pair)"
+      continue
+    fi
+    RG_FAB_MEM_GPU[i]=$RG_V
+    for ((k = 0; k < ${#RG_GPU_ADDRS[@]}; k++)); do
+      [ "${RG_GPU_ADDRS[k]}" != "$RG_V" ] || break
+    done
+    if [ "$RG_FAB_CUDA" = none ]; then
+      RG_FAB_MEM_WHY[i]="this host's perftest is built without CUDA (its usage lists no --use_cuda): build it with CUDA (./configure CUDA_H_PATH=/usr/local/cuda/include/cuda.h) or install one that has it, as NVIDIA's DOCA-OFED perftest does"
+    elif [ "$RG_GPU_ROUTE" = none ]; then
+      RG_FAB_MEM_WHY[i]="GPU memory cannot be registered for RDMA here, and NCCL will not use GPUDirect RDMA either: $RG_GPU_ROUTE_WHY (gpu_direct)"
+    elif [ "$RG_GPU_ROUTE" = dmabuf ] && [ "$RG_FAB_DMABUF" != yes ]; then
+      RG_FAB_MEM_WHY[i]="GPUDirect RDMA goes through DMA-BUF here (no peer-memory module), and this host's perftest has no --use_cuda_dmabuf: install a perftest built with CUDA DMA-BUF support (4.5 or later)"
+    else
+      RG_FAB_MEM[i]=gpu
+      if [ "$RG_FAB_CUDA" = bus ]; then
+        RG_FAB_MEM_ARGS[i]="--use_cuda_bus_id=$RG_V"
+      else
+        RG_FAB_MEM_ARGS[i]="--use_cuda=$k"
+      fi
+      [ "$RG_GPU_ROUTE" != dmabuf ] || RG_FAB_MEM_ARGS[i]+=" --use_cuda_dmabuf"
+    fi
+  done
+}
+
+# rg_fabric_check_memory I: check fabric_memory (port): which memory port I's flows moved. Each
+# flow that connected must show perftest's GPU buffer (cuda_memory.c: "allocated GPU buffer")
+# when it was to move GPU memory; a flow that did not connect is fabric_peer's.
+rg_fabric_check_memory() {
+  local i=$1 dev=${RG_NIC_IBDEV[$1]} f flows=0 host=0 gpu
+  [ -n "${RG_FAB_MEM[i]-}" ] || return 0
+  gpu="GPU ${RG_NIC_GPU[i]%%,*}${RG_FAB_MEM_GPU[i]:+ (${RG_FAB_MEM_GPU[i]})}"
+  [[ ${RG_NIC_GPU[i]%%,*} != *:* ]] || gpu="GPU ${RG_FAB_MEM_GPU[i]:-${RG_NIC_GPU[i]%%,*}}"
+  if [ "${RG_FAB_MEM[i]}" = host ]; then
+    rg_check fabric_memory "$dev" warn warning "$gpu" "host" "$dev's flows moved host memory, not the memory of $gpu as a training job's do: ${RG_FAB_MEM_WHY[i]}"
+    return 0
+  fi
+  for f in "$RG_TMP"/fab.*."$i".cli "$RG_TMP"/fab.*."$i".srv*; do
+    case $f in *.err | *.t | *.pid | *.rc | *'*'*) continue ;; esac
+    rg_fabric_served "$f" || continue
+    flows=$((flows + 1))
+    grep -q '^allocated GPU buffer' "$f" || host=$((host + 1))
+  done
+  if [ "$flows" -eq 0 ]; then
+    rg_check fabric_memory "$dev" skip warning "$gpu" "" "skipped: no flow of $dev connected (fabric_peer)"
+  elif [ "$host" -gt 0 ]; then
+    rg_check fabric_memory "$dev" warn warning "$gpu" "host" "$host of $dev's $flows flows showed no GPU buffer in perftest's output though asked for the memory of $gpu (${RG_FAB_MEM_ARGS[i]}): they moved host memory"
+  else
+    rg_check fabric_memory "$dev" pass error "$gpu" "$gpu" "$dev's $flows flows moved the memory of $gpu on this end (${RG_FAB_MEM_ARGS[i]}), as NCCL's GPUDirect RDMA does"
+  fi
 }
 
 # rg_fabric_nccl_tc: RG_FAB_NCCL_TC = NCCL_IB_TC of the host's /etc/nccl.conf, the class NCCL asks
@@ -954,11 +1051,12 @@ rg_fabric_facts() {
     "$RG_FABRIC_SECONDS" "$RG_FABRIC_MIN_PCT" "$([ "$RG_FABRIC_INCAST" = yes ] && echo true || echo false)"
   for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do
     dev=${RG_NIC_IBDEV[i]}
-    rg_json_fmt '%s%s:{"netdev":%s,"rail":%s,"to":%s,"to_ip":%s,"to_tcp":%s,"from":%s,"from_ip":%s,"gid_index":%s,"speed_mbps":%s,"gbps":%s,"ring":%s,"incast_role":%s,"incast_peers":%s,"incast_overlap":%s,"incast":%s}' \
+    rg_json_fmt '%s%s:{"netdev":%s,"rail":%s,"to":%s,"to_ip":%s,"to_tcp":%s,"from":%s,"from_ip":%s,"gid_index":%s,"speed_mbps":%s,"gbps":%s,"memory":%s,"gpu":%s,"ring":%s,"incast_role":%s,"incast_peers":%s,"incast_overlap":%s,"incast":%s}' \
       r "$sep" s "$dev" s "${RG_NIC_NETDEV[i]}" s "${RG_FAB_RAIL[i]-}" \
       s "${RG_FAB_TO_HOST[i]-}" s "${RG_FAB_TO_IP[i]-}" n "${RG_FAB_TO_TCP[i]-}" \
       s "${RG_FAB_FROM_HOST[i]-}" s "${RG_FAB_FROM_IP[i]-}" \
       n "${RG_FAB_GID[i]-}" n "${RG_FAB_SPEED[i]-}" n "${RG_FAB_RATE[i]-}" \
+      s "${RG_FAB_MEM[i]-}" s "${RG_FAB_MEM_GPU[i]-}" \
       r "$(rg_fabric_json_delta "$RG_TMP/fab.ring.$i.delta")" s "${RG_FAB_INC_ROLE[i]-}" \
       s "${RG_FAB_INC_HOSTS[i]-}" n "${RG_FAB_INC_OVERLAP[i]-}" \
       r "$(rg_fabric_json_delta "$RG_TMP/fab.incast.$i.delta")"
@@ -989,7 +1087,8 @@ rg_fabric() {
     fi
   done
   [ "$any" = yes ] || return 0
-  rg_fabric_bind_probe
+  rg_fabric_probe
+  rg_fabric_memory_plan
   rg_check_firewall "its flows fail fabric_peer"
   rg_fabric_nccl_tc
   rg_log "fabric: ring step (${RG_FABRIC_SECONDS}s a flow, peers awaited up to ${RG_FABRIC_WINDOW}s)"
@@ -1002,5 +1101,6 @@ rg_fabric() {
     [ -n "${RG_FAB_GID[i]-}" ] || continue
     rg_fabric_check_ring "$i"
     rg_fabric_check_incast "$i"
+    rg_fabric_check_memory "$i"
   done
 }

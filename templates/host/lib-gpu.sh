@@ -26,6 +26,8 @@ RG_GPU_MRRS_FIX=()
 RG_NCCL_SEEN=""
 RG_NCCL_FROM=""
 RG_GPU_ROUTE=""
+RG_GPU_ROUTE_TEXT=""
+RG_GPU_ROUTE_WHY=""
 # The GPU driver's and the peer-memory module's versions (/sys/module/*/version), for the facts.
 RG_GPU_DRIVER=""
 RG_GPU_PEERMEM=""
@@ -286,17 +288,19 @@ rg_gpu_nccl_version() {
   done <<<"$RG_CAP"
 }
 
-# rg_gpu_direct_check: check gpu_direct (host): whether NCCL will use GPUDirect RDMA, decided as
-# NCCL decides it (src/transport/net_ib: ncclIbGdrSupport, ncclIbDmaBufSupport). Peer memory:
-# NCCL up to 2.22 looks for /sys/kernel/mm/memory_peers/nv_mem/version or nv_mem_nc/version
-# only, from 2.23.4 also /sys/module/nvidia_peermem/version (a module loaded that registers no
-# memory_peers path is enough for a new NCCL, not for an old one). DMA-BUF (NCCL 2.13 on): the
-# GPU driver's open kernel module from 515.43.04 (CUDA 11.7; the proprietary one exports no
-# DMA-BUF) and the kernel's RDMA DMA-BUF support (ib_umem_dmabuf_get, Linux 5.12 or a backport).
-# Also the peer-memory module's version against the GPU driver's.
-rg_gpu_direct_check() {
-  local drv="" peer="" legacy="" open=no dmabuf=no newer=unknown paths="" line text why f
-  RG_GPU_ROUTE=none
+# rg_gpu_route: whether NCCL will use GPUDirect RDMA, decided as NCCL decides it
+# (src/transport/net_ib: ncclIbGdrSupport, ncclIbDmaBufSupport): RG_GPU_ROUTE (peermem, dmabuf or
+# none), RG_GPU_DRIVER and RG_GPU_PEERMEM (the modules' versions), RG_GPU_ROUTE_TEXT (NCCL's
+# version and the route in words) and, for `none`, RG_GPU_ROUTE_WHY (what is missing and how to
+# fix it). Peer memory: NCCL up to 2.22 looks for /sys/kernel/mm/memory_peers/nv_mem/version or
+# nv_mem_nc/version only, from 2.23.4 also /sys/module/nvidia_peermem/version (a module loaded
+# that registers no memory_peers path is enough for a new NCCL, not for an old one). DMA-BUF
+# (NCCL 2.13 on): the GPU driver's open kernel module from 515.43.04 (CUDA 11.7; the proprietary
+# one exports no DMA-BUF) and the kernel's RDMA DMA-BUF support (ib_umem_dmabuf_get, Linux 5.12
+# or a backport). The fabric test runs its flows from GPU memory by the same decision.
+rg_gpu_route() {
+  local drv="" peer="" legacy="" open=no dmabuf=no newer=unknown paths="" line f
+  RG_GPU_ROUTE=none RG_GPU_ROUTE_WHY=""
   rg_gpu_nccl_version
   [ ! -r "$RG_ROOT/sys/module/nvidia/version" ] || IFS= read -r drv <"$RG_ROOT/sys/module/nvidia/version" || true
   [ ! -r "$RG_ROOT/sys/module/nvidia_peermem/version" ] || IFS= read -r peer <"$RG_ROOT/sys/module/nvidia_peermem/version" || true
@@ -322,27 +326,35 @@ rg_gpu_direct_check() {
     RG_GPU_ROUTE=dmabuf
   fi
   RG_GPU_DRIVER=$drv RG_GPU_PEERMEM=$peer
-  text="NCCL ${RG_NCCL_SEEN:-(version unknown)}${RG_NCCL_FROM:+, $RG_NCCL_FROM}"
+  RG_GPU_ROUTE_TEXT="NCCL ${RG_NCCL_SEEN:-(version unknown)}${RG_NCCL_FROM:+, $RG_NCCL_FROM}"
   case $RG_GPU_ROUTE in
-    peermem) text="$text, will use GPUDirect RDMA through the peer-memory module ($paths)" ;;
-    dmabuf) text="$text, will use GPUDirect RDMA through DMA-BUF (NVIDIA's open kernel module $drv, the kernel's RDMA DMA-BUF support)" ;;
+    peermem) RG_GPU_ROUTE_TEXT+=", will use GPUDirect RDMA through the peer-memory module ($paths)" ;;
+    dmabuf) RG_GPU_ROUTE_TEXT+=", will use GPUDirect RDMA through DMA-BUF (NVIDIA's open kernel module $drv, the kernel's RDMA DMA-BUF support)" ;;
+    *)
+      if [ -n "$peer" ] && [ "$newer" = no ]; then
+        RG_GPU_ROUTE_WHY="nvidia_peermem $peer is loaded but registers no /sys/kernel/mm/memory_peers path, the only ones NCCL before 2.23.4 looks for: upgrade NCCL to 2.23.4 or later, or load the legacy nv_peer_mem module"
+      elif [ -n "$peer" ]; then
+        RG_GPU_ROUTE_WHY="nvidia_peermem $peer is loaded, but NCCL before 2.23.4 looks only for /sys/kernel/mm/memory_peers/nv_mem*/version, which it does not register, and NCCL 2.23.4 and later also for /sys/module/nvidia_peermem/version: set nccl_version in the plan (or install NCCL here) to know which"
+      else
+        RG_GPU_ROUTE_WHY="no peer-memory module (modprobe nvidia_peermem: /sys/module/nvidia_peermem/version, or the legacy nv_peer_mem: /sys/kernel/mm/memory_peers/nv_mem/version) and no DMA-BUF route ($( [ "$open" = yes ] || printf 'the GPU driver is not the open kernel module; ')needs NVIDIA's open kernel module 515.43.04 or later and the kernel's RDMA DMA-BUF support)"
+      fi
+      ;;
   esac
+}
+
+# rg_gpu_direct_check: check gpu_direct (host): NCCL's decision (rg_gpu_route), and the peer-memory
+# module's version against the GPU driver's.
+rg_gpu_direct_check() {
+  rg_gpu_route
   if [ "$RG_GPU_ROUTE" = none ]; then
-    if [ -n "$peer" ] && [ "$newer" = no ]; then
-      why="nvidia_peermem $peer is loaded but registers no /sys/kernel/mm/memory_peers path, the only ones NCCL before 2.23.4 looks for: upgrade NCCL to 2.23.4 or later, or load the legacy nv_peer_mem module"
-    elif [ -n "$peer" ]; then
-      why="nvidia_peermem $peer is loaded, but NCCL before 2.23.4 looks only for /sys/kernel/mm/memory_peers/nv_mem*/version, which it does not register, and NCCL 2.23.4 and later also for /sys/module/nvidia_peermem/version: set nccl_version in the plan (or install NCCL here) to know which"
-    else
-      why="no peer-memory module (modprobe nvidia_peermem: /sys/module/nvidia_peermem/version, or the legacy nv_peer_mem: /sys/kernel/mm/memory_peers/nv_mem/version) and no DMA-BUF route ($( [ "$open" = yes ] || printf 'the GPU driver is not the open kernel module; ')needs NVIDIA's open kernel module 515.43.04 or later and the kernel's RDMA DMA-BUF support)"
-    fi
-    rg_gpu_finding gpu_direct "" "GPUDirect RDMA" "off" "$text, will run without GPUDirect RDMA (GPU memory staged through host memory, a fraction of the line rate): $why"
+    rg_gpu_finding gpu_direct "" "GPUDirect RDMA" "off" "$RG_GPU_ROUTE_TEXT, will run without GPUDirect RDMA (GPU memory staged through host memory, a fraction of the line rate): $RG_GPU_ROUTE_WHY"
     return 0
   fi
-  if [ -n "$peer" ] && [ -n "$drv" ] && [ "$peer" != "$drv" ]; then
-    rg_gpu_finding gpu_direct "" "GPUDirect RDMA" "$RG_GPU_ROUTE" "$text; but nvidia_peermem $peer is not of the GPU driver $drv (an upgrade left the old module loaded): reload it (modprobe -r nvidia_peermem; modprobe nvidia_peermem)"
+  if [ -n "$RG_GPU_PEERMEM" ] && [ -n "$RG_GPU_DRIVER" ] && [ "$RG_GPU_PEERMEM" != "$RG_GPU_DRIVER" ]; then
+    rg_gpu_finding gpu_direct "" "GPUDirect RDMA" "$RG_GPU_ROUTE" "$RG_GPU_ROUTE_TEXT; but nvidia_peermem $RG_GPU_PEERMEM is not of the GPU driver $RG_GPU_DRIVER (an upgrade left the old module loaded): reload it (modprobe -r nvidia_peermem; modprobe nvidia_peermem)"
     return 0
   fi
-  rg_check gpu_direct "" pass error "GPUDirect RDMA" "$RG_GPU_ROUTE" "$text"
+  rg_check gpu_direct "" pass error "GPUDirect RDMA" "$RG_GPU_ROUTE" "$RG_GPU_ROUTE_TEXT"
 }
 
 # rg_gpu_link BDF WHAT: RG_V = "WHAT runs at SPEED xWIDTH" and status 1 with RG_WHY when it runs

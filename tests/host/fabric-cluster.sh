@@ -50,6 +50,13 @@
 #                  play's timeout, an operator's kill); DIR/hN.left then lists what of H is left
 #                  once its run has ended: its listens on the wire and its perftest processes
 #                  (empty when nothing), after waiting up to 120 s for them to go (an event)
+#     --gpu        every host is the simulated 8-GPU server (fixtures/pci/hgx-8gpu.json, IOMMU in
+#                  identity mode, the GPU driver and nvidia_peermem 550.54.15 loaded) with port R at
+#                  the NIC function below GPU R's switch; the plan names GPU R for port R and NCCL
+#                  2.23.4, and every host's perftest is built with CUDA (.fake/perftest-cuda)
+#     --no-cuda H  (with --gpu) H's perftest is built without CUDA
+#     --no-peermem H  (with --gpu) nvidia_peermem is not loaded on H after apply (an upgrade that
+#                  dropped it): no GPUDirect route there
 #     --after H:G  H's incast flow connects only once G's incast flow has ended (the stand-in's
 #                  .fake/wire_hold, an event, whatever the machine's load): two senders that
 #                  follow each other instead of overlapping. H's tool limit is then 600 s, so
@@ -61,12 +68,16 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 dir=$1 n=$2 bash=$3
 shift 3
 seconds=2 window=600 incast=yes ports=1 clone=no lag=no switch_pfc=yes
+gpu=no no_cuda=" " no_peermem=" "
 pcp=" " ecn_off=" " class_lost=" " cm_lost=" " kind=ofed absent=" " intruder=" " old=" " firewalld=() rtr=" " kill=" " noloss=" " slow=() after=() tool_timeout=${ROCE_GEN_TOOL_TIMEOUT-}
 while (($#)); do
   case $1 in
     --ports) ports=$2 && shift ;;
     --clone) clone=yes ;;
     --lag) lag=yes ;;
+    --gpu) gpu=yes ;;
+    --no-cuda) no_cuda+="$2 " && shift ;;
+    --no-peermem) no_peermem+="$2 " && shift ;;
     --switch-no-pfc) switch_pfc=no ;;
     --seconds) seconds=$2 && shift ;;
     --window) window=$2 && shift ;;
@@ -98,7 +109,9 @@ rm -rf "$dir" && mkdir -p "$dir/res" "$dir/wire" || exit 2
   printf '{"schema":"roce-gen/plan/v1","cluster":{"cluster_name":"lab","trust":"dscp","roce_dscp":26,'
   printf '"roce_priority":3,"roce_ecn":2,"pfc_priorities":[3],"ecn_priorities":[3],"cnp_dscp":48,'
   printf '"cnp_priority":6,"roce_mode":"v2","mtu":4200,"global_pause":"off","persistence":false,'
-  printf '"fabric_seconds":%s,"fabric_incast":"%s"},"hosts":[' "$seconds" "$incast"
+  printf '"fabric_seconds":%s,"fabric_incast":"%s"' "$seconds" "$incast"
+  [[ $gpu == no ]] || printf ',"nccl_version":"2.23.4"'
+  printf '},"hosts":['
   for ((h = 0; h < n; h++)); do
     ((h)) && printf ','
     printf '{"hostname":"h%d","mgmt_ip":"192.168.1.%d","nics":[' "$h" $((10 + h))
@@ -109,6 +122,7 @@ rm -rf "$dir" && mkdir -p "$dir/res" "$dir/wire" || exit 2
       else
         printf '{"ib_dev":"mlx5_%d","netdev":"ens%df0np0","ip":"10.10.%d.%d/24","rail":%d,' "$p" $((p + 1)) "$p" $((10 + h)) "$p"
       fi
+      [[ $gpu == no ]] || printf '"gpu":"%d",' "$p"
       printf '"switch":"leaf-%d","switch_port":"Eth1/%d"}' $((p + 1)) $((h + 1))
     done
     printf ']}'
@@ -138,11 +152,22 @@ for ((h = 0; h < n; h++)); do
     continue
   fi
   nics=()
+  # The NIC functions of hgx-8gpu.json, one below each GPU's switch.
+  gpu_nics=(19 29 3b 5c 9b aa bb da)
   for ((p = 0; p < ports; p++)); do
-    nics+=(--nic "mlx5_$p:ens$((p + 1))f0np0:0000:$(printf %02x $((0x1a + 16 * p))):00.0:b8:3f:d2:0a:$(printf %02x%s%02x "$p" : "$h")")
+    bdf=0000:$(printf %02x $((0x1a + 16 * p))):00.0
+    [[ $gpu == no ]] || bdf=0000:${gpu_nics[p]}:00.0
+    nics+=(--nic "mlx5_$p:ens$((p + 1))f0np0:$bdf:b8:3f:d2:0a:$(printf %02x%s%02x "$p" : "$h")")
   done
   [[ $lag == no ]] || nics+=(--nic "mlx5_1:ens1f1np1:0000:1a:00.1:b8:3f:d2:0a:80:$(printf %02x "$h")")
   bash "$here/fakehost.sh" create "$r" --kind "$kind" --host "h$h" "${nics[@]}" >/dev/null || exit 2
+  if [[ $gpu == yes ]]; then
+    bash "$here/fakehost.sh" pcitree "$r" "$here/fixtures/pci/hgx-8gpu.json" --iommu-type identity >/dev/null || exit 2
+    for m in nvidia nvidia_peermem; do
+      mkdir -p "$r/sys/module/$m" && echo 550.54.15 >"$r/sys/module/$m/version" || exit 2
+    done
+    : >"$r/.fake/perftest-cuda"
+  fi
   # perftest, which a distribution packages apart from its drivers.
   [[ $kind == ofed || -e $r/bin/ib_write_bw ]] || ln -s stub "$r/bin/ib_write_bw" || exit 2
   for ((p = 0; p < ports; p++)); do
@@ -200,6 +225,8 @@ for ((h = 0; h < n; h++)); do
   [[ $absent != *" h$h "* ]] || continue
   [[ $rtr != *" h$h "* ]] || : >"$dir/h$h/root/.fake/net/ens1f0np0/qp_rtr_fails"
   [[ $old != *" h$h "* ]] || : >"$dir/h$h/root/.fake/perftest-4.5"
+  [[ $no_cuda != *" h$h "* ]] || rm -f "$dir/h$h/root/.fake/perftest-cuda"
+  [[ $no_peermem != *" h$h "* ]] || rm -rf "$dir/h$h/root/sys/module/nvidia_peermem"
   if [[ $noloss == *" h$h "* ]]; then
     rm -f "$dir/h$h/root/sys/class/infiniband/mlx5_0/ports/1/hw_counters/"{out_of_sequence,packet_seq_err}
     sed -i '/^[rt]x_discards_phy /d' "$dir/h$h/root/.fake/net/ens1f0np0/stats"

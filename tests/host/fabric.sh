@@ -302,6 +302,95 @@ if command -v flock >/dev/null 2>&1; then
   eq "no RDMA-CM listener: the peer's CM rejects it, in perftest's words" "$(cat "$FX/write-bw-rdmacm-no-server.txt")" "$(cat "$TMP/err")"
   rg_fabric_refused "$TMP/err"
   eq "a rejected RDMA-CM connect is refused: tried again" 0 "$?"
+  # GPU memory: two simulated 8-GPU servers (c serves, d connects), port mlx5_0 below GPU 0.
+  for h in c d; do
+    bash "$HERE/fakehost.sh" create "$TMP/$h" --kind ofed --host "$h" \
+      --nic "mlx5_0:ens1f0np0:0000:19:00.0:b8:3f:d2:0a:00:0${h/c/3}" >/dev/null
+    bash "$HERE/fakehost.sh" pcitree "$TMP/$h" "$HERE/fixtures/pci/hgx-8gpu.json" >/dev/null 2>&1
+    for m in nvidia nvidia_peermem; do
+      mkdir -p "$TMP/$h/sys/module/$m" && echo 550.54.15 >"$TMP/$h/sys/module/$m/version"
+    done
+  done
+  bash "$HERE/fakehost.sh" addr "$TMP/c" ens1f0np0 10.10.0.10/24
+  bash "$HERE/fakehost.sh" addr "$TMP/d" ens1f0np0 10.10.0.11/24
+  # cuda_flow PORT SERVER_ARGS CLIENT_ARGS [ENV ...]: one flow from d to c; the client's stdout
+  # in $TMP/cli, stderr in cli.err, the server's in srv and srv.err; "CLIENT_RC SERVER_RC".
+  cuda_flow() {
+    local port=$1 sa=$2 ca=$3 rc
+    shift 3
+    # shellcheck disable=SC2086 # the options, split as given
+    ROCE_GEN_ROOT=$TMP/c "$TMP/c/lib/fakehost/ib_write_bw" -d mlx5_0 -x "$gid" -F --report_gbits -D 1 \
+      $sa -p "$port" >"$TMP/srv" 2>"$TMP/srv.err" &
+    srv=$!
+    listening "$port"
+    # shellcheck disable=SC2086
+    env ROCE_GEN_ROOT="$TMP/d" "$@" "$TMP/d/lib/fakehost/ib_write_bw" -d mlx5_0 -x "$gid" -F --report_gbits \
+      -D 1 $ca -p "$port" 10.10.0.10 >"$TMP/cli" 2>"$TMP/cli.err" && rc=0 || rc=$?
+    wait "$srv" && printf '%s 0' "$rc" || printf '%s %s' "$rc" "$?"
+  }
+  # A perftest built without CUDA still knows the options, and refuses them at once.
+  ROCE_GEN_ROOT=$TMP/d "$TMP/d/lib/fakehost/ib_write_bw" -d mlx5_0 -x "$gid" -F --report_gbits -D 1 \
+    --use_cuda=0 -p 18520 10.10.0.10 >"$TMP/out" 2>"$TMP/err"
+  eq "no CUDA in the build: --use_cuda is refused" 1 "$?"
+  eq "in perftest's words" "$(cat "$FX/write-bw-no-cuda-use-cuda.txt")" "$(cat "$TMP/out" "$TMP/err")"
+  eq "and its usage names no CUDA option" "" \
+    "$(ROCE_GEN_ROOT=$TMP/d "$TMP/d/lib/fakehost/ib_write_bw" --help 2>&1 | grep use_cuda)"
+  : >"$TMP/c/.fake/perftest-cuda"
+  : >"$TMP/d/.fake/perftest-cuda"
+  eq "a CUDA build lists --use_cuda and --use_cuda_bus_id, no DMA-BUF" "--use_cuda= --use_cuda_bus_id=" \
+    "$(ROCE_GEN_ROOT=$TMP/d "$TMP/d/lib/fakehost/ib_write_bw" --help 2>&1 | grep -o -- '--use_cuda[a-z_]*=' | tr '\n' ' ' | sed 's/ $//')"
+  eq "GPU memory on both ends: both run" "0 0" "$(cuda_flow 18521 --use_cuda=0 --use_cuda=0)"
+  n=$(wc -l <"$FX/write-bw-cuda-client.txt")
+  eq "the stand-in's CUDA client prints the fixture's lines" "$(mask "$FX/write-bw-cuda-client.txt")" \
+    "$(head -n "$n" "$TMP/cli" | mask /dev/stdin)"
+  grep -q '^allocated GPU buffer' "$TMP/srv"
+  eq "the server allocated its GPU buffer too" 0 "$?"
+  eq "and the rate reads back" 388.00 "$(rg_parse_perftest_bw <"$TMP/cli")"
+  eq "by bus id: that GPU" "0 0" "$(cuda_flow 18522 --use_cuda=0 --use_cuda_bus_id=0000:2a:00.0)"
+  eq "the bus id's lines, then device 1" "$(printf 'Got PCIe address of: 0000:2a:00.0\ninitializing CUDA\nFinding PCIe BUS 0000:2a:00.0\nPicking GPU number 1\nPicking device No. 1')" \
+    "$(grep -E '^(Got PCIe|initializing CUDA|Finding|Picking)' "$TMP/cli" | awk '!(/^initializing/ && seen++)')"
+  eq "CUDA_VISIBLE_DEVICES renumbers: device 0 is the second GPU" "0 0" \
+    "$(cuda_flow 18523 --use_cuda=0 --use_cuda=0 CUDA_VISIBLE_DEVICES=1)"
+  eq "its list" "CUDA device 0: PCIe address is 2A:00" "$(grep '^CUDA device [0-9]' "$TMP/cli")"
+  eq "a bus id CUDA does not have" "1 1" "$(cuda_flow 18524 --use_cuda=0 --use_cuda_bus_id=0000:19:00.0)"
+  eq "cuDeviceGetByPCIBusId's error" "cuDeviceGetByPCIBusId failed with error: 101; Failed to get PCI Bus ID (0000:19:00.0)" \
+    "$(head -n 1 "$TMP/cli.err")"
+  eq "--use_cuda_dmabuf without DMA-BUF in the build" " Unsupported memory type" \
+    "$(ROCE_GEN_ROOT=$TMP/d "$TMP/d/lib/fakehost/ib_write_bw" -d mlx5_0 --use_cuda=0 --use_cuda_dmabuf 10.10.0.10 2>/dev/null)"
+  eq "--use_cuda_dmabuf before --use_cuda" "CUDA DMA-BUF cannot be used without CUDA" \
+    "$(ROCE_GEN_ROOT=$TMP/d "$TMP/d/lib/fakehost/ib_write_bw" -d mlx5_0 --use_cuda_dmabuf --use_cuda=0 10.10.0.10 2>&1 >/dev/null | head -n 1)"
+  # No peer-memory client on d: GPU memory cannot be registered; the server then finds the
+  # socket closed.
+  rm -rf "$TMP/d/sys/module/nvidia_peermem"
+  eq "no peer memory: both ends fail" "1 1" "$(cuda_flow 18525 --use_cuda=0 --use_cuda=0)"
+  eq "the client's words" "$(printf "Couldn't allocate MR\nFailed to create MR\n Couldn't create IB resources")" "$(cat "$TMP/cli.err")"
+  eq "the server's" "$(cat "$FX/write-bw-client-gone-server.txt")" "$(cat "$TMP/srv.err")"
+  eq "host memory still runs there" "0 0" "$(cuda_flow 18526 --use_cuda=0 "")"
+
+  # The script's choice per port (rg_fabric_memory_plan) on d's tree: by bus id, by CUDA index in
+  # PCI order, or host memory with the cause.
+  mkdir -p "$TMP/d/sys/module/nvidia_peermem" && echo 550.54.15 >"$TMP/d/sys/module/nvidia_peermem/version"
+  RG_ROOT=$TMP/d RG_NIC_IBDEV=(mlx5_0 mlx5_1) RG_NIC_GPU=(0 0000:2a:00.0) RG_GPU_DIRECT=check RG_NCCL_VERSION=2.23.4
+  RG_FAB_CUDA=bus
+  rg_fabric_memory_plan
+  eq "by bus id" "gpu gpu|--use_cuda_bus_id=0000:18:00.0|--use_cuda_bus_id=0000:2a:00.0" \
+    "${RG_FAB_MEM[*]}|${RG_FAB_MEM_ARGS[0]}|${RG_FAB_MEM_ARGS[1]}"
+  RG_FAB_CUDA=index
+  rg_fabric_memory_plan
+  eq "by CUDA index, in PCI order" "--use_cuda=0|--use_cuda=1" "${RG_FAB_MEM_ARGS[0]}|${RG_FAB_MEM_ARGS[1]}"
+  RG_FAB_CUDA=none
+  rg_fabric_memory_plan
+  eq "no CUDA: host memory" "host host" "${RG_FAB_MEM[*]}"
+  RG_FAB_CUDA=bus RG_NIC_GPU=(7 "")
+  rm -rf "$TMP/d/sys/module/nvidia_peermem"
+  rg_fabric_memory_plan
+  eq "no peer memory: host memory, and why" "host|1" \
+    "${RG_FAB_MEM[0]}|$([[ ${RG_FAB_MEM_WHY[0]} == *"no peer-memory module"* ]] && echo 1)"
+  eq "a port without a GPU: nothing planned" "" "${RG_FAB_MEM[1]-}"
+  RG_GPU_DIRECT=no
+  rg_fabric_memory_plan
+  eq "gpu_direct = no: no GPU memory at all" 0 "${#RG_FAB_MEM[@]}"
+  unset RG_ROOT
   unset FAKEHOST_WIRE
   ROCE_GEN_ROOT=$TMP/b "$TMP/b/lib/fakehost/ib_write_bw" -d mlx5_0 -x "$gid" -F --report_gbits -D 1 \
     --tclass 106 -p 18515 10.10.0.11 >"$TMP/out" 2>"$TMP/err"

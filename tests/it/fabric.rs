@@ -748,3 +748,70 @@ fn without_perftest_precheck_warns_with_the_hosts_install_command_and_fabric_fai
         );
     });
 }
+
+/// Three simulated 8-GPU servers, port 0 of each planned with GPU 0: h0's flows, ring and incast,
+/// server and client, move the memory of exactly that GPU (perftest's --use_cuda_bus_id, and
+/// perftest's own lines show the GPU buffer); h1, whose peer-memory module an upgrade dropped, and
+/// h2, whose perftest is built without CUDA, run from host memory and warn `fabric_memory` with
+/// the cause, while their traffic still passes.
+#[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
+fn flows_move_the_planned_gpus_memory_and_a_host_that_cannot_warns_with_the_cause() {
+    for_each_bash(|bash| {
+        let (results, _, dir) = cluster_in(
+            bash,
+            3,
+            &["--clone", "--gpu", "--no-peermem", "h1", "--no-cuda", "h2"],
+        );
+        for h in 0..3 {
+            let log =
+                std::fs::read_to_string(dir.path().join(format!("c/h{h}/root/stub.log"))).unwrap();
+            let flows: Vec<Value> = log
+                .lines()
+                .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+                .filter(|v| v["tool"] == "ib_write_bw")
+                .filter(|v| v["argv"].as_array().unwrap().iter().any(|a| a == "-p"))
+                .collect();
+            assert!(flows.len() >= 2, "h{h}: {log}");
+            for f in &flows {
+                let argv: Vec<&str> = f["argv"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|a| a.as_str().unwrap())
+                    .collect();
+                let gpu = argv.contains(&"--use_cuda_bus_id=0000:18:00.0");
+                assert_eq!(gpu, h == 0, "{bash}: h{h}: {argv:?}");
+                assert!(!argv.iter().any(|a| a.starts_with("--use_cuda=")));
+            }
+        }
+        let r0 = results[0].as_ref().unwrap();
+        let (status, message) = check(r0, "fabric_memory");
+        assert_eq!(status, "pass", "{bash}: {message}");
+        assert!(
+            message.contains("4 flows moved the memory of GPU 0 (0000:18:00.0) on this end"),
+            "{bash}: {message}"
+        );
+        assert_eq!(port(r0)["memory"], "gpu");
+        for (h, cause) in [
+            (
+                1,
+                "GPU memory cannot be registered for RDMA here, and NCCL will not use GPUDirect RDMA either: no peer-memory module",
+            ),
+            (
+                2,
+                "this host's perftest is built without CUDA (its usage lists no --use_cuda)",
+            ),
+        ] {
+            let r = results[h].as_ref().unwrap();
+            let (status, message) = check(r, "fabric_memory");
+            assert_eq!(status, "warn", "{bash}: h{h}: {message}");
+            assert!(message.contains(cause), "{bash}: h{h}: {message}");
+            assert!(message.contains("moved host memory, not the memory of GPU 0 (0000:18:00.0)"));
+            assert_eq!(port(r)["memory"], "host");
+            for id in ["fabric_peer", "fabric_bw", "fabric_priority", "fabric_loss"] {
+                assert_status(r, h, id, "pass");
+            }
+        }
+    });
+}
