@@ -107,6 +107,9 @@ pub(crate) const LIB_LAG_SH: FileTemplate = plain("host/lib-lag.sh", 0o644);
 /// `lib-gpu.sh`: the GPU path: each planned GPU↔port pair's PCIe relation, ACS, link, MRRS, and
 /// whether NCCL will use GPUDirect RDMA.
 pub(crate) const LIB_GPU_SH: FileTemplate = plain("host/lib-gpu.sh", 0o644);
+/// `lib-nccl.sh`: the NCCL self-test of the fabric phase (nccl-tests' all_reduce_perf): NCCL's
+/// GPUDirect per HCA and the bus bandwidth of the planned ports.
+pub(crate) const LIB_NCCL_SH: FileTemplate = plain("host/lib-nccl.sh", 0o644);
 /// `health.sh`: the live health run the health timer starts (node_exporter's textfile).
 pub(crate) const HEALTH_SH: FileTemplate = plain("host/health.sh", 0o755);
 /// `lib-health.sh`: the health run's counters, drift and textfile, and its timer's install.
@@ -140,7 +143,7 @@ pub(crate) const DIST_FILES: [FileTemplate; 3] = [RUN_HERE_SH, ANSIBLE_INVENTORY
 pub(crate) const HOST_FILES: [FileTemplate; 1] = [PLAN_SH];
 
 /// The files that do not depend on the host: made once per run, shared by every bundle.
-pub(crate) const SHARED_FILES: [FileTemplate; 24] = [
+pub(crate) const SHARED_FILES: [FileTemplate; 25] = [
     PRECHECK_SH,
     APPLY_SH,
     ROLLBACK_SH,
@@ -157,6 +160,7 @@ pub(crate) const SHARED_FILES: [FileTemplate; 24] = [
     LIB_NET_SH,
     LIB_LAG_SH,
     LIB_GPU_SH,
+    LIB_NCCL_SH,
     HEALTH_SH,
     LIB_HEALTH_SH,
     FABRIC_SH,
@@ -206,6 +210,7 @@ const EMBEDDED: &[(&str, &str)] = embedded![
     "host/lib-net.sh",
     "host/lib-lag.sh",
     "host/lib-gpu.sh",
+    "host/lib-nccl.sh",
     "host/health.sh",
     "host/lib-health.sh",
     "host/fabric.sh",
@@ -463,6 +468,10 @@ struct ClusterContext {
     pcie_acs: String,
     pcie_mrrs: String,
     nccl_version: String,
+    /// The NCCL self-test in the fabric phase (settled: yes where a row names a GPU), and its
+    /// pass mark in GB/s, empty where not planned.
+    nccl_test: bool,
+    nccl_min_busbw: String,
 }
 
 impl<'a> SharedContext<'a> {
@@ -481,12 +490,12 @@ impl<'a> SharedContext<'a> {
                 .join(",")
         };
         // The plan's default where it says nothing: check with a GPU named, else no.
-        let settled_direct = if plan
+        let has_gpu = plan
             .hosts
             .iter()
             .flat_map(|h| &h.nics)
-            .any(|n| n.gpu.is_some())
-        {
+            .any(|n| n.gpu.is_some());
+        let settled_direct = if has_gpu {
             GpuDirect::Check
         } else {
             GpuDirect::No
@@ -564,6 +573,12 @@ impl<'a> SharedContext<'a> {
                     .nccl_version
                     .as_ref()
                     .map(ToString::to_string)
+                    .unwrap_or_default(),
+                nccl_test: c.gpu_path.nccl_test(has_gpu),
+                nccl_min_busbw: c
+                    .gpu_path
+                    .nccl_min_busbw
+                    .map(|b| b.gbs().to_string())
                     .unwrap_or_default(),
             },
         }

@@ -53,6 +53,8 @@ fn cell(h: &HostReport, f: &FabricPort) -> FabricCell {
         priority: f.priority,
         loss: f.loss,
         congestion: f.congestion,
+        memory: f.memory,
+        memory_used: f.memory_used.clone(),
         to: f.to.clone(),
         plan_switch: f.plan_switch.clone(),
         lldp_switch: f.lldp_switch.clone(),
@@ -213,6 +215,7 @@ mod tests {
             fabric_run: tested.then(run),
             fabric_checks: Vec::new(),
             gpu: None,
+            nccl: None,
         }
     }
 
@@ -233,6 +236,8 @@ mod tests {
             priority: Some(Status::Pass),
             loss: Some(Status::Pass),
             congestion: None,
+            memory: None,
+            memory_used: None,
             plan_switch: Some(format!("leaf-{rail} Eth1/{nic}")),
             lldp_switch: None,
             problems: Vec::new(),

@@ -3,8 +3,8 @@
 //! GPUDirect decision (`gpu_direct`, `iommu`), laid out once for every format; and the totals
 //! across hosts. Pure: made by the verdict.
 
-use crate::ingest::report::{GpuHost, GpuPairRow, GpuTotals, HostReport};
-use crate::ingest::result::{ResultFile, Status, Text};
+use crate::ingest::report::{GpuHost, GpuPairRow, GpuTotals, HostReport, NcclHca, NcclRun};
+use crate::ingest::result::{Check, ResultFile, Status, Text};
 
 /// The GPU path's checks of a port, in the order the formats show them.
 pub(crate) const PORT_CHECKS: [&str; 4] = ["gpu_pair", "pcie_acs", "pcie_link", "pcie_mrrs"];
@@ -84,6 +84,44 @@ impl GpuHost {
     pub(crate) fn uses_gpu_direct(&self) -> bool {
         matches!(self.route.as_str(), "peermem" | "dmabuf")
     }
+}
+
+/// The NCCL self-test of a host's fabric result, from its checks; `None` where it has none.
+pub(crate) fn nccl(checks: &[Check]) -> Option<NcclRun> {
+    let busbw = checks.iter().find(|c| c.id.as_str() == "nccl_busbw");
+    let gdr: Vec<&Check> = checks
+        .iter()
+        .filter(|c| c.id.as_str() == "nccl_gdr")
+        .collect();
+    if busbw.is_none() && gdr.is_empty() {
+        return None;
+    }
+    let mut problems: Vec<String> = Vec::new();
+    for c in gdr.iter().copied().chain(busbw) {
+        let m = c.message.as_str();
+        if c.status != Status::Pass && !problems.iter().any(|p| p == m) {
+            problems.push(m.to_string());
+        }
+    }
+    Some(NcclRun {
+        gdr: gdr
+            .iter()
+            .filter(|c| c.nic.as_ref().is_some_and(|n| !n.as_str().is_empty()))
+            .map(|c| NcclHca {
+                nic: c.nic.as_ref().map(Text::to_string).unwrap_or_default(),
+                gdr: c.actual.as_str().to_string(),
+                status: c.status,
+            })
+            .collect(),
+        busbw_check: busbw.map(|c| c.status),
+        busbw: busbw
+            .map(|c| c.actual.as_str().to_string())
+            .unwrap_or_default(),
+        mark: busbw
+            .map(|c| c.expected.as_str().to_string())
+            .unwrap_or_default(),
+        problems,
+    })
 }
 
 /// The totals over the counted hosts that record a GPU path; `None` when none does.

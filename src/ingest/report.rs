@@ -190,6 +190,31 @@ pub(crate) struct HostReport {
     /// ports; absent where the plan names no GPU.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gpu: Option<GpuHost>,
+    /// The NCCL self-test of its newest fabric result; absent where it has none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nccl: Option<NcclRun>,
+}
+
+/// A host's NCCL self-test (the fabric result's `nccl_gdr` and `nccl_busbw`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct NcclRun {
+    /// Per planned HCA: NCCL's GPUDirect word (`Enabled`, `Disabled`, `unused`) and the check's
+    /// status; empty where the test did not run.
+    pub gdr: Vec<NcclHca>,
+    /// `nccl_busbw`: its status, the bus bandwidth (GB/s) and the mark it was held to.
+    pub busbw_check: Option<Status>,
+    pub busbw: String,
+    pub mark: String,
+    /// The messages of its checks that did not pass (a skip's reason included).
+    pub problems: Vec<String>,
+}
+
+/// One HCA in the NCCL self-test.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct NcclHca {
+    pub nic: String,
+    pub gdr: String,
+    pub status: Status,
 }
 
 // The GPU path, made by `crate::ingest::gpu`.
@@ -283,6 +308,12 @@ pub(crate) struct FabricPort {
     pub priority: Option<Status>,
     pub loss: Option<Status>,
     pub congestion: Option<Status>,
+    /// `fabric_memory`'s status, and the memory its flows moved on this host (`GPU 0
+    /// (0000:18:00.0)` or `host`); absent where the plan names no GPU for the port.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory: Option<Status>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_used: Option<String>,
     /// The switch port the plan cables it to.
     pub plan_switch: Option<String>,
     /// The switch port LLDP saw on it (the fabric result's, else the latest result's).
@@ -468,6 +499,11 @@ pub(crate) struct FabricCell {
     pub priority: Option<Status>,
     pub loss: Option<Status>,
     pub congestion: Option<Status>,
+    /// `fabric_memory`'s status and the memory the flows moved (`GPU 0 (0000:18:00.0)`, `host`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory: Option<Status>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_used: Option<String>,
     /// The host it sends to.
     pub to: Option<String>,
     /// Its switch port from the plan and from LLDP.

@@ -277,6 +277,7 @@ fn host_report(
         netdevs: per_nic(latest.as_ref(), |f| Some(f.get("netdev")?.to_string())),
         fabric,
         fabric_run: fabric_run_summary,
+        nccl: gpu::nccl(&fabric_checks),
         fabric_checks,
         gpu,
         host: name,
@@ -375,6 +376,10 @@ fn fabric_ports(run: Option<Item>, planned: Option<&PlannedHost>) -> (Vec<Fabric
                 priority: status("fabric_priority"),
                 loss: status("fabric_loss"),
                 congestion: status("fabric_congestion"),
+                memory: status("fabric_memory"),
+                memory_used: of("fabric_memory")
+                    .map(|c| c.actual.as_str().to_string())
+                    .filter(|a| !a.is_empty()),
                 problems: mine
                     .iter()
                     .filter(|c| matches!(c.status, Status::Fail | Status::Warn))

@@ -1103,4 +1103,5 @@ rg_fabric() {
     rg_fabric_check_incast "$i"
     rg_fabric_check_memory "$i"
   done
+  rg_nccl_run
 }

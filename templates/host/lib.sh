@@ -3,7 +3,7 @@
 # and rollback.sh source it and call rg_init, which sets strict mode, the locale and PATH and
 # sources plan.sh (this host's values, RG_*). Sourcing it, like sourcing any of its parts
 # (lib-text.sh, lib-parse.sh, lib-checks.sh, lib-probe.sh, lib-settings.sh, lib-rdma.sh,
-# lib-persist.sh, lib-firmware.sh, lib-netmgr.sh, lib-net.sh, lib-lag.sh, lib-gpu.sh, lib-health.sh), only defines functions and values, so a function test can.
+# lib-persist.sh, lib-firmware.sh, lib-netmgr.sh, lib-net.sh, lib-lag.sh, lib-gpu.sh, lib-nccl.sh, lib-health.sh), only defines functions and values, so a function test can.
 # Here: the command line, logging, the run lock, time limits on tools, the checks of a run, the
 # JSON result and the summary. Bash 4.2 (RHEL 7) or newer, coreutils, and the host's own tools;
 # nothing else.
@@ -1097,6 +1097,8 @@ rg_init() {
 . "$RG_DIR/lib-lag.sh" || return
 # shellcheck source=lib-gpu.sh
 . "$RG_DIR/lib-gpu.sh" || return
+# shellcheck source=lib-nccl.sh
+. "$RG_DIR/lib-nccl.sh" || return
 # shellcheck source=lib-health.sh
 . "$RG_DIR/lib-health.sh" || return
 # shellcheck source=lib-fabric.sh

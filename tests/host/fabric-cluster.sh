@@ -54,7 +54,13 @@
 #                  identity mode, the GPU driver and nvidia_peermem 550.54.15 loaded) with port R at
 #                  the NIC function below GPU R's switch; the plan names GPU R for port R and NCCL
 #                  2.23.4, and every host's perftest is built with CUDA (.fake/perftest-cuda)
+#                  and NCCL 2.23.4's library with nccl-tests' all_reduce_perf (fakehost.sh nccl,
+#                  the stand-in installed)
 #     --no-cuda H  (with --gpu) H's perftest is built without CUDA
+#     --no-nccl-tests H  (with --gpu) H has no all_reduce_perf
+#     --nccl-min-busbw G  (with --gpu) the plan's nccl_min_busbw, GB/s
+#     --rails-isolated  (with --gpu) the rails cannot reach each other: traffic from one rail's
+#                  port to another's does not get through (the stand-ins' .fake/rails_isolated)
 #     --no-peermem H  (with --gpu) nvidia_peermem is not loaded on H after apply (an upgrade that
 #                  dropped it): no GPUDirect route there
 #     --after H:G  H's incast flow connects only once G's incast flow has ended (the stand-in's
@@ -68,7 +74,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 dir=$1 n=$2 bash=$3
 shift 3
 seconds=2 window=600 incast=yes ports=1 clone=no lag=no switch_pfc=yes
-gpu=no no_cuda=" " no_peermem=" "
+gpu=no no_cuda=" " no_peermem=" " no_nccl_tests=" " rails_isolated=no min_busbw=""
 pcp=" " ecn_off=" " class_lost=" " cm_lost=" " kind=ofed absent=" " intruder=" " old=" " firewalld=() rtr=" " kill=" " noloss=" " slow=() after=() tool_timeout=${ROCE_GEN_TOOL_TIMEOUT-}
 while (($#)); do
   case $1 in
@@ -78,6 +84,9 @@ while (($#)); do
     --gpu) gpu=yes ;;
     --no-cuda) no_cuda+="$2 " && shift ;;
     --no-peermem) no_peermem+="$2 " && shift ;;
+    --no-nccl-tests) no_nccl_tests+="$2 " && shift ;;
+    --rails-isolated) rails_isolated=yes ;;
+    --nccl-min-busbw) min_busbw=$2 && shift ;;
     --switch-no-pfc) switch_pfc=no ;;
     --seconds) seconds=$2 && shift ;;
     --window) window=$2 && shift ;;
@@ -111,6 +120,7 @@ rm -rf "$dir" && mkdir -p "$dir/res" "$dir/wire" || exit 2
   printf '"cnp_priority":6,"roce_mode":"v2","mtu":4200,"global_pause":"off","persistence":false,'
   printf '"fabric_seconds":%s,"fabric_incast":"%s"' "$seconds" "$incast"
   [[ $gpu == no ]] || printf ',"nccl_version":"2.23.4"'
+  [[ -z $min_busbw ]] || printf ',"nccl_min_busbw":%s' "$min_busbw"
   printf '},"hosts":['
   for ((h = 0; h < n; h++)); do
     ((h)) && printf ','
@@ -167,6 +177,8 @@ for ((h = 0; h < n; h++)); do
       mkdir -p "$r/sys/module/$m" && echo 550.54.15 >"$r/sys/module/$m/version" || exit 2
     done
     : >"$r/.fake/perftest-cuda"
+    bash "$here/fakehost.sh" nccl "$r" 2.23.4 || exit 2
+    ln -s ../lib/fakehost/all_reduce_perf "$r/bin/all_reduce_perf" || exit 2
   fi
   # perftest, which a distribution packages apart from its drivers.
   [[ $kind == ofed || -e $r/bin/ib_write_bw ]] || ln -s stub "$r/bin/ib_write_bw" || exit 2
@@ -227,6 +239,8 @@ for ((h = 0; h < n; h++)); do
   [[ $old != *" h$h "* ]] || : >"$dir/h$h/root/.fake/perftest-4.5"
   [[ $no_cuda != *" h$h "* ]] || rm -f "$dir/h$h/root/.fake/perftest-cuda"
   [[ $no_peermem != *" h$h "* ]] || rm -rf "$dir/h$h/root/sys/module/nvidia_peermem"
+  [[ $no_nccl_tests != *" h$h "* ]] || rm -f "$dir/h$h/root/bin/all_reduce_perf"
+  [[ $rails_isolated == no ]] || : >"$dir/h$h/root/.fake/rails_isolated"
   if [[ $noloss == *" h$h "* ]]; then
     rm -f "$dir/h$h/root/sys/class/infiniband/mlx5_0/ports/1/hw_counters/"{out_of_sequence,packet_seq_err}
     sed -i '/^[rt]x_discards_phy /d' "$dir/h$h/root/.fake/net/ens1f0np0/stats"

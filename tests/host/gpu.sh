@@ -155,4 +155,49 @@ no_checks
 rg_gpu_direct_check
 eq "gpu_direct = require: the finding fails" fail "${RG_C_STATUS[0]}"
 
+# NCCL's self-test output (lib-nccl.sh rg_nccl_read) on the fixtures from NCCL's and nccl-tests'
+# sources: the version, the HCAs, GPUDirect per HCA, the table, the average.
+NX=$HERE/fixtures/nccl
+rg_nccl_read "$NX/all-reduce-8gpu.txt"
+eq "the fixture's NCCL" 2.23.4 "$RG_NCCL_RAN"
+eq "the HCAs NCCL uses" "mlx5_0 mlx5_1" "$RG_NCCL_USING"
+eq "GPUDirect per HCA" "mlx5_0 Enabled,mlx5_1 Enabled" "$(printf '%s\n' "${RG_NCCL_GDR[@]}" | sort | paste -sd,)"
+eq "a bus bandwidth per size, out of place" "5 134217728 10.38" \
+  "${#RG_NCCL_BUSBW[@]} ${RG_NCCL_BUSBW[${#RG_NCCL_BUSBW[@]} - 1]}"
+eq "the average" 9.75574 "$RG_NCCL_AVG"
+eq "no warning" "" "$RG_NCCL_WARN"
+rg_nccl_read "$NX/all-reduce-no-gdr.txt"
+eq "no peer memory: NCCL's Disabled per HCA" "mlx5_0 Disabled,mlx5_1 Disabled" "$(printf '%s\n' "${RG_NCCL_GDR[@]}" | sort | paste -sd,)"
+rg_nccl_read "$TMP/absent"
+eq "no output: nothing read" "0" "${RG_NCCL_RAN:-0}"
+
+# The all_reduce_perf stand-in prints the fixture's layout (masked: the numbers differ), on a
+# simulated 8-GPU server with NCCL 2.23.4 and nvidia_peermem.
+H=$TMP/host
+bash "$HERE/fakehost.sh" create "$H" --kind ofed --host gpu-1 \
+  --nic mlx5_0:ens1np0:0000:19:00.0:b8:3f:d2:01:00:00 --nic mlx5_1:ens2np0:0000:29:00.0:b8:3f:d2:01:00:01 >/dev/null
+bash "$HERE/fakehost.sh" pcitree "$H" "$HERE/fixtures/pci/hgx-8gpu.json" >/dev/null 2>&1
+bash "$HERE/fakehost.sh" nccl "$H" 2.23.4
+for m in nvidia nvidia_peermem; do mkdir -p "$H/sys/module/$m" && echo 550.54.15 >"$H/sys/module/$m/version"; done
+printf 'NCCL_IB_HCA==mlx5_0,mlx5_1\n' >"$H/etc/nccl.conf"
+arp() { # ENV...: the stand-in's run of the fixture's command line, stdout
+  ROCE_GEN_ROOT=$H env CUDA_DEVICE_ORDER=PCI_BUS_ID NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET \
+    NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 "$@" "$H/lib/fakehost/all_reduce_perf" -b 8M -e 128M -f 2 -g 8
+}
+arp >"$TMP/arp.out" 2>"$TMP/arp.err"
+eq "the stand-in runs" "0 " "$? $(cat "$TMP/arp.err")"
+nmask() { # FILE: the lines both print, numbers masked
+  grep -E '^# (nccl-tests|Collective|nThread|Using|Out of|Avg)|^#  Rank|^#  *(size|\(B\))|NCCL INFO (NCCL version|NET/IB : (Using|GPU Direct)|NCCL_IB_HCA set|Channel 00/0 :)|^ +[0-9]+ +[0-9]+ +float' "$1" |
+    sed 's/^[^ ]*:[0-9]*:[0-9]* \[[0-9]\]/P/; s/[0-9a-f]\{1,\}/9/g; s/9\(\.9\)\{1,\}/9/g; s/  */ /g' | sort -u
+}
+eq "the stand-in's lines are the fixture's" "$(nmask "$NX/all-reduce-8gpu.txt")" "$(nmask "$TMP/arp.out")"
+rg_nccl_read "$TMP/arp.out"
+eq "and read back: GPUDirect Enabled per HCA" "mlx5_0 Enabled,mlx5_1 Enabled" "$(printf '%s\n' "${RG_NCCL_GDR[@]}" | sort | paste -sd,)"
+rm -rf "$H/sys/module/nvidia_peermem"
+arp >"$TMP/arp.out" 2>/dev/null
+eq "no peer memory: the no-GDR fixture's lines" "$(nmask "$NX/all-reduce-no-gdr.txt")" "$(nmask "$TMP/arp.out")"
+eq "fewer GPUs than -g: nccl-tests' exit" 5 "$(arp CUDA_VISIBLE_DEVICES=0,1 >/dev/null 2>&1; echo $?)"
+bash "$HERE/fakehost.sh" nccl "$H" none
+eq "no NCCL library: the dynamic linker's exit" 127 "$(arp >/dev/null 2>&1; echo $?)"
+
 done_testing

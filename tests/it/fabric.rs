@@ -815,3 +815,194 @@ fn flows_move_the_planned_gpus_memory_and_a_host_that_cannot_warns_with_the_caus
         }
     });
 }
+
+/// The NCCL self-test on three simulated GPU servers of two planned ports each (GPU 0 and GPU 1),
+/// with the plan's nccl_min_busbw of 40 GB/s: on h0 NCCL says GPU Direct RDMA Enabled for both
+/// HCAs and its bus bandwidth passes the plan's mark; on h1, whose peer-memory module is gone,
+/// NCCL's own log says Disabled for each HCA, nccl_gdr names them and why, and the staged bus
+/// bandwidth fails the mark; h2 has no nccl-tests: both checks skip with how to get it. On a
+/// fabric whose rails cannot reach each other, nccl_gdr still holds and nccl_busbw is a skip
+/// saying so, never a failure.
+#[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
+fn the_nccl_self_test_reports_gpudirect_per_hca_and_judges_the_bus_bandwidth() {
+    for_each_bash(|bash| {
+        let (results, _, dir) = cluster_in(
+            bash,
+            3,
+            &[
+                "--clone",
+                "--gpu",
+                "--ports",
+                "2",
+                "--nccl-min-busbw",
+                "40",
+                "--no-peermem",
+                "h1",
+                "--no-nccl-tests",
+                "h2",
+            ],
+        );
+        let checks = |h: usize, id: &str| -> Vec<(String, String, String)> {
+            results[h].as_ref().unwrap()["checks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|c| c["id"] == id)
+                .map(|c| {
+                    let s = |k: &str| c[k].as_str().unwrap_or_default().to_string();
+                    (s("nic"), s("status"), s("message"))
+                })
+                .collect()
+        };
+        // h0: NCCL's own word per planned HCA, and the plan's mark.
+        let gdr = checks(0, "nccl_gdr");
+        assert_eq!(gdr.len(), 2, "{bash}: {gdr:?}");
+        for (nic, status, message) in &gdr {
+            assert_eq!(status, "pass", "{bash}: {message}");
+            assert_eq!(
+                message,
+                &format!("NCCL 2.23.4 says GPU Direct RDMA Enabled for HCA '{nic}'")
+            );
+        }
+        let (_, status, message) = &checks(0, "nccl_busbw")[0];
+        assert_eq!(status, "pass", "{bash}: {message}");
+        assert!(
+            message.contains("46.32 GB/s bus bandwidth at 1073741824 bytes, at least 40 GB/s (the plan's nccl_min_busbw)"),
+            "{bash}: {message}"
+        );
+        let nccl = &results[0].as_ref().unwrap()["facts"]["nccl"];
+        assert_eq!(nccl["version"], "2.23.4");
+        assert_eq!(nccl["hcas"], "mlx5_0 mlx5_1");
+        assert_eq!(nccl["gdr"]["mlx5_1"], true);
+        assert_eq!(nccl["busbw"]["1073741824"], 46.32);
+        // The command NCCL ran: the two planned GPUs, in PCI order, through the network only.
+        let log = std::fs::read_to_string(dir.path().join("c/h0/root/stub.log")).unwrap();
+        assert!(
+            log.contains(
+                r#"{"tool":"all_reduce_perf","argv":["-b","8M","-e","1G","-f","2","-g","2"]}"#
+            ),
+            "{bash}: {log}"
+        );
+
+        // h1: NCCL's Disabled per HCA, with the cause; the staged bandwidth below the mark.
+        for (nic, status, message) in checks(1, "nccl_gdr") {
+            assert_eq!(status, "warn", "{bash}: {message}");
+            assert!(
+                message.starts_with(&format!(
+                    "NCCL 2.23.4 says GPU Direct RDMA Disabled for HCA '{nic}': it stages GPU memory through host memory (no peer-memory module"
+                )),
+                "{bash}: {message}"
+            );
+        }
+        let (_, status, message) = &checks(1, "nccl_busbw")[0];
+        assert_eq!(status, "fail", "{bash}: {message}");
+        assert!(
+            message.contains("below 40 GB/s (the plan's nccl_min_busbw)"),
+            "{message}"
+        );
+
+        // h2: no nccl-tests.
+        for id in ["nccl_gdr", "nccl_busbw"] {
+            let (_, status, message) = &checks(2, id)[0];
+            assert_eq!(status, "skip", "{bash}: {id}");
+            assert!(
+                message
+                    .contains("nccl-tests' all_reduce_perf is not on this host's PATH: build it"),
+                "{message}"
+            );
+        }
+        assert_eq!(results[2].as_ref().unwrap()["status"], "pass");
+
+        // Ingest shows the memory of each port's flows and each host's NCCL result.
+        let c = dir.path().join("c");
+        let ingest = |format: &str| {
+            crate::common::roce_gen(
+                &c,
+                &[
+                    "ingest",
+                    "res",
+                    "applied",
+                    "--plan",
+                    "plan.json",
+                    "--format",
+                    format,
+                ],
+            )
+            .stdout
+        };
+        let text = ingest("text");
+        for line in [
+            "NCCL self-test (host: GPUDirect per HCA as NCCL says, bus bandwidth at the largest size):",
+            "  h0: GPUDirect ✅ mlx5_0, ✅ mlx5_1  busbw ✅ 46.32 GB/s (>= 40 GB/s)",
+            "  h1: GPUDirect ⚠ mlx5_0 Disabled, ⚠ mlx5_1 Disabled  busbw ❌ 27.39 GB/s (>= 40 GB/s)",
+            "  h2: GPUDirect –  busbw – not measured",
+        ] {
+            assert!(
+                text.lines().any(|l| l == line),
+                "{bash}: no {line:?} in:\n{text}"
+            );
+        }
+        for (host, memory) in [
+            ("h0", "memory ✅ GPU 0 (0000:18:00.0)"),
+            ("h1", "memory ⚠ host memory"),
+        ] {
+            assert!(
+                text.lines()
+                    .any(|l| l.starts_with(&format!("  rail 0  {host} mlx5_0: "))
+                        && l.ends_with(memory)),
+                "{bash}: {host} {memory:?} in:\n{text}"
+            );
+        }
+        let json: Value = serde_json::from_str(&ingest("json")).unwrap();
+        let h1 = json["hosts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|h| h["host"] == "h1")
+            .unwrap();
+        assert_eq!(
+            h1["nccl"]["gdr"][0],
+            serde_json::json!({"nic": "mlx5_0", "gdr": "Disabled", "status": "warn"})
+        );
+        assert_eq!(h1["nccl"]["busbw_check"], "fail");
+        let cell = &json["fabric"]["rails"][0]["cells"][0][0];
+        assert_eq!(
+            (&cell["memory"], &cell["memory_used"]),
+            (&Value::from("pass"), &Value::from("GPU 0 (0000:18:00.0)"))
+        );
+        let html = ingest("html");
+        for needle in [
+            "<span class=\"m-ok\">GPU mem ✓</span>",
+            "<span class=\"m-warn\">host mem ⚠</span>",
+            "GPUDirect ✅ mlx5_0, ✅ mlx5_1  busbw ✅ 46.32 GB/s (&gt;= 40 GB/s)",
+        ] {
+            assert!(html.contains(needle), "{bash}: no {needle:?} in the page");
+        }
+        crate::ingest::assert_fits_1024(&c, &html);
+        crate::ingest::assert_prints(&c, &html, ("A4", 595.28), "ingest-report-nccl", &[]);
+
+        // Rails that cannot reach each other.
+        let (results, _) = cluster(
+            bash,
+            2,
+            &[
+                "--clone",
+                "--gpu",
+                "--ports",
+                "2",
+                "--rails-isolated",
+                "--no-incast",
+            ],
+        );
+        let r = results[0].as_ref().unwrap();
+        assert_eq!(r["status"], "pass", "{bash}: {r:#}");
+        let (status, message) = check(r, "nccl_busbw");
+        assert_eq!(status, "skip", "{bash}: {message}");
+        assert!(
+            message.contains("inside one host the self-test crosses rails, which a rail-isolated fabric does not route"),
+            "{message}"
+        );
+        assert_eq!(check(r, "nccl_gdr").0, "pass");
+    });
+}

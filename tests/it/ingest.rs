@@ -915,7 +915,7 @@ const LAYOUT_PROBE: &str = r#"<script>
 
 /// Asserts that the page fits a 1024 px wide screen: nothing past the right edge, nothing out
 /// of its table cell.
-fn assert_fits_1024(dir: &Path, html: &str) {
+pub(crate) fn assert_fits_1024(dir: &Path, html: &str) {
     let probe = variant(dir, html, "probe.html", "</body>", LAYOUT_PROBE);
     let out = chromium(
         dir,
@@ -1055,7 +1055,7 @@ fn verdict_height(pages: &[PdfPage]) -> f64 {
 /// margins, that the NIC table's header has every column in order, and that each of `rows`
 /// (host, NIC, and the words its last cell starts with) is a line of the table that ends with
 /// those words, so no column was cut off.
-fn assert_prints(
+pub(crate) fn assert_prints(
     dir: &Path,
     html: &str,
     (paper, width): (&str, f64),

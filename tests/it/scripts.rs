@@ -95,6 +95,7 @@ fn the_shell_sources_parse_and_pass_shellcheck_without_findings() {
             "lib-gpu.sh",
             "lib-health.sh",
             "lib-lag.sh",
+            "lib-nccl.sh",
             "lib-net.sh",
             "lib-netmgr.sh",
             "lib-parse.sh",

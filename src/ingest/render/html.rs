@@ -16,7 +16,8 @@ use serde::Serialize;
 
 use crate::ingest::render::{
     common_hosts, compared_hosts, fabric_line, files_line, gpu_line, gpu_versions, host_count,
-    hosts_line, hosts_of, reason_detail, render_template, short_sha, shown_run, standing,
+    hosts_line, hosts_of, nccl_line, reason_detail, render_template, short_sha, shown_run,
+    standing,
 };
 use crate::ingest::report::{
     Check, ClusterReport, Counts, FabricCell, FabricEnd, FabricMatrix, FactGroup, FileNote,
@@ -185,6 +186,18 @@ struct FabricView {
     links: Vec<LinkRow>,
     /// The ports that only warned, with why (an incast step whose senders did not overlap).
     warned: Vec<WarnRow>,
+    /// Each host's NCCL self-test.
+    nccl: Vec<NcclRow>,
+}
+
+/// One host's NCCL self-test: GPUDirect per HCA and the bus bandwidth in a line, and the
+/// messages of its checks that did not pass.
+#[derive(Serialize)]
+struct NcclRow {
+    host: String,
+    tone: &'static str,
+    line: String,
+    problems: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -386,12 +399,17 @@ fn switch_text(end: &FabricEnd) -> String {
 
 fn port_cell(c: &FabricCell, m: &FabricMatrix) -> PortCell {
     let (tone, symbol) = status_mark(Some(c.status));
+    let memory = match c.memory_used.as_deref() {
+        Some("host") => "host mem",
+        _ => "GPU mem",
+    };
     let marks = [
         ("prio", c.priority),
         ("loss", c.loss),
         ("ECN", c.congestion),
     ]
     .into_iter()
+    .chain(c.memory.map(|m| (memory, Some(m))))
     .map(|(label, s)| {
         let (tone, symbol) = status_mark(s);
         Mark {
@@ -427,7 +445,7 @@ fn port_cell(c: &FabricCell, m: &FabricMatrix) -> PortCell {
     }
 }
 
-fn fabric_view(m: &FabricMatrix) -> FabricView {
+fn fabric_view(m: &FabricMatrix, hosts: &[HostReport]) -> FabricView {
     let tables = m
         .rails
         .chunks(FABRIC_RAILS)
@@ -499,6 +517,30 @@ fn fabric_view(m: &FabricMatrix) -> FabricView {
                         port: format!("{} {}", c.host, c.nic),
                         warnings: c.warnings.clone(),
                     })
+            })
+            .collect(),
+        nccl: hosts
+            .iter()
+            .filter(|h| h.counted())
+            .filter_map(|h| {
+                let n = h.nccl.as_ref()?;
+                let worst = n
+                    .gdr
+                    .iter()
+                    .map(|g| Some(g.status))
+                    .chain([n.busbw_check])
+                    .map(|s| status_mark(s).0)
+                    .fold("ok", |w, t| match (w, t) {
+                        ("bad", _) | (_, "bad") => "bad",
+                        ("warn", _) | (_, "warn") => "warn",
+                        _ => "ok",
+                    });
+                Some(NcclRow {
+                    host: h.host.clone(),
+                    tone: worst,
+                    line: nccl_line(n),
+                    problems: n.problems.clone(),
+                })
             })
             .collect(),
     }
@@ -928,7 +970,10 @@ pub(crate) fn render(report: &ClusterReport) -> Result<String> {
         nics: nic_rows(report),
         consistency,
         gpu: report.gpu.as_ref().map(|t| gpu_view(report, t)),
-        fabric: report.fabric.as_ref().map(fabric_view),
+        fabric: report
+            .fabric
+            .as_ref()
+            .map(|m| fabric_view(m, &report.hosts)),
         problems: &report.problems,
         skipped: &report.skipped,
         superseded: &report.superseded,

@@ -8,7 +8,7 @@ use std::fmt::Write;
 use crate::ingest::render::{
     clean, common_hosts, compared_hosts, fabric_line, fabric_mark, fabric_rate, files_line,
     gpu_host_text, gpu_line, gpu_pair_facts, gpu_pair_name, host_count, hosts_line, hosts_of,
-    next_step, reason, short_sha, standing,
+    nccl_line, next_step, reason, short_sha, standing,
 };
 use crate::ingest::report::{ClusterReport, FabricCell, FileNote, HostReport, Kind, State, Status};
 
@@ -220,6 +220,25 @@ fn fabric(out: &mut String, report: &ClusterReport) {
         .flat_map(|r| r.cells.iter().flatten().map(move |c| (r.rail.as_str(), c)))
         .filter(|(_, c)| !c.warnings.is_empty())
         .collect();
+    let runs: Vec<_> = report
+        .hosts
+        .iter()
+        .filter(|h| h.counted())
+        .filter_map(|h| Some((h, h.nccl.as_ref()?)))
+        .collect();
+    if !runs.is_empty() {
+        let _ = writeln!(
+            out,
+            "NCCL self-test (GPUDirect per HCA as NCCL says, bus bandwidth):\n"
+        );
+        for (h, n) in runs {
+            let _ = writeln!(out, "- {}: {}", md(&h.host), md(&nccl_line(n)));
+            for message in &n.problems {
+                let _ = writeln!(out, "  - {}", md(message));
+            }
+        }
+        out.push('\n');
+    }
     if !warned.is_empty() {
         let _ = writeln!(out, "Ports that warned:\n");
         for (rail, c) in warned {

@@ -19,7 +19,7 @@ use serde::Serialize;
 
 use crate::ingest::report::{
     ClusterReport, FabricCell, FabricMatrix, FactGroup, FactValue, GpuHost, GpuPairRow, GpuTotals,
-    HostReport, Phase, Run, State, Status, Totals,
+    HostReport, NcclRun, Phase, Run, State, Status, Totals,
 };
 
 pub(crate) use crate::text::clean;
@@ -491,6 +491,57 @@ pub(crate) fn gpu_line(t: &GpuTotals) -> String {
         let _ = write!(line, " (not on {})", names.join(", "));
     }
     line
+}
+
+/// A fabric port's memory: `GPU 0 (0000:18:00.0)` or `host memory`; empty where the plan names no
+/// GPU for the port. Cleaned.
+pub(crate) fn memory_text(c: &FabricCell) -> String {
+    match c.memory_used.as_deref() {
+        Some("host") => "host memory".to_string(),
+        Some(used) => clean(used),
+        None if c.memory.is_some() => "memory unknown".to_string(),
+        None => String::new(),
+    }
+}
+
+/// `GPUDirect ✅ mlx5_0, ✅ mlx5_1  busbw ✅ 46.32 GB/s (>= 45.00 GB/s)`: a host's NCCL self-test
+/// in a line (HCAs whose word is not `Enabled` say it). Cleaned.
+pub(crate) fn nccl_line(n: &NcclRun) -> String {
+    let hcas: Vec<String> = n
+        .gdr
+        .iter()
+        .map(|h| {
+            let word = if h.gdr == "Enabled" {
+                String::new()
+            } else {
+                format!(
+                    " {}",
+                    clean(if h.gdr.is_empty() { "not run" } else { &h.gdr })
+                )
+            };
+            format!("{} {}{word}", fabric_mark(Some(h.status)), clean(&h.nic))
+        })
+        .collect();
+    let gdr = if hcas.is_empty() {
+        "–".to_string()
+    } else {
+        hcas.join(", ")
+    };
+    let busbw = match n.busbw_check {
+        Some(Status::Skip) | None => format!("{} not measured", fabric_mark(n.busbw_check)),
+        Some(s) if n.busbw.is_empty() => format!("{} no result", fabric_mark(Some(s))),
+        Some(s) => format!(
+            "{} {} GB/s{}",
+            fabric_mark(Some(s)),
+            clean(&n.busbw),
+            if n.mark.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", clean(&n.mark))
+            }
+        ),
+    };
+    format!("GPUDirect {gdr}  busbw {busbw}")
 }
 
 /// The markup formats' templates, compiled in.

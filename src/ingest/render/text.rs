@@ -10,7 +10,7 @@ use anstyle::{AnsiColor, Style};
 use crate::ingest::render::{
     all_hosts, clean, common_hosts, compared_hosts, fabric_line, fabric_mark, fabric_rate,
     fact_name, files_line, gpu_host_text, gpu_line, gpu_pair_facts, gpu_pair_name, host_count,
-    hosts_line, hosts_of, next_step, reason, short_sha, value_text,
+    hosts_line, hosts_of, memory_text, nccl_line, next_step, reason, short_sha, value_text,
 };
 use crate::ingest::report::{
     ClusterReport, FabricMatrix, FactGroup, Group, HostReport, Kind, Require, State, Status,
@@ -80,6 +80,7 @@ pub(crate) fn render(report: &ClusterReport, color: bool) -> String {
     if let Some(m) = &report.fabric {
         let _ = writeln!(out, "{}", p.dim(RULE));
         fabric(&mut out, &p, m);
+        nccl(&mut out, &p, report);
     }
     let _ = writeln!(out, "{}", p.dim(RULE));
     verdict(&mut out, &p, report);
@@ -147,6 +148,33 @@ fn gpu(out: &mut String, p: &Paint, report: &ClusterReport) {
     }
 }
 
+/// The NCCL self-test of each counted host whose fabric result has one: a line each (GPUDirect
+/// per HCA as NCCL says it, the bus bandwidth against its mark), under one that did not pass its
+/// checks' messages.
+fn nccl(out: &mut String, p: &Paint, report: &ClusterReport) {
+    let runs: Vec<_> = report
+        .hosts
+        .iter()
+        .filter(|h| h.counted())
+        .filter_map(|h| Some((h, h.nccl.as_ref()?)))
+        .collect();
+    if runs.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "{}",
+        p.bold("NCCL self-test (host: GPUDirect per HCA as NCCL says, bus bandwidth at the largest size):")
+    );
+    for (h, n) in runs {
+        let line = format!("  {}: {}", clean(&h.host), nccl_line(n));
+        let _ = writeln!(out, "{line}");
+        for message in &n.problems {
+            let _ = writeln!(out, "    {}", p.yellow(&clean(message)));
+        }
+    }
+}
+
 /// The fabric matrix: one line per rail and host port (the rate against the link, the priority
 /// proof, loss, congestion), under a port that failed its link's two ends with their switch
 /// ports and what failed, under one that warned its warnings; then the counts.
@@ -158,7 +186,7 @@ fn fabric(out: &mut String, p: &Paint, m: &FabricMatrix) {
     );
     for rail in &m.rails {
         for c in rail.cells.iter().flatten() {
-            let line = format!(
+            let mut line = format!(
                 "  rail {}  {} {}: {} {}  priority {}  loss {}  congestion {}",
                 clean(&rail.rail),
                 clean(&c.host),
@@ -169,6 +197,14 @@ fn fabric(out: &mut String, p: &Paint, m: &FabricMatrix) {
                 fabric_mark(c.loss),
                 fabric_mark(c.congestion),
             );
+            if c.memory.is_some() {
+                let _ = write!(
+                    line,
+                    "  memory {} {}",
+                    fabric_mark(c.memory),
+                    memory_text(c)
+                );
+            }
             let Some(link) = c.link.and_then(|i| m.links.get(i)) else {
                 let _ = writeln!(out, "{line}");
                 for message in &c.warnings {

@@ -121,6 +121,34 @@ json_str() {
   REPLY="\"$out\""
 }
 
+# cuda_devices: CUDA_DEVS = the host's NVIDIA GPUs (vendor 0x10de, display class) as CUDA numbers
+# them: in PCI order under CUDA_DEVICE_ORDER=PCI_BUS_ID, else fastest first (.fake/cuda_fastest_first
+# lists the addresses in that order where the GPUs differ; identical GPUs keep PCI order);
+# CUDA_VISIBLE_DEVICES keeps and renumbers those it lists, up to the first invalid one.
+cuda_devices() {
+  local d i order=() visible=()
+  CUDA_DEVS=()
+  for d in "$ROOT"/sys/bus/pci/devices/*; do
+    rd "$d/vendor" || continue
+    [[ $REPLY == 0x10de ]] || continue
+    rd "$d/class" || continue
+    [[ $REPLY == 0x0300?? || $REPLY == 0x0302?? ]] || continue
+    order+=("${d##*/}")
+  done
+  if [[ ${CUDA_DEVICE_ORDER-} != PCI_BUS_ID && -f $FAKE/cuda_fastest_first ]]; then
+    read -r -a order <"$FAKE/cuda_fastest_first"
+  fi
+  if [[ -n ${CUDA_VISIBLE_DEVICES+x} ]]; then
+    IFS=, read -r -a visible <<<"$CUDA_VISIBLE_DEVICES"
+    for i in ${visible[@]+"${visible[@]}"}; do
+      [[ $i =~ ^[0-9]+$ && $i -lt ${#order[@]} ]] || break
+      CUDA_DEVS+=("${order[i]}")
+    done
+    return 0
+  fi
+  CUDA_DEVS=(${order[@]+"${order[@]}"})
+}
+
 log_call() {
   local line a sep=''
   json_str "$tool"

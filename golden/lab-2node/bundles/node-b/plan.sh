@@ -42,6 +42,11 @@
   RG_PCIE_ACS=check
   RG_PCIE_MRRS=''
   RG_NCCL_VERSION=''
+  # The NCCL self-test of the fabric phase (nccl-tests' all_reduce_perf): yes or no, and the bus
+  # bandwidth in GB/s it must reach, empty where the plan has none (fabric_min_pct of a port's
+  # line rate then).
+  RG_NCCL_TEST=no
+  RG_NCCL_MIN_BUSBW=''
   RG_MIN_OFED=24.10
   RG_MIN_FW=28.39.1002
   # One entry per planned RoCE port, in plan order; an empty string means "not planned".
