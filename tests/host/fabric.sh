@@ -387,9 +387,32 @@ if command -v flock >/dev/null 2>&1; then
   eq "no peer memory: host memory, and why" "host|1" \
     "${RG_FAB_MEM[0]}|$([[ ${RG_FAB_MEM_WHY[0]} == *"no peer-memory module"* ]] && echo 1)"
   eq "a port without a GPU: nothing planned" "" "${RG_FAB_MEM[1]-}"
+  # DMA-BUF as NCCL's route (no peer memory; NVIDIA's open kernel module, the kernel's support):
+  # --use_cuda_dmabuf after the device, where perftest has it; else host memory and why.
+  RG_NIC_GPU=(0 "")
+  mkdir -p "$TMP/d/proc/driver/nvidia"
+  echo 'NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  550.54.15  Release Build' >"$TMP/d/proc/driver/nvidia/version"
+  echo 'ffffffffc0a1b2c0 T ib_umem_dmabuf_get	[ib_core]' >"$TMP/d/proc/kallsyms"
+  RG_FAB_DMABUF=yes
+  rg_fabric_memory_plan
+  eq "DMA-BUF: the device's memory through it" "gpu|--use_cuda_bus_id=0000:18:00.0 --use_cuda_dmabuf" \
+    "${RG_FAB_MEM[0]}|${RG_FAB_MEM_ARGS[0]}"
+  RG_FAB_DMABUF=no
+  rg_fabric_memory_plan
+  eq "DMA-BUF, a perftest without --use_cuda_dmabuf: host memory, and why" "host|1" \
+    "${RG_FAB_MEM[0]}|$([[ ${RG_FAB_MEM_WHY[0]} == *"has no --use_cuda_dmabuf"* ]] && echo 1)"
   RG_GPU_DIRECT=no
   rg_fabric_memory_plan
   eq "gpu_direct = no: no GPU memory at all" 0 "${#RG_FAB_MEM[@]}"
+  # The stand-in's DMA-BUF: a build with it registers through ibv_reg_dmabuf_mr on the open
+  # kernel module; a kernel without the RDMA DMA-BUF support refuses the MR.
+  echo dmabuf >"$TMP/d/.fake/perftest-cuda"
+  eq "DMA-BUF: the flow runs" "0 0" "$(cuda_flow 18527 "" "--use_cuda=0 --use_cuda_dmabuf")"
+  eq "through ibv_reg_dmabuf_mr" 1 "$(grep -c '^Calling ibv_reg_dmabuf_mr' "$TMP/cli")"
+  : >"$TMP/d/proc/kallsyms"
+  eq "a kernel without RDMA DMA-BUF: the MR is refused" "1 1" "$(cuda_flow 18528 "" "--use_cuda=0 --use_cuda_dmabuf")"
+  eq "in perftest's words" "Couldn't allocate MR with error=95|OFED stack does not support DMA-BUF" \
+    "$(head -n 2 "$TMP/cli.err" | paste -sd'|')"
   unset RG_ROOT
   unset FAKEHOST_WIRE
   ROCE_GEN_ROOT=$TMP/b "$TMP/b/lib/fakehost/ib_write_bw" -d mlx5_0 -x "$gid" -F --report_gbits -D 1 \
