@@ -50,7 +50,7 @@
 #                  play's timeout, an operator's kill); DIR/hN.left then lists what of H is left
 #                  once its run has ended: its listens on the wire and its perftest processes
 #                  (empty when nothing), after waiting up to 120 s for them to go (an event)
-#     --gpu        every host is the simulated 8-GPU server (fixtures/pci/hgx-8gpu.json, IOMMU in
+#     --gpu        every host is the simulated 8-GPU server (fixtures/pci/hgx-8gpu.json, ACS off, IOMMU in
 #                  identity mode, the GPU driver and nvidia_peermem 550.54.15 loaded) with port R at
 #                  the NIC function below GPU R's switch; the plan names GPU R for port R and NCCL
 #                  2.23.4, and every host's perftest is built with CUDA (.fake/perftest-cuda)
@@ -59,6 +59,7 @@
 #     --no-cuda H  (with --gpu) H's perftest is built without CUDA
 #     --no-nccl-tests H  (with --gpu) H has no all_reduce_perf
 #     --nccl-min-busbw G  (with --gpu) the plan's nccl_min_busbw, GB/s
+#     --gpu-direct V  (with --gpu) the plan's gpu_direct (check, require)
 #     --rails-isolated  (with --gpu) the rails cannot reach each other: traffic from one rail's
 #                  port to another's does not get through (the stand-ins' .fake/rails_isolated)
 #     --no-peermem H  (with --gpu) nvidia_peermem is not loaded on H after apply (an upgrade that
@@ -74,7 +75,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 dir=$1 n=$2 bash=$3
 shift 3
 seconds=2 window=600 incast=yes ports=1 clone=no lag=no switch_pfc=yes
-gpu=no no_cuda=" " no_peermem=" " no_nccl_tests=" " rails_isolated=no min_busbw=""
+gpu=no no_cuda=" " no_peermem=" " no_nccl_tests=" " rails_isolated=no min_busbw="" gpu_direct=""
 pcp=" " ecn_off=" " class_lost=" " cm_lost=" " kind=ofed absent=" " intruder=" " old=" " firewalld=() rtr=" " kill=" " noloss=" " slow=() after=() tool_timeout=${ROCE_GEN_TOOL_TIMEOUT-}
 while (($#)); do
   case $1 in
@@ -87,6 +88,7 @@ while (($#)); do
     --no-nccl-tests) no_nccl_tests+="$2 " && shift ;;
     --rails-isolated) rails_isolated=yes ;;
     --nccl-min-busbw) min_busbw=$2 && shift ;;
+    --gpu-direct) gpu_direct=$2 && shift ;;
     --switch-no-pfc) switch_pfc=no ;;
     --seconds) seconds=$2 && shift ;;
     --window) window=$2 && shift ;;
@@ -121,6 +123,7 @@ rm -rf "$dir" && mkdir -p "$dir/res" "$dir/wire" || exit 2
   printf '"fabric_seconds":%s,"fabric_incast":"%s"' "$seconds" "$incast"
   [[ $gpu == no ]] || printf ',"nccl_version":"2.23.4"'
   [[ -z $min_busbw ]] || printf ',"nccl_min_busbw":%s' "$min_busbw"
+  [[ -z $gpu_direct ]] || printf ',"gpu_direct":"%s"' "$gpu_direct"
   printf '},"hosts":['
   for ((h = 0; h < n; h++)); do
     ((h)) && printf ','
@@ -172,7 +175,7 @@ for ((h = 0; h < n; h++)); do
   [[ $lag == no ]] || nics+=(--nic "mlx5_1:ens1f1np1:0000:1a:00.1:b8:3f:d2:0a:80:$(printf %02x "$h")")
   bash "$here/fakehost.sh" create "$r" --kind "$kind" --host "h$h" "${nics[@]}" >/dev/null || exit 2
   if [[ $gpu == yes ]]; then
-    bash "$here/fakehost.sh" pcitree "$r" "$here/fixtures/pci/hgx-8gpu.json" --iommu-type identity >/dev/null || exit 2
+    bash "$here/fakehost.sh" pcitree "$r" "$here/fixtures/pci/hgx-8gpu.json" --iommu-type identity --acs off >/dev/null || exit 2
     for m in nvidia nvidia_peermem; do
       mkdir -p "$r/sys/module/$m" && echo 550.54.15 >"$r/sys/module/$m/version" || exit 2
     done

@@ -817,10 +817,10 @@ fn flows_move_the_planned_gpus_memory_and_a_host_that_cannot_warns_with_the_caus
 }
 
 /// The NCCL self-test on three simulated GPU servers of two planned ports each (GPU 0 and GPU 1),
-/// with the plan's nccl_min_busbw of 40 GB/s: on h0 NCCL says GPU Direct RDMA Enabled for both
-/// HCAs and its bus bandwidth passes the plan's mark; on h1, whose peer-memory module is gone,
-/// NCCL's own log says Disabled for each HCA, nccl_gdr names them and why, and the staged bus
-/// bandwidth fails the mark; h2 has no nccl-tests: both checks skip with how to get it. On a
+/// with the plan's nccl_min_busbw of 40 GB/s and gpu_direct = require: on h0 NCCL says GPU Direct
+/// RDMA Enabled for both HCAs and its bus bandwidth passes the plan's mark; on h1, whose
+/// peer-memory module is gone, NCCL's own log says Disabled for each HCA, nccl_gdr fails naming
+/// them and why, the staged bus bandwidth fails the mark, and ingest counts h1 failed; h2 has no nccl-tests: both checks skip with how to get it. On a
 /// fabric whose rails cannot reach each other, nccl_gdr still holds and nccl_busbw is a skip
 /// saying so, never a failure.
 #[test]
@@ -837,6 +837,8 @@ fn the_nccl_self_test_reports_gpudirect_per_hca_and_judges_the_bus_bandwidth() {
                 "2",
                 "--nccl-min-busbw",
                 "40",
+                "--gpu-direct",
+                "require",
                 "--no-peermem",
                 "h1",
                 "--no-nccl-tests",
@@ -887,7 +889,7 @@ fn the_nccl_self_test_reports_gpudirect_per_hca_and_judges_the_bus_bandwidth() {
 
         // h1: NCCL's Disabled per HCA, with the cause; the staged bandwidth below the mark.
         for (nic, status, message) in checks(1, "nccl_gdr") {
-            assert_eq!(status, "warn", "{bash}: {message}");
+            assert_eq!(status, "fail", "{bash}: {message}");
             assert!(
                 message.starts_with(&format!(
                     "NCCL 2.23.4 says GPU Direct RDMA Disabled for HCA '{nic}': it stages GPU memory through host memory (no peer-memory module"
@@ -935,7 +937,7 @@ fn the_nccl_self_test_reports_gpudirect_per_hca_and_judges_the_bus_bandwidth() {
         for line in [
             "NCCL self-test (host: GPUDirect per HCA as NCCL says, bus bandwidth at the largest size):",
             "  h0: GPUDirect ✅ mlx5_0, ✅ mlx5_1  busbw ✅ 46.32 GB/s (>= 40 GB/s)",
-            "  h1: GPUDirect ⚠ mlx5_0 Disabled, ⚠ mlx5_1 Disabled  busbw ❌ 27.39 GB/s (>= 40 GB/s)",
+            "  h1: GPUDirect ❌ mlx5_0 Disabled, ❌ mlx5_1 Disabled  busbw ❌ 27.39 GB/s (>= 40 GB/s)",
             "  h2: GPUDirect –  busbw – not measured",
         ] {
             assert!(
@@ -963,9 +965,22 @@ fn the_nccl_self_test_reports_gpudirect_per_hca_and_judges_the_bus_bandwidth() {
             .unwrap();
         assert_eq!(
             h1["nccl"]["gdr"][0],
-            serde_json::json!({"nic": "mlx5_0", "gdr": "Disabled", "status": "warn"})
+            serde_json::json!({"nic": "mlx5_0", "gdr": "Disabled", "status": "fail"})
         );
         assert_eq!(h1["nccl"]["busbw_check"], "fail");
+        // The verdict counts it: h1 is failed, nccl_gdr among its failures.
+        assert_eq!(
+            (&h1["state"], &h1["ok"]),
+            (&Value::from("failed"), &Value::from(false))
+        );
+        assert!(
+            h1["failures"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|c| c["id"] == "nccl_gdr"),
+            "{bash}: {h1:#}"
+        );
         let cell = &json["fabric"]["rails"][0]["cells"][0][0];
         assert_eq!(
             (&cell["memory"], &cell["memory_used"]),
