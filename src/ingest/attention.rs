@@ -226,6 +226,7 @@ mod tests {
         Check::new(CheckData {
             id: id.into(),
             nic: nic.map(Text::from),
+            kind: None,
             status: Status::Warn,
             severity: "error".into(),
             expected: expected.into(),

@@ -547,6 +547,7 @@ fn lean_note(lean_at: usize) -> Check {
     Check::new(CheckData {
         id: LIMIT_CHECK.into(),
         nic: None,
+        kind: None,
         status: Status::Warn,
         severity: "warning".into(),
         expected: "results that fit in memory with their passing checks".into(),

@@ -157,6 +157,15 @@ pub struct CheckData {
     /// The planned `ib_dev` the check is about; `None` for host-wide checks.
     #[serde(default, deserialize_with = "non_empty")]
     pub nic: Option<Text>,
+    /// What the check is about (bundles since results carry it): `setting` (apply changes it,
+    /// or would), `action` (a host-wide change), `check` (a reading); `None` from an older
+    /// bundle, whose changes are told by id.
+    #[serde(
+        default,
+        deserialize_with = "wire::opt_shared_text",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub kind: Option<Text>,
     /// The outcome.
     pub status: Status,
     /// `error`, `warning` or `info`, as the script rated the check.
@@ -486,6 +495,7 @@ impl Check {
             + 6 * 16
             + self.id.len()
             + self.nic.as_ref().map_or(0, |n| n.len())
+            + self.kind.as_ref().map_or(0, |k| k.len())
             + self.severity.len()
             + self.expected.len()
             + self.actual.len()
@@ -730,6 +740,7 @@ fn limit_note(checks: usize, nics: usize) -> Option<Check> {
     Some(Check::new(CheckData {
         id: LIMIT_CHECK.into(),
         nic: None,
+        kind: None,
         status: Status::Warn,
         severity: "warning".into(),
         expected: "a result of the size a bundle writes".into(),

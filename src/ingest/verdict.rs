@@ -555,15 +555,24 @@ fn ready(state: State, require: Require) -> bool {
     }
 }
 
-/// A check of a precheck or dry run that says apply would change a setting: a `warn` on a
-/// setting (the ids of `RG_SETTINGS` in the bundle's `lib-settings.sh`, and those of plan format
-/// v1.1) or on persistence (a dry run's "would install"). A `persistence` warning that expects
-/// [`SURVIVES_A_REBOOT`] is none: it says the host's root (or the unit's, bundle's or saved
-/// state's folder) does not survive a reboot, which no apply changes, so a person must act on it.
+/// A check of a precheck or dry run that says apply would change a setting: a `warn` whose kind
+/// is `setting` or `action` (what the script recorded it as: a value apply sets, or a host-wide
+/// change). A warning of kind `check` is about a value apply does not set (DCBX under
+/// `dcbx = check`, a cable length the firmware's buffers ignore): a warning, never a change or
+/// drift. A result of an older bundle has no kinds: there, a `warn` on a setting (the ids of
+/// `RG_SETTINGS` in the bundle's `lib-settings.sh`, and those of plan format v1.1) or on
+/// persistence (a dry run's "would install"), except a `persistence` warning that expects
+/// [`SURVIVES_A_REBOOT`] (the root does not survive a reboot, which no apply changes).
 pub(crate) fn is_change(c: &Check) -> bool {
-    c.status == Status::Warn
-        && is_setting(&c.id)
-        && !(&*c.id == "persistence" && &*c.expected == SURVIVES_A_REBOOT)
+    if c.status != Status::Warn {
+        return false;
+    }
+    match c.kind.as_deref() {
+        Some(kind) => kind == "setting" || kind == "action",
+        None => {
+            is_setting(&c.id) && !(&*c.id == "persistence" && &*c.expected == SURVIVES_A_REBOOT)
+        }
+    }
 }
 
 /// What the scripts' `persistence` warning expects on a root that does not survive a reboot
@@ -691,6 +700,7 @@ mod tests {
         Check::new(CheckData {
             id: id.into(),
             nic: None,
+            kind: None,
             status: Status::Warn,
             severity: "warning".into(),
             expected: expected.into(),

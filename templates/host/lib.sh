@@ -549,9 +549,11 @@ rg_result_json() {
       rg_json_q "${RG_C_NIC[i]}"
       nic=", \"nic\": $REPLY"
     fi
-    rg_json_fmt '%s\n    {"id": %s%s, "status": %s, "severity": %s, "expected": %s, "actual": %s, "message": %s}' \
-      r "$sep" s "${RG_C_ID[i]}" r "$nic" s "${RG_C_STATUS[i]}" s "${RG_C_SEV[i]}" s "${RG_C_EXP[i]}" \
-      s "${RG_C_ACT[i]}" s "${RG_C_MSG[i]}"
+    # kind: what the check is about, so that a reader tells a setting apply changes (or would)
+    # from a warning about a value it does not set: setting, action (host-wide), or check.
+    rg_json_fmt '%s\n    {"id": %s%s, "kind": %s, "status": %s, "severity": %s, "expected": %s, "actual": %s, "message": %s}' \
+      r "$sep" s "${RG_C_ID[i]}" r "$nic" s "${RG_C_KIND[i]:-check}" s "${RG_C_STATUS[i]}" s "${RG_C_SEV[i]}" \
+      s "${RG_C_EXP[i]}" s "${RG_C_ACT[i]}" s "${RG_C_MSG[i]}"
     printf '%s' "$REPLY"
     sep=","
   done
