@@ -116,7 +116,7 @@ pub const NICS: Sheet = Sheet {
         ),
         col("prefix", &["prefix_len", "netmask", "掩码"], false),
         col("gateway", &["gw", "网关"], false),
-        col("mtu", &["MTU"], false),
+        col("mtu", &["MTU", "MTU值"], false),
         col("rail", &["plane", "轨道", "平面"], false),
         col("pci", &["bdf", "pci_addr", "PCI地址"], false),
         col("mac", &["MAC", "MAC地址"], false),
@@ -150,68 +150,116 @@ const fn key(name: &'static str, aliases: &'static [&'static str]) -> Key {
 pub const KEYS: &[Key] = &[
     key("cluster_name", &["集群名称"]),
     key("trust", &["信任模式"]),
-    key("roce_dscp", &[]),
-    key("roce_priority", &[]),
-    key("roce_ecn", &[]),
-    key("roce_tos", &[]),
+    key("roce_dscp", &["RoCE DSCP值"]),
+    key("roce_priority", &["RoCE优先级"]),
+    key("roce_ecn", &["RoCE ECN值"]),
+    key("roce_tos", &["RoCE ToS值"]),
     key("pfc_priorities", &["PFC优先级"]),
     key("ecn_priorities", &["ECN优先级"]),
-    key("cnp_dscp", &[]),
-    key("cnp_priority", &[]),
-    key("roce_mode", &[]),
+    key("cnp_dscp", &["CNP DSCP值"]),
+    key("cnp_priority", &["CNP优先级"]),
+    key("roce_mode", &["RoCE模式"]),
     key("mtu", &["MTU"]),
-    key("global_pause", &[]),
+    key("global_pause", &["全局流控"]),
     key("persistence", &["持久化"]),
-    key("dcbx", &[]),
-    key("min_ofed_version", &[]),
-    key("min_fw_version", &[]),
+    key("dcbx", &["DCBX模式"]),
+    key("min_ofed_version", &["最低OFED版本"]),
+    key("min_fw_version", &["最低固件版本"]),
     key("cable_length", &["线缆长度"]),
     key("firmware_config", &["固件配置"]),
-    key("nccl_env", &[]),
-    key("arp_sysctls", &[]),
-    key("fabric_seconds", &[]),
-    key("fabric_min_pct", &[]),
-    key("fabric_incast", &[]),
-    key("health", &[]),
-    key("health_interval", &[]),
-    key("drift_interval", &[]),
-    key("health_textfile_dir", &[]),
+    key("nccl_env", &["NCCL环境变量"]),
+    key("arp_sysctls", &["ARP参数"]),
+    key("fabric_seconds", &["打流时长"]),
+    key("fabric_min_pct", &["最低带宽比例"]),
+    key("fabric_incast", &["多打一测试"]),
+    key("health", &["健康监控"]),
+    key("health_interval", &["监控间隔"]),
+    key("drift_interval", &["漂移检查间隔"]),
+    key("health_textfile_dir", &["监控文件目录"]),
     key("gpu_direct", &["GPU直通"]),
-    key("gpu_nic_distance", &[]),
+    key("gpu_nic_distance", &["GPU网卡距离"]),
     key("pcie_acs", &["ACS"]),
     key("pcie_mrrs", &["MRRS"]),
-    key("nccl_version", &[]),
-    key("nccl_test", &[]),
-    key("nccl_min_busbw", &[]),
+    key("nccl_version", &["NCCL版本"]),
+    key("nccl_test", &["NCCL测试"]),
+    key("nccl_min_busbw", &["NCCL最低带宽"]),
     // One key per DCQCN parameter (crate::plan::model::DCQCN_PARAMS), also spelled `dcqcn.<name>`.
-    key("dcqcn_clamp_tgt_rate", &["dcqcn.clamp_tgt_rate"]),
+    key(
+        "dcqcn_clamp_tgt_rate",
+        &["dcqcn.clamp_tgt_rate", "拥塞控制.clamp_tgt_rate"],
+    ),
     key(
         "dcqcn_clamp_tgt_rate_after_time_inc",
-        &["dcqcn.clamp_tgt_rate_after_time_inc"],
+        &[
+            "dcqcn.clamp_tgt_rate_after_time_inc",
+            "拥塞控制.clamp_tgt_rate_after_time_inc",
+        ],
     ),
-    key("dcqcn_dce_tcp_g", &["dcqcn.dce_tcp_g"]),
-    key("dcqcn_dce_tcp_rtt", &["dcqcn.dce_tcp_rtt"]),
-    key("dcqcn_initial_alpha_value", &["dcqcn.initial_alpha_value"]),
+    key(
+        "dcqcn_dce_tcp_g",
+        &["dcqcn.dce_tcp_g", "拥塞控制.dce_tcp_g"],
+    ),
+    key(
+        "dcqcn_dce_tcp_rtt",
+        &["dcqcn.dce_tcp_rtt", "拥塞控制.dce_tcp_rtt"],
+    ),
+    key(
+        "dcqcn_initial_alpha_value",
+        &["dcqcn.initial_alpha_value", "拥塞控制.initial_alpha_value"],
+    ),
     key(
         "dcqcn_rate_reduce_monitor_period",
-        &["dcqcn.rate_reduce_monitor_period"],
+        &[
+            "dcqcn.rate_reduce_monitor_period",
+            "拥塞控制.rate_reduce_monitor_period",
+        ],
     ),
     key(
         "dcqcn_rate_to_set_on_first_cnp",
-        &["dcqcn.rate_to_set_on_first_cnp"],
+        &[
+            "dcqcn.rate_to_set_on_first_cnp",
+            "拥塞控制.rate_to_set_on_first_cnp",
+        ],
     ),
-    key("dcqcn_rpg_ai_rate", &["dcqcn.rpg_ai_rate"]),
-    key("dcqcn_rpg_byte_reset", &["dcqcn.rpg_byte_reset"]),
-    key("dcqcn_rpg_gd", &["dcqcn.rpg_gd"]),
-    key("dcqcn_rpg_hai_rate", &["dcqcn.rpg_hai_rate"]),
-    key("dcqcn_rpg_max_rate", &["dcqcn.rpg_max_rate"]),
-    key("dcqcn_rpg_min_dec_fac", &["dcqcn.rpg_min_dec_fac"]),
-    key("dcqcn_rpg_min_rate", &["dcqcn.rpg_min_rate"]),
-    key("dcqcn_rpg_threshold", &["dcqcn.rpg_threshold"]),
-    key("dcqcn_rpg_time_reset", &["dcqcn.rpg_time_reset"]),
+    key(
+        "dcqcn_rpg_ai_rate",
+        &["dcqcn.rpg_ai_rate", "拥塞控制.rpg_ai_rate"],
+    ),
+    key(
+        "dcqcn_rpg_byte_reset",
+        &["dcqcn.rpg_byte_reset", "拥塞控制.rpg_byte_reset"],
+    ),
+    key("dcqcn_rpg_gd", &["dcqcn.rpg_gd", "拥塞控制.rpg_gd"]),
+    key(
+        "dcqcn_rpg_hai_rate",
+        &["dcqcn.rpg_hai_rate", "拥塞控制.rpg_hai_rate"],
+    ),
+    key(
+        "dcqcn_rpg_max_rate",
+        &["dcqcn.rpg_max_rate", "拥塞控制.rpg_max_rate"],
+    ),
+    key(
+        "dcqcn_rpg_min_dec_fac",
+        &["dcqcn.rpg_min_dec_fac", "拥塞控制.rpg_min_dec_fac"],
+    ),
+    key(
+        "dcqcn_rpg_min_rate",
+        &["dcqcn.rpg_min_rate", "拥塞控制.rpg_min_rate"],
+    ),
+    key(
+        "dcqcn_rpg_threshold",
+        &["dcqcn.rpg_threshold", "拥塞控制.rpg_threshold"],
+    ),
+    key(
+        "dcqcn_rpg_time_reset",
+        &["dcqcn.rpg_time_reset", "拥塞控制.rpg_time_reset"],
+    ),
     key(
         "dcqcn_min_time_between_cnps",
-        &["dcqcn.min_time_between_cnps"],
+        &[
+            "dcqcn.min_time_between_cnps",
+            "拥塞控制.min_time_between_cnps",
+        ],
     ),
 ];
 
@@ -221,9 +269,66 @@ pub(crate) fn cluster_key(name: &str) -> Option<&'static Key> {
     KEYS.iter().find(|k| matches(&folded, k.name, k.aliases))
 }
 
-/// Folds a header, sheet name or key for comparison: trimmed, lowercase, and `_`, `-` and
-/// spaces all read as one `_` (`Mgmt IP` = `mgmt-ip` = `mgmt_ip`).
+/// `s` with full-width forms (U+FF01–U+FF5E, what an input method types in full-width mode:
+/// `２６`, `１７２．１６．１．１１`) and the ideographic space read as their ASCII forms; other text
+/// as it is. Borrowed when there is nothing to change.
+pub(crate) fn ascii_forms(s: &str) -> std::borrow::Cow<'_, str> {
+    let wide = |c: char| ('\u{ff01}'..='\u{ff5e}').contains(&c) || c == '\u{3000}';
+    if !s.chars().any(wide) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    s.chars()
+        .map(|c| match c {
+            '\u{3000}' => ' ',
+            c if wide(c) => char::from_u32(c as u32 - 0xfee0).unwrap_or(c),
+            c => c,
+        })
+        .collect::<String>()
+        .into()
+}
+
+/// The known name a misspelt or shortened `text` most likely meant, among `names` (each with
+/// its aliases, in their documented order): the first whose name has `text` as one of its words
+/// (`DSCP` → `roce_dscp`, the RoCE traffic's before the CNP's), else the nearest within two edits
+/// of a name or an alias (`roce_dcsp` → `roce_dscp`); `None` when nothing is that close.
+pub(crate) fn suggest<'a>(
+    text: &str,
+    names: impl Iterator<Item = (&'a str, &'a [&'a str])> + Clone,
+) -> Option<&'a str> {
+    let folded = fold(text);
+    if folded.is_empty() {
+        return None;
+    }
+    if folded.chars().all(|c| c.is_ascii_alphanumeric())
+        && folded.len() >= 2
+        && let Some((name, _)) = names
+            .clone()
+            .find(|(n, _)| n.split('_').any(|w| w == folded))
+    {
+        return Some(name);
+    }
+    let limit = if folded.chars().count() <= 3 { 1 } else { 2 };
+    let folded = folded.as_str();
+    names
+        .flat_map(|(name, aliases)| {
+            std::iter::once(name)
+                .chain(aliases.iter().copied())
+                .map(move |spelling| (name, strsim::damerau_levenshtein(folded, &fold(spelling))))
+        })
+        .filter(|(_, d)| *d <= limit)
+        .min_by_key(|(_, d)| *d)
+        .map(|(name, _)| name)
+}
+
+/// The key of the `Cluster` sheet an unknown `text` most likely meant ([`suggest`]).
+pub(crate) fn suggest_key(text: &str) -> Option<&'static str> {
+    suggest(text, KEYS.iter().map(|k| (k.name, k.aliases)))
+}
+
+/// Folds a header, sheet name or key for comparison: full-width forms as ASCII, trimmed,
+/// lowercase, and `_`, `-` and spaces all read as one `_` (`Mgmt IP` = `mgmt-ip` = `mgmt_ip`).
 pub(crate) fn fold(name: &str) -> String {
+    let name = ascii_forms(name);
     let mut out = String::with_capacity(name.len());
     let mut gap = false;
     for c in name.trim().chars() {
@@ -307,5 +412,22 @@ mod tests {
                 assert_eq!(*first, s.name, "sheet alias {n} is ambiguous");
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod suggest_tests {
+    use super::*;
+
+    #[test]
+    fn an_unknown_key_names_the_key_it_likely_meant() {
+        assert_eq!(suggest_key("DSCP"), Some("roce_dscp"));
+        assert_eq!(suggest_key("priority"), Some("roce_priority"));
+        assert_eq!(suggest_key("PFC"), Some("pfc_priorities"));
+        assert_eq!(suggest_key("roce_dcsp"), Some("roce_dscp"));
+        assert_eq!(suggest_key("cabel_length"), Some("cable_length"));
+        assert_eq!(suggest_key("线缆长"), Some("cable_length"));
+        assert_eq!(suggest_key("vlan"), None);
+        assert_eq!(suggest_key("机柜编号"), None);
     }
 }

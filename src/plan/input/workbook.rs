@@ -471,13 +471,27 @@ fn map_header(
                     mapped.insert(col, column);
                 }
             }
-            None => report.push(Diagnostic::note(
-                loc(row, col),
-                format!(
-                    "column {} is not part of the plan and is ignored",
-                    quoted(&text)
-                ),
-            )),
+            // A column near a known one is likely a typo of it: a warning that says which;
+            // any other column (a sheet's own notes, rack, U position) is a note.
+            None => match crate::plan::layout::suggest(
+                &text,
+                spec.columns.iter().map(|c| (c.name, c.aliases)),
+            ) {
+                Some(meant) => report.push(Diagnostic::warning(
+                    loc(row, col),
+                    format!(
+                        "column {} is not part of the plan and is ignored; did you mean {meant}?",
+                        quoted(&text)
+                    ),
+                )),
+                None => report.push(Diagnostic::note(
+                    loc(row, col),
+                    format!(
+                        "column {} is not part of the plan and is ignored",
+                        quoted(&text)
+                    ),
+                )),
+            },
         }
     }
     for column in spec.columns.iter().filter(|c| c.required) {

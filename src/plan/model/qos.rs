@@ -343,12 +343,15 @@ impl RoceMode {
 }
 
 /// Parses the boolean spellings of the plan format: `yes/no`, `true/false`, `on/off`, `1/0`,
-/// `是/否` (and `y/n`).
+/// `是/否`, `开启/关闭`, `启用/禁用` (and `y/n`, `开/关`).
 pub(crate) fn parse_bool(s: &str) -> Result<bool, String> {
     match s.trim().to_lowercase().as_str() {
-        "yes" | "true" | "on" | "1" | "是" | "y" => Ok(true),
-        "no" | "false" | "off" | "0" | "否" | "n" => Ok(false),
-        _ => Err("is not yes or no (`yes/no`, `true/false`, `on/off`, `1/0`, `是/否`)".into()),
+        "yes" | "true" | "on" | "1" | "是" | "y" | "开启" | "启用" | "开" => Ok(true),
+        "no" | "false" | "off" | "0" | "否" | "n" | "关闭" | "禁用" | "关" => Ok(false),
+        _ => Err(
+            "is not yes or no (`yes/no`, `true/false`, `on/off`, `1/0`, `是/否`, `开启/关闭`, `启用/禁用`)"
+                .into(),
+        ),
     }
 }
 
@@ -388,6 +391,10 @@ mod tests {
         assert_eq!(Trust::parse("DSCP"), Ok(Trust::Dscp));
         assert!(Trust::parse("l2").is_err());
         assert_eq!(parse_bool("是"), Ok(true));
+        assert_eq!(parse_bool("开启"), Ok(true));
+        assert_eq!(parse_bool("启用"), Ok(true));
+        assert_eq!(parse_bool("关闭"), Ok(false));
+        assert_eq!(parse_bool(" 禁用 "), Ok(false));
         assert_eq!(parse_bool("Off"), Ok(false));
         assert!(parse_bool("maybe").is_err());
     }

@@ -3,6 +3,7 @@
 
 use crate::plan::diagnostic::{Diagnostic, Report, quoted};
 use crate::plan::input::raw::{Cell, Row, Value};
+use crate::plan::layout::ascii_forms;
 use crate::plan::location::Location;
 use crate::plan::model::parse_integer;
 
@@ -11,7 +12,7 @@ use crate::plan::model::parse_integer;
 pub(crate) fn text_of(cell: &Cell, column: &str, report: &mut Report) -> Option<String> {
     match &cell.value {
         Value::Empty | Value::Reported => None,
-        Value::Text(t) => Some(t.trim().to_string()).filter(|t| !t.is_empty()),
+        Value::Text(t) => Some(ascii_forms(t).trim().to_string()).filter(|t| !t.is_empty()),
         Value::Number(f) => Some(match crate::plan::model::integer_from_float(*f) {
             Some(i) => i.to_string(),
             None => f.to_string(),
@@ -144,6 +145,18 @@ pub(crate) fn int_then<T>(s: &str, make: impl Fn(i64) -> Result<T, String>) -> R
 mod tests {
     use super::*;
     use crate::plan::model::Mtu;
+
+    #[test]
+    fn full_width_forms_read_as_ascii() {
+        assert_eq!(ascii_forms("２６"), "26");
+        assert_eq!(ascii_forms("１７２．１６．１．１１"), "172.16.1.11");
+        assert_eq!(ascii_forms("ｄｓｃｐ\u{3000}"), "dscp ");
+        assert_eq!(ascii_forms("集群名称 lab"), "集群名称 lab");
+        assert!(matches!(
+            ascii_forms("plain"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+    }
 
     #[test]
     fn int_then_words_both_failures() {

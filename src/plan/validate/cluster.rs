@@ -339,9 +339,12 @@ fn collect_keys(
                 ));
                 continue;
             }
+            let hint = crate::plan::layout::suggest_key(&key_text)
+                .map(|k| format!("; did you mean {k}?"))
+                .unwrap_or_default();
             report.push(Diagnostic::warning(
                 key_cell.location.clone(),
-                format!("unknown key {} is ignored", quoted(&key_text)),
+                format!("unknown key {} is ignored{hint}", quoted(&key_text)),
             ));
             continue;
         };
