@@ -730,3 +730,66 @@ fn no_module_imports_one_that_imports_it_back() {
         "{found:?}"
     );
 }
+
+/// docs/try-it.md's commands work as written: its two shell blocks, run in a temporary folder
+/// (for /tmp/try) with this build (for `cargo run --release --`), end with node-a configured.
+#[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
+fn the_try_it_page_runs_as_written() {
+    let doc = read("docs/try-it.md");
+    let mut script = String::from("set -e\n");
+    for block in doc.split("```sh\n").skip(1) {
+        let block = block.split("```").next().unwrap();
+        script.push_str(block);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let script = script
+        .replace("/tmp/try", &dir.path().join("try").display().to_string())
+        .replace("cargo run --release --", env!("CARGO_BIN_EXE_roce-gen"));
+    assert!(
+        script.contains("precheck.sh") && script.contains("ingest"),
+        "{script}"
+    );
+    let out = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(&script)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    // ingest exits 1: node-b has no result.
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("apply will change:"), "{stdout}");
+    assert!(
+        stdout.contains("✅ node-a (192.168.1.10): configured"),
+        "{stdout}"
+    );
+}
+
+/// Every file of a generated bundle (golden/lab-2node's node-a, as its manifest lists them, and
+/// the manifest and sums beside them) is named in docs/bundle.md's table of a bundle.
+#[test]
+fn every_file_of_a_bundle_is_in_the_bundle_doc() {
+    let doc = read("docs/bundle.md");
+    let spans = code_spans(&doc);
+    let manifest: serde_json::Value =
+        serde_json::from_str(&read("golden/lab-2node/bundles/node-a/manifest.json")).unwrap();
+    let mut files: Vec<String> = manifest["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap().to_string())
+        .collect();
+    assert!(files.len() > 20, "{files:?}");
+    files.extend(["manifest.json".to_string(), "SHA256SUMS".to_string()]);
+    let missing = missing_from(&spans, &files);
+    assert!(
+        missing.is_empty(),
+        "docs/bundle.md does not name these files of a bundle: {missing:?}"
+    );
+}
