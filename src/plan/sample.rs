@@ -50,7 +50,7 @@ fn cluster_rows() -> Vec<Vec<Cell>> {
     // Key, value, and what it means. An empty value leaves the key at its default (or, for
     // the optional v1.1 keys, the host's own value): those rows document the keys without
     // changing the plan.
-    let rows: [(&str, Cell, &str); 24] = [
+    let rows: [(&str, Cell, &str); 39] = [
         (
             "cluster_name",
             "demo".into(),
@@ -59,7 +59,7 @@ fn cluster_rows() -> Vec<Vec<Cell>> {
         (
             "trust",
             "dscp".into(),
-            "dscp or pcp: how the NIC classifies traffic",
+            "dscp: how the NIC classifies received traffic (pcp is refused since format 1.2)",
         ),
         ("roce_dscp", 26.into(), "DSCP of RoCE data (0-63)"),
         ("roce_priority", 3.into(), "priority of RoCE data (0-7)"),
@@ -138,6 +138,81 @@ fn cluster_rows() -> Vec<Vec<Cell>> {
             "nccl_env",
             "yes".into(),
             "yes: apply writes nccl.env (NCCL_IB_HCA, NCCL_IB_TC, NCCL_IB_GID_INDEX)",
+        ),
+        (
+            "arp_sysctls",
+            "check".into(),
+            "check: warn on ARP flux between RoCE ports; set: apply fixes it; leave",
+        ),
+        (
+            "fabric_seconds",
+            10.into(),
+            "fabric test: seconds of each traffic step (2-300)",
+        ),
+        (
+            "fabric_min_pct",
+            90.into(),
+            "fabric test: a link passes at this % of its speed (1-100)",
+        ),
+        (
+            "fabric_incast",
+            "yes".into(),
+            "fabric test: a second step of two senders into one receiver (PFC, ECN at work)",
+        ),
+        (
+            "health",
+            "yes".into(),
+            "yes: apply installs the health timer (node_exporter textfile)",
+        ),
+        (
+            "health_interval",
+            30.into(),
+            "seconds between health runs (5-3600)",
+        ),
+        (
+            "drift_interval",
+            "".into(),
+            "seconds between drift checks; empty: 300, or health_interval when longer",
+        ),
+        (
+            "health_textfile_dir",
+            "".into(),
+            "node_exporter's textfile folder; empty: /var/lib/node_exporter/textfile_collector",
+        ),
+        (
+            "gpu_direct",
+            "".into(),
+            "GPU path: check, require or no; empty: check where a NICs row names a gpu",
+        ),
+        (
+            "gpu_nic_distance",
+            "PXB".into(),
+            "GPU path: the farthest PCIe relation of a GPU and its port: PIX, PXB, PHB, NODE",
+        ),
+        (
+            "pcie_acs",
+            "check".into(),
+            "GPU path: check the ACS redirect bits between each pair; disable: apply clears them",
+        ),
+        (
+            "pcie_mrrs",
+            "".into(),
+            "GPU path: the ports' least Max Read Request Size (128-4096); empty: the host's",
+        ),
+        (
+            "nccl_version",
+            "".into(),
+            "the NCCL version the jobs use (2.23.4); empty: the host's library",
+        ),
+        (
+            "nccl_test",
+            "".into(),
+            "fabric phase: run the NCCL self-test; empty: yes where a NICs row names a gpu",
+        ),
+        (
+            "nccl_min_busbw",
+            "".into(),
+            "NCCL self-test pass mark, GB/s; empty: fabric_min_pct of a port's line rate",
         ),
         (
             "dcqcn_rpg_ai_rate",
@@ -221,7 +296,7 @@ fn nic_rows() -> Vec<Vec<Cell>> {
 }
 
 const README: &[&str] = &[
-    "roce-gen sample plan (AID workbook format v1.1).",
+    "roce-gen sample plan (AID workbook format v1.3).",
     "",
     "Cluster: one key/value pair per row: the RoCE profile every NIC gets; the comment column",
     "explains each key. Empty values keep the default; the dcqcn_<name> keys (any file of the",

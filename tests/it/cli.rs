@@ -35,6 +35,27 @@ fn the_embedded_sample_is_valid() {
     assert_eq!(run.stderr, "next: run `roce-gen generate --sample`\n");
 }
 
+/// The sample workbook is of the current format: every Cluster key of formats 1.0 to 1.3 but the
+/// DCQCN parameters has its row, and none is refused or warned about (above).
+#[test]
+fn the_sample_has_a_row_for_every_key_of_the_current_format() {
+    let dir = tmp();
+    let run = roce_gen(dir.path(), &["sample", "-o", "plan.xlsx"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let book: std::collections::BTreeSet<String> = {
+        use calamine::{Reader, open_workbook_auto};
+        let mut wb = open_workbook_auto(dir.path().join("plan.xlsx")).unwrap();
+        let range = wb.worksheet_range("Cluster").unwrap();
+        range.rows().skip(1).map(|r| r[0].to_string()).collect()
+    };
+    let missing: Vec<&str> = roce_gen::testing::KEYS
+        .iter()
+        .map(|k| k.name)
+        .filter(|k| !k.starts_with("dcqcn_") && !book.contains(*k))
+        .collect();
+    assert!(missing.is_empty(), "the sample has no row for {missing:?}");
+}
+
 #[test]
 fn sample_writes_the_embedded_plan_and_never_clobbers() {
     let dir = tmp();
