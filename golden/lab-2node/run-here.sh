@@ -232,7 +232,7 @@ export PATH
   RG_CLUSTER=lab
   RG_HOSTS=(node-a node-b)
   RG_BUNDLES=(node-a.tar.gz node-b.tar.gz)
-  RG_SHA256=(e13c4fa10c0b846d9621c7963c3559069f1cfa6e388e204c7c8fb92ff1b2825e 09793459c6d3f073eba6fdffd6e5f21429fed0fe0b318a56bdb3c1ca47edd658)
+  RG_SHA256=(53c60b51a7848f25a9035ad9ea71841c9b154cdb6406efddf34a0bde2c318ee2 7bd54452e71a2ca60a4d5b43027f5f271b4d3ed93f535d9a3db8d0f940aead3f)
   RG_MGMT=(192.168.1.10 192.168.1.11)
   RG_MACS=(b8:3f:d2:0a:00:00 b8:3f:d2:0b:00:00)
 }

@@ -11,9 +11,10 @@ use sha2::{Digest, Sha256};
 
 use crate::generate::bundle::{Bundle, Entry};
 
-/// The mtime when `SOURCE_DATE_EPOCH` is not set: tar's own deterministic timestamp, not 0,
-/// because a zero mtime confuses some tools.
-pub(crate) const DEFAULT_MTIME: u64 = 1_153_704_088;
+/// The mtime when `SOURCE_DATE_EPOCH` is not set: one fixed, recent date (2026-01-01 00:00 UTC),
+/// so that the same plan gives the same bytes and a listing does not read as two decades old;
+/// not 0, which confuses some tools. The bundle's README.txt says why its dates are fixed.
+pub(crate) const DEFAULT_MTIME: u64 = 1_767_225_600;
 
 /// The latest mtime a ustar header holds in its 11 octal digits; GNU tar's base-256 form for
 /// larger values is not read by every tar (busybox's among them).

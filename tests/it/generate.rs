@@ -371,3 +371,27 @@ fn a_workbook_and_its_json_conversion_are_the_same_plan() {
     }
     assert_eq!(tree(&dir.path().join("a")), tree(&dir.path().join("b")));
 }
+
+/// A bundle's files carry one recent fixed date (not tar's 2006 of old), and its README.txt says
+/// why the date is fixed.
+#[test]
+fn bundle_files_carry_a_recent_fixed_date_and_say_why() {
+    let dir = crate::common::tmp();
+    let run = crate::common::roce_gen(dir.path(), &["generate", "--sample", "-o", "dist"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let file = std::fs::File::open(dir.path().join("dist/gpu-001.tar.gz")).unwrap();
+    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(file));
+    let mut readme = String::new();
+    for entry in archive.entries().unwrap() {
+        let mut entry = entry.unwrap();
+        // 2026-01-01 00:00:00 UTC.
+        assert_eq!(entry.header().mtime().unwrap(), 1_767_225_600);
+        if entry.path().unwrap().ends_with("README.txt") {
+            std::io::Read::read_to_string(&mut entry, &mut readme).unwrap();
+        }
+    }
+    assert!(
+        readme.contains("Its files carry one fixed date"),
+        "{readme}"
+    );
+}
