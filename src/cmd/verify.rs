@@ -70,6 +70,16 @@ pub(crate) fn run(paths: &[std::path::PathBuf], format: crate::cli::Format) -> R
         out.write_all(console::json(&doc)?.as_bytes())?;
     }
     out.flush()?;
+    // What to do now, as every command says (on stderr, so that stdout stays the list).
+    if format != crate::cli::Format::Json && !ui.quiet && !paths.is_empty() {
+        console::say(if failed {
+            "next: generate the bundles again from the plan (or copy them again from where they \
+             were made), then verify again; never run a bundle that does not verify"
+        } else {
+            "next: run `bash run-here.sh precheck` on each host (or `./precheck.sh` in a bundle's \
+             folder)"
+        });
+    }
     Ok(if failed {
         ExitCode::from(1)
     } else {

@@ -3713,3 +3713,21 @@ fn warnings_about_values_apply_does_not_set_are_not_drift() {
         "{a:#}"
     );
 }
+
+/// A host with a fabric result but no precheck or apply says so, instead of "no result".
+#[test]
+fn a_host_with_only_a_fabric_result_says_so() {
+    let dir = fabric_fixture();
+    let run = roce_gen(dir.path(), &["ingest", "res", "--plan", "plan.json"]);
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    let line = run
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("❌ h2: "))
+        .unwrap_or_else(|| panic!("{}", run.stdout));
+    assert!(
+        line.starts_with("❌ h2: missing: no precheck or apply result, only the fabric test at ")
+            && line.ends_with("(res/h2.fabric.json)"),
+        "{line}"
+    );
+}

@@ -78,6 +78,11 @@ fn good_output_folder_tarball_and_unpacked_bundle_verify() {
     );
     assert_eq!(run.code, 0, "{}", run.transcript());
     assert_eq!(run.stdout, "ok: out\nok: out/h1.tar.gz\nok: unpacked/h1\n");
+    // Then what to do, as every command says.
+    assert_eq!(
+        run.stderr,
+        "next: run `bash run-here.sh precheck` on each host (or `./precheck.sh` in a bundle's folder)\n"
+    );
 }
 
 use std::process::Command;
@@ -96,6 +101,12 @@ fn a_changed_file_in_a_tarball_is_named() {
     failed(
         &run,
         "FAILED: evil.tar.gz: apply.sh: size or sha256 does not match manifest.json",
+    );
+    assert!(
+        run.stderr
+            .starts_with("next: generate the bundles again from the plan"),
+        "{}",
+        run.transcript()
     );
 
     let chmod = repack(&src, "precheck.sh", None, Some(0o777));

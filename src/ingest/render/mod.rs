@@ -67,7 +67,16 @@ pub(crate) fn shown_run(h: &HostReport) -> Option<&Run> {
 /// [`reason`] without the leading state, for layouts that show the state beside it.
 pub(crate) fn reason_detail(h: &HostReport, plan_sha: Option<&str>) -> String {
     let Some(run) = shown_run(h) else {
-        return "no result".to_string();
+        // A fabric result says nothing of the settings: the host is missing its precheck or
+        // apply, not every result.
+        return match &h.fabric_run {
+            Some(f) => format!(
+                "no precheck or apply result, only the fabric test at {} ({})",
+                f.finished_at,
+                clean(&f.path)
+            ),
+            None => "no result".to_string(),
+        };
     };
     let at = format!("{} at {} ({})", run.name, run.finished_at, clean(&run.path));
     if h.stale && h.planned != Some(false) {
