@@ -47,6 +47,15 @@ pub mod testing {
     pub use crate::plan::layout::{CLUSTER, KEYS, NICS, SERVERS, SHEETS};
     pub use crate::plan::validate::validate;
 
+    /// Each command's exit status as its manual page words it: (`roce-gen` or the subcommand,
+    /// the words), the README's Commands table's last column.
+    pub fn man_exit_statuses() -> Vec<(&'static str, &'static str)> {
+        crate::cmd::man::EXTRAS
+            .iter()
+            .map(|e| (e.command, e.exit))
+            .collect()
+    }
+
     /// The files every bundle carries as they are in `templates/` (`Source::Plain`): each as
     /// (its name in the bundle, its path under `templates/`). The golden case checks them
     /// against the sources instead of storing them.

@@ -793,3 +793,37 @@ fn every_file_of_a_bundle_is_in_the_bundle_doc() {
         "docs/bundle.md does not name these files of a bundle: {missing:?}"
     );
 }
+
+/// The manual pages' EXIT STATUS and the README's Commands table say the same: each subcommand's
+/// row ends with its page's words; and every page has EXIT STATUS and EXAMPLES.
+#[test]
+fn man_pages_and_the_readme_give_the_same_exit_status() {
+    let readme = read("README.md");
+    for (command, exit) in roce_gen::testing::man_exit_statuses() {
+        if command.is_empty() {
+            continue;
+        }
+        let row = readme
+            .lines()
+            .find(|l| l.starts_with(&format!("| `roce-gen {command}")))
+            .unwrap_or_else(|| panic!("no README row for {command}"));
+        assert!(
+            row.trim_end().ends_with(&format!("| {exit} |")),
+            "{command}: the page says {exit:?}, the README {row:?}"
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let run = crate::common::roce_gen(dir.path(), &["man", "--dir", "man"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    for entry in std::fs::read_dir(dir.path().join("man")).unwrap() {
+        let path = entry.unwrap().path();
+        let page = std::fs::read_to_string(&path).unwrap();
+        for section in [".SH \"EXIT STATUS\"", ".SH EXAMPLES"] {
+            assert!(
+                page.contains(section),
+                "{} has no {section}",
+                path.display()
+            );
+        }
+    }
+}
