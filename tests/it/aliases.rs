@@ -346,3 +346,39 @@ fn an_unknown_key_names_the_key_it_likely_meant() {
         );
     }
 }
+
+/// A header written over two rows, as delivery teams lay out their AID sheets (a group name above
+/// some column names, the others in the upper row), reads as one header, with a note; so does a
+/// group label row above the whole header.
+#[test]
+fn a_header_over_two_rows_reads_as_one() {
+    let baseline = plan_json(&Book::base());
+    let mut book = Book::base();
+    let rows = &mut book.sheet("Servers").rows;
+    rows[0] = vec![s("主机名"), s("网络地址"), C::E, s("分组")];
+    rows.insert(1, vec![C::E, s("管理IP"), s("带外IP"), C::E]);
+    assert_eq!(plan_json(&book), baseline);
+    let dir = tmp();
+    book.write(dir.path(), "plan.xlsx");
+    let run = roce_gen(dir.path(), &["validate", "plan.xlsx"]);
+    assert!(
+        run.stdout.contains("Servers!A1: the header spans rows 1 and 2: read as one")
+            || run.stderr.contains("Servers!A1: the header spans rows 1 and 2: read as one"),
+        "{}",
+        run.transcript()
+    );
+
+    // The same with the cells merged as a spreadsheet lays them out: the host name over both
+    // rows, the group name over its two columns.
+    let mut merged = book.clone();
+    merged.merges.push(("Servers".into(), (0, 0, 1, 0)));
+    merged.merges.push(("Servers".into(), (0, 1, 0, 2)));
+    assert_eq!(plan_json(&merged), baseline);
+
+    let mut label = Book::base();
+    label
+        .sheet("NICs")
+        .rows
+        .insert(0, vec![s("RoCE网卡规划（第一期）")]);
+    assert_eq!(plan_json(&label), baseline);
+}

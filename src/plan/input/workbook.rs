@@ -383,8 +383,44 @@ fn read_table(
             .any(|h| spec.column(&h).is_some_and(|c| c.name == leading))
     });
 
+    // A header over two rows (merged cells, or a group label above some names): the row below
+    // the header names columns the header row does not. Each column then takes the name of
+    // whichever of the two rows names a column, the lower first, and the data starts below both.
+    let known = |h: &str| spec.column(h).is_some();
+    let second = header.filter(|&row| {
+        row < bottom
+            && (left..=right).any(|col| {
+                header_text(cell_at(row + 1, col)).is_some_and(|below| {
+                    known(&below)
+                        && !(left..=right).any(|c| {
+                            header_text(cell_at(row, c)).is_some_and(|h| {
+                                spec.column(&h).map(|c| c.name)
+                                    == spec.column(&below).map(|c| c.name)
+                            })
+                        })
+                })
+            })
+    });
     let (columns, first_data_row) =
         match header {
+            Some(row) if second.is_some() => {
+                let header_at = |col| {
+                    let below = header_text(cell_at(row + 1, col)).filter(|h| known(h));
+                    below.or_else(|| header_text(cell_at(row, col)))
+                };
+                report.push(Diagnostic::note(
+                    loc(row, left),
+                    format!(
+                        "the header spans rows {} and {}: read as one",
+                        row + 1,
+                        row + 2
+                    ),
+                ));
+                (
+                    map_header(spec, row, left..=right, &header_at, &loc, report),
+                    row + 2,
+                )
+            }
             Some(row) => {
                 let header_at = |col| header_text(cell_at(row, col));
                 (
