@@ -642,17 +642,47 @@ rg_summary() {
     printf '%s %s: %s: all checks passed (%s pass, %s warn, %s changed, %s skip)\n' "$RG_OK" "$RG_HOST" "$mode" \
       "${RG_TALLY[pass]}" "${RG_TALLY[warn]}" "${RG_TALLY[changed]}" "${RG_TALLY[skip]}"
   fi
-  for ((i = 0; i < ${#RG_C_ID[@]}; i++)); do
-    [ "${RG_C_STATUS[i]}" = fail ] || continue
-    printf '%s %s%s: %s\n' "$RG_FAIL" "${RG_C_ID[i]}" "${RG_C_NIC[i]:+:${RG_C_NIC[i]}}" "${RG_E_MSG[i]}"
-  done
+  rg_summary_findings fail "$RG_FAIL"
   # The changes come next, grouped: a warning here is one that needs a person.
-  for ((i = 0; i < ${#RG_C_ID[@]}; i++)); do
-    if [ "${RG_C_STATUS[i]}" != warn ] || [ -n "${RG_C_KIND[i]}" ]; then continue; fi
-    printf '%s %s%s: %s\n' "$RG_WARN" "${RG_C_ID[i]}" "${RG_C_NIC[i]:+:${RG_C_NIC[i]}}" "${RG_E_MSG[i]}"
-  done
+  rg_summary_findings warn "$RG_WARN"
   rg_summary_changes "$status"
   rg_fw_summary
+}
+
+# rg_summary_findings STATUS SYMBOL: the summary's line per finding of STATUS (for warn, those
+# that are no change: the changes are listed apart), in the order they ran. A finding whose text
+# is the same on several ports but for the port's own names (its RDMA device and netdev, read as
+# "each port") is one line that lists the ports: an 8-port host's ARP advice once, not 8 times.
+rg_summary_findings() {
+  local i j key tpl nic msg
+  local -a keys=()
+  local -A names=() first=() ports=()
+  for ((j = 0; j < ${#RG_NIC_IBDEV[@]}; j++)); do names[${RG_NIC_IBDEV[j]}]=${RG_NIC_NETDEV[j]-}; done
+  for ((i = 0; i < ${#RG_C_ID[@]}; i++)); do
+    [ "${RG_C_STATUS[i]}" = "$1" ] || continue
+    [ "$1" != warn ] || [ -z "${RG_C_KIND[i]}" ] || continue
+    tpl=${RG_E_MSG[i]} nic=${RG_C_NIC[i]}
+    if [ -n "$nic" ] && [ -n "${names[$nic]+set}" ]; then
+      [ -z "${names[$nic]}" ] || tpl=${tpl//"${names[$nic]}"/$'\x01'}
+      tpl=${tpl//"$nic"/$'\x01'}
+    fi
+    key="${RG_C_ID[i]}"$'\x02'"$tpl"
+    if [ -z "${first[$key]+set}" ]; then
+      keys+=("$key")
+      first[$key]=$i ports[$key]=$nic
+    else
+      ports[$key]+=",$nic"
+    fi
+  done
+  for key in ${keys[@]+"${keys[@]}"}; do
+    i=${first[$key]} nic=${ports[$key]}
+    msg=${RG_E_MSG[i]}
+    if [[ $nic == *,* ]]; then
+      msg=${key#*$'\x02'}
+      msg=${msg//$'\x01'/each port}
+    fi
+    printf '%s %s%s: %s\n' "$2" "${RG_C_ID[i]}" "${nic:+:$nic}" "$msg"
+  done
 }
 
 # rg_next_step: the summary's last line, what to run next, when there is an obvious next step:

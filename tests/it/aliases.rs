@@ -362,8 +362,11 @@ fn a_header_over_two_rows_reads_as_one() {
     book.write(dir.path(), "plan.xlsx");
     let run = roce_gen(dir.path(), &["validate", "plan.xlsx"]);
     assert!(
-        run.stdout.contains("Servers!A1: the header spans rows 1 and 2: read as one")
-            || run.stderr.contains("Servers!A1: the header spans rows 1 and 2: read as one"),
+        run.stdout
+            .contains("Servers!A1: the header spans rows 1 and 2: read as one")
+            || run
+                .stderr
+                .contains("Servers!A1: the header spans rows 1 and 2: read as one"),
         "{}",
         run.transcript()
     );

@@ -225,6 +225,8 @@ zeros=0,0,0,0,0,0,0,0 pfc=0,0,0,1,0,0,0,0
 for i in 0 1 2 3 4 5 6 7; do
   dev=${{RG_NIC_IBDEV[i]}}
   rg_check link_state "$dev" pass warning "4: ACTIVE" "4: ACTIVE" "port 1 of $dev is ACTIVE"
+  ifc=${{RG_NIC_NETDEV[i]}}
+  rg_check arp_sysctls "$dev" warn warning "1 2 2" "0 0 2" "$ifc on a host with several RoCE ports: arp_ignore 0 lets every port answer ARP for the addresses of the others (ARP flux); set arp_ignore=1, arp_announce=2, rp_filter=2 on $ifc (plan arp_sysctls = set does it)"
   rg_check_change trust "$dev" warn error dscp pcp "trust is pcp, the plan says dscp (apply will change it)" pcp
   from=$zeros
   case $i in 3 | 7) from=1,1,1,1,1,1,1,1 ;; esac
@@ -260,6 +262,15 @@ rg_summary
         outputs.push((bash.to_string(), text));
     });
     let text = same_under_every_bash(&outputs);
+    // The same advice on every port but for the port's name: one line that lists the ports.
+    let arp: Vec<&str> = text.lines().filter(|l| l.contains("arp_sysctls")).collect();
+    assert_eq!(
+        arp,
+        [
+            "⚠ arp_sysctls:mlx5_0,mlx5_1,mlx5_2,mlx5_3,mlx5_4,mlx5_5,mlx5_6,mlx5_7: each port on a host with several RoCE ports: arp_ignore 0 lets every port answer ARP for the addresses of the others (ARP flux); set arp_ignore=1, arp_announce=2, rp_filter=2 on each port (plan arp_sysctls = set does it)"
+        ],
+        "{text}"
+    );
     // The entries; a tool's own message or a list of links may be longer.
     for line in text.lines().filter(|l| l.starts_with("  ")) {
         assert!(line.chars().count() <= 80, "too wide: {line:?}");
