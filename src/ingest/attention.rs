@@ -34,6 +34,20 @@ pub(crate) struct Group {
     pub ports: usize,
     /// Every item, by host and NIC.
     pub items: Vec<Item>,
+    /// The items as findings: those whose message is the same but for the port's own names (its
+    /// RDMA device and netdev, read as "each port") are one finding with every port it holds,
+    /// so that the same advice on 8 ports of 10 hosts is one line, not 80. In the items' order.
+    pub findings: Vec<Finding>,
+}
+
+/// One message and where it holds.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct Finding {
+    /// The message: the script's, or with the port's names as "each port" when it holds on
+    /// several ports.
+    pub message: String,
+    /// Where: host and NIC (absent for host-wide checks), in the items' order.
+    pub at: Vec<(String, Option<String>)>,
 }
 
 /// One host's (and NIC's) instance of a group.
@@ -47,39 +61,100 @@ pub(crate) struct Item {
 }
 
 /// What one host brings to the groups: the warnings of its latest result, and the settings that
-/// drifted (empty unless it is `drifted`).
+/// drifted (empty unless it is `drifted`), and its NICs' netdevs (for findings).
 pub(crate) struct Row<'a> {
     pub host: &'a str,
     pub warnings: &'a [Check],
     pub drifted: &'a [Check],
+    pub netdevs: &'a BTreeMap<String, String>,
+}
+
+/// A message with its port's own names (`nic`, its netdev) as a marker: what several ports'
+/// messages have in common. Unchanged for a host-wide check.
+fn template(message: &str, nic: Option<&str>, netdevs: &BTreeMap<String, String>) -> String {
+    let Some(nic) = nic.filter(|n| !n.is_empty()) else {
+        return message.to_string();
+    };
+    let mut t = message.to_string();
+    if let Some(netdev) = netdevs.get(nic).filter(|n| !n.is_empty()) {
+        t = t.replace(netdev.as_str(), PORT_MARK);
+    }
+    t.replace(nic, PORT_MARK)
+}
+
+/// Where a port's own name stood in a [`template`].
+const PORT_MARK: &str = "\u{1}";
+
+/// The findings of a group's items (with their templates), in the items' order.
+fn findings(items: &[(Item, String)]) -> Vec<Finding> {
+    let mut out: Vec<(String, Finding)> = Vec::new();
+    for (item, t) in items {
+        let at = (item.host.clone(), item.nic.clone());
+        match out.iter_mut().find(|(key, _)| key == t) {
+            Some((_, f)) => f.at.push(at),
+            None => out.push((
+                t.clone(),
+                Finding {
+                    message: item.message.clone(),
+                    at: vec![at],
+                },
+            )),
+        }
+    }
+    out.into_iter()
+        .map(|(t, mut f)| {
+            if f.at.len() > 1 && t.contains(PORT_MARK) {
+                f.message = t.replace(PORT_MARK, "each port");
+            }
+            f
+        })
+        .collect()
 }
 
 /// The groups of the rows given (the counted hosts): warnings first, then drift; within each,
 /// the groups that touch most hosts first.
 pub(crate) fn groups<'a>(rows: impl IntoIterator<Item = Row<'a>>) -> Vec<Group> {
-    let mut by: BTreeMap<(Kind, &str), Vec<(&str, &Check)>> = BTreeMap::new();
+    type Entry<'b> = (&'b str, &'b Check, &'b BTreeMap<String, String>);
+    let mut by: BTreeMap<(Kind, &str), Vec<Entry<'a>>> = BTreeMap::new();
     for row in rows {
         for (kind, checks) in [(Kind::Warning, row.warnings), (Kind::Drift, row.drifted)] {
             for c in checks {
-                by.entry((kind, &c.id)).or_default().push((row.host, c));
+                by.entry((kind, &c.id))
+                    .or_default()
+                    .push((row.host, c, row.netdevs));
             }
         }
     }
     let mut groups: Vec<Group> = by
         .into_iter()
-        .map(|((kind, id), items)| Group {
-            id: id.to_string(),
-            kind,
-            hosts: items.iter().map(|(h, _)| *h).collect::<BTreeSet<_>>().len(),
-            ports: items.iter().filter(|(_, c)| c.nic.is_some()).count(),
-            items: items
-                .into_iter()
-                .map(|(host, c)| Item {
-                    host: host.to_string(),
-                    nic: c.nic.as_ref().map(Text::to_string),
-                    message: c.message.to_string(),
+        .map(|((kind, id), entries)| {
+            let items: Vec<(Item, String)> = entries
+                .iter()
+                .map(|(host, c, netdevs)| {
+                    let nic = c.nic.as_ref().map(Text::to_string);
+                    let t = template(&c.message, nic.as_deref(), netdevs);
+                    (
+                        Item {
+                            host: (*host).to_string(),
+                            nic,
+                            message: c.message.to_string(),
+                        },
+                        t,
+                    )
                 })
-                .collect(),
+                .collect();
+            Group {
+                id: id.to_string(),
+                kind,
+                hosts: entries
+                    .iter()
+                    .map(|(h, ..)| *h)
+                    .collect::<BTreeSet<_>>()
+                    .len(),
+                ports: entries.iter().filter(|(_, c, _)| c.nic.is_some()).count(),
+                findings: findings(&items),
+                items: items.into_iter().map(|(i, _)| i).collect(),
+            }
         })
         .collect();
     groups
@@ -244,21 +319,25 @@ mod tests {
             check("pcie", None, "", ""),
         ];
         let trust = [check("trust", Some("mlx5_0"), "pcp", "dscp")];
+        let no = BTreeMap::new();
         let rows = [
             Row {
                 host: "gpu-001",
                 warnings: &both,
                 drifted: &trust,
+                netdevs: &no,
             },
             Row {
                 host: "gpu-002",
                 warnings: &optics,
                 drifted: &[],
+                netdevs: &no,
             },
             Row {
                 host: "gpu-003",
                 warnings: &optics,
                 drifted: &[],
+                netdevs: &no,
             },
         ];
         let groups = groups(rows);
@@ -318,5 +397,66 @@ mod tests {
             changes_size(&checks[16..], "to change"),
             "1 host-wide change"
         );
+    }
+
+    #[test]
+    fn the_same_advice_on_several_ports_is_one_finding() {
+        let said = |nic: &str, ifc: &str, value: &str| {
+            let mut data = (*check("arp_sysctls", Some(nic), "", "")).clone();
+            data.message = Text::from(format!(
+                "{ifc} answers ARP for the others ({value}): set arp_ignore=1 on {ifc}"
+            ));
+            Check::new(data)
+        };
+        let a = [
+            said("mlx5_0", "ens1np0", "0 0 2"),
+            said("mlx5_1", "ens2np0", "0 0 2"),
+        ];
+        let b = [
+            said("mlx5_0", "eth0", "0 0 2"),
+            said("mlx5_1", "eth1", "1 0 2"),
+        ];
+        let na = BTreeMap::from([
+            ("mlx5_0".to_string(), "ens1np0".to_string()),
+            ("mlx5_1".to_string(), "ens2np0".to_string()),
+        ]);
+        let nb = BTreeMap::from([
+            ("mlx5_0".to_string(), "eth0".to_string()),
+            ("mlx5_1".to_string(), "eth1".to_string()),
+        ]);
+        let rows = [
+            Row {
+                host: "h1",
+                warnings: &a,
+                drifted: &[],
+                netdevs: &na,
+            },
+            Row {
+                host: "h2",
+                warnings: &b,
+                drifted: &[],
+                netdevs: &nb,
+            },
+        ];
+        let g = &groups(rows)[0];
+        let seen: Vec<(&str, usize)> = g
+            .findings
+            .iter()
+            .map(|f| (f.message.as_str(), f.at.len()))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                (
+                    "each port answers ARP for the others (0 0 2): set arp_ignore=1 on each port",
+                    3
+                ),
+                (
+                    "eth1 answers ARP for the others (1 0 2): set arp_ignore=1 on eth1",
+                    1
+                ),
+            ]
+        );
+        assert_eq!(g.items.len(), 4);
     }
 }

@@ -110,6 +110,7 @@ pub(crate) fn build(plan: Option<&PlanView>, taken: Intake, require: Require) ->
     let attention = attention::groups(hosts.iter().filter(|h| h.counted() && !h.stale).map(|h| {
         attention::Row {
             host: &h.host,
+            netdevs: &h.netdevs,
             warnings: &h.warnings,
             drifted: if h.state == State::Drifted {
                 &h.changes

@@ -3541,6 +3541,13 @@ pub(crate) fn assert_gpu_report(dir: &Path, with_tools: bool) {
     );
     // The findings themselves are in needs attention, once.
     assert_eq!(text.matches("ReqRedir+ CmpltRedir+").count(), 1, "{text}");
+    // The same advice on both of node-b's ports is one finding, in every format below.
+    assert!(
+        text.lines().any(|l| l.starts_with(
+            "    node-b mlx5_0, mlx5_1: each port on a host with several RoCE ports: "
+        )),
+        "{text}"
+    );
 
     let json: Value = serde_json::from_str(&run("json")).unwrap();
     assert_eq!(
@@ -3579,8 +3586,16 @@ pub(crate) fn assert_gpu_report(dir: &Path, with_tools: bool) {
         assert!(md.contains(needle), "no {needle:?} in:\n{md}");
     }
 
+    assert!(
+        md.contains(
+            "| node-b | mlx5\\_0, mlx5\\_1 | each port on a host with several RoCE ports: "
+        ),
+        "{md}"
+    );
+
     let html = run("html");
     for needle in [
+        "<tr><td class=\"host\">node-b</td><td class=\"mono\">mlx5_0, mlx5_1</td><td>each port on a host",
         "<h2>GPU path: what NCCL will do</h2>",
         "<span class=\"sym m-warn\">⚠</span> no GPUDirect RDMA<div class=\"sub\">NCCL 2.23.4 (the plan&apos;s nccl_version) · GPU driver 550.54.15</div>",
         "<span class=\"sym m-ok\">✓</span> GPUDirect RDMA (peer memory)",

@@ -15,9 +15,9 @@ use anyhow::Result;
 use serde::Serialize;
 
 use crate::ingest::render::{
-    common_hosts, compared_hosts, fabric_line, files_line, gpu_line, gpu_versions, host_count,
-    hosts_line, hosts_of, nccl_line, reason_detail, render_template, short_sha, shown_run,
-    standing,
+    common_hosts, compared_hosts, fabric_line, files_line, finding_where, gpu_line, gpu_versions,
+    host_count, hosts_line, hosts_of, nccl_line, reason_detail, render_template, short_sha,
+    shown_run, standing,
 };
 use crate::ingest::report::{
     Check, ClusterReport, Counts, FabricCell, FabricEnd, FabricMatrix, FactGroup, FileNote,
@@ -797,13 +797,17 @@ fn group_block(g: &Group) -> GroupBlock {
         id: g.id.clone(),
         drift: g.kind == Kind::Drift,
         size,
+        // One row per finding: the same message on several ports and hosts is one row.
         items: g
-            .items
+            .findings
             .iter()
-            .map(|i| GroupItem {
-                host: i.host.clone(),
-                nic: i.nic.clone().unwrap_or_default(),
-                message: i.message.clone(),
+            .map(|f| {
+                let (host, nic) = finding_where(f);
+                GroupItem {
+                    host,
+                    nic,
+                    message: f.message.clone(),
+                }
             })
             .collect(),
     }

@@ -7,8 +7,8 @@ use std::fmt::Write;
 
 use crate::ingest::render::{
     clean, common_hosts, compared_hosts, fabric_line, fabric_mark, fabric_rate, files_line,
-    gpu_host_text, gpu_line, gpu_pair_facts, gpu_pair_name, host_count, hosts_line, hosts_of,
-    nccl_line, next_step, reason, short_sha, standing,
+    finding_where, gpu_host_text, gpu_line, gpu_pair_facts, gpu_pair_name, host_count, hosts_line,
+    hosts_of, nccl_line, next_step, reason, short_sha, standing,
 };
 use crate::ingest::report::{ClusterReport, FabricCell, FileNote, HostReport, Kind, State, Status};
 
@@ -403,13 +403,15 @@ fn needs_attention(out: &mut String, report: &ClusterReport) {
             let _ = writeln!(out, "### ⚠ {what}: {}{ports}\n", host_count(g.hosts));
             let _ = writeln!(out, "| host | NIC | message |");
             let _ = writeln!(out, "| --- | --- | --- |");
-            for i in &g.items {
+            // One row per finding: the same message on several ports and hosts is one row.
+            for f in &g.findings {
+                let (hosts, nics) = finding_where(f);
                 let _ = writeln!(
                     out,
                     "| {} | {} | {} |",
-                    md(&i.host),
-                    md(i.nic.as_deref().unwrap_or_default()),
-                    md(&i.message)
+                    md(&hosts),
+                    md(&nics),
+                    md(&f.message)
                 );
             }
             out.push('\n');

@@ -17,6 +17,7 @@ use anyhow::{Context, Result};
 use minijinja::{AutoEscape, Environment, UndefinedBehavior};
 use serde::Serialize;
 
+use crate::ingest::attention::Finding;
 use crate::ingest::report::{
     ClusterReport, FabricCell, FabricMatrix, FactGroup, FactValue, GpuHost, GpuPairRow, GpuTotals,
     HostReport, NcclRun, Phase, Run, State, Status, Totals,
@@ -551,6 +552,54 @@ pub(crate) fn nccl_line(n: &NcclRun) -> String {
         ),
     };
     format!("GPUDirect {gdr}  busbw {busbw}")
+}
+
+/// At most this many hosts are named per finding; the rest are counted.
+const FINDING_HOSTS: usize = 8;
+
+/// Where a finding holds, as two texts: its hosts (`gpu-001, gpu-002`, then `and 3 more`) and
+/// its NICs (`mlx5_0, mlx5_1`: the same on every host named; else per host, `gpu-001: mlx5_0;
+/// gpu-002: mlx5_1`), empty for a host-wide check. Cleaned.
+pub(crate) fn finding_where(f: &Finding) -> (String, String) {
+    let mut hosts: Vec<(&str, Vec<&str>)> = Vec::new();
+    for (host, nic) in &f.at {
+        let i = match hosts.iter().position(|(h, _)| h == host) {
+            Some(i) => i,
+            None => {
+                hosts.push((host, Vec::new()));
+                hosts.len() - 1
+            }
+        };
+        if let Some(nic) = nic {
+            hosts[i].1.push(nic);
+        }
+    }
+    let mut names: Vec<String> = hosts
+        .iter()
+        .take(FINDING_HOSTS)
+        .map(|(h, _)| clean(h))
+        .collect();
+    if hosts.len() > FINDING_HOSTS {
+        names.push(format!("and {} more", hosts.len() - FINDING_HOSTS));
+    }
+    let same = hosts.windows(2).all(|w| w[0].1 == w[1].1);
+    let nics = if same {
+        hosts
+            .first()
+            .map(|(_, n)| n.iter().map(|n| clean(n)).collect::<Vec<_>>().join(", "))
+            .unwrap_or_default()
+    } else {
+        hosts
+            .iter()
+            .take(FINDING_HOSTS)
+            .map(|(h, n)| {
+                let n: Vec<String> = n.iter().map(|n| clean(n)).collect();
+                format!("{}: {}", clean(h), n.join(", "))
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    (names.join(", "), nics)
 }
 
 /// The markup formats' templates, compiled in.

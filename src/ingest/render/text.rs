@@ -9,8 +9,9 @@ use anstyle::{AnsiColor, Style};
 
 use crate::ingest::render::{
     all_hosts, clean, common_hosts, compared_hosts, fabric_line, fabric_mark, fabric_rate,
-    fact_name, files_line, gpu_host_text, gpu_line, gpu_pair_facts, gpu_pair_name, host_count,
-    hosts_line, hosts_of, memory_text, nccl_line, next_step, reason, short_sha, value_text,
+    fact_name, files_line, finding_where, gpu_host_text, gpu_line, gpu_pair_facts, gpu_pair_name,
+    host_count, hosts_line, hosts_of, memory_text, nccl_line, next_step, reason, short_sha,
+    value_text,
 };
 use crate::ingest::report::{
     ClusterReport, FabricMatrix, FactGroup, Group, HostReport, Kind, Require, State, Status,
@@ -390,19 +391,26 @@ fn attention_group(out: &mut String, p: &Paint, g: &Group) {
         "{}",
         p.yellow(&format!("⚠ {what} on {}{ports}:", host_count(g.hosts)))
     );
-    for i in g.items.iter().take(GROUP_ITEMS) {
-        let nic = i
-            .nic
-            .as_ref()
-            .map(|n| format!(" {}", clean(n)))
-            .unwrap_or_default();
-        let _ = writeln!(out, "    {}{nic}: {}", clean(&i.host), clean(&i.message));
+    for f in g.findings.iter().take(GROUP_ITEMS) {
+        let (hosts, nics) = finding_where(f);
+        let at = match (
+            f.at.iter()
+                .map(|(h, _)| h)
+                .collect::<std::collections::BTreeSet<_>>()
+                .len(),
+            nics.is_empty(),
+        ) {
+            (_, true) => hosts,
+            (1, false) => format!("{hosts} {nics}"),
+            (_, false) => format!("{hosts} ({nics})"),
+        };
+        let _ = writeln!(out, "    {at}: {}", clean(&f.message));
     }
-    if g.items.len() > GROUP_ITEMS {
+    if g.findings.len() > GROUP_ITEMS {
         let _ = writeln!(
             out,
             "    … and {} more (--format json lists them all)",
-            g.items.len() - GROUP_ITEMS
+            g.findings.len() - GROUP_ITEMS
         );
     }
 }
