@@ -704,9 +704,17 @@ rg_next_step() {
     fi
     return 0
   fi
-  case $RG_PHASE:$RG_DRY_RUN in
-    precheck:* | apply:yes) printf 'next: bash %s/apply.sh\n' "$RG_DIR" ;;
-    rollback:yes) printf 'next: bash %s/rollback.sh\n' "$RG_DIR" ;;
+  # A precheck that finds nothing to change has nothing for apply to do: its result is next.
+  local change=no i
+  for ((i = 0; i < ${#RG_C_ID[@]}; i++)); do
+    if [ "${RG_C_STATUS[i]}" = warn ] && [ -n "${RG_C_KIND[i]}" ]; then
+      change=yes
+      break
+    fi
+  done
+  case $RG_PHASE:$RG_DRY_RUN:$change in
+    precheck:*:yes | apply:yes:*) printf 'next: bash %s/apply.sh\n' "$RG_DIR" ;;
+    rollback:yes:*) printf 'next: bash %s/rollback.sh\n' "$RG_DIR" ;;
     *)
       dir=$(rg_result_path)
       dir=$(dirname "$dir")
