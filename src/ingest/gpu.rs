@@ -11,7 +11,7 @@ pub(crate) const PORT_CHECKS: [&str; 4] = ["gpu_pair", "pcie_acs", "pcie_link", 
 
 /// The worse of two statuses: fail, warn, then the others (a skip is no better than a pass here:
 /// either way nothing needs doing).
-fn worse(a: Status, b: Status) -> Status {
+pub(crate) fn worse(a: Status, b: Status) -> Status {
     let rank = |s: Status| match s {
         Status::Fail => 2,
         Status::Warn => 1,

@@ -368,7 +368,7 @@ rg_fabric_probe() {
 # address where perftest takes one; by index it is CUDA's, in PCI order only with
 # CUDA_DEVICE_ORDER=PCI_BUS_ID and no CUDA_VISIBLE_DEVICES (rg_fabric_perftest sets both).
 rg_fabric_memory_plan() {
-  local i spec k
+  local i spec
   RG_FAB_MEM=() RG_FAB_MEM_ARGS=() RG_FAB_MEM_GPU=() RG_FAB_MEM_WHY=()
   rg_gpu_planned || return 0
   rg_gpu_list
@@ -382,9 +382,6 @@ rg_fabric_memory_plan() {
       continue
     fi
     RG_FAB_MEM_GPU[i]=$RG_V
-    for ((k = 0; k < ${#RG_GPU_ADDRS[@]}; k++)); do
-      [ "${RG_GPU_ADDRS[k]}" != "$RG_V" ] || break
-    done
     if [ "$RG_FAB_CUDA" = none ]; then
       RG_FAB_MEM_WHY[i]="this host's perftest is built without CUDA (its usage lists no --use_cuda): build it with CUDA (./configure CUDA_H_PATH=/usr/local/cuda/include/cuda.h) or install one that has it, as NVIDIA's DOCA-OFED perftest does"
     elif [ "$RG_GPU_ROUTE" = none ]; then
@@ -396,7 +393,7 @@ rg_fabric_memory_plan() {
       if [ "$RG_FAB_CUDA" = bus ]; then
         RG_FAB_MEM_ARGS[i]="--use_cuda_bus_id=$RG_V"
       else
-        RG_FAB_MEM_ARGS[i]="--use_cuda=$k"
+        RG_FAB_MEM_ARGS[i]="--use_cuda=$RG_GPU_INDEX"
       fi
       [ "$RG_GPU_ROUTE" != dmabuf ] || RG_FAB_MEM_ARGS[i]+=" --use_cuda_dmabuf"
     fi

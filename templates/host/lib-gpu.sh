@@ -94,14 +94,15 @@ rg_gpu_list() {
 }
 
 # rg_gpu_resolve SPEC: RG_V = the PCI address of the GPU the plan names (an address, with or
-# without its domain, or an index in nvidia-smi's order); status 1 with RG_WHY when the host has
-# no such GPU.
+# without its domain, or an index in nvidia-smi's order) and RG_GPU_INDEX its index in that order
+# (CUDA's with CUDA_DEVICE_ORDER=PCI_BUS_ID); status 1 with RG_WHY when the host has no such GPU.
+RG_GPU_INDEX=""
 rg_gpu_resolve() {
-  local s=$1 a
-  RG_V="" RG_WHY=""
+  local s=$1 a k
+  RG_V="" RG_WHY="" RG_GPU_INDEX=""
   if [[ $s =~ ^[0-9]+$ ]]; then
     if [ "$s" -lt ${#RG_GPU_ADDRS[@]} ]; then
-      RG_V=${RG_GPU_ADDRS[s]}
+      RG_V=${RG_GPU_ADDRS[s]} RG_GPU_INDEX=$s
       return 0
     fi
     RG_WHY="the plan names GPU $s, but this host has ${#RG_GPU_ADDRS[@]} NVIDIA GPU(s)${RG_GPU_ADDRS[0]+ (${RG_GPU_ADDRS[*]})}"
@@ -110,9 +111,10 @@ rg_gpu_resolve() {
   a=$s
   [[ $a == ????:* ]] || a=0000:$a
   a=${a,,}
-  for s in ${RG_GPU_ADDRS[@]+"${RG_GPU_ADDRS[@]}"}; do
-    [ "$s" != "$a" ] || {
-      RG_V=$a
+  for ((k = 0; k < ${#RG_GPU_ADDRS[@]}; k++)); do
+    # shellcheck disable=SC2034 # lib-fabric.sh and lib-nccl.sh read RG_GPU_INDEX
+    [ "${RG_GPU_ADDRS[k]}" != "$a" ] || {
+      RG_V=$a RG_GPU_INDEX=$k
       return 0
     }
   done

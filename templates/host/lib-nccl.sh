@@ -54,9 +54,15 @@ rg_nccl_read() {
   ' "$1")
 }
 
+# rg_nccl_skip WHY: both checks skipped, for WHY (the self-test cannot run here).
+rg_nccl_skip() {
+  rg_check nccl_gdr "" skip warning "" "" "skipped: $1"
+  rg_check nccl_busbw "" skip warning "" "" "skipped: $1"
+}
+
 # rg_nccl_run: the self-test and its checks (fabric.sh, after the fabric steps).
 rg_nccl_run() {
-  local i spec k list="" gpus=0 dev why state size bw mark line mbps="" out=$RG_TMP/nccl.out rc
+  local i spec k list="" gpus=0 dev state size bw mark line mbps="" why out=$RG_TMP/nccl.out rc
   local -a idx=() devs=()
   [ "${RG_NCCL_TEST:-no}" = yes ] || return 0
   rg_gpu_planned || return 0
@@ -66,10 +72,7 @@ rg_nccl_run() {
     devs+=("${RG_NIC_IBDEV[i]}")
     spec=${RG_NIC_GPU[i]%%,*}
     rg_gpu_resolve "$spec" || continue
-    for ((k = 0; k < ${#RG_GPU_ADDRS[@]}; k++)); do
-      [ "${RG_GPU_ADDRS[k]}" != "$RG_V" ] || break
-    done
-    [[ " ${idx[*]-} " == *" $k "* ]] || idx+=("$k")
+    [[ " ${idx[*]-} " == *" $RG_GPU_INDEX "* ]] || idx+=("$RG_GPU_INDEX")
     # The port's line rate, the slowest of them, for the pass mark.
     rg_read_v "/sys/class/net/${RG_NIC_NETDEV[i]}/speed" || RG_V=""
     if rg_is_uint "$RG_V" && { [ -z "$mbps" ] || [ "$RG_V" -lt "$mbps" ]; }; then mbps=$RG_V; fi
@@ -77,17 +80,15 @@ rg_nccl_run() {
   gpus=${#idx[@]}
   RG_FACTS_MORE+=" rg_nccl_facts"
   if [ "$gpus" -lt 2 ]; then
-    why="skipped: the plan names $gpus GPU here that this host has; an all-reduce of one rank moves nothing over the network"
-    rg_check nccl_gdr "" skip warning "" "" "$why"
-    rg_check nccl_busbw "" skip warning "" "" "$why"
+    rg_nccl_skip "the plan names $gpus GPU here that this host has; an all-reduce of one rank moves nothing over the network"
     return 0
   fi
   if ! rg_has all_reduce_perf; then
-    why="skipped: nccl-tests' all_reduce_perf is not on this host's PATH: build it (git clone https://github.com/NVIDIA/nccl-tests; make MPI=0 CUDA_HOME=/usr/local/cuda) and put build/all_reduce_perf on the PATH, or run fabric.sh where the site's images have it, then run fabric.sh again"
-    rg_check nccl_gdr "" skip warning "" "" "$why"
-    rg_check nccl_busbw "" skip warning "" "" "$why"
+    rg_nccl_skip "nccl-tests' all_reduce_perf is not on this host's PATH: build it (git clone https://github.com/NVIDIA/nccl-tests; make MPI=0 CUDA_HOME=/usr/local/cuda) and put build/all_reduce_perf on the PATH, or run fabric.sh where the site's images have it, then run fabric.sh again"
     return 0
   fi
+  # NCCL's route as the GPU path decides it (rg_fabric_memory_plan has, earlier in the run).
+  [ -n "$RG_GPU_ROUTE" ] || rg_gpu_route
   list=$(IFS=,; printf '%s' "${idx[*]}")
   rg_log "fabric: NCCL self-test (all_reduce_perf over $gpus GPUs through the planned ports, at most ${RG_NCCL_LIMIT}s)"
   rc=0
@@ -111,7 +112,6 @@ rg_nccl_run() {
     elif [ "$state" = Enabled ]; then
       rg_check nccl_gdr "$dev" pass error "Enabled" "Enabled" "NCCL $RG_NCCL_RAN says GPU Direct RDMA Enabled for HCA '$dev'"
     else
-      rg_gpu_route
       rg_gpu_finding nccl_gdr "$dev" "Enabled" "${state:-unknown}" "NCCL $RG_NCCL_RAN says GPU Direct RDMA ${state:-nothing} for HCA '$dev': it stages GPU memory through host memory${RG_GPU_ROUTE_WHY:+ ($RG_GPU_ROUTE_WHY)}"
     fi
   done
@@ -132,7 +132,7 @@ rg_nccl_run() {
     elif awk -v b="$bw" -v m="$mark" 'BEGIN { exit !(b + 0 >= m + 0) }'; then
       rg_check nccl_busbw "" pass error ">= $mark GB/s" "$bw" "NCCL's all-reduce over $gpus GPUs through the planned ports: $bw GB/s bus bandwidth at $size bytes, at least $mark GB/s ($why)"
     else
-      rg_check nccl_busbw "" fail error ">= $mark GB/s" "$bw" "NCCL's all-reduce over $gpus GPUs through the planned ports: $bw GB/s bus bandwidth at $size bytes, below $mark GB/s ($why)$([ "${RG_GPU_ROUTE:-}" != none ] || printf '; without GPUDirect RDMA (nccl_gdr) GPU memory is staged through host memory')"
+      rg_check nccl_busbw "" fail error ">= $mark GB/s" "$bw" "NCCL's all-reduce over $gpus GPUs through the planned ports: $bw GB/s bus bandwidth at $size bytes, below $mark GB/s ($why)$([ "$RG_GPU_ROUTE" != none ] || printf '; without GPUDirect RDMA (nccl_gdr) GPU memory is staged through host memory')"
     fi
   elif [ -n "$RG_NCCL_RAN" ] && { [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ] || [[ $RG_NCCL_WARN == *"Got completion from peer"* ]] || [[ $RG_NCCL_WARN == *timeout* ]]; }; then
     rg_check nccl_busbw "" skip warning "" "" "skipped: NCCL's traffic from one planned port to another did not get through (${RG_NCCL_WARN:-no result within ${RG_NCCL_LIMIT}s}): inside one host the self-test crosses rails, which a rail-isolated fabric does not route; training traffic stays on its rail there, and nccl_gdr still holds"

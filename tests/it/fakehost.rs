@@ -363,6 +363,19 @@ impl FakeHost {
         }
     }
 
+    /// A folder for `roce-gen ingest results --plan plan.json`: each run's result as
+    /// `results/NAME` (pretty JSON, as a fixture keeps it) and this host's plan as `plan.json`.
+    pub(crate) fn results_folder(&self, runs: &[(&str, &ScriptRun)]) -> tempfile::TempDir {
+        let dir = tmp();
+        std::fs::create_dir(dir.path().join("results")).unwrap();
+        for (name, run) in runs {
+            let text = serde_json::to_string_pretty(&run.result).unwrap() + "\n";
+            std::fs::write(dir.path().join("results").join(name), text).unwrap();
+        }
+        std::fs::copy(self.plan(), dir.path().join("plan.json")).unwrap();
+        dir
+    }
+
     /// Runs a bundle script on the host; the result JSON is read from where the script says.
     pub(crate) fn run(&self, script: &str, args: &[&str]) -> ScriptRun {
         self.run_env(script, args, &[])
@@ -786,6 +799,31 @@ impl<'a> Builder<'a> {
     pub(crate) fn build(self) -> FakeHost {
         FakeHost::create(self)
     }
+}
+
+/// Host `host` of `roce-gen ingest results --plan plan.json --format json` run in `dir` (a
+/// [`FakeHost::results_folder`]).
+pub(crate) fn ingested_host(dir: &Path, host: &str) -> Value {
+    let run = crate::common::roce_gen(
+        dir,
+        &[
+            "ingest",
+            "results",
+            "--plan",
+            "plan.json",
+            "--format",
+            "json",
+        ],
+    );
+    let doc: Value = serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|e| panic!("ingest: {e}: {}", run.transcript()));
+    doc["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["host"] == host)
+        .unwrap_or_else(|| panic!("no host {host} in {doc:#}"))
+        .clone()
 }
 
 /// The ids of a result's checks whose status is `warn`, in the result's order.

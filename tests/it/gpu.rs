@@ -166,34 +166,8 @@ fn acs_on_one_switch_port_is_named_and_under_require_the_host_is_not_ready() {
         let req = h.run("precheck.sh", &[]);
         assert_eq!(req.status("pcie_acs", "mlx5_0"), "fail", "{bash}");
         assert_eq!(req.status("pcie_acs", "mlx5_1"), "pass", "{bash}");
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir(dir.path().join("results")).unwrap();
-        std::fs::write(
-            dir.path().join("results/node-a.precheck.json"),
-            serde_json::to_string(&req.result).unwrap(),
-        )
-        .unwrap();
-        std::fs::copy(h.plan(), dir.path().join("plan.json")).unwrap();
-        let run = crate::common::roce_gen(
-            dir.path(),
-            &[
-                "ingest",
-                "results",
-                "--plan",
-                "plan.json",
-                "--format",
-                "json",
-            ],
-        );
-        let doc: Value = serde_json::from_str(&run.stdout).unwrap_or_else(|e| {
-            panic!("{bash}: ingest: {e}: {}", run.transcript());
-        });
-        let a = doc["hosts"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|x| x["host"] == "node-a")
-            .unwrap();
+        let dir = h.results_folder(&[("node-a.precheck.json", &req)]);
+        let a = crate::fakehost::ingested_host(dir.path(), "node-a");
         assert_eq!(a["ok"], false, "{bash}: {a:#}");
     });
 }
@@ -573,17 +547,11 @@ fn ingest_shows_each_hosts_gpu_path_in_every_format() {
     assert_eq!(pre.status("pcie_acs", "mlx5_0"), "warn");
     assert_eq!(pre.status("gpu_direct", ""), "warn");
 
-    let dir = tempfile::tempdir().unwrap();
-    let results = dir.path().join("results");
-    std::fs::create_dir(&results).unwrap();
-    for (name, run) in [
+    let dir = a.results_folder(&[
         ("node-a.apply.json", &applied),
         ("node-b.precheck.json", &pre),
-    ] {
-        let text = serde_json::to_string_pretty(&run.result).unwrap() + "\n";
-        std::fs::write(results.join(name), text).unwrap();
-    }
-    std::fs::copy(a.plan(), dir.path().join("plan.json")).unwrap();
+    ]);
+    let results = dir.path().join("results");
     if let Some(keep) = std::env::var_os("ROCE_GEN_KEEP_GPU_RESULTS") {
         let keep = Path::new(&keep);
         std::fs::create_dir_all(keep.join("results")).unwrap();

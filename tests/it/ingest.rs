@@ -3686,37 +3686,11 @@ fn warnings_about_values_apply_does_not_set_are_not_drift() {
         .map(|c| (c["id"].as_str().unwrap(), c["kind"].as_str().unwrap()))
         .collect();
     assert!(kinds.iter().all(|(_, k)| *k == "check"), "{kinds:?}");
-    let dir = tmp();
-    std::fs::create_dir(dir.path().join("results")).unwrap();
-    for (name, run) in [
+    let dir = h.results_folder(&[
         ("node-a.apply.json", &apply),
         ("node-a.precheck.json", &pre),
-    ] {
-        std::fs::write(
-            dir.path().join("results").join(name),
-            serde_json::to_string(&run.result).unwrap(),
-        )
-        .unwrap();
-    }
-    std::fs::copy(h.plan(), dir.path().join("plan.json")).unwrap();
-    let run = roce_gen(
-        dir.path(),
-        &[
-            "ingest",
-            "results",
-            "--plan",
-            "plan.json",
-            "--format",
-            "json",
-        ],
-    );
-    let doc: Value = serde_json::from_str(&run.stdout).unwrap();
-    let a = doc["hosts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|x| x["host"] == "node-a")
-        .unwrap();
+    ]);
+    let a = crate::fakehost::ingested_host(dir.path(), "node-a");
     assert_eq!(a["state"], "configured", "{a:#}");
     assert_eq!(a["changes"], serde_json::json!([]));
     assert!(

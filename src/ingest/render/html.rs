@@ -14,6 +14,7 @@ use std::collections::BTreeSet;
 use anyhow::Result;
 use serde::Serialize;
 
+use crate::ingest::gpu::worse;
 use crate::ingest::render::{
     common_hosts, compared_hosts, fabric_line, files_line, finding_where, gpu_line, gpu_versions,
     host_count, hosts_line, hosts_of, nccl_line, reason_detail, render_template, short_sha,
@@ -321,11 +322,8 @@ fn gpu_view(report: &ClusterReport, t: &GpuTotals) -> GpuView {
                     if let Some(mrrs) = p.pair.mrrs {
                         links.push(format!("MRRS {mrrs}"));
                     }
-                    let links_tone = match (p.link_check, p.mrrs_check) {
-                        (Some(Status::Fail), _) | (_, Some(Status::Fail)) => "bad",
-                        (Some(Status::Warn), _) | (_, Some(Status::Warn)) => "warn",
-                        _ => "ok",
-                    };
+                    let checks = [p.link_check, p.mrrs_check].into_iter().flatten();
+                    let links_tone = status_mark(Some(checks.fold(Status::Pass, worse))).0;
                     GpuPairCells {
                         gpu: p.pair.gpu.clone(),
                         gpu_pci: if p.pair.gpu_pci == p.pair.gpu {
@@ -524,17 +522,8 @@ fn fabric_view(m: &FabricMatrix, hosts: &[HostReport]) -> FabricView {
             .filter(|h| h.counted())
             .filter_map(|h| {
                 let n = h.nccl.as_ref()?;
-                let worst = n
-                    .gdr
-                    .iter()
-                    .map(|g| Some(g.status))
-                    .chain([n.busbw_check])
-                    .map(|s| status_mark(s).0)
-                    .fold("ok", |w, t| match (w, t) {
-                        ("bad", _) | (_, "bad") => "bad",
-                        ("warn", _) | (_, "warn") => "warn",
-                        _ => "ok",
-                    });
+                let statuses = n.gdr.iter().map(|g| g.status).chain(n.busbw_check);
+                let worst = status_mark(Some(statuses.fold(Status::Pass, worse))).0;
                 Some(NcclRow {
                     host: h.host.clone(),
                     tone: worst,
@@ -802,7 +791,7 @@ fn group_block(g: &Group) -> GroupBlock {
             .findings
             .iter()
             .map(|f| {
-                let (host, nic) = finding_where(f);
+                let (host, nic, _) = finding_where(f);
                 GroupItem {
                     host,
                     nic,

@@ -7,8 +7,9 @@ use std::fmt::Write;
 
 use crate::ingest::render::{
     clean, common_hosts, compared_hosts, fabric_line, fabric_mark, fabric_rate, files_line,
-    finding_where, gpu_host_text, gpu_line, gpu_pair_facts, gpu_pair_name, host_count, hosts_line,
-    hosts_of, nccl_line, next_step, reason, short_sha, standing,
+    finding_where, gpu_host_text, gpu_line, gpu_pair_facts, gpu_pair_name,
+    gpu_relations_all_passed, host_count, hosts_line, hosts_of, nccl_line, next_step, reason,
+    short_sha, standing,
 };
 use crate::ingest::report::{ClusterReport, FabricCell, FileNote, HostReport, Kind, State, Status};
 
@@ -102,15 +103,12 @@ fn gpu(out: &mut String, report: &ClusterReport) {
     let hosts: Vec<&HostReport> = report.hosts.iter().filter(|h| h.counted()).collect();
     for h in &hosts {
         let Some(g) = &h.gpu else { continue };
-        let not_passed = g.pairs.iter().filter(|p| p.status != Status::Pass).count();
-        let pairs = if not_passed == 0 {
-            let mut relations: Vec<&str> =
-                g.pairs.iter().map(|p| p.pair.relation.as_str()).collect();
-            relations.sort_unstable();
-            relations.dedup();
-            format!("{} ({}), all passed", g.pairs.len(), relations.join(", "))
-        } else {
-            format!("{not_passed} of {} not passed", g.pairs.len())
+        let pairs = match gpu_relations_all_passed(g) {
+            Some(relations) => format!("{} ({relations}), all passed", g.pairs.len()),
+            None => {
+                let not_passed = g.pairs.iter().filter(|p| p.status != Status::Pass).count();
+                format!("{not_passed} of {} not passed", g.pairs.len())
+            }
         };
         let _ = writeln!(
             out,
@@ -405,7 +403,7 @@ fn needs_attention(out: &mut String, report: &ClusterReport) {
             let _ = writeln!(out, "| --- | --- | --- |");
             // One row per finding: the same message on several ports and hosts is one row.
             for f in &g.findings {
-                let (hosts, nics) = finding_where(f);
+                let (hosts, nics, _) = finding_where(f);
                 let _ = writeln!(
                     out,
                     "| {} | {} | {} |",

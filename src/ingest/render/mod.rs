@@ -451,6 +451,18 @@ pub(crate) fn gpu_pair_name(p: &GpuPairRow) -> String {
     format!("{gpu} ↔ {nic}")
 }
 
+/// `PIX, PXB`: the relations of a host's pairs, each once, when every pair passed; `None` when
+/// one did not (the formats then list the pairs). Cleaned.
+pub(crate) fn gpu_relations_all_passed(g: &GpuHost) -> Option<String> {
+    if g.pairs.iter().any(|p| p.status != Status::Pass) {
+        return None;
+    }
+    let mut relations: Vec<String> = g.pairs.iter().map(|p| clean(&p.pair.relation)).collect();
+    relations.sort_unstable();
+    relations.dedup();
+    Some(relations.join(", "))
+}
+
 /// `PIX  ACS off  GPU x16 32.0 GT/s  port x8 (of x16) 32.0 GT/s  MRRS 512`: a pair's relation,
 /// ACS, both links and the port's Max Read Request Size. Cleaned.
 pub(crate) fn gpu_pair_facts(p: &GpuPairRow) -> String {
@@ -559,8 +571,8 @@ const FINDING_HOSTS: usize = 8;
 
 /// Where a finding holds, as two texts: its hosts (`gpu-001, gpu-002`, then `and 3 more`) and
 /// its NICs (`mlx5_0, mlx5_1`: the same on every host named; else per host, `gpu-001: mlx5_0;
-/// gpu-002: mlx5_1`), empty for a host-wide check. Cleaned.
-pub(crate) fn finding_where(f: &Finding) -> (String, String) {
+/// gpu-002: mlx5_1`), empty for a host-wide check; and how many hosts. Cleaned.
+pub(crate) fn finding_where(f: &Finding) -> (String, String, usize) {
     let mut hosts: Vec<(&str, Vec<&str>)> = Vec::new();
     for (host, nic) in &f.at {
         let i = match hosts.iter().position(|(h, _)| h == host) {
@@ -599,7 +611,7 @@ pub(crate) fn finding_where(f: &Finding) -> (String, String) {
             .collect::<Vec<_>>()
             .join("; ")
     };
-    (names.join(", "), nics)
+    (names.join(", "), nics, hosts.len())
 }
 
 /// The markup formats' templates, compiled in.

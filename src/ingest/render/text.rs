@@ -10,8 +10,8 @@ use anstyle::{AnsiColor, Style};
 use crate::ingest::render::{
     all_hosts, clean, common_hosts, compared_hosts, fabric_line, fabric_mark, fabric_rate,
     fact_name, files_line, finding_where, gpu_host_text, gpu_line, gpu_pair_facts, gpu_pair_name,
-    host_count, hosts_line, hosts_of, memory_text, nccl_line, next_step, reason, short_sha,
-    value_text,
+    gpu_relations_all_passed, host_count, hosts_line, hosts_of, memory_text, nccl_line, next_step,
+    reason, short_sha, value_text,
 };
 use crate::ingest::report::{
     ClusterReport, FabricMatrix, FactGroup, Group, HostReport, Kind, Require, State, Status,
@@ -111,17 +111,12 @@ fn gpu(out: &mut String, p: &Paint, report: &ClusterReport) {
             Some(Status::Warn) => writeln!(out, "{}", p.yellow(&line)),
             _ => writeln!(out, "{line}"),
         };
-        if g.pairs.iter().all(|x| x.status == Status::Pass) {
-            let mut relations: Vec<String> =
-                g.pairs.iter().map(|x| clean(&x.pair.relation)).collect();
-            relations.sort_unstable();
-            relations.dedup();
+        if let Some(relations) = gpu_relations_all_passed(g) {
             let n = g.pairs.len();
             let _ = writeln!(
                 out,
-                "    ✅ {n} {} ({}): all passed",
+                "    ✅ {n} {} ({relations}): all passed",
                 if n == 1 { "pair" } else { "pairs" },
-                relations.join(", ")
             );
             continue;
         }
@@ -392,14 +387,8 @@ fn attention_group(out: &mut String, p: &Paint, g: &Group) {
         p.yellow(&format!("⚠ {what} on {}{ports}:", host_count(g.hosts)))
     );
     for f in g.findings.iter().take(GROUP_ITEMS) {
-        let (hosts, nics) = finding_where(f);
-        let at = match (
-            f.at.iter()
-                .map(|(h, _)| h)
-                .collect::<std::collections::BTreeSet<_>>()
-                .len(),
-            nics.is_empty(),
-        ) {
+        let (hosts, nics, n) = finding_where(f);
+        let at = match (n, nics.is_empty()) {
             (_, true) => hosts,
             (1, false) => format!("{hosts} {nics}"),
             (_, false) => format!("{hosts} ({nics})"),
