@@ -7,28 +7,51 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 
+/// Why [`open_regular`] did not open a file.
+#[derive(Debug)]
+pub(crate) enum OpenError {
+    /// It could not be opened or looked at.
+    Io(std::io::Error),
+    /// It is not a regular file: what it is, in words ("a FIFO (named pipe)").
+    NotRegular(&'static str),
+}
+
+/// Opens `path` for reading only when it is a regular file. O_NONBLOCK: opening a FIFO without a
+/// writer returns at once instead of waiting for one (forever); the type is then checked on what
+/// was opened, so a swap after any earlier check changes nothing. Reads of a regular file do not
+/// heed O_NONBLOCK.
+pub(crate) fn open_regular(path: &Path) -> Result<std::fs::File, OpenError> {
+    use std::os::unix::fs::OpenOptionsExt;
+
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits().cast_signed())
+        .open(path)
+        .map_err(OpenError::Io)?;
+    let meta = file.metadata().map_err(OpenError::Io)?;
+    if meta.is_file() {
+        Ok(file)
+    } else {
+        Err(OpenError::NotRegular(kind_of(&meta.file_type())))
+    }
+}
+
 /// Reads a regular file of at most `max` bytes. A FIFO, a device or a folder is refused before
 /// it is read (a FIFO would block, `/dev/zero` would never end), and a larger file after `max`
 /// bytes, whatever its size claims. `what` names the file in messages.
 pub(crate) fn read_regular_file(path: &Path, max: u64, what: &str) -> Result<Vec<u8>> {
     use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
 
     let name = path.display();
-    // O_NONBLOCK: opening a FIFO without a writer returns at once instead of waiting for one;
-    // the type is then checked on what was opened, so a swap after the check changes nothing.
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits().cast_signed())
-        .open(path)
-        .with_context(|| format!("{name}: could not read the {what}"))?;
-    let meta = file
-        .metadata()
-        .with_context(|| format!("{name}: could not read the {what}"))?;
-    if !meta.is_file() {
-        let kind = kind_of(&meta.file_type());
-        bail!("{name}: is {kind}, not a file: a {what} must be a regular file");
-    }
+    let file = match open_regular(path) {
+        Ok(file) => file,
+        Err(OpenError::Io(e)) => {
+            return Err(e).with_context(|| format!("{name}: could not read the {what}"));
+        }
+        Err(OpenError::NotRegular(kind)) => {
+            bail!("{name}: is {kind}, not a file: a {what} must be a regular file")
+        }
+    };
     let mut bytes = Vec::new();
     file.take(max + 1)
         .read_to_end(&mut bytes)
@@ -46,7 +69,7 @@ pub(crate) fn read_regular_file(path: &Path, max: u64, what: &str) -> Result<Vec
 }
 
 /// What a file that is not a regular file is, in words.
-fn kind_of(t: &std::fs::FileType) -> &'static str {
+pub(crate) fn kind_of(t: &std::fs::FileType) -> &'static str {
     use std::os::unix::fs::FileTypeExt;
     if t.is_dir() {
         "a folder"

@@ -79,7 +79,11 @@ pub(crate) fn run(opts: &Options<'_>) -> Result<ExitCode> {
 
     // Files are read and folded in on every core as they are found; only the newest result of
     // each host and run kind stays in memory.
-    let taking = intake::Taking::new(plan.as_ref());
+    // Ingest's clock, against results that claim to have finished after it; a clock that cannot
+    // be read flags none.
+    let now =
+        jiff::Timestamp::try_from(std::time::SystemTime::now()).unwrap_or(jiff::Timestamp::MAX);
+    let taking = intake::Taking::new(plan.as_ref(), now);
     crate::ingest::collect::collect(opts.paths, &|found| taking.add(found))?;
     let report = verdict::build(plan.as_ref(), taking.finish()?, opts.require);
 

@@ -2,8 +2,10 @@
 //! under the given paths, recursively, and inside `.tar.gz`/`.tgz`/`.tar` archives (also archives
 //! in archives, a few levels deep). Symbolic links in a folder are followed only to files inside
 //! it (see `Feed::walk`). Nothing here judges contents; a file that cannot be read is
-//! recorded with the reason, never fatal. Only a path given on the command line that does not
-//! exist stops `ingest` (exit 2).
+//! recorded with the reason, never fatal. Only regular files are opened, and without waiting
+//! (see [`files::open_regular`]): a FIFO, socket or device, named or met in a folder, is skipped
+//! with a note, never read (a FIFO would block `ingest` for good). Only a path given on the
+//! command line that does not exist stops `ingest` (exit 2).
 //!
 //! The files are a stream, not a list: this thread walks the folders and unpacks the archives
 //! (a gzip stream is read in order), workers on every core read the files and hand each one to
@@ -12,7 +14,6 @@
 //! than that goes alone), so memory does not grow with the number or size of the files. The
 //! order files reach the caller in is not fixed.
 
-use std::fs::File;
 use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
@@ -20,6 +21,7 @@ use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
 use anyhow::{Context, Result};
 
+use crate::files::{self, OpenError};
 use crate::ingest::result::{MAX_RESULT_BYTES, capped};
 
 /// How deep archives in archives are opened.
@@ -131,6 +133,11 @@ pub(crate) fn collect(paths: &[PathBuf], each: &(dyn Fn(Found) + Sync)) -> Resul
         for (path, meta) in args {
             if meta.is_dir() {
                 feed.walk(path);
+            } else if !meta.is_file() {
+                feed.found(Found::Ignored {
+                    origin: path.display().to_string(),
+                    reason: not_regular(files::kind_of(&meta.file_type())),
+                });
             } else {
                 // A file named on the command line is read whatever its name: by content.
                 let kind = match kind_of(&path.to_string_lossy()) {
@@ -176,7 +183,8 @@ fn work(rx: &Mutex<Receiver<Task>>, budget: &Budget, each: &(dyn Fn(Found) + Syn
                             again: Some(path),
                             linked,
                         },
-                        Err(reason) => Found::Unreadable { origin, reason },
+                        Err(NotRead::Skipped(reason)) => Found::Ignored { origin, reason },
+                        Err(NotRead::Failed(reason)) => Found::Unreadable { origin, reason },
                     }
                 }
                 Job::Done(found) => found,
@@ -296,6 +304,17 @@ impl Feed<'_> {
                     }
                 }
                 Ok(e) if e.path_is_symlink() && e.depth() > 0 => self.link(e.path(), &root),
+                // A FIFO, socket or device named like a candidate: listed, never opened.
+                Ok(e)
+                    if !e.file_type().is_dir()
+                        && !e.path_is_symlink()
+                        && kind_of(&e.file_name().to_string_lossy()) != Kind::Other =>
+                {
+                    self.found(Found::Ignored {
+                        origin: e.path().display().to_string(),
+                        reason: not_regular(files::kind_of(&e.file_type())),
+                    });
+                }
                 Ok(_) => {}
                 Err(e) => self.found(Found::Unreadable {
                     origin: e
@@ -355,7 +374,7 @@ impl Feed<'_> {
                 let cost = self.reserve(size.min(MAX_RESULT_BYTES + 1));
                 self.push(Job::Read(path.to_path_buf(), size, linked), cost);
             }
-            Kind::TarGz | Kind::Tar => match File::open(path) {
+            Kind::TarGz | Kind::Tar => match files::open_regular(path) {
                 Ok(f) => {
                     let reader: Box<dyn Read> = if kind == Kind::TarGz {
                         Box::new(flate2::read::GzDecoder::new(BufReader::new(f)))
@@ -364,7 +383,11 @@ impl Feed<'_> {
                     };
                     self.archive(&origin, reader, 1);
                 }
-                Err(e) => self.found(Found::Unreadable {
+                Err(OpenError::NotRegular(what)) => self.found(Found::Ignored {
+                    origin,
+                    reason: not_regular(what),
+                }),
+                Err(OpenError::Io(e)) => self.found(Found::Unreadable {
                     origin,
                     reason: format!("could not read: {e}"),
                 }),
@@ -482,33 +505,53 @@ fn walk_error(e: &walkdir::Error) -> String {
 /// A file named on the command line without a telling extension: gzip is an archive, the rest
 /// is tried as JSON.
 fn sniff(path: &Path) -> Kind {
+    // Never blocks: what is not a regular file is tried as JSON, and skipped there.
     let mut magic = [0u8; 2];
-    match File::open(path).and_then(|mut f| f.read_exact(&mut magic)) {
-        Ok(()) if magic == [0x1f, 0x8b] => Kind::TarGz,
-        _ => Kind::Json,
+    let read = files::open_regular(path)
+        .ok()
+        .is_some_and(|mut f| f.read_exact(&mut magic).is_ok());
+    if read && magic == [0x1f, 0x8b] {
+        Kind::TarGz
+    } else {
+        Kind::Json
     }
+}
+
+/// Why a file was not read: it is not a regular file (skipped), or reading it failed (a
+/// problem). Each holds the reason.
+enum NotRead {
+    Skipped(String),
+    Failed(String),
+}
+
+/// The reason a file that is not a regular one (`what` it is) is skipped.
+fn not_regular(what: &str) -> String {
+    format!("{what}, not a regular file: not read")
 }
 
 /// The bytes of a file read before, read again (see `intake`), with the same limit.
 pub(crate) fn read_again(path: &Path) -> Result<Vec<u8>, String> {
-    read_capped(path, 0)
+    read_capped(path, 0).map_err(|(NotRead::Skipped(why) | NotRead::Failed(why))| why)
 }
 
-/// The file's bytes, when they are at most [`MAX_RESULT_BYTES`]; `size` is what it was found
-/// to hold (a hint).
-fn read_capped(path: &Path, size: u64) -> Result<Vec<u8>, String> {
-    let f = File::open(path).map_err(|e| format!("could not read: {e}"))?;
+/// The file's bytes, when it is a regular file of at most [`MAX_RESULT_BYTES`]; `size` is what
+/// it was found to hold (a hint).
+fn read_capped(path: &Path, size: u64) -> Result<Vec<u8>, NotRead> {
+    let f = files::open_regular(path).map_err(|e| match e {
+        OpenError::NotRegular(what) => NotRead::Skipped(not_regular(what)),
+        OpenError::Io(e) => NotRead::Failed(format!("could not read: {e}")),
+    })?;
     // One allocation for the common case: the size found, and a byte to see the end.
     let hint = usize::try_from(size.min(MAX_RESULT_BYTES) + 1).unwrap_or(0);
     let mut bytes = Vec::with_capacity(hint);
     f.take(MAX_RESULT_BYTES + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| format!("could not read: {e}"))?;
+        .map_err(|e| NotRead::Failed(format!("could not read: {e}")))?;
     if bytes.len() as u64 > MAX_RESULT_BYTES {
-        return Err(format!(
+        return Err(NotRead::Failed(format!(
             "larger than {} MiB, not a result",
             MAX_RESULT_BYTES >> 20
-        ));
+        )));
     }
     Ok(bytes)
 }

@@ -12,6 +12,11 @@
 //!
 //! What it takes in of a plan is a [`PlanView`]; each file it does not use becomes a
 //! [`FileNote`], which the report lists as it is.
+//!
+//! Results are not authenticated: anyone who can write where they are collected can add one.
+//! So a result cannot lie quietly: one whose file name names another host or run than its
+//! content ([`misnamed`]), or one that finished after ingest's clock ([`from_the_future`], which
+//! would win over every later run), is a problem, used for no host.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
@@ -76,6 +81,33 @@ pub(crate) struct FileNote {
     pub path: String,
     /// Why it is listed.
     pub reason: String,
+    /// A result superseded by a newer one of its host and run kind: the newer one's path.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub superseded_by: Option<String>,
+}
+
+impl FileNote {
+    /// A note with no result superseding it.
+    pub(crate) fn new(path: String, reason: String) -> Self {
+        FileNote {
+            path,
+            reason,
+            superseded_by: None,
+        }
+    }
+
+    /// Superseded by a result whose file has another name (not the same file collected from
+    /// elsewhere): worth saying, since any file can claim to be any host's result.
+    pub(crate) fn superseded_by_another_name(&self) -> Option<&str> {
+        self.superseded_by
+            .as_deref()
+            .filter(|by| file_name(by) != file_name(&self.path))
+    }
+}
+
+/// The name of a file found, without its folders or archive.
+fn file_name(origin: &str) -> &str {
+    origin.rsplit(['/', ':']).next().unwrap_or(origin)
 }
 
 /// What the results read may take in memory, estimated, before ingest keeps only the checks
@@ -86,6 +118,19 @@ pub(crate) const LEAN_AT: usize = 512 << 20;
 /// What the results read may take in memory, estimated, without their passing checks: past it
 /// ingest stops (exit 2) rather than take the machine's memory.
 pub(crate) const REFUSE_AT: usize = 1 << 30;
+
+/// What each result read takes in memory beyond [`ResultFile::size`], to the end of the report:
+/// its path, its content's entry, its run in the report. Measured (`benches/README.md`), so that
+/// many tiny results are not taken for little.
+pub(crate) const PER_RESULT: usize = 1_024;
+
+/// What each host takes beyond its results: its entries here and its part of the report, as
+/// JSON (the dearest format) writes it. Measured with [`PER_RESULT`].
+pub(crate) const PER_HOST: usize = 9_216;
+
+/// How long after ingest's clock a result may have finished and still be believed: the clocks
+/// of the hosts and of the machine running ingest differ a little.
+pub(crate) const CLOCK_SKEW: jiff::SignedDuration = jiff::SignedDuration::from_mins(5);
 
 /// The budgets a [`Taking`] keeps to; [`Budgets::DEFAULT`] but in tests.
 #[derive(Debug, Clone, Copy)]
@@ -188,11 +233,74 @@ enum Classified {
     },
 }
 
-fn classify(found: Found) -> Classified {
-    let note = |path: String, reason: &str| FileNote {
-        path,
-        reason: capped(reason),
+/// What a result takes in memory, estimated, with and without its passed checks; the first
+/// result of a host adds [`PER_HOST`]. [`LEAN_AT`] and [`REFUSE_AT`] are held to their sums.
+pub(crate) fn estimate(result: &ResultFile) -> (usize, usize) {
+    (
+        result.size().saturating_add(PER_RESULT),
+        result.size_without_passes().saturating_add(PER_RESULT),
+    )
+}
+
+/// Why a result's file name and content disagree, when they do. The bundles name a result
+/// `<host>.<phase>.json` (`<host>.<phase>.dry-run.json` for a dry run, and with `roce-gen.` in
+/// front where a host falls back to its temporary folder); a name of another form (`--out`, a
+/// name of the user's) claims nothing.
+pub(crate) fn misnamed(origin: &str, result: &ResultFile) -> Option<String> {
+    let name = file_name(origin);
+    let stem = name
+        .strip_suffix(".json")
+        .or_else(|| name.strip_suffix(".JSON"))?;
+    let (stem, dry_run) = match stem.strip_suffix(".dry-run") {
+        Some(stem) => (stem, true),
+        None => (stem, false),
     };
+    let (host, phase) = stem.rsplit_once('.')?;
+    let phase = [
+        Phase::Precheck,
+        Phase::Apply,
+        Phase::Rollback,
+        Phase::Fabric,
+    ]
+    .into_iter()
+    .find(|p| p.as_str() == phase)?;
+    let same_host = host == result.host || host.strip_prefix("roce-gen.") == Some(&result.host);
+    if same_host && (phase, dry_run) == (result.phase, result.dry_run) {
+        return None;
+    }
+    let named = run_kind_name((phase, dry_run));
+    let held = run_kind_name((result.phase, result.dry_run));
+    let dry = if result.dry_run { ".dry-run" } else { "" };
+    let expected = format!("{}.{}{dry}.json", result.host, result.phase.as_str());
+    Some(format!(
+        "its name says {host}'s {named} result, but it holds {}'s {held} result: used for \
+         neither host (results are not authenticated, so a renamed or misplaced file could stand \
+         in for another host's run); if it is genuine, name it {expected}",
+        result.host
+    ))
+}
+
+/// Why a result cannot have happened yet, when it cannot: it finished (or started) more than
+/// [`CLOCK_SKEW`] after ingest's clock `now`. Kept, it would win over every later run of its
+/// host.
+pub(crate) fn from_the_future(result: &ResultFile, now: jiff::Timestamp) -> Option<String> {
+    let latest = now.checked_add(CLOCK_SKEW).unwrap_or(jiff::Timestamp::MAX);
+    let (field, at) = if result.finished_at > latest {
+        ("finished", result.finished_at)
+    } else {
+        ("started", result.started_at.filter(|&at| at > latest)?)
+    };
+    Some(format!(
+        "{}'s {} result {field} at {at}, more than {} minutes after ingest's clock: not used, \
+         as it would win over every later run (fix the host's clock and run it again)",
+        result.host,
+        run_kind_name((result.phase, result.dry_run)),
+        CLOCK_SKEW.as_mins()
+    ))
+}
+
+fn classify(found: Found, now: jiff::Timestamp) -> Classified {
+    let note = |path: String, reason: &str| FileNote::new(path, capped(reason));
     match found {
         Found::Unreadable { origin, reason } => Classified::Problem(note(origin, &reason)),
         Found::Ignored { origin, reason } => Classified::Skipped(note(origin, &reason)),
@@ -206,14 +314,21 @@ fn classify(found: Found) -> Classified {
             Parsed::NotAResult(what) => {
                 Classified::Skipped(note(origin, &format!("not a result ({what})")))
             }
-            Parsed::Result(result) => Classified::Result {
-                path: origin,
-                linked,
-                sha: again.is_none().then(|| digest(&bytes)),
-                bytes,
-                again,
-                result,
-            },
+            Parsed::Result(result) => {
+                if let Some(why) =
+                    misnamed(&origin, &result).or_else(|| from_the_future(&result, now))
+                {
+                    return Classified::Problem(note(origin, &why));
+                }
+                Classified::Result {
+                    path: origin,
+                    linked,
+                    sha: again.is_none().then(|| digest(&bytes)),
+                    bytes,
+                    again,
+                    result,
+                }
+            }
         },
     }
 }
@@ -230,6 +345,8 @@ pub(crate) fn run_kind_name((phase, dry_run): RunKey) -> String {
 /// The intake while files arrive: [`Taking::add`] from any thread, then [`Taking::finish`].
 pub(crate) struct Taking<'p> {
     plan: Option<&'p PlanView>,
+    /// Ingest's clock: a result that finished after it (see [`from_the_future`]) is a problem.
+    now: jiff::Timestamp,
     budgets: Budgets,
     state: Mutex<State>,
 }
@@ -286,15 +403,21 @@ impl Kept {
 }
 
 impl<'p> Taking<'p> {
-    /// With a plan, results are sorted into those made from it and stale.
-    pub(crate) fn new(plan: Option<&'p PlanView>) -> Self {
-        Self::with_budgets(plan, Budgets::DEFAULT)
+    /// With a plan, results are sorted into those made from it and stale; `now` is ingest's
+    /// clock.
+    pub(crate) fn new(plan: Option<&'p PlanView>, now: jiff::Timestamp) -> Self {
+        Self::with_budgets(plan, now, Budgets::DEFAULT)
     }
 
     /// With other budgets than [`Budgets::DEFAULT`] (tests).
-    pub(crate) fn with_budgets(plan: Option<&'p PlanView>, budgets: Budgets) -> Self {
+    pub(crate) fn with_budgets(
+        plan: Option<&'p PlanView>,
+        now: jiff::Timestamp,
+        budgets: Budgets,
+    ) -> Self {
         Taking {
             plan,
+            now,
             budgets,
             state: Mutex::default(),
         }
@@ -306,21 +429,25 @@ impl<'p> Taking<'p> {
         if lock(&self.state).refused.is_some() {
             return;
         }
-        let classified = classify(found);
-        let sizes = match &classified {
-            Classified::Result { result, .. } => (result.size(), result.size_without_passes()),
+        let mut classified = classify(found, self.now);
+        let (mut size, mut size_without_passes) = match &classified {
+            Classified::Result { result, .. } => estimate(result),
             _ => (0, 0),
         };
-        let mut classified = (classified, sizes);
         let mut state = lock(&self.state);
         let state = &mut *state;
-        let (size, size_without_passes) = classified.1;
+        if let Classified::Result { result, .. } = &classified
+            && !state.by_host.contains_key(&result.host)
+        {
+            size = size.saturating_add(PER_HOST);
+            size_without_passes = size_without_passes.saturating_add(PER_HOST);
+        }
         state.size = state.size.saturating_add(size);
         state.size_without_passes = state
             .size_without_passes
             .saturating_add(size_without_passes);
         if state.size_without_passes > self.budgets.refuse_at {
-            if let Classified::Result { path, .. } = &classified.0 {
+            if let Classified::Result { path, .. } = &classified {
                 state.refused.get_or_insert_with(|| {
                     format!(
                         "{path}: the results read take more than ingest's limit of {} MiB in \
@@ -339,10 +466,10 @@ impl<'p> Taking<'p> {
                 }
             }
         }
-        if let (true, Classified::Result { result, .. }) = (state.lean, &mut classified.0) {
+        if let (true, Classified::Result { result, .. }) = (state.lean, &mut classified) {
             result.drop_passes();
         }
-        match classified.0 {
+        match classified {
             Classified::Problem(note) => state.problems.push(note),
             Classified::Skipped(note) => state.skipped.push(note),
             Classified::Result {
@@ -413,10 +540,10 @@ impl<'p> Taking<'p> {
             found_at.sort_unstable();
             let (original, copies) = found_at.split_at(1);
             for (_, copy) in copies {
-                superseded.push(FileNote {
-                    path: copy.clone(),
-                    reason: format!("a copy of {}", original[0].1),
-                });
+                superseded.push(FileNote::new(
+                    copy.clone(),
+                    format!("a copy of {}", original[0].1),
+                ));
             }
         }
         let path_of = |c: &Content| paths.get(c).map(|p| p[0].1.clone()).unwrap_or_default();
@@ -432,6 +559,7 @@ impl<'p> Taking<'p> {
                                 run_kind_name(key),
                                 kept.result.host
                             ),
+                            superseded_by: Some(path.clone()),
                         });
                     }
                     let item = Item {
@@ -596,6 +724,11 @@ mod tests {
         .unwrap()
     }
 
+    /// The tests' ingest clock: after every result they make.
+    fn clock() -> jiff::Timestamp {
+        "2026-12-01T00:00:00Z".parse().unwrap()
+    }
+
     /// Every note and every kept result's path, in a fixed order.
     fn summary(intake: &Intake) -> Vec<String> {
         let mut lines: Vec<String> = intake
@@ -623,7 +756,7 @@ mod tests {
         order: &[usize],
         again: &dyn Fn(&str) -> Option<PathBuf>,
     ) -> Vec<String> {
-        let taking = Taking::new(None);
+        let taking = Taking::new(None, clock());
         for &i in order {
             let (path, bytes) = files[i];
             taking.add(Found::File {
@@ -659,7 +792,7 @@ mod tests {
     }
 
     fn take(budgets: Budgets, files: &[(&str, Vec<u8>)]) -> Result<Intake> {
-        let taking = Taking::with_budgets(None, budgets);
+        let taking = Taking::with_budgets(None, clock(), budgets);
         for (path, bytes) in files {
             taking.add(Found::File {
                 origin: (*path).into(),
@@ -674,8 +807,9 @@ mod tests {
     #[test]
     fn past_the_retention_budget_passed_checks_are_counted_whatever_the_order() {
         let files = [("a.json", with_checks("a")), ("b.json", with_checks("b"))];
+        // Each result is the first of its host.
         let one = match result::parse(&files[0].1) {
-            Parsed::Result(r) => r.size(),
+            Parsed::Result(r) => estimate(&r).0 + PER_HOST,
             other => panic!("{other:?}"),
         };
         // Room for one result with its passed checks, not for two.
@@ -704,6 +838,75 @@ mod tests {
         // Below the budget, every check is kept and there is no note.
         let roomy = take(Budgets::DEFAULT, &files).unwrap();
         assert_eq!(ids(&roomy), ["a.json mtu,pfc +0", "b.json mtu,pfc +0"]);
+    }
+
+    /// A result of `host` as small as a bundle writes one: a precheck of one passed check
+    /// (716 bytes, as `benches/README.md` measures them).
+    fn tiny(host: &str, finished: &str) -> Vec<u8> {
+        serde_json::to_vec_pretty(&serde_json::json!({
+            "schema": "roce-gen/result/v1", "tool_version": "0.1.0", "cluster": "lab",
+            "host": host, "phase": "precheck", "plan_sha256": "0".repeat(64),
+            "bundle_sha256": "1".repeat(64), "status": "pass",
+            "started_at": "2026-11-30T08:00:00Z", "finished_at": finished,
+            "observed_hostname": host,
+            "checks": [{"id": "hostname", "status": "pass", "severity": "error",
+                "expected": host, "actual": host, "message": format!("host name is {host}")}],
+            "facts": {"kernel": "6.8.0-45-generic", "ofed": "MLNX_OFED_LINUX-24.10-1.1.4.0"},
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn the_estimate_covers_what_tiny_results_were_measured_to_take() {
+        // Measured with a release build (benches/README.md): a tiny result of a host of its own
+        // takes 11,100 bytes to the end of the JSON report (6,243 of the text one), one more of
+        // a host it supersedes or is superseded by 807.
+        let Parsed::Result(r) = result::parse(&tiny("node-0000001", "2026-11-30T08:00:00Z")) else {
+            panic!("not a result");
+        };
+        let (size, without_passes) = estimate(&r);
+        // Counted without its passed check, as the limit counts it.
+        assert!(
+            without_passes + PER_HOST >= 11_100,
+            "{without_passes} + {PER_HOST}"
+        );
+        assert!(size >= 807, "{size}");
+        // Even without their passed checks, 400,000 of them, each of its own host, are past
+        // the limit: refused rather than taking 2.5 GB.
+        assert!(400_000 * (without_passes + PER_HOST) > REFUSE_AT);
+    }
+
+    #[test]
+    fn the_limit_counts_a_cost_per_result_and_per_host() {
+        let files: Vec<(String, Vec<u8>)> = (0..3)
+            .map(|i| {
+                (
+                    format!("node-{i}.precheck.json"),
+                    tiny(&format!("node-{i}"), "2026-11-30T08:00:00Z"),
+                )
+            })
+            .collect();
+        let Parsed::Result(r) = result::parse(&files[0].1) else {
+            panic!("not a result");
+        };
+        let (_, one) = estimate(&r);
+        // Room for three results of one host, not for three hosts: the bytes the results
+        // read hold (about 700 each) are far below either.
+        let budgets = Budgets {
+            lean_at: usize::MAX,
+            refuse_at: 3 * one + PER_HOST,
+        };
+        let files: Vec<(&str, Vec<u8>)> =
+            files.iter().map(|(p, b)| (p.as_str(), b.clone())).collect();
+        let why = take(budgets, &files).err().unwrap().to_string();
+        assert!(why.starts_with("node-"), "{why}");
+        let one_host: Vec<(&str, Vec<u8>)> = ["08:00:00", "08:00:01", "08:00:02"]
+            .iter()
+            .map(|t| ("r.json", tiny("node-0", &format!("2026-11-30T{t}Z"))))
+            .collect();
+        let intake = take(budgets, &one_host).unwrap();
+        assert_eq!(intake.results, 3);
+        assert_eq!(intake.superseded.len(), 2);
     }
 
     #[test]
@@ -757,7 +960,7 @@ mod tests {
 
         // A file rewritten after it was read (another size) keeps a content of its own: what
         // was read of it is not taken for a copy.
-        let taking = Taking::new(None);
+        let taking = Taking::new(None, clock());
         let lone = dir.path().join("s/lone.json");
         taking.add(Found::File {
             origin: "s/lone.json".into(),

@@ -189,10 +189,10 @@ fn host_report(
         results.stale
     } else {
         for i in results.stale.into_values() {
-            superseded.push(FileNote {
-                path: i.path,
-                reason: format!("made from another plan; {name} has results from this one"),
-            });
+            superseded.push(FileNote::new(
+                i.path,
+                format!("made from another plan; {name} has results from this one"),
+            ));
         }
         results.current
     };

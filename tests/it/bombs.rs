@@ -290,6 +290,29 @@ fn a_long_shared_string_in_many_cells_exceeds_the_cell_text() {
 
 #[test]
 #[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
+fn a_shared_string_index_that_is_not_a_number_is_string_0() {
+    // calamine reads `<v>x</v>` in a `t="s"` cell as shared string 0 (not as an error): here the
+    // longest a cell may hold, 32,767 four-byte characters (128 KiB), in 6,000 cells of a 32 KB
+    // file, 1.5 GB to calamine if the guard let it through.
+    let strings = entry(
+        "xl/sharedStrings.xml",
+        format!(
+            "{SST_HEAD}<si><t>{}</t></si></sst>",
+            "\u{1D11E}".repeat(32_767)
+        ),
+    );
+    let cells: String = (2..6_002)
+        .map(|r| format!(r#"<row r="{r}"><c r="A{r}" t="s"><v>x</v></c></row>"#))
+        .collect();
+    expect_refused(
+        "plan.xlsx",
+        &xlsx(sheet(&plan_rows(&cells)), Some(strings)),
+        "comes to more than 128 MiB at cell A",
+    );
+}
+
+#[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn a_hundred_million_tiny_shared_strings() {
     let one = b"<si><t>a</t></si>";
     let body: Vec<u8> = one

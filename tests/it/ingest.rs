@@ -2103,12 +2103,14 @@ fn hostile_results() -> tempfile::TempDir {
     }
     let results = dir.path().join("results");
     std::fs::create_dir(&results).unwrap();
+    // Names of no host and run (`<host>.<phase>.json` must hold that host's result, and these
+    // hosts' names hold characters no file name can).
     for (name, result) in [
         (
-            "gpu-002\u{1b}[2K\u{202e}\u{fffe}.precheck.json".to_string(),
+            "gpu-002\u{1b}[2K\u{202e}\u{fffe}-precheck.json".to_string(),
             failing,
         ),
-        ("gpu-003.apply.json".to_string(), lldp),
+        ("gpu-003-apply.json".to_string(), lldp),
     ] {
         std::fs::write(results.join(name), serde_json::to_vec(&result).unwrap()).unwrap();
     }
@@ -3719,4 +3721,275 @@ fn a_host_with_only_a_fabric_result_says_so() {
             && line.ends_with("(res/h2.fabric.json)"),
         "{line}"
     );
+}
+
+/// `roce-gen ARGS` in `dir`, waited for until it exits. Nothing in the test ever opens the
+/// FIFOs for writing, so an ingest that opened one for reading would wait for good: after
+/// `PATIENCE` such a run is killed, and the test fails saying so rather than hang the suite.
+fn ingest_never_waiting(dir: &Path, args: &[&str]) -> Run {
+    const PATIENCE: std::time::Duration = std::time::Duration::from_secs(300);
+    let out = dir.join("out.txt");
+    let err = dir.join("err.txt");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_roce-gen"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("NO_COLOR")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > PATIENCE {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("ingest {args:?} was still waiting after {PATIENCE:?}: it opened a FIFO");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    Run {
+        code: status.code().expect("exit code, not a signal"),
+        stdout: std::fs::read_to_string(out).unwrap(),
+        stderr: std::fs::read_to_string(err).unwrap(),
+    }
+}
+
+#[test]
+fn fifos_sockets_and_devices_are_skipped_and_listed_never_waited_for() {
+    let dir = one_good_host();
+    let d = dir.path();
+    let fifo = |name: &str| {
+        let made = Command::new("mkfifo").arg(d.join(name)).status().unwrap();
+        assert!(made.success(), "mkfifo {name}");
+    };
+    // In the folder: a FIFO, a link to it, a socket; on the command line: FIFOs named like a
+    // result, like an archive and like nothing, and a device.
+    fifo("results/gpu-002.apply.json");
+    std::os::unix::fs::symlink("gpu-002.apply.json", d.join("results/link.json")).unwrap();
+    let _socket = std::os::unix::net::UnixListener::bind(d.join("results/agent.json")).unwrap();
+    fifo("pipe.json");
+    fifo("pipe.tar.gz");
+    fifo("pipe");
+    let args = |format: &str| {
+        let mut args = vec!["ingest", "results", "pipe.json", "pipe.tar.gz", "pipe"];
+        args.extend(["/dev/null", "--plan", "plan.json", "--format", format]);
+        args.into_iter().map(str::to_string).collect::<Vec<_>>()
+    };
+    let skipped = [
+        ("results/agent.json", "a socket"),
+        ("results/gpu-002.apply.json", "a FIFO (named pipe)"),
+        ("results/link.json", "a FIFO (named pipe)"),
+        ("pipe.json", "a FIFO (named pipe)"),
+        ("pipe.tar.gz", "a FIFO (named pipe)"),
+        ("pipe", "a FIFO (named pipe)"),
+        ("/dev/null", "a device"),
+    ];
+    for format in ["text", "json", "markdown", "html"] {
+        let args = args(format);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let run = ingest_never_waiting(d, &args);
+        // Skipped files do not fail the verdict: gpu-001 is ready.
+        assert_eq!(run.code, 0, "{format}: {}", run.transcript());
+        for (path, what) in skipped {
+            let reason = format!("{what}, not a regular file: not read");
+            match format {
+                "text" => {
+                    let line = format!("note: {path}: skipped: {reason}\n");
+                    assert!(
+                        run.stdout.contains(&line),
+                        "no {line:?} in:\n{}",
+                        run.stdout
+                    );
+                }
+                "json" => {
+                    let doc: Value = serde_json::from_str(&run.stdout).unwrap();
+                    let note = serde_json::json!({"path": path, "reason": reason});
+                    let listed = doc["skipped"].as_array().unwrap();
+                    assert!(listed.contains(&note), "json: no {note} in {listed:?}");
+                }
+                "markdown" => {
+                    let line = format!("- `{path}`: {reason}\n");
+                    assert!(
+                        run.stdout.contains(&line),
+                        "no {line:?} in:\n{}",
+                        run.stdout
+                    );
+                }
+                _ => {
+                    for text in [path, reason.as_str()] {
+                        assert!(run.stdout.contains(text), "html: no {text:?}");
+                    }
+                }
+            }
+        }
+        if format == "text" {
+            assert!(
+                run.stdout.contains(
+                    "results: 2 results read, 2 used, 0 superseded; 7 files skipped, 0 problems"
+                ),
+                "{}",
+                run.stdout
+            );
+        }
+    }
+}
+
+/// gpu-001's apply result as `one_good_host` holds it, with `finished_at` and `status` set.
+fn apply_result(dir: &Path, finished_at: &str, status: &str) -> Vec<u8> {
+    let mut result: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("results/gpu-001.apply.json")).unwrap())
+            .unwrap();
+    result["finished_at"] = Value::String(finished_at.into());
+    result["status"] = Value::String(status.into());
+    serde_json::to_vec_pretty(&result).unwrap()
+}
+
+#[test]
+fn a_result_under_another_hosts_name_or_from_the_future_is_a_problem_in_every_format() {
+    let dir = one_good_host();
+    let d = dir.path();
+    // Both would win over gpu-001's own apply result, had they been believed.
+    std::fs::write(
+        d.join("results/gpu-002.apply.json"),
+        apply_result(d, "2026-11-30T12:00:00Z", "fail"),
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("results/zz-anything.json"),
+        apply_result(d, "2099-01-01T00:00:00Z", "fail"),
+    )
+    .unwrap();
+    let misnamed = "its name says gpu-002's apply result, but it holds gpu-001's apply result: \
+                    used for neither host (results are not authenticated, so a renamed or \
+                    misplaced file could stand in for another host's run); if it is genuine, \
+                    name it gpu-001.apply.json";
+    let future = "gpu-001's apply result finished at 2099-01-01T00:00:00Z, more than 5 minutes \
+                  after ingest's clock: not used, as it would win over every later run (fix the \
+                  host's clock and run it again)";
+    for format in FORMATS {
+        let run = ingest_results(d, &["--format", format]);
+        // A problem fails the run; gpu-001 is judged on its own result, which passed.
+        assert_eq!(run.code, 1, "{format}: {}", run.transcript());
+        let out = &run.stdout;
+        match format {
+            "text" => {
+                for (path, why) in [
+                    ("results/gpu-002.apply.json", misnamed),
+                    ("results/zz-anything.json", future),
+                ] {
+                    let line = format!("error: {path}: {why}\n");
+                    assert!(out.contains(&line), "text: no {line:?} in:\n{out}");
+                }
+                assert!(
+                    out.contains("✅ gpu-001 (10.230.1.11): configured\n"),
+                    "{out}"
+                );
+                assert!(out.contains("; 0 files skipped, 2 problems;"), "{out}");
+            }
+            "json" => {
+                let doc: Value = serde_json::from_str(out).unwrap();
+                assert_eq!(
+                    doc["problems"],
+                    serde_json::json!([
+                        {"path": "results/gpu-002.apply.json", "reason": misnamed},
+                        {"path": "results/zz-anything.json", "reason": future},
+                    ])
+                );
+                assert_eq!(
+                    doc["hosts"][0]["latest"]["path"], "results/gpu-001.apply.json",
+                    "{out}"
+                );
+                assert_eq!(doc["hosts"][0]["state"], "configured");
+                assert_eq!(doc["as_of"], "2026-11-30T08:10:03Z");
+            }
+            "markdown" => {
+                for (path, why) in [
+                    ("results/gpu-002.apply.json", misnamed),
+                    ("results/zz-anything.json", future),
+                ] {
+                    let line = format!("- `{path}`: {why}\n");
+                    assert!(out.contains(&line), "markdown: no {line:?} in:\n{out}");
+                }
+            }
+            "junit" => {
+                for (path, why) in [
+                    ("results/gpu-002.apply.json", misnamed),
+                    ("results/zz-anything.json", future),
+                ] {
+                    let case = format!(r#"<testcase classname="ingest" name="{path}""#);
+                    assert!(out.contains(&case), "junit: no {case:?} in:\n{out}");
+                    let why = why.replace('\'', "&apos;");
+                    assert!(out.contains(&why), "junit: no {why:?} in:\n{out}");
+                }
+            }
+            "prometheus" => {
+                assert!(
+                    out.contains("roce_gen_ingest_files{cluster=\"demo\",outcome=\"problem\"} 2\n"),
+                    "{out}"
+                );
+            }
+            _ => {
+                assert!(out.contains("<h2>Unreadable files</h2>"), "{out}");
+                for why in [misnamed, future] {
+                    let why = why.replace('\'', "&apos;");
+                    assert!(out.contains(&why), "html: no {why:?} in:\n{out}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_result_superseded_by_a_file_of_another_name_is_said_in_the_text_report() {
+    let dir = one_good_host();
+    let d = dir.path();
+    // An older copy of the run under the same name, in another folder: the same run collected
+    // twice, not worth a word.
+    std::fs::create_dir(d.join("results/stick")).unwrap();
+    std::fs::write(
+        d.join("results/stick/gpu-001.apply.json"),
+        apply_result(d, "2026-11-30T06:00:00Z", "pass"),
+    )
+    .unwrap();
+    let run = ingest_results(d, &[]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert!(!run.stdout.contains("another name"), "{}", run.stdout);
+    let json = ingest_results(d, &["--format", "json"]);
+    let doc: Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(
+        doc["superseded"],
+        serde_json::json!([{"path": "results/stick/gpu-001.apply.json",
+            "reason": "older apply result of gpu-001 than results/gpu-001.apply.json",
+            "superseded_by": "results/gpu-001.apply.json"}])
+    );
+
+    // A newer result under a name of its own takes over both: each is said.
+    std::fs::write(
+        d.join("results/zz-newer.json"),
+        apply_result(d, "2026-11-30T12:00:00Z", "pass"),
+    )
+    .unwrap();
+    let run = ingest_results(d, &[]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    for path in [
+        "results/gpu-001.apply.json",
+        "results/stick/gpu-001.apply.json",
+    ] {
+        let warning = format!(
+            "warning: {path}: older apply result of gpu-001 than results/zz-newer.json, a file \
+             of another name\n"
+        );
+        assert!(run.stdout.contains(&warning), "{}", run.stdout);
+    }
+    let json = ingest_results(d, &["--format", "json"]);
+    let doc: Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(
+        doc["superseded"][0]["superseded_by"],
+        "results/zz-newer.json"
+    );
+    assert_eq!(doc["hosts"][0]["latest"]["path"], "results/zz-newer.json");
 }

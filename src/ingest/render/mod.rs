@@ -574,14 +574,14 @@ const FINDING_HOSTS: usize = 8;
 /// gpu-002: mlx5_1`), empty for a host-wide check; and how many hosts. Cleaned.
 pub(crate) fn finding_where(f: &Finding) -> (String, String, usize) {
     let mut hosts: Vec<(&str, Vec<&str>)> = Vec::new();
+    // Each host's place, looked up rather than searched for: a finding can hold every host (the
+    // `ingest_limit` warning of 100,000 results), and a search per item took minutes.
+    let mut place: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     for (host, nic) in &f.at {
-        let i = match hosts.iter().position(|(h, _)| h == host) {
-            Some(i) => i,
-            None => {
-                hosts.push((host, Vec::new()));
-                hosts.len() - 1
-            }
-        };
+        let i = *place.entry(host.as_str()).or_insert_with(|| {
+            hosts.push((host, Vec::new()));
+            hosts.len() - 1
+        });
         if let Some(nic) = nic {
             hosts[i].1.push(nic);
         }

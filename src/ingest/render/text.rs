@@ -237,7 +237,8 @@ fn fabric(out: &mut String, p: &Paint, m: &FabricMatrix) {
     };
 }
 
-/// The plan (or the cluster), the results read, then each file skipped or unreadable.
+/// The plan (or the cluster), the results read, then each file skipped or unreadable, and each
+/// result superseded by a file of another name.
 fn heading(out: &mut String, p: &Paint, report: &ClusterReport) {
     match (&report.plan, &report.cluster) {
         (Some(plan), cluster) => {
@@ -273,6 +274,19 @@ fn heading(out: &mut String, p: &Paint, report: &ClusterReport) {
             clean(&f.path),
             clean(&f.reason)
         );
+    }
+    // A host's result put aside by a file of another name is said even without -v: any file can
+    // claim to be any host's result.
+    for f in &report.superseded {
+        if f.superseded_by_another_name().is_some() {
+            let _ = writeln!(
+                out,
+                "{}: {}: {}, a file of another name",
+                p.yellow("warning"),
+                clean(&f.path),
+                clean(&f.reason)
+            );
+        }
     }
 }
 

@@ -9,7 +9,8 @@ use quick_xml::events::BytesStart;
 
 use super::ods::{self, OdsTable};
 use super::xml::{
-    attr, cell_name, chars, digits, malformed, parse_cell, parse_range, parse_row, unescape_attr,
+    attr, cell_name, chars, digits, malformed, parse_cell, parse_range, parse_row, shared_index,
+    unescape_attr,
 };
 use super::{
     Area, MAX_SHARED_FORMULA_INDEX, MAX_SHARED_STRING_BYTES, MAX_SHARED_STRINGS, MAX_STRING_CHARS,
@@ -74,8 +75,13 @@ struct XlsxCell {
     pos: (u64, u64),
     content: bool,
     shared_string: bool,
-    index: Option<u64>,
+    /// Bytes of the shared string its `<v>` names, as calamine reads the index (the most of
+    /// any `<v>` in the cell; calamine keeps the last one's).
+    shared: u64,
     in_v: bool,
+    /// Inside a `<v>` whose first event is still to come: calamine reads a shared-string
+    /// index from that event alone.
+    v_first: bool,
     text: u64,
     /// Inside `<f>`: the shared formula's index and whether this cell is its master.
     formula: Option<(Option<u64>, bool, u64)>,
@@ -205,7 +211,10 @@ impl<'a> Part<'a> {
             // Any element inside a cell is a value, an inline string or a formula.
             cell.content = true;
             match local {
-                "v" => cell.in_v = true,
+                "v" => {
+                    cell.in_v = true;
+                    cell.v_first = true;
+                }
                 "f" => {
                     let shared = attr(e, "t").as_deref() == Some("shared");
                     let index = if shared {
@@ -302,7 +311,10 @@ impl<'a> Part<'a> {
             return Ok(());
         };
         match (&mut sheet.cell, local) {
-            (Some(cell), "v") => cell.in_v = false,
+            (Some(cell), "v") => {
+                cell.in_v = false;
+                cell.v_first = false;
+            }
             (Some(cell), "f") => {
                 if let Some((index, master, len)) = cell.formula.take() {
                     match (index, master) {
@@ -330,14 +342,7 @@ impl<'a> Part<'a> {
                 if !cell.content {
                     return Ok(());
                 }
-                let shared = if cell.shared_string {
-                    cell.index
-                        .and_then(|i| usize::try_from(i).ok())
-                        .and_then(|i| self.tally.shared_lens.get(i))
-                        .map_or(0, |&l| u64::from(l))
-                } else {
-                    0
-                };
+                let shared = cell.shared;
                 let far = cell.pos;
                 let cells = sheet.area.add(far, far, false);
                 let area = sheet.area;
@@ -388,8 +393,14 @@ impl<'a> Part<'a> {
                 if let Some((_, _, f)) = &mut cell.formula {
                     *f = f.saturating_add(len);
                 }
-                if cell.in_v && cell.shared_string {
-                    cell.index = digits(text);
+                // Only the first event of a `<v>` is its index to calamine; any later one is
+                // ignored there. (An entity or CDATA first is an empty cell to calamine: counting
+                // it as an index only counts more.)
+                if cell.in_v && cell.shared_string && std::mem::take(&mut cell.v_first) {
+                    let len = shared_index(text)
+                        .and_then(|i| self.tally.shared_lens.get(i))
+                        .map_or(0, |&l| u64::from(l));
+                    cell.shared = cell.shared.max(len);
                 }
             }
             return Ok(());
@@ -456,6 +467,76 @@ mod tests {
             zip.write_all(text.as_bytes()).unwrap();
         }
         zip.finish().unwrap().into_inner()
+    }
+
+    /// An xlsx whose sheet `Servers` has `cells` cells `<c t="s"><v>{v}</v></c>` over the shared
+    /// strings `strings`.
+    fn shared_string_cells(strings: &[String], v: &str, cells: usize) -> Vec<u8> {
+        use std::io::{Cursor, Write};
+        let sst: String = strings
+            .iter()
+            .map(|s| format!("<si><t>{s}</t></si>"))
+            .collect();
+        let rows: String = (1..=cells)
+            .map(|r| format!(r#"<row r="{r}"><c r="A{r}" t="s"><v>{v}</v></c></row>"#))
+            .collect();
+        let parts = [
+            (
+                "xl/workbook.xml",
+                r#"<workbook xmlns:r="r"><sheets><sheet name="Servers" sheetId="1" r:id="rId1"/></sheets></workbook>"#.to_string(),
+            ),
+            (
+                "xl/_rels/workbook.xml.rels",
+                r#"<Relationships><Relationship Id="rId1" Target="worksheets/sheet1.xml"/></Relationships>"#.to_string(),
+            ),
+            ("xl/sharedStrings.xml", format!("<sst>{sst}</sst>")),
+            (
+                "xl/worksheets/sheet1.xml",
+                format!("<worksheet><sheetData>{rows}</sheetData></worksheet>"),
+            ),
+        ];
+        let mut zip = zip::ZipWriter::new(Cursor::new(Vec::new()));
+        for (name, text) in parts {
+            zip.start_file(name, zip::write::SimpleFileOptions::default())
+                .unwrap();
+            zip.write_all(text.as_bytes()).unwrap();
+        }
+        zip.finish().unwrap().into_inner()
+    }
+
+    #[test]
+    fn a_shared_string_index_counts_as_calamine_reads_it() {
+        // 32,767 four-byte characters: the longest string a cell may hold, 128 KiB; 1,100 cells
+        // of it are more than the 128 MiB of cell text.
+        let long = "\u{1D11E}".repeat(32_767);
+        let short = "a".to_string();
+        let long_first = [long.clone(), short.clone()];
+        let long_second = [short, long];
+        let refused =
+            |strings: &[String], v: &str| match check(&shared_string_cells(strings, v, 1_100)) {
+                Ok(_) => panic!("<v>{v}</v> was let through"),
+                Err(e) => e.to_string(),
+            };
+        // calamine reads an index that is not a `usize` in digits as string 0.
+        for v in ["x", "+1", " 1", "1 ", "-1", "99999999999999999999999"] {
+            let why = refused(&long_first, v);
+            assert!(
+                why.contains("comes to more than 128 MiB"),
+                "<v>{v}</v>: {why}"
+            );
+        }
+        // Leading zeros are skipped; only a `<v>`'s first text is the index; of two `<v>`
+        // calamine keeps the last.
+        for v in ["0001", "1<!-- -->0", "1&#48;", "0</v><v>1"] {
+            let why = refused(&long_second, v);
+            assert!(
+                why.contains("comes to more than 128 MiB"),
+                "<v>{v}</v>: {why}"
+            );
+        }
+        // The short string, and an empty `<v>` (an empty cell to calamine), pass.
+        assert!(check(&shared_string_cells(&long_first, "1", 1_100)).is_ok());
+        assert!(check(&shared_string_cells(&long_first, "", 1_100)).is_ok());
     }
 
     #[test]

@@ -28,6 +28,24 @@ pub(super) fn unescape_attr(value: &str) -> String {
         .map_or_else(|_| value.to_string(), std::borrow::Cow::into_owned)
 }
 
+/// The shared string a `t="s"` cell's `<v>` text names, as calamine 0.38 reads it
+/// (`atoi_simd::parse(..).unwrap_or(0)` in its cells reader): empty text is an empty cell, and
+/// text that is not a `usize` in digits (a sign, a space, a letter, too many digits) is not an
+/// error but string 0, which calamine then copies into the cell like any other.
+pub(super) fn shared_index(text: &str) -> Option<usize> {
+    if text.is_empty() {
+        return None;
+    }
+    let index = text.bytes().try_fold(0usize, |n, b| {
+        if b.is_ascii_digit() {
+            n.checked_mul(10)?.checked_add(usize::from(b - b'0'))
+        } else {
+            None
+        }
+    });
+    Some(index.unwrap_or(0))
+}
+
 /// A decimal number made of digits only (surrounding spaces allowed), saturating.
 pub(super) fn digits(text: &str) -> Option<u64> {
     let text = text.trim();
