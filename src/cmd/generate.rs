@@ -65,6 +65,12 @@ pub(crate) fn run(ctx: &Context, args: GenerateArgs) -> Result<ExitCode> {
         outcome.bytes,
         started.elapsed().as_secs_f64()
     ));
+    // The one value to carry to the hosts by another channel than the folder.
+    console::say(&format!(
+        "trust anchor: run-here.sh has sha256 {}; on each host, check it (`sha256sum \
+         run-here.sh`) against this value, not one from the folder, before running it",
+        outcome.written.run_here_sha256
+    ));
     for line in next_step(opts.out, arg.path.as_deref().filter(|_| !arg.sample)) {
         console::say(&line);
     }

@@ -30,6 +30,10 @@ pub(crate) struct Index {
     pub cluster: String,
     /// The plan's identity: the sha256 of the normalized plan (`roce-gen plan`).
     pub plan_sha256: String,
+    /// The trust anchor: the sha256 of `run-here.sh`, which carries every tarball's sha256 and
+    /// size. Given to the hosts by another channel than the folder (docs/delivery.md).
+    #[serde(default)]
+    pub run_here_sha256: String,
     /// Every bundle, in plan order.
     pub hosts: Vec<IndexHost>,
     /// The fabric test's rings, one per rail, in plan order.
@@ -47,6 +51,9 @@ pub(crate) struct IndexHost {
     pub sha256: String,
     /// sha256 of the uncompressed `.tar` (stable across compressor versions).
     pub tar_sha256: String,
+    /// Size of the `.tar.gz` in bytes: run-here.sh copies no more (`--from`: downloads no more).
+    #[serde(default)]
+    pub size: u64,
     /// Management address, to find a host's bundle when its name is not set yet.
     pub mgmt_ip: String,
     /// The planned MACs of its RoCE ports, for the same purpose.
@@ -65,6 +72,7 @@ impl IndexHost {
             bundle: bundle_name(host),
             sha256: sha256_hex(&packed.tar_gz),
             tar_sha256: packed.tar_sha256.clone(),
+            size: packed.tar_gz.len() as u64,
             mgmt_ip: host.mgmt_ip.to_string(),
             macs: host
                 .nics
@@ -110,6 +118,7 @@ pub(crate) fn index_files(
         tool_version: tool_version.into(),
         cluster: plan.cluster.cluster_name.to_string(),
         plan_sha256: plan_sha256.into(),
+        run_here_sha256: run_here_sha256(others),
         hosts,
         fabric,
     };
@@ -118,6 +127,18 @@ pub(crate) fn index_files(
         (SUMS.to_string(), sums.into_bytes()),
     ]))
 }
+
+/// The trust anchor: the sha256 of the folder's `run-here.sh` among its other files.
+pub(crate) fn run_here_sha256(others: &[(String, Vec<u8>)]) -> String {
+    others
+        .iter()
+        .find(|(name, _)| name == RUN_HERE)
+        .map(|(_, bytes)| sha256_hex(bytes))
+        .unwrap_or_default()
+}
+
+/// The output folder's entry point on the hosts, and the trust anchor.
+pub(crate) const RUN_HERE: &str = "run-here.sh";
 
 /// What the output folder's own templates see: the cluster, every bundle, and the hosts by
 /// the plan's group (Ansible groups).

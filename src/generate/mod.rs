@@ -106,6 +106,7 @@ pub(crate) fn generate(
         schema: GENERATE_SCHEMA,
         cluster: plan.cluster.cluster_name.to_string(),
         plan_sha256: plan_sha256.to_string(),
+        run_here_sha256: String::new(),
         output: opts.out.display().to_string(),
         written: entries
             .iter()
@@ -131,6 +132,7 @@ pub(crate) fn generate(
         .into_iter()
         .map(|r| (r.name.to_string(), r.text.into_bytes()))
         .collect();
+    let anchor = dist::run_here_sha256(&others);
     let index = dist::index_files(
         plan,
         entries,
@@ -145,7 +147,10 @@ pub(crate) fn generate(
     }
     staging.commit(&|name| previous.owned.contains(name) && !kept.contains(name))?;
     Ok(Outcome {
-        written: report,
+        written: Written {
+            run_here_sha256: anchor,
+            ..report
+        },
         built: hosts.len(),
         bytes,
         said: merged.said,
@@ -164,6 +169,8 @@ pub(crate) struct Written {
     pub cluster: String,
     /// The plan's identity.
     pub plan_sha256: String,
+    /// The trust anchor: the sha256 of the folder's `run-here.sh`.
+    pub run_here_sha256: String,
     /// The output folder.
     pub output: String,
     /// The bundles this run wrote, in plan order.

@@ -484,8 +484,18 @@ fn validate_and_generate_end_with_the_next_step_unless_quiet() {
         "{}",
         run.stderr
     );
+    // The trust anchor: run-here.sh's own sha256, to give to the hosts by another channel.
+    let anchor =
+        roce_gen::testing::sha256_hex(&std::fs::read(p.join("usb stick/run-here.sh")).unwrap());
     assert_eq!(
-        lines[1..],
+        lines[1],
+        format!(
+            "trust anchor: run-here.sh has sha256 {anchor}; on each host, check it (`sha256sum \
+             run-here.sh`) against this value, not one from the folder, before running it"
+        )
+    );
+    assert_eq!(
+        lines[2..],
         [
             "next: copy 'usb stick' to the hosts (USB stick, share or web server) and run \
              `bash run-here.sh precheck` on each;",

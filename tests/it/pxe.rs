@@ -269,6 +269,22 @@ fn a_tampered_tarball_a_stale_run_here_or_a_server_that_is_down_runs_nothing() {
         );
         assert_eq!(changes(&h.take_commands()), Vec::<String>::new(), "{bash}");
 
+        // A server that sends more than the tarball's planned size: refused before it fills the
+        // disk, and before anything runs.
+        let mut longer = good.clone();
+        longer.extend(std::iter::repeat_n(0u8, 4096));
+        std::fs::write(&tarball, &longer).unwrap();
+        let run = served(&h, &dist, 0, &body);
+        assert_eq!(run.code, 2, "{bash}: {run:#?}");
+        assert!(
+            run.stderr.contains("/node-a.tar.gz with curl (")
+                && run.stderr.contains("Maximum file size exceeded"),
+            "{bash}: {}",
+            run.stderr
+        );
+        assert!(!h.fake("var/lib/roce-gen/lab/bundles").exists());
+        assert_eq!(changes(&h.take_commands()), Vec::<String>::new(), "{bash}");
+
         // A SHA256SUMS from another generate than the run-here.sh: fetch both again.
         std::fs::write(&tarball, &good).unwrap();
         let sums = read(&dist.join("SHA256SUMS"));
@@ -303,7 +319,10 @@ fn kickstart_post() -> String {
     let end = start + readme[start..].find("\n%end\n").unwrap();
     let block = &readme[start..end];
     assert!(
-        block.contains("--first-boot apply") && block.contains("curl -fsS -o /root/run-here.sh"),
+        block.contains("--first-boot apply")
+            && block.contains("curl -fsS -o /root/run-here.sh")
+            && block.contains("anchor=SHA256_OF_RUN_HERE")
+            && block.contains("| sha256sum -c --quiet - &&"),
         "{block}"
     );
     // The %post line itself is kickstart's, not the shell's.
@@ -374,7 +393,6 @@ fn sysfs(h: &FakeHost) -> String {
 #[test]
 #[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn the_kickstart_snippet_stages_the_bundle_and_the_first_boot_applies_it() {
-    let snippet = kickstart_post();
     for_each_bash(|bash| {
         // In the installer the host has no name yet: found by MAC.
         let h = FakeHost::ofed().host("localhost").bash(bash).build();
@@ -382,6 +400,32 @@ fn the_kickstart_snippet_stages_the_bundle_and_the_first_boot_applies_it() {
         let before = sysfs(&h);
         h.take_commands();
         let port = 18_000 + u16::from(bash != "bash");
+        // The trust anchor generate printed, as the site puts it into the kickstart.
+        let anchor =
+            roce_gen::testing::sha256_hex(&std::fs::read(dist.join("run-here.sh")).unwrap());
+        let index = json(&dist.join("index.json"));
+        assert_eq!(index["run_here_sha256"], anchor.as_str(), "{bash}");
+        let snippet = kickstart_post().replace("SHA256_OF_RUN_HERE", &anchor);
+
+        // A run-here.sh altered on the server: the %post fails before it runs anything.
+        let genuine = std::fs::read(dist.join("run-here.sh")).unwrap();
+        let mut altered = genuine.clone();
+        altered.extend_from_slice(b"\ntouch \"$ROCE_GEN_ROOT/pwned\"\n");
+        std::fs::write(dist.join("run-here.sh"), &altered).unwrap();
+        let run = served(&h, &dist, port, &snippet);
+        assert_ne!(run.code, 0, "{bash}: {run:#?}");
+        assert!(
+            run.stdout.contains("run-here.sh: FAILED"),
+            "{bash}: {run:#?}"
+        );
+        assert!(
+            !h.fake("pwned").exists(),
+            "{bash}: the altered run-here.sh ran"
+        );
+        assert!(!h.fake("var/lib/roce-gen/lab").exists(), "{bash}");
+        assert_eq!(changes(&h.take_commands()), Vec::<String>::new(), "{bash}");
+        std::fs::write(dist.join("run-here.sh"), &genuine).unwrap();
+
         let run = served(&h, &dist, port, &snippet);
         assert_eq!(run.code, 0, "{bash}: {run:#?}");
         assert!(
