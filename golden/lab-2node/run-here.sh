@@ -232,7 +232,8 @@ export PATH
   RG_CLUSTER=lab
   RG_HOSTS=(node-a node-b)
   RG_BUNDLES=(node-a.tar.gz node-b.tar.gz)
-  RG_SHA256=(956609c454ff0eb0fa503aa3751b4f070e97a0526fe361f978c007b9cc3af4a7 e7d02ce9c882004e868a3356abe8b3f893fefb951cb34302616c759d0fc1a154)
+  RG_SHA256=(38d107cf304ce146ffa7bb9b13c533d7ce19189932e89709e43bd6689872d8aa eb9188634c27eb3b7dab2a89501b2c27d6626dd2450ac70ffe3b2c551c709b01)
+  RG_SIZE=(170197 170219)
   RG_MGMT=(192.168.1.10 192.168.1.11)
   RG_MACS=(b8:3f:d2:0a:00:00 b8:3f:d2:0b:00:00)
 }
@@ -320,11 +321,24 @@ if [ -n "$from$post" ]; then
     die "--from and --post need curl or wget, and neither is installed"
   fi
 fi
+# `fetch URL FILE MAX`: at most MAX bytes (a server that sends more, or without end, is refused
+# before it fills the disk).
 fetch() {
   if [ "$fetcher" = curl ]; then
-    curl -fsSL --retry 2 --connect-timeout 10 --max-time 600 -o "$2" "$1"
+    curl -fsSL --retry 2 --connect-timeout 10 --max-time 600 --max-filesize "$3" -o "$2" "$1" || return
   else
-    wget -nv -T 10 -t 3 -O "$2" "$1"
+    # wget has no size limit of its own: the first MAX + 1 bytes of its output.
+    wget -nv -T 10 -t 3 -O - "$1" | head -c "$(($3 + 1))" >"$2"
+    local rc=${PIPESTATUS[0]}
+    if [ "$(stat -c %s -- "$2")" -gt "$3" ]; then
+      printf 'the server sent more than %s bytes\n' "$3"
+      return 1
+    fi
+    return "$rc"
+  fi
+  if [ "$(stat -c %s -- "$2")" -gt "$3" ]; then
+    printf 'the server sent more than %s bytes\n' "$3"
+    return 1
   fi
 }
 put() {
@@ -404,7 +418,8 @@ if [ -n "$from" ]; then
   dl="$RG_WORK/download"
   mkdir -p "$dl" || die "cannot create $dl"
   rm -f "$dl/SHA256SUMS" "$dl/${RG_BUNDLES[i]}"
-  err=$(fetch "${base}SHA256SUMS" "$dl/SHA256SUMS" 2>&1) ||
+  # A line a file: 64 hex digits, two spaces, a name.
+  err=$(fetch "${base}SHA256SUMS" "$dl/SHA256SUMS" $((4096 + 512 * (${#RG_BUNDLES[@]} + 16))) 2>&1) ||
     die "cannot fetch ${base}SHA256SUMS with $fetcher (${err:-no message}): is the server up and the URL the output folder?"
   want=""
   while read -r sum file; do
@@ -412,9 +427,12 @@ if [ -n "$from" ]; then
   done <"$dl/SHA256SUMS"
   [ -n "$want" ] || die "${base}SHA256SUMS lists no ${RG_BUNDLES[i]}: is the URL this cluster's output folder?"
   if [ "$want" != "${RG_SHA256[i]}" ]; then
-    die "${base}SHA256SUMS is not from the same run of roce-gen generate as this run-here.sh: fetch run-here.sh again from $base"
+    die "${base}SHA256SUMS is not from the same run of roce-gen generate as this run-here.sh: one of them is stale or was altered; get the run-here.sh of the current run from a channel you trust (the one its sha256 was given by), never from $base alone"
   fi
-  err=$(fetch "$base${RG_BUNDLES[i]}" "$dl/${RG_BUNDLES[i]}" 2>&1) ||
+  # A bundle kept from an older roce-gen's run has no size here (0): 1 GiB at most then.
+  max=${RG_SIZE[i]}
+  [ "$max" != 0 ] || max=1073741824
+  err=$(fetch "$base${RG_BUNDLES[i]}" "$dl/${RG_BUNDLES[i]}" "$max" 2>&1) ||
     die "cannot fetch $base${RG_BUNDLES[i]} with $fetcher (${err:-no message})"
   tarball="$dl/${RG_BUNDLES[i]}"
   sum=$(sha256sum "$tarball") || die "cannot read $tarball"
@@ -424,12 +442,42 @@ if [ -n "$from" ]; then
   fi
 fi
 
+# copy_result FILE DIR NAME: FILE into DIR as NAME, through a new file mktemp makes in DIR (never
+# a name another host could have planted a link at) and a rename (which replaces a link at NAME,
+# never writes through it); a NAME that is a link is refused. DIR is shared: every host writes
+# its results there.
+copy_result() {
+  local tmp
+  mkdir -p "$2" || return 1
+  if [ -L "$2/$3" ]; then
+    printf '%s is a symbolic link (to %s): not written through it\n' "$2/$3" "$(readlink -- "$2/$3")"
+    return 1
+  fi
+  tmp=$(mktemp "$2/.$3.XXXXXX") || return 1
+  if ! { cp -- "$1" "$tmp" && chmod 644 "$tmp" && mv -fT "$tmp" "$2/$3"; }; then
+    rm -f "$tmp"
+    return 1
+  fi
+}
+
 # --- verify, unpack, run ------------------------------------------------------------------------
 
 [ -r "$tarball" ] || die "$tarball is missing"
+# From a stick or a share: copied to this host first (when it has the planned size), then hashed
+# and unpacked from the copy, so that a writer of the share cannot swap the tarball between the
+# check and the unpacking.
+src=$tarball
+if [ -z "$from" ]; then
+  [ "${RG_SIZE[i]}" = 0 ] || [ "$(stat -L -c %s -- "$tarball" 2>/dev/null)" = "${RG_SIZE[i]}" ] ||
+    die "$src does not match its sha256 (${RG_SHA256[i]}; it is not ${RG_SIZE[i]} bytes long): copy the folder again"
+  mkdir -p "$RG_WORK" || die "cannot create $RG_WORK"
+  tarball="$RG_WORK/.${RG_BUNDLES[i]}.checking"
+  cp -- "$src" "$tarball" || die "cannot copy $src to $RG_WORK"
+fi
 sum=$(sha256sum "$tarball") || die "cannot read $tarball"
 if [ "${sum%% *}" != "${RG_SHA256[i]}" ]; then
-  die "$tarball does not match its sha256 (${RG_SHA256[i]}): copy the folder again"
+  [ "$tarball" = "$src" ] || rm -f "$tarball"
+  die "$src does not match its sha256 (${RG_SHA256[i]}): copy the folder again"
 fi
 
 # --first-boot: an installer's post-install step runs under the installer's kernel, where NIC
@@ -469,6 +517,7 @@ if [ "$first_boot" = yes ]; then
     printf '[Install]\nWantedBy=multi-user.target\n'
   } >"$unit" || die "cannot write $unit"
   : >"$RG_WORK/first-boot" || die "cannot write $RG_WORK/first-boot"
+  [ "$tarball" = "$src" ] || rm -f "$tarball"
   # In an installer's chroot systemctl only links the unit, which is all a later boot needs.
   systemctl enable roce-gen-first-boot.service >/dev/null 2>&1 || die "systemctl enable roce-gen-first-boot.service failed"
   say "$host's bundle is kept in $stage; roce-gen-first-boot.service applies it at the next boot"
@@ -477,7 +526,8 @@ fi
 
 mkdir -p "$RG_WORK/bundles" "$RG_WORK/results" || die "cannot create $RG_WORK"
 rm -rf "${RG_WORK:?}/bundles/$host"
-tar -xzf "$tarball" -C "$RG_WORK/bundles" || die "cannot unpack $tarball"
+tar -xzf "$tarball" -C "$RG_WORK/bundles" || die "cannot unpack $src"
+[ "$tarball" = "$src" ] || rm -f "$tarball"
 # The result's name, as the script names it: a dry run's never replaces a real run's.
 result="$host.$phase.json"
 for a in "$@"; do
@@ -497,11 +547,11 @@ if [ -r "$out" ]; then
   if [ -n "$from" ] || [ "$RG_STICK" -ef "$RG_WORK" ]; then
     say "result kept on this host: $out"
     back=$RG_WORK/results
-  elif mkdir -p "$RG_STICK/results" 2>/dev/null && cp "$out" "$RG_STICK/results/$result" 2>/dev/null; then
+  elif err=$(copy_result "$out" "$RG_STICK/results" "$result" 2>&1); then
     say "result copied to $RG_STICK/results/$result"
     back=$RG_STICK/results
   else
-    say "$RG_STICK is read-only; the result stays on this host: $out"
+    say "cannot write the result to $RG_STICK/results/$result (${err:-no message}); the result stays on this host: $out"
     back=$RG_WORK/results
   fi
   if [ -n "$post" ]; then

@@ -16,11 +16,12 @@ RG_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$RG_DIR/lib.sh" || exit
 rg_init
 
-RG_USAGE="usage: apply.sh [--dry-run] [--force] [--no-persist] [--boot] [-v|--verbose] [--ascii] [--out FILE | --results-dir DIR]"
-rg_parse "--dry-run --force --no-persist --boot" "$@"
+RG_USAGE="usage: apply.sh [--dry-run] [--force] [--no-persist] [--boot] [-q|--quiet] [-v|--verbose] [--ascii] [--out FILE | --results-dir DIR]"
+rg_parse "--dry-run --force --no-persist --boot --quiet" "$@"
 rg_start apply
 [ "$RG_BOOT" = no ] || rg_wait_for_devices
 
+rg_progress "checking the bundle, the host and each NIC against the plan"
 rg_precheck fail apply
 rg_apply_gate
 
@@ -28,11 +29,7 @@ for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do
   rg_nic_settings apply "$i"
   ! rg_identity_ok "$i" || rg_vf_apply "$i"
 done
-rg_net_apply
-rg_gpu_apply
-rg_persist
-rg_persist_volatile
-rg_nccl_env apply
+rg_host_changes
 # After the runtime configuration is persisted: the NV values are for the next boot, which the
 # unit never touches, so a firmware that cannot be read or set keeps nothing else from apply.
 rg_firmware apply

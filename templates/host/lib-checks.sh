@@ -523,6 +523,32 @@ rg_check_nic_env() {
 
 # rg_precheck ROOT_SEVERITY compare|apply: the read-only checks in dependency order; with
 # `compare`, also each planned setting against the host (apply changes them itself).
+# rg_host_changes: apply's changes beyond each port's settings, in apply's order. apply.sh runs
+# them; precheck runs the same as a dry run (rg_predict_host), so that precheck's "apply will
+# change" and the dry run's plan are one list.
+rg_host_changes() {
+  rg_net_apply
+  rg_gpu_apply
+  rg_persist
+  rg_persist_volatile
+  rg_nccl_env apply
+}
+
+# rg_predict_host: precheck's prediction of apply's host-wide changes: rg_host_changes as a dry
+# run whose checks replace precheck's own of the same id and port (rg_check). After a failure,
+# where apply stops, only how nccl.env and nccl.conf compare.
+rg_predict_host() {
+  if rg_failed; then
+    rg_nccl_env compare
+    return 0
+  fi
+  # shellcheck disable=SC2034 # rg_check (lib.sh) reads it
+  RG_DRY_RUN=yes RG_PREDICT=yes
+  rg_host_changes
+  # shellcheck disable=SC2034
+  RG_DRY_RUN=no RG_PREDICT=no
+}
+
 rg_precheck() {
   local i
   rg_resolve_netdevs
@@ -545,6 +571,6 @@ rg_precheck() {
   # The GPU path of the planned GPU↔port pairs (plan format 1.3; nothing without a GPU).
   rg_gpu_path
   rg_net_check
-  # apply writes nccl.env once it has configured the ports (apply.sh).
-  [ "$2" != compare ] || rg_nccl_env compare
+  # nccl.env and nccl.conf: precheck's prediction of apply (rg_predict_host).
+  [ "$2" != compare ] || rg_nccl_tc_check
 }

@@ -402,6 +402,7 @@ rg_firmware() {
       "skipped: neither mlxconfig (NVIDIA MFT) nor mstconfig (mstflint: apt install mstflint, dnf install mstflint) is installed, so the firmware (NV) configuration is not read"
     return 0
   fi
+  rg_progress "reading each NIC's firmware (NV) configuration with $RG_FW_TOOL"
   for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do
     rg_fw_nic "$mode" "$i"
   done

@@ -664,6 +664,8 @@ rg_gpu_mrrs_on() {
 rg_gpu_apply() {
   local i dev
   rg_gpu_planned || return 0
+  # Precheck's own pcie_acs and pcie_mrrs (rg_gpu_path) are its prediction, with the why.
+  [ "$RG_PREDICT" = no ] || return 0
   # shellcheck disable=SC2034 # rg_check (lib.sh) reads it
   RG_CHECK_REPLACE=yes
   for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do

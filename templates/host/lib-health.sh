@@ -335,10 +335,15 @@ rg_health_gpu_drift() {
 # rg_health_apply_running: true while an apply or rollback holds the run lock (its settings are
 # in flux then, so the drift check waits for the next run).
 rg_health_apply_running() {
-  local owner
-  owner=$(readlink "$RG_ROOT/run/roce-gen.lock" 2>/dev/null) || return 1
-  owner=${owner#pid:}
-  [[ $owner =~ ^[0-9]+$ ]] && kill -0 "$owner" 2>/dev/null
+  local lock="$RG_ROOT/run/roce-gen-run.lock" old="$RG_ROOT/run/roce-gen.lock" owner
+  if [ -L "$old" ]; then
+    # The lock of an older bundle: a link naming its owner.
+    owner=$(readlink "$old" 2>/dev/null) || owner=""
+    owner=${owner#pid:}
+    if [[ $owner =~ ^[0-9]+$ ]] && kill -0 "$owner" 2>/dev/null; then return 0; fi
+  fi
+  # Held when a shared lock cannot be had at once (rg_lock holds it exclusively).
+  [ -f "$lock" ] && rg_has flock && ! flock -n -s "$lock" true 2>/dev/null
 }
 
 # rg_health_reboot_required: REPLY = 1 when the last apply left firmware values for the next
@@ -446,8 +451,9 @@ rg_health_main() {
   fi
   rg_hm roce_gen_health_run_ok "$RG_HEALTH_BASE" "$RG_HEALTH_OK"
   rg_hm roce_gen_health_run_timestamp_seconds "$RG_HEALTH_BASE" "$now"
-  # Written beside and renamed: the temporary name ends in .tmp.PID, never .prom, so
-  # node_exporter (which reads every *.prom) never sees half a file.
+  # Written beside and renamed (rg_write_file): the temporary name is a new hidden one,
+  # .roce-gen-CLUSTER.prom.XXXXXX, never *.prom, so node_exporter (which reads every *.prom) never
+  # sees half a file, and a link planted in a folder others can write is never written through.
   rg_health_text
   if ! rg_write_file "$RG_HEALTH_PROM" "$REPLY"; then
     rg_log "error: cannot write ${RG_HEALTH_PROM#"$RG_ROOT"}"
@@ -538,6 +544,7 @@ rg_health_first_run() {
   # A dry run: the step printed (rg_do), nothing known of its outcome.
   [ "$RG_DRY_RUN" = no ] || { rg_do systemctl start "$RG_HEALTH_SERVICE"; return 0; }
   printf -v t0 '%(%s)T' -1
+  rg_progress "waiting for the first health run ($RG_HEALTH_SERVICE)"
   if rg_do systemctl start "$RG_HEALTH_SERVICE" && [ -f "$RG_HEALTH_PROM" ] &&
     mtime=$(stat -c %Y -- "$RG_HEALTH_PROM" 2>/dev/null) && [ "$mtime" -ge "$t0" ]; then
     return 0

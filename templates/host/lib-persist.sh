@@ -107,6 +107,7 @@ rg_persist() {
     change="another bundle → this bundle"
   fi
   change+=" ($RG_UNIT, $RG_INSTALL_DIR)"
+  rg_progress "installing the bundle in $RG_INSTALL_DIR and enabling $RG_UNIT"
   # The bundle is copied beside the install folder and renamed over it, so a boot never finds
   # half a bundle there. The nccl.env apply wrote there goes along (rg_nccl_env updates it).
   if ! { rg_do mkdir -p "$dest.new.$$" && rg_copy_bundle "$dest.new.$$" &&
@@ -265,10 +266,15 @@ rg_persist_reload() {
   local rule hook="" clusters c changes="" problems="" what triggers saved=installed
   rg_port_bdfs
   rg_vf_bdfs
+  # What rollback needs is saved before the rule is written or a hook moved, so that a run killed
+  # in between leaves nothing rollback does not know of: `chained` when the hook there is not
+  # roce-gen's and goes aside.
+  if rg_is_ofed && [ -f "$RG_ROOT$RG_HOOK" ] && ! rg_hook_clusters >/dev/null; then saved=chained; fi
   if [ "$RG_NBDF" -gt 0 ]; then
     rule=$(rg_udev_text)
     what="the udev rule $RG_UDEV_RULE (PCI $(IFS=,; printf '%s' "${RG_BDFS[*]}" | sed 's/,/, /g')${RG_VF_KERNELS[0]+ and the $RG_VF_N functions of their VFs})"
     if [ "$(cat "$RG_ROOT$RG_UDEV_RULE" 2>/dev/null)" != "$rule" ]; then
+      rg_save persistence_reload "" "$saved"
       if rg_persist_file "$RG_UDEV_RULE" "$rule" 644; then
         changes+=", udev rule"
         if ! rg_has udevadm; then
@@ -294,17 +300,18 @@ rg_persist_reload() {
           "$RG_HOOK is not roce-gen's and $RG_HOOK_CHAINED exists: not overwriting either; merge them by hand"
         return 0
       fi
+      rg_save persistence_reload "" "$saved"
       if ! rg_do mv "$RG_ROOT$RG_HOOK" "$RG_ROOT$RG_HOOK_CHAINED"; then
         rg_check persistence_reload "" fail error installed "" "could not move the existing $RG_HOOK aside (see the log above)"
         return 0
       fi
-      saved=chained
       changes+=", OFED post-start hook chained to the one there"
     fi
     # shellcheck disable=SC2046,SC2086 # one cluster name a line, names without spaces
     hook=$(rg_hook_text $(printf '%s\n' $clusters "$RG_CLUSTER" | sort -u))
     what+=" and OFED's post-start hook $RG_HOOK"
     if [ "$(cat "$RG_ROOT$RG_HOOK" 2>/dev/null)" != "$hook" ]; then
+      rg_save persistence_reload "" "$saved"
       if ! rg_persist_file "$RG_HOOK" "$hook" 755; then
         rg_check persistence_reload "" fail error installed "" "could not write $RG_HOOK"
         return 0
@@ -312,7 +319,6 @@ rg_persist_reload() {
       [ "$saved" = chained ] || changes+=", OFED post-start hook"
     fi
   fi
-  [ -z "$changes" ] || rg_save persistence_reload "" "$saved"
   if [ "$RG_DRY_RUN" = no ] && ! rg_x systemctl is-enabled "$RG_UNIT" >/dev/null 2>&1; then
     problems+="; $RG_UNIT is not enabled, so there is nothing to re-apply with"
   fi
@@ -354,10 +360,12 @@ rg_unpersist_reload() {
       rg_persist_file "$RG_HOOK" "$(rg_hook_text $rest)" 755 || true
     else
       rm -f "$RG_ROOT$RG_HOOK"
-      if [ -e "$RG_ROOT$RG_HOOK_CHAINED" ]; then
-        mv "$RG_ROOT$RG_HOOK_CHAINED" "$RG_ROOT$RG_HOOK"
-      fi
     fi
+  fi
+  # The site's hook apply had moved aside comes back where roce-gen's is gone, also after an
+  # apply killed between the move and writing its own.
+  if [ ! -e "$RG_ROOT$RG_HOOK" ] && [ -e "$RG_ROOT$RG_HOOK_CHAINED" ]; then
+    mv "$RG_ROOT$RG_HOOK_CHAINED" "$RG_ROOT$RG_HOOK"
   fi
   if [ -e "$RG_ROOT$RG_UDEV_RULE" ] || { clusters=$(rg_hook_clusters) && [[ $'\n'$clusters$'\n' == *$'\n'"$RG_CLUSTER"$'\n'* ]]; }; then
     rg_check persistence_reload "" fail error absent installed "could not remove $RG_UDEV_RULE or this cluster's line of $RG_HOOK"
@@ -410,6 +418,50 @@ rg_wait_for_devices() {
   done
 }
 
+# rg_state_valid: true when rollback understands every line of the saved state: ID, NIC (`-` for
+# host-wide items) and the value, tab-separated, each line ended by a newline, ID one that apply
+# saves. RG_V says which line is not, and why.
+rg_state_valid() {
+  local line n=0 id rest
+  RG_V=""
+  while IFS= read -r line || { [ -n "$line" ] && RG_V="line $((n + 1)) has no newline: the file was cut short"; }; do
+    [ -z "$RG_V" ] || return 1
+    n=$((n + 1))
+    if [[ $line != *$'\t'*$'\t'* ]]; then
+      RG_V="line $n is not ID, NIC and value separated by tabs"
+      return 1
+    fi
+    id=${line%%$'\t'*} rest=${line#*$'\t'}
+    if [ -z "${rest%%$'\t'*}" ]; then
+      RG_V="line $n names no NIC"
+      return 1
+    fi
+    case $id in
+      persistence | persistence_reload | nccl_env | arp_sysctls | arp_sysctls_persist | netmgr_mtu | \
+        vf_roce_tos | vf_traffic_class | pcie_acs | pcie_mrrs | nv_refused | nv_refused_why | fw_?* | dcqcn_?*) ;;
+      *)
+        if [[ " $RG_SETTINGS $RG_RESTORE_ORDER " != *" $id "* ]]; then
+          RG_V="line $n names ${id:-nothing}, which apply never saves"
+          return 1
+        fi
+        ;;
+    esac
+  done <"$RG_SAVED"
+  [ -z "$RG_V" ] && [ "$n" -gt 0 ]
+}
+
+# rg_apply_traces: true when an apply of this cluster has been here (its unit, its install
+# folder, its udev rule); RG_V = `missing|empty: what was found`.
+rg_apply_traces() {
+  local found=""
+  [ ! -e "$RG_UNIT_FILE" ] || found+=", ${RG_UNIT_FILE#"$RG_ROOT"}"
+  [ ! -e "$RG_ROOT$RG_INSTALL_DIR" ] || found+=", $RG_INSTALL_DIR"
+  [ ! -e "$RG_ROOT$RG_UDEV_RULE" ] || found+=", $RG_UDEV_RULE"
+  if [ -e "$RG_SAVED" ]; then RG_V=empty; else RG_V=missing; fi
+  RG_V+=": ${found#, }"
+  [ -n "$found" ]
+}
+
 # rg_rollback: rollback.sh: restores every value apply saved, from the saved state, in the
 # reverse of the order the driver needs: the ports' settings (rg_restore, each given its own
 # saved lines), their firmware values, then removes the driver-reload trigger, the nccl.env, the
@@ -421,8 +473,19 @@ rg_rollback() {
   if rg_status_is hostname "" fail; then
     rg_finish
   fi
-  if [ ! -r "$RG_SAVED" ]; then
-    rg_check rollback "" pass info "saved state" none "nothing to restore: apply.sh has not changed this host (no $RG_SAVED)"
+  if [ ! -s "$RG_SAVED" ]; then
+    # No saved state, or an empty one: nothing to restore, unless apply's traces say otherwise.
+    if rg_apply_traces; then
+      rg_check saved_state "" fail error "the values apply saved" "${RG_SAVED##*/} ${RG_V%%:*}" \
+        "the saved state $RG_SAVED is ${RG_V%%:*}, but apply has been here (${RG_V#*: }): the values from before apply are unknown, so nothing was restored and nothing removed; restore $RG_SAVED from a backup, or set the NICs back and remove what apply installed by hand"
+    else
+      rg_check rollback "" pass info "saved state" none "nothing to restore: apply.sh has not changed this host (no $RG_SAVED)"
+    fi
+    rg_finish
+  fi
+  if ! rg_state_valid; then
+    rg_check saved_state "" fail error "the values apply saved" "not understood" \
+      "the saved state $RG_SAVED cannot be understood ($RG_V): nothing was restored, and the file is kept as it is; restore it from a backup, or set that line right"
     rg_finish
   fi
   # The saved values, host-wide ones first, then per port in the plan's order.
@@ -441,6 +504,7 @@ rg_rollback() {
     while IFS=$'\t' read -r id d value; do
       [ "$d" != "$dev" ] || [ -z "$id" ] || words+=("$id=$value")
     done <"$RG_SAVED"
+    rg_progress "$dev: restoring the values saved before the first apply"
     rg_restore "$dev" ${words[@]+"${words[@]}"}
   done
   rg_vf_rollback
@@ -458,6 +522,7 @@ rg_rollback() {
 
 # rg_rollback_persistence: removes the unit and the installed bundle (check `persistence`).
 rg_rollback_persistence() {
+  rg_progress "removing $RG_UNIT, the health timer and $RG_INSTALL_DIR"
   rg_health_remove
   rg_unpersist
   if [ "$RG_DRY_RUN" = yes ]; then

@@ -202,8 +202,8 @@ rg_qos_buffers() {
 # calculate_xoff (port_buffer.c) = (301 + 216 * CABLE / 100) * max(speed, 40000) / 1000 +
 # 272 * MTU / 100 for the MTU of the last change. RG_WHY says why not.
 rg_cable_effect() {
-  local i=$1 c=$2 ifc=${RG_NIC_NETDEV[$1]} p=0 on b s x t m mtus ok speed bad=""
-  local -a p2b=() size=() xoff=()
+  local i=$1 c=$2 ifc=${RG_NIC_NETDEV[$1]} p=0 on b s x t m mtus ok speed bad="" unknown=yes
+  local -a p2b=() size=() xoff=() now=()
   RG_WHY=""
   if [[ $RG_PFC != *1* ]]; then
     RG_WHY="the plan makes no priority lossless, so no receive buffer has headroom for the cable length to size"
@@ -223,6 +223,8 @@ rg_cable_effect() {
   # The MTU the driver used is the netdev's at the last change: now, before this apply, the
   # one saved before the first, or the plan's.
   mtus="$(rg_read "/sys/class/net/$ifc/mtu" || true) ${RG_PORT_BEFORE[mtu]-} $(rg_saved mtu "${RG_NIC_IBDEV[i]}" || true) ${RG_NIC_MTU[i]-}"
+  # PFC as the port has it now: a priority not yet lossless has no headroom to read.
+  IFS=, read -r -a now <<<"${RG_PORT_BEFORE[pfc]-}"
   for on in ${RG_PFC//,/ }; do
     if [ "$on" = 1 ]; then
       b=${p2b[p]} s=${size[b]:-0} x=${xoff[b]:-0} ok=no
@@ -230,11 +232,19 @@ rg_cable_effect() {
         [[ $m =~ ^[0-9]+$ ]] || continue
         [ "$x" -gt 0 ] && [ $((s - x)) -eq $((t + 272 * m / 100)) ] && ok=yes
       done
-      [ "$ok" = yes ] || bad+="${bad:+, }buffer $b (size $s, xoff $x: $((s - x)) bytes of headroom)"
+      if [ "$ok" = no ]; then
+        bad+="${bad:+, }buffer $b (size $s, xoff $x: $((s - x)) bytes of headroom)"
+        [ "$x" = 0 ] && [ "${now[p]-}" = 0 ] || unknown=no
+      fi
     fi
     p=$((p + 1))
   done
   [ -n "$bad" ] || return 0
+  if [ "$unknown" = yes ]; then
+    # Read before PFC is on: the buffers show no headroom whoever owns them.
+    RG_WHY="PFC is not on yet on $ifc, so its buffers show no headroom ($bad) and who owns them cannot be read: with the firmware owning them (the default) the cable length sizes none; only buffers configured by hand, which the driver then owns, get it sized when PFC comes on"
+    return 1
+  fi
   RG_WHY="the firmware owns the receive buffers of $ifc (the default): $bad is not what the driver computes from a cable length of $c m at $speed Mb/s ($t bytes + 272 × MTU / 100), and the driver resizes the headroom from the cable length only while it owns the buffers"
   return 1
 }
@@ -498,7 +508,12 @@ rg_nccl_conf() {
   fi
   rg_step "write: $file"
   if [ "$RG_DRY_RUN" = yes ]; then
-    rg_check_action nccl_conf "" warn info written "$state" "dry run: would write the block of cluster $RG_CLUSTER into $file" "$state → written ($file)"
+    if [ -z "$RG_CONF_BLOCK" ]; then
+      new="$file has no block of cluster $RG_CLUSTER"
+    else
+      new="$file has another block of cluster $RG_CLUSTER than planned"
+    fi
+    rg_check_action nccl_conf "" warn info written "$state" "dry run: would write the block of cluster $RG_CLUSTER into $file ($new; NCCL reads the file by itself)" "$state → written ($file)"
     return 0
   fi
   # The block where it was (or at the end), the other lines as they are.
@@ -515,8 +530,7 @@ rg_nccl_conf() {
       return 0
     fi
   fi
-  if ! err=$({ printf '%s\n' "$new" >"$path.tmp.$$" && chmod 644 "$path.tmp.$$" && mv -f "$path.tmp.$$" "$path"; } 2>&1); then
-    rm -f "$path.tmp.$$"
+  if ! err=$(rg_write_file "$path" "$new" 2>&1); then
     rg_check nccl_conf "" fail error written "$state" "could not write $file (${err##*: })"
     return 0
   fi
@@ -552,16 +566,10 @@ rg_nccl_conf_restore() {
     rm -f "$path" || text=""
   elif [ -n "$old" ]; then
     text="put the block of cluster $RG_CLUSTER that was there before apply back into $file"
-    { printf '%s\n' "${RG_CONF_BEFORE:+$RG_CONF_BEFORE$'\n'}$old${RG_CONF_AFTER:+$'\n'$RG_CONF_AFTER}" >"$path.tmp.$$" && mv -f "$path.tmp.$$" "$path"; } 2>/dev/null || {
-      rm -f "$path.tmp.$$"
-      text=""
-    }
+    rg_write_file "$path" "${RG_CONF_BEFORE:+$RG_CONF_BEFORE$'\n'}$old${RG_CONF_AFTER:+$'\n'$RG_CONF_AFTER}" 2>/dev/null || text=""
   else
     text="removed the block of cluster $RG_CLUSTER from $file (its other lines kept)"
-    { printf '%s\n' "$RG_CONF_OTHER" >"$path.tmp.$$" && mv -f "$path.tmp.$$" "$path"; } 2>/dev/null || {
-      rm -f "$path.tmp.$$"
-      text=""
-    }
+    rg_write_file "$path" "$RG_CONF_OTHER" 2>/dev/null || text=""
   fi
   if [ -z "$text" ]; then
     rg_check nccl_conf "" fail error absent written "could not remove the block of cluster $RG_CLUSTER from $file"
@@ -606,7 +614,6 @@ rg_sha256() {
 rg_nccl_env() {
   local mode=$1 file="$RG_INSTALL_DIR/nccl.env" path text state change why="" err
   path="$RG_ROOT$file"
-  [ "$mode" != compare ] || rg_nccl_tc_check
   if [ "$RG_NCCL_ENV" != yes ]; then
     rg_check nccl_env "" skip info no "" "the plan says nccl_env = no: no nccl.env is written"
     return 0
@@ -642,7 +649,11 @@ rg_nccl_env() {
     return 0
   elif [ "$RG_DRY_RUN" = yes ]; then
     rg_step "write: $file"
-    rg_check_action nccl_env "" warn info written "$state" "dry run: would write $file" "$change"
+    if [ "$state" = absent ]; then
+      rg_check_action nccl_env "" warn info written "$state" "dry run: would write $file (it is absent)" "$change"
+    else
+      rg_check_action nccl_env "" warn info written "$state" "dry run: would write $file (it holds other settings than planned)" "$change"
+    fi
     return 0
   fi
   # What was there before roce-gen first wrote it comes back at rollback: a file (kept in the
@@ -661,10 +672,8 @@ rg_nccl_env() {
     fi
   fi
   rg_step "write: $file"
-  if ! err=$({ mkdir -p "$RG_ROOT$RG_INSTALL_DIR" "$RG_STATE_DIR" && printf '%s\n' "$text" >"$path.tmp.$$" &&
-    chmod 644 "$path.tmp.$$" && mv -f "$path.tmp.$$" "$path" &&
-    rg_sha256 "$path" >"$RG_NCCL_SUM.tmp.$$" && mv -f "$RG_NCCL_SUM.tmp.$$" "$RG_NCCL_SUM"; } 2>&1); then
-    rm -f "$path.tmp.$$" "$RG_NCCL_SUM.tmp.$$"
+  if ! err=$({ mkdir -p "$RG_ROOT$RG_INSTALL_DIR" "$RG_STATE_DIR" && rg_write_file "$path" "$text" &&
+    rg_write_file "$RG_NCCL_SUM" "$(rg_sha256 "$path")"; } 2>&1); then
     rg_check nccl_env "" fail error written "$state" "could not write $file (${err##*: })"
     return 0
   fi
@@ -675,7 +684,7 @@ rg_nccl_env() {
 # apply recorded it) is removed, or the one that was there before put back; a file edited since
 # is left, or, when the install folder goes (PERSISTED = yes), kept in the state folder.
 rg_nccl_env_restore() {
-  local saved=$1 persisted=$2 file="$RG_INSTALL_DIR/nccl.env" path sum="" kept
+  local saved=$1 persisted=$2 file="$RG_INSTALL_DIR/nccl.env" path sum="" kept tmp=""
   path="$RG_ROOT$file"
   rg_nccl_conf_restore
   [ ! -r "$RG_NCCL_SUM" ] || IFS= read -r sum <"$RG_NCCL_SUM" || true
@@ -706,11 +715,11 @@ rg_nccl_env_restore() {
   fi
   if [ "$saved" = present ] && [ -f "$RG_NCCL_ORIG" ] && [ "$persisted" = no ]; then
     rg_step "write: $file"
-    if cp -p "$RG_NCCL_ORIG" "$path.tmp.$$" && mv -f "$path.tmp.$$" "$path"; then
+    if tmp=$(mktemp "${path%/*}/.nccl.env.XXXXXX") && cp -p "$RG_NCCL_ORIG" "$tmp" && mv -fT "$tmp" "$path"; then
       rm -f "$RG_NCCL_ORIG" "$RG_NCCL_SUM"
       rg_check_action nccl_env "" changed info present present "put back the $file that was there before apply" "written → the earlier file ($file)"
     else
-      rm -f "$path.tmp.$$"
+      rm -f "${tmp:-}"
       rg_check nccl_env "" fail error present written "could not put back the earlier $file from $RG_NCCL_ORIG"
     fi
     return 0
@@ -871,7 +880,7 @@ rg_vf_netns_note() {
 # device's values, the kernel's defaults (ToS 0, no class: the lossy class) until set; Kubernetes
 # SR-IOV pods and VMs use them.
 rg_vf_report() {
-  local i=$1 dev=${RG_NIC_IBDEV[$1]} vdev vbdf list="" off="" facts="" fix=""
+  local i=$1 dev=${RG_NIC_IBDEV[$1]} vdev vbdf list="" off="" facts="" fix="" short=""
   while read -r vdev vbdf; do
     [ -n "$vdev" ] || continue
     rg_vf_read "$vdev"
@@ -880,6 +889,8 @@ rg_vf_report() {
     facts+="${facts:+,}$RG_VF_JSON"
     if ! rg_vf_ok; then
       off+="${off:+, }$vdev"
+      # The change as the dry run's summary shows it (rg_vf_apply).
+      [[ " / $short / " == *" / ToS $RG_VF_TOS class $RG_VF_TC / "* ]] || short+="${short:+ / }ToS $RG_VF_TOS class $RG_VF_TC"
       fix+="${fix:+; }$(rg_vf_fix "$vdev")"
     fi
   done <<<"$(rg_vf_devs "$i")"
@@ -892,8 +903,8 @@ rg_vf_report() {
   elif [ -z "$off" ]; then
     rg_check vf_qos "$dev" warn warning "$RG_ROCE_TOS" "$RG_ROCE_TOS" "the RDMA devices of ${RG_NIC_NETDEV[i]}'s VFs carry the planned ToS $RG_ROCE_TOS ($list), but $RG_V"
   else
-    rg_check vf_qos "$dev" warn warning "$RG_ROCE_TOS" "$list" \
-      "the RDMA devices of ${RG_NIC_NETDEV[i]}'s VFs carry another ToS or traffic class than the planned $RG_ROCE_TOS ($list): RDMA traffic of pods and VMs on $off leaves in another, lossy class; apply will set them ($fix)${RG_V:+; and $RG_V}"
+    rg_check_change vf_qos "$dev" warn warning "$RG_ROCE_TOS" "$list" \
+      "the RDMA devices of ${RG_NIC_NETDEV[i]}'s VFs carry another ToS or traffic class than the planned $RG_ROCE_TOS ($list): RDMA traffic of pods and VMs on $off leaves in another, lossy class; apply will set them ($fix)${RG_V:+; and $RG_V}" "$short"
   fi
 }
 

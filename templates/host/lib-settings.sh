@@ -614,6 +614,7 @@ rg_link_wait() {
   [ "$was" = pass ] || return 0
   # A LAG slave that was down before (its bond's port stays up on the other) comes back no sooner.
   ! rg_lag_port_was_down "$i" || return 0
+  rg_progress "waiting up to ${RG_LINK_WAIT}s for the link of $ifc to come back (the PFC change toggled it)"
   start=$SECONDS
   while :; do
     if rg_link_up "$i"; then
@@ -699,7 +700,10 @@ rg_port_settings() {
   elif [ -n "$ids" ]; then
     case $mode in
       compare) rg_compare_all "$i" "$ids" ;;
-      apply) rg_apply_all "$i" "$ids" ;;
+      apply)
+        rg_progress "$dev (${RG_NIC_NETDEV[i]}): saving its values, then setting those that differ from the plan"
+        rg_apply_all "$i" "$ids"
+        ;;
     esac
   fi
   # Read-only, on the buffers as apply's changes left them.
@@ -722,6 +726,9 @@ rg_compare_all() {
       rg_check "$id" "$dev" warn warning "$want" "$now" "cable_length is $now m as planned, but it sizes no headroom: $RG_WHY; $(rg_cable_fix "$i")"
     elif [ "$now" = "$want" ]; then
       rg_check "$id" "$dev" pass error "$want" "$now" "$id is $now as planned"
+    elif [ "$id" = cable_length ] && ! rg_cable_effect "$i" "$now"; then
+      # As apply will find it (rg_predict): stored, no headroom resized, no change to count.
+      rg_check "$id" "$dev" warn warning "$want" "$now" "cable_length is ${now:-unset} m; apply will store the plan's $want m, but it sizes no headroom: $RG_WHY; $(rg_cable_fix "$i")"
     else
       [ -z "$note" ] || rg_add_flap "$i"
       rg_check_change "$id" "$dev" warn error "$want" "$now" \

@@ -30,6 +30,8 @@ RG_BOOT=no
 # play say what comes next themselves.
 RG_VERBOSE=no
 RG_NEXT_STEP=yes
+# -q: no progress lines (rg_progress).
+RG_QUIET=no
 RG_IDENTIFIED_BY=""
 RG_USAGE=""
 RG_STARTED=""
@@ -37,7 +39,6 @@ RG_OBSERVED_HOST=""
 # The exit status when nothing failed; 2 when the run itself could not be completed.
 RG_EXIT_OVERRIDE=""
 RG_TMP=""
-RG_LOCK=""
 # Set once the run has ended on purpose (result written, or a refusal before any check).
 RG_DONE=""
 # Where the last failing command was, for a run that strict mode stopped.
@@ -94,11 +95,48 @@ rg_step() {
   fi
 }
 
+# rg_progress TEXT: one line on stderr as apply or rollback goes (each port, each link it waits
+# for, the install), so that a run of 15-25 s is not silent: `… TEXT`. Not with -q, in a dry run
+# (it takes no time) or at boot (the journal has the result).
+rg_progress() {
+  [ "$RG_QUIET" = no ] && [ "$RG_DRY_RUN" = no ] && [ "$RG_BOOT" = no ] || return 0
+  case $RG_PHASE in
+    apply | rollback) rg_log "$RG_MORE $1" ;;
+  esac
+}
+
 # rg_die MESSAGE: the script itself cannot run (exit 2), before any check was made.
 rg_die() {
   rg_log "error: $*"
+  if [ "$RG_MARKED" = yes ]; then
+    # The run's marker (rg_mark_running) gives way to a result that says why it stopped.
+    RG_MARKED=no
+    rg_check script_error "" fail error "" "" "$*"
+    rg_write_result
+  fi
   RG_DONE=yes
   exit 2
+}
+
+# rg_mark_running: apply and rollback (not a dry run) first put a result in their result's place
+# that says they did not finish: a failed check `interrupted`, no facts. Their result replaces it
+# when they end, however they end but SIGKILL or a power cut; then it stays, and ingest says the
+# run was interrupted instead of showing the result of the run before.
+RG_MARKED=no
+rg_mark_running() {
+  local n
+  [ "$RG_DRY_RUN" = no ] || return 0
+  case $RG_PHASE in
+    apply | rollback) ;;
+    *) return 0 ;;
+  esac
+  rg_check interrupted "" fail error "a finished $RG_PHASE" "not finished" \
+    "$RG_PHASE.sh started at $RG_STARTED and did not finish (killed, or the host went down): what it changed is unknown; run $RG_PHASE.sh again"
+  n=$RG_C_LAST
+  RG_MARKED=yes
+  rg_write_file "$(rg_result_path)" "$(RG_FACTS_NONE=yes rg_result_json)" 2>/dev/null || RG_MARKED=no
+  unset "RG_C_ID[n]" "RG_C_NIC[n]" "RG_C_STATUS[n]" "RG_C_SEV[n]" "RG_C_EXP[n]" "RG_C_ACT[n]" \
+    "RG_C_MSG[n]" "RG_C_KIND[n]" "RG_C_FROM[n]" "RG_C_PORT[n]"
 }
 
 rg_now() { date -u +%Y-%m-%dT%H:%M:%SZ; }
@@ -291,11 +329,13 @@ rg_v() {
 
 # rg_check ID NIC STATUS SEVERITY EXPECTED ACTUAL MESSAGE: records one check. With
 # RG_CHECK_REPLACE=yes a check of the same id and NIC already recorded is replaced where it is
-# (apply looks at the link, the address and the GID again once a flapped link is back).
+# (apply looks at the link, the address and the GID again once a flapped link is back); as with
+# RG_PREDICT=yes, precheck's dry run of apply's host-wide changes (rg_predict_host).
 RG_CHECK_REPLACE=no
+RG_PREDICT=no
 rg_check() {
-  local n=${#RG_C_ID[@]} k
-  if [ "$RG_CHECK_REPLACE" = yes ]; then
+  local n=${#RG_C_ID[@]} k msg=$7
+  if [ "$RG_CHECK_REPLACE" = yes ] || [ "$RG_PREDICT" = yes ]; then
     for ((k = 0; k < n; k++)); do
       if [ "${RG_C_ID[k]}" = "$1" ] && [ "${RG_C_NIC[k]}" = "$2" ]; then
         n=$k
@@ -309,7 +349,14 @@ rg_check() {
   RG_C_SEV[n]=$4
   RG_C_EXP[n]=$5
   RG_C_ACT[n]=$6
-  RG_C_MSG[n]=$7
+  # Precheck's prediction (rg_predict_host) speaks of apply, not of a dry run.
+  if [ "$RG_PREDICT" = yes ]; then
+    case $msg in
+      "dry run: would "*) msg="apply will ${msg#dry run: would }" ;;
+      "dry run: "*) msg="apply: ${msg#dry run: }" ;;
+    esac
+  fi
+  RG_C_MSG[n]=$msg
   RG_C_KIND[n]=""
   RG_C_FROM[n]=""
   RG_C_PORT[n]=""
@@ -558,7 +605,7 @@ rg_result_json() {
     sep=","
   done
   printf '\n  ],\n  "facts": '
-  rg_facts
+  if [ "${RG_FACTS_NONE-}" = yes ]; then printf '{}'; else rg_facts; fi
   printf '\n}\n'
 }
 
@@ -573,7 +620,7 @@ rg_json_line() {
 # says so and ends with exit status 2.
 rg_write_result() {
   local path doc err
-  RG_DONE=yes
+  RG_DONE=yes RG_MARKED=no
   path=$(rg_result_path)
   doc=$(rg_result_json)
   if err=$(rg_write_file "$path" "$doc" 2>&1); then
@@ -582,29 +629,37 @@ rg_write_result() {
   fi
   rg_check result "" fail error "$path" "not written" "cannot write the result to $path: ${err:-unknown error}"
   RG_EXIT_OVERRIDE=2
-  path="${TMPDIR:-/tmp}/roce-gen.$(rg_result_name)"
   doc=$(rg_result_json)
-  if err=$(rg_write_file "$path" "$doc" 2>&1); then
+  # A new name in the temporary folder (mktemp), never a predictable one another user could
+  # have planted a link at.
+  if ! path=$(mktemp "${TMPDIR:-/tmp}/roce-gen.$(rg_result_name).XXXXXX" 2>&1); then
+    err=$path
+  elif err=$({ printf '%s\n' "$doc" >"$path" && chmod 644 "$path"; } 2>&1); then
     rg_log "error: the result could not be written where asked; it is in $path"
-  else
-    rg_log "error: the result could not be written anywhere ($err); it follows on stdout"
-    printf '%s\n' "$doc"
+    return 0
   fi
+  rg_log "error: the result could not be written anywhere ($err); it follows on stdout"
+  printf '%s\n' "$doc"
 }
 
-# rg_write_file PATH TEXT: writes TEXT to PATH through a temporary file and a rename.
+# rg_write_file PATH TEXT: writes TEXT to PATH (mode 0644) through a temporary file and a rename.
+# The temporary file is made by mktemp in PATH's folder: a new name (O_EXCL), never one another
+# user of a shared folder (results/ on a share, a textfile folder) could have planted a link at;
+# the rename replaces PATH itself and never writes through it. A PATH that is a symbolic link is
+# refused, with its target: nothing is written through a link.
 rg_write_file() {
-  local tmp="$1.tmp.$$" dir=.
+  local tmp dir=. base=${1##*/}
   case $1 in */*) dir=${1%/*} dir=${dir:-/} ;; esac
   [ -d "$dir" ] || mkdir -p "$dir" || return 1
-  if ! printf '%s\n' "$2" >"$tmp"; then
+  if [ -L "$1" ]; then
+    printf '%s is a symbolic link (to %s): not written through it; remove the link\n' "$1" "$(readlink -- "$1")" >&2
+    return 1
+  fi
+  tmp=$(mktemp "$dir/.$base.XXXXXX") || return 1
+  if ! { printf '%s\n' "$2" >"$tmp" && chmod 644 "$tmp" && mv -fT "$tmp" "$1"; }; then
     rm -f "$tmp"
     return 1
   fi
-  mv -f "$tmp" "$1" || {
-    rm -f "$tmp"
-    return 1
-  }
 }
 
 # rg_summary_texts: RG_E_MSG, RG_E_FROM and RG_E_EXP, the checks' messages and values as the
@@ -961,38 +1016,48 @@ rg_cleanup() {
     rg_console "$(rg_summary)"
     rc=2
   fi
-  if [ -n "$RG_LOCK" ] && [ "$(readlink "$RG_LOCK" 2>/dev/null)" = "pid:$$" ]; then
-    rm -f "$RG_LOCK"
-  fi
+  # The run lock: released (the kernel would at the exit; a tool still running from this run
+  # would keep it).
+  [ -z "$RG_LOCK_FD" ] || flock -u "$RG_LOCK_FD" 2>/dev/null || true
   # A fabric step's flows still running end with the run (lib-fabric.sh).
   rg_fabric_stop
   [ -z "$RG_TMP" ] || rm -rf "$RG_TMP"
   exit "$rc"
 }
 
-# rg_lock: one roce-gen run at a time on a host. The lock is a symlink naming its owner's pid
-# (created atomically); a lock whose process is gone (killed) is taken over.
+# rg_lock: one roce-gen run at a time on a host: an exclusive flock(2) on /run/roce-gen-run.lock.
+# The kernel releases it when the run ends, however it ends (and what the run started has
+# ended), so no two runs can take one stale lock over together. The file names the holder's
+# pid, for the message; it is never removed (a run that opened it before the removal would lock
+# a file no one else sees). /run/roce-gen.lock is the lock of older bundles, a symbolic link
+# naming its owner (pid:N): respected while its owner runs, removed after.
+RG_LOCK_FD=""
 rg_lock() {
-  local lock="$RG_ROOT/run/roce-gen.lock" owner try
+  local lock="$RG_ROOT/run/roce-gen-run.lock" old="$RG_ROOT/run/roce-gen.lock" owner=""
   mkdir -p "$RG_ROOT/run" 2>/dev/null || true
-  for try in 1 2; do
-    if ln -s "pid:$$" "$lock" 2>/dev/null; then
-      RG_LOCK=$lock
-      return 0
-    fi
-    owner=$(readlink "$lock" 2>/dev/null) || owner=""
-    if [ -z "$owner" ] && [ ! -L "$lock" ]; then
-      # Not root, or no /run: precheck may still run; apply's root check fails anyway.
-      rg_log "warning: cannot create $lock; running without the one-run-at-a-time lock"
-      return 0
-    fi
+  if [ -L "$old" ]; then
+    owner=$(readlink "$old" 2>/dev/null) || owner=""
     owner=${owner#pid:}
     if [[ $owner =~ ^[0-9]+$ ]] && kill -0 "$owner" 2>/dev/null; then
-      break
+      rg_die "another roce-gen run (pid $owner) is in progress on this host; wait for it to end and run this again (lock: $old)"
     fi
-    [ "$try" = 2 ] || rm -f "$lock"
-  done
-  rg_die "another roce-gen run (pid ${owner:-unknown}) is in progress on this host; wait for it to end and run this again (lock: $lock)"
+    rm -f "$old"
+  fi
+  if ! rg_has flock || ! { exec {RG_LOCK_FD}>>"$lock"; } 2>/dev/null; then
+    # Not root, or no /run: precheck may still run; apply's root check fails anyway.
+    RG_LOCK_FD=""
+    rg_log "warning: cannot lock $lock; running without the one-run-at-a-time lock"
+    return 0
+  fi
+  if ! flock -n "$RG_LOCK_FD"; then
+    IFS= read -r owner <"$lock" || true
+    [[ $owner =~ ^[0-9]+$ ]] || owner=""
+    if [ -n "$owner" ] && ! kill -0 "$owner" 2>/dev/null; then
+      rg_die "a process an earlier roce-gen run (pid $owner, ended) started still holds the run lock $lock: find it with fuser -v $lock, end it, and run this again"
+    fi
+    rg_die "another roce-gen run (pid ${owner:-unknown}) is in progress on this host; wait for it to end and run this again (lock: $lock)"
+  fi
+  printf '%s\n' "$BASHPID" >"$lock" 2>/dev/null || true
 }
 
 # rg_apply_gate: apply refuses on a bundle or host-name mismatch, and on a failed precheck
@@ -1038,6 +1103,7 @@ rg_start() {
   # Before anything uses a planned netdev: the name the host uses for one it renamed (rollback
   # restores there too).
   rg_resolve_netdevs
+  rg_mark_running
 }
 
 # rg_usage_error MESSAGE: a wrong command line (exit 2).
@@ -1080,6 +1146,11 @@ rg_parse() {
         ;;
       --no-next-step)
         RG_NEXT_STEP=no
+        shift
+        ;;
+      -q | --quiet)
+        [[ $allowed == *" --quiet "* ]] || rg_usage_error "unknown option $1"
+        RG_QUIET=yes
         shift
         ;;
       --*)

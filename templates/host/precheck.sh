@@ -16,4 +16,5 @@ rg_firmware compare
 for ((i = 0; i < ${#RG_NIC_IBDEV[@]}; i++)); do
   ! rg_identity_ok "$i" || rg_vf_report "$i"
 done
+rg_predict_host
 rg_finish

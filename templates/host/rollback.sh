@@ -12,8 +12,8 @@ RG_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$RG_DIR/lib.sh" || exit
 rg_init
 
-RG_USAGE="usage: rollback.sh [--dry-run] [-v|--verbose] [--ascii] [--out FILE | --results-dir DIR]"
-rg_parse "--dry-run" "$@"
+RG_USAGE="usage: rollback.sh [--dry-run] [-q|--quiet] [-v|--verbose] [--ascii] [--out FILE | --results-dir DIR]"
+rg_parse "--dry-run --quiet" "$@"
 rg_start rollback
 rg_rollback
 rg_finish

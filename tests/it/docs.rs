@@ -732,7 +732,8 @@ fn no_module_imports_one_that_imports_it_back() {
 }
 
 /// docs/try-it.md's commands work as written: its two shell blocks, run in a temporary folder
-/// (for /tmp/try) with this build (for `cargo run --release --`), end with node-a configured.
+/// (for /tmp/try) with this build (for `cargo run --release --`), end with node-a configured;
+/// and the precheck they print is the one the README and docs/host.md show.
 #[test]
 #[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
 fn the_try_it_page_runs_as_written() {
@@ -769,6 +770,39 @@ fn the_try_it_page_runs_as_written() {
         stdout.contains("✅ node-a (192.168.1.10): configured"),
         "{stdout}"
     );
+
+    // The precheck the README and docs/host.md show is this one, as printed: docs/host.md's
+    // whole, the README's line by line (a line cut short with ` …` as a prefix; its `next:` is
+    // run-here.sh's own).
+    let bundle = dir.path().join("try/node-a").display().to_string();
+    let host_doc = read("docs/host.md");
+    let shown = host_doc
+        .split("```\n")
+        .find(|b| b.starts_with("✅ node-a: precheck"))
+        .expect("docs/host.md shows a precheck")
+        .replace("/opt/bundles/node-a", &bundle);
+    assert!(
+        stdout.contains(&shown),
+        "docs/host.md shows\n{shown}\nprecheck printed\n{stdout}"
+    );
+    let readme = read("README.md");
+    let shown = readme
+        .split("```\n")
+        .find(|b| b.starts_with("$ bash /media/usb/roce/run-here.sh precheck"))
+        .expect("the README shows a precheck");
+    let mut printed = stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("✅ node-a: precheck"));
+    for line in shown
+        .lines()
+        .filter(|l| !l.starts_with("$ ") && !l.starts_with("next: "))
+    {
+        let cut = line.strip_suffix(" …");
+        assert!(
+            printed.any(|p| cut.map_or(p == line, |c| p.starts_with(c))),
+            "the README shows {line:?}, which precheck did not print (in this order):\n{stdout}"
+        );
+    }
 }
 
 /// Every file of a generated bundle (golden/lab-2node's node-a, as its manifest lists them, and
@@ -791,6 +825,55 @@ fn every_file_of_a_bundle_is_in_the_bundle_doc() {
     assert!(
         missing.is_empty(),
         "docs/bundle.md does not name these files of a bundle: {missing:?}"
+    );
+}
+
+/// Every phase `run-here.sh` takes (its `case $phase in` line) and every option of its own (its
+/// usage line) is named in docs/delivery.md's section on it, as code.
+#[test]
+fn every_phase_and_option_of_run_here_is_in_the_delivery_doc() {
+    let script = read("golden/lab-2node/run-here.sh");
+    let phases_line = script
+        .lines()
+        .skip_while(|l| l.trim() != "case $phase in")
+        .nth(1)
+        .expect("run-here.sh has a `case $phase in`");
+    let phases: Vec<String> = phases_line
+        .trim()
+        .trim_end_matches(") ;;")
+        .split(" | ")
+        .map(str::to_string)
+        .collect();
+    assert!(phases.len() >= 4, "{phases_line}");
+    let usage = script
+        .lines()
+        .find_map(|l| l.strip_prefix("RG_USAGE='usage: bash run-here.sh "))
+        .expect("run-here.sh has a usage line");
+    let options: Vec<String> = usage
+        .split(['[', ']', '|', ' '])
+        .filter(|w| w.starts_with('-'))
+        .map(str::to_string)
+        .collect();
+    assert!(options.len() >= 6, "{usage}");
+    let doc = read("docs/delivery.md");
+    let section = doc
+        .split("\n## ")
+        .find(|s| s.starts_with("run-here.sh\n"))
+        .expect("docs/delivery.md has a section on run-here.sh");
+    let spans = code_spans(section);
+    let named = |w: &String| {
+        spans
+            .iter()
+            .any(|s| s == w || s.starts_with(&format!("{w} ")) || s.split('/').any(|p| p == w))
+    };
+    let missing: Vec<&String> = phases
+        .iter()
+        .chain(&options)
+        .filter(|w| !named(w))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "docs/delivery.md's run-here.sh section does not name {missing:?}"
     );
 }
 

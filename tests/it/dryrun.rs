@@ -116,14 +116,48 @@ fn flaps(stdout: &str) -> Option<String> {
         .map(|(_, links)| links.to_string())
 }
 
-/// Runs `apply.sh --dry-run -v`, then `apply.sh -v`, and holds the dry run to what apply did.
-/// Returns both runs for the scenario's own assertions.
+/// The summary's list of changes: its entries, the links that would flap and the count
+/// (`Plan: …` or `nothing to change…`), after the heading.
+fn change_list(stdout: &str, heading: &str) -> Vec<String> {
+    let mut lines: Vec<String> = stdout
+        .lines()
+        .skip_while(|l| *l != heading)
+        .skip(1)
+        .take_while(|l| !l.starts_with("next: "))
+        .map(str::to_string)
+        .collect();
+    if lines.is_empty() {
+        // Nothing to change: no heading, the count line alone.
+        lines = stdout
+            .lines()
+            .filter(|l| l.starts_with("nothing to change"))
+            .map(str::to_string)
+            .collect();
+    }
+    lines
+}
+
+/// Runs `precheck.sh`, `apply.sh --dry-run -v`, then `apply.sh -v`: precheck's "apply will
+/// change" is the dry run's plan, host-wide changes included, and the dry run is held to what
+/// apply did. Returns the dry run and apply for the scenario's own assertions.
 pub(crate) fn dry_run_matches_apply(h: &FakeHost, ctx: &str) -> (ScriptRun, ScriptRun) {
     let _ = h.take_commands();
     let before = h.snapshot();
+    let pre = h.run("precheck.sh", &[]);
+    assert_eq!(pre.code, 0, "{ctx}: {}\n{}", pre.stdout, pre.stderr);
+    assert_eq!(h.snapshot(), before, "{ctx}: precheck changed the host");
     let dry = h.run("apply.sh", &["--dry-run", "-v"]);
     assert_eq!(dry.code, 0, "{ctx}: {}\n{}", dry.stdout, dry.stderr);
     assert_eq!(h.snapshot(), before, "{ctx}: the dry run changed the host");
+    let predicted = change_list(&pre.stdout, "apply will change:");
+    assert!(!predicted.is_empty(), "{ctx}: {}", pre.stdout);
+    assert_eq!(
+        predicted,
+        change_list(&dry.stdout, "apply would change:"),
+        "{ctx}: precheck and the dry run predict different changes\n{}\n{}",
+        pre.stdout,
+        dry.stdout
+    );
     assert!(
         changes(&h.take_commands()).is_empty(),
         "{ctx}: the dry run ran a changing command"

@@ -423,3 +423,61 @@ fn apply_replaces_this_clusters_old_unit_hook_and_rule_and_never_another_cluster
         assert_eq!(read(&h, "etc/systemd/system/roce-gen.service"), theirs);
     });
 }
+
+/// An apply killed right after it wrote the udev rule, or right after it moved the site's own
+/// OFED hook aside, has recorded both first: the rollback after it removes the rule and puts the
+/// site's hook back (a `mv` on the host's PATH that kills the run once it has moved onto the
+/// path, as a power cut would).
+#[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
+fn an_apply_killed_after_the_rule_or_the_hook_move_is_rolled_back_whole() {
+    const SITE_HOOK: &str = "#!/bin/bash\n# the site's own\ntrue\n";
+    for suffix in [
+        "/etc/udev/rules.d/90-roce-gen-lab.rules",
+        "/etc/infiniband/post-start-hook.sh.roce-gen-chained",
+    ] {
+        let h = FakeHost::ofed().build();
+        let hook = h.fake("etc/infiniband/post-start-hook.sh");
+        std::fs::create_dir_all(hook.parent().unwrap()).unwrap();
+        std::fs::write(&hook, SITE_HOOK).unwrap();
+        let mv = h.fake("bin/mv");
+        std::fs::write(
+            &mv,
+            "#!/bin/bash\n/bin/mv \"$@\"; rc=$?\n\
+             case \"${@: -1}\" in *\"$KILL_AFTER_MV\") kill -9 \"$(cat \"$ROCE_GEN_ROOT/run/roce-gen-run.lock\")\" ;; esac\n\
+             exit $rc\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(&mv, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        let apply = h.bundle.join("apply.sh").display().to_string();
+        let (code, _, _) = h.run_raw(&["bash", &apply], &[("KILL_AFTER_MV", suffix)]);
+        assert_eq!(code, 137, "{suffix}: the apply was not killed");
+        assert!(
+            h.fake(suffix.trim_start_matches('/')).exists(),
+            "{suffix}: killed before the move"
+        );
+        let saved = read(&h, "var/lib/roce-gen/lab/saved-state.tsv");
+        assert!(
+            saved.contains("persistence_reload\t-\t"),
+            "{suffix}: not recorded before: {saved}"
+        );
+        std::fs::remove_file(&mv).unwrap();
+
+        let back = h.run("rollback.sh", &[]);
+        assert_eq!(back.code, 0, "{suffix}: {}\n{}", back.stdout, back.stderr);
+        assert!(
+            !h.fake("etc/udev/rules.d/90-roce-gen-lab.rules").exists(),
+            "{suffix}: the rule stayed"
+        );
+        assert_eq!(
+            read(&h, "etc/infiniband/post-start-hook.sh"),
+            SITE_HOOK,
+            "{suffix}"
+        );
+        assert!(
+            !h.fake("etc/infiniband/post-start-hook.sh.roce-gen-chained")
+                .exists(),
+            "{suffix}"
+        );
+    }
+}

@@ -399,6 +399,16 @@ fn the_settings_functions_pass_their_tests() {
     function_tests("settings.sh");
 }
 
+/// What keeps a run safe on a shared host (lib.sh, lib-persist.sh): two runs racing for a killed
+/// run's lock never both hold it (200 rounds, both kinds of stale lock), a live run's lock is
+/// respected and a killed one's free, files in shared folders are never written through a link,
+/// and rollback's reader of the saved state names every line it cannot understand. Function
+/// tests, no root, under every bash.
+#[test]
+fn the_run_lock_the_shared_file_writer_and_the_state_reader_pass_their_tests() {
+    function_tests("lock.sh");
+}
+
 /// What the scripts know about the host (lib-checks.sh): host names by their short forms, a
 /// renamed netdev found by its altname or planned PCI address and MAC (never one that misses
 /// either, never one of several), the readers of `ip -o link show` and of the kernel's mount
