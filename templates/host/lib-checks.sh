@@ -296,7 +296,12 @@ rg_persist_volatile() {
     RG_C_SEV[i]=warning
     RG_C_EXP[i]="survives a reboot"
     RG_C_ACT[i]=$RG_VOLATILE
-    RG_C_MSG[i]="${RG_C_MSG[i]}; but $RG_VOLATILE_MSG"
+    # Precheck's prediction says it as precheck's own check did (rg_check_volatile).
+    if [ "$RG_PREDICT" = yes ]; then
+      RG_C_MSG[i]=$RG_VOLATILE_MSG
+    else
+      RG_C_MSG[i]="${RG_C_MSG[i]}; but $RG_VOLATILE_MSG"
+    fi
     # Listed with the warnings that need a person, not with the changes.
     RG_C_KIND[i]=""
     RG_C_FROM[i]=""

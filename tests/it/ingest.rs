@@ -3933,7 +3933,7 @@ fn a_result_under_another_hosts_name_or_from_the_future_is_a_problem_in_every_fo
                 );
             }
             _ => {
-                assert!(out.contains("<h2>Unreadable files</h2>"), "{out}");
+                assert!(out.contains("<h2>Files not used</h2>"), "{out}");
                 for why in [misnamed, future] {
                     let why = why.replace('\'', "&apos;");
                     assert!(out.contains(&why), "html: no {why:?} in:\n{out}");

@@ -802,7 +802,7 @@ fn group_block(g: &Group) -> GroupBlock {
     }
 }
 
-/// The count tiles: the hosts, one per state, the unreadable files.
+/// The count tiles: the hosts, one per state, the files not used (unreadable, or not to be trusted).
 fn tiles(t: &Totals) -> Vec<Tile> {
     let mut tiles = vec![Tile {
         label: if t.planned.is_some() {
@@ -823,7 +823,7 @@ fn tiles(t: &Totals) -> Vec<Tile> {
         ("missing", t.missing, "warn"),
         ("stale", t.stale, "stale"),
         ("not in plan", t.unplanned, "muted"),
-        ("unreadable files", t.problems, "bad"),
+        ("files not used", t.problems, "bad"),
     ] {
         // Tiles that cannot apply without a plan are left out rather than shown as 0.
         let planless = matches!(label, "missing" | "stale" | "not in plan");

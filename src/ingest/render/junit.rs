@@ -6,7 +6,7 @@
 //! drifted, rolled back); a host's fabric result adds its checks as cases of the class
 //! `HOST.fabric`, one per port and fabric check, a failure naming the link's two ends and switch
 //! ports; a host's GPU path has its checks as cases and what NCCL will do and its pairs as the
-//! `gpu_direct` and `gpu_pairs` properties; unreadable files are errors of an `ingest` suite.
+//! `gpu_direct` and `gpu_pairs` properties; files not used (unreadable, or named or dated so that they cannot be used) are errors of an `ingest` suite.
 //! Laid out by
 //! `templates/ingest/junit.xml.j2`.
 //!

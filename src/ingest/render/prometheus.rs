@@ -195,7 +195,7 @@ fn cluster_families(report: &ClusterReport, cluster: &str) -> [Family; 3] {
     let t = &report.totals;
     let mut files = Family::new(
         INGEST_FILES,
-        "Files ingest read, by outcome: used, superseded, skipped (not results), problem (unreadable).",
+        "Files ingest read, by outcome: used, superseded, skipped (not results), problem (unreadable, or named or dated so that it cannot be used).",
     );
     for (outcome, n) in [
         ("used", t.used),
