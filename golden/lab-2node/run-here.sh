@@ -232,8 +232,8 @@ export PATH
   RG_CLUSTER=lab
   RG_HOSTS=(node-a node-b)
   RG_BUNDLES=(node-a.tar.gz node-b.tar.gz)
-  RG_SHA256=(5bc63fb2187e46d4de47b91a672c2621c24444c4d73839a7f21d4e58bd408d74 ffd0ee25c63e3f32c1261f7efdbdf04b5921d00f800d165a47ba6a32a3bdc3a0)
-  RG_SIZE=(170251 170269)
+  RG_SHA256=(28597f811acf3f8e8d86459cb191eea22f3049bd02890b3609565c76acdff46d c8e3d30f10d80dbbb589f35395f9baa229cd5a500dd89672ec7359bd174dccf4)
+  RG_SIZE=(170215 170241)
   RG_MGMT=(192.168.1.10 192.168.1.11)
   RG_MACS=(b8:3f:d2:0a:00:00 b8:3f:d2:0b:00:00)
 }
@@ -324,22 +324,19 @@ fi
 # `fetch URL FILE MAX`: at most MAX bytes (a server that sends more, or without end, is refused
 # before it fills the disk).
 fetch() {
+  local rc=0
   if [ "$fetcher" = curl ]; then
     curl -fsSL --retry 2 --connect-timeout 10 --max-time 600 --max-filesize "$3" -o "$2" "$1" || return
   else
     # wget has no size limit of its own: the first MAX + 1 bytes of its output.
     wget -nv -T 10 -t 3 -O - "$1" | head -c "$(($3 + 1))" >"$2"
-    local rc=${PIPESTATUS[0]}
-    if [ "$(stat -c %s -- "$2")" -gt "$3" ]; then
-      printf 'the server sent more than %s bytes\n' "$3"
-      return 1
-    fi
-    return "$rc"
+    rc=${PIPESTATUS[0]}
   fi
   if [ "$(stat -c %s -- "$2")" -gt "$3" ]; then
     printf 'the server sent more than %s bytes\n' "$3"
     return 1
   fi
+  return "$rc"
 }
 put() {
   if [ "$fetcher" = curl ]; then

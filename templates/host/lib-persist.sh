@@ -450,16 +450,15 @@ rg_state_valid() {
   [ -z "$RG_V" ] && [ "$n" -gt 0 ]
 }
 
-# rg_apply_traces: true when an apply of this cluster has been here (its unit, its install
-# folder, its udev rule); RG_V = `missing|empty: what was found`.
+# rg_apply_traces: true when an apply of this cluster has been here; RG_V = what it left (its
+# unit, its install folder, its udev rule), comma-separated.
 rg_apply_traces() {
-  local found=""
-  [ ! -e "$RG_UNIT_FILE" ] || found+=", ${RG_UNIT_FILE#"$RG_ROOT"}"
-  [ ! -e "$RG_ROOT$RG_INSTALL_DIR" ] || found+=", $RG_INSTALL_DIR"
-  [ ! -e "$RG_ROOT$RG_UDEV_RULE" ] || found+=", $RG_UDEV_RULE"
-  if [ -e "$RG_SAVED" ]; then RG_V=empty; else RG_V=missing; fi
-  RG_V+=": ${found#, }"
-  [ -n "$found" ]
+  RG_V=""
+  [ ! -e "$RG_UNIT_FILE" ] || RG_V+=", ${RG_UNIT_FILE#"$RG_ROOT"}"
+  [ ! -e "$RG_ROOT$RG_INSTALL_DIR" ] || RG_V+=", $RG_INSTALL_DIR"
+  [ ! -e "$RG_ROOT$RG_UDEV_RULE" ] || RG_V+=", $RG_UDEV_RULE"
+  RG_V=${RG_V#, }
+  [ -n "$RG_V" ]
 }
 
 # rg_rollback: rollback.sh: restores every value apply saved, from the saved state, in the
@@ -468,16 +467,17 @@ rg_apply_traces() {
 # boot unit and the installed bundle, and forgets the saved state once nothing failed. Refuses
 # (rg_finish) on another host's bundle; with no saved state there is nothing to restore.
 rg_rollback() {
-  local id dev d value devs=() reload="" nccl="" persisted=no words=()
+  local id dev d value devs=() reload="" nccl="" persisted=no words=() how=missing
   rg_check_hostname
   if rg_status_is hostname "" fail; then
     rg_finish
   fi
   if [ ! -s "$RG_SAVED" ]; then
     # No saved state, or an empty one: nothing to restore, unless apply's traces say otherwise.
+    [ ! -e "$RG_SAVED" ] || how=empty
     if rg_apply_traces; then
-      rg_check saved_state "" fail error "the values apply saved" "${RG_SAVED##*/} ${RG_V%%:*}" \
-        "the saved state $RG_SAVED is ${RG_V%%:*}, but apply has been here (${RG_V#*: }): the values from before apply are unknown, so nothing was restored and nothing removed; restore $RG_SAVED from a backup, or set the NICs back and remove what apply installed by hand"
+      rg_check saved_state "" fail error "the values apply saved" "${RG_SAVED##*/} $how" \
+        "the saved state $RG_SAVED is $how, but apply has been here ($RG_V): the values from before apply are unknown, so nothing was restored and nothing removed; restore $RG_SAVED from a backup, or set the NICs back and remove what apply installed by hand"
     else
       rg_check rollback "" pass info "saved state" none "nothing to restore: apply.sh has not changed this host (no $RG_SAVED)"
     fi
