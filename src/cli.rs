@@ -80,6 +80,11 @@ pub struct GenerateArgs {
     /// A customised copy of the templates folder; files it lacks come from the built-in set.
     #[arg(long, value_name = "DIR")]
     pub templates: Option<PathBuf>,
+    /// Sign run-here.sh with this private key (PEM, RSA or EC; read by the system's openssl,
+    /// which asks for its passphrase or reads ROCE_GEN_KEY_PASSPHRASE): writes run-here.sh.sig,
+    /// which hosts check with the public key (`openssl dgst -sha256 -verify`).
+    #[arg(long, value_name = "KEY")]
+    pub sign: Option<PathBuf>,
 }
 
 /// The arguments of `roce-gen validate`.
@@ -135,6 +140,14 @@ pub struct VerifyArgs {
     /// `json` prints every path with its problems as one JSON document.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+    /// The trust anchor `generate` printed (the sha256 of run-here.sh): an output folder's
+    /// run-here.sh must have it.
+    #[arg(long, value_name = "SHA256")]
+    pub anchor: Option<String>,
+    /// The site's public key (PEM): an output folder's run-here.sh.sig must be run-here.sh's
+    /// signature by it (checked with the system's openssl).
+    #[arg(long, value_name = "FILE")]
+    pub public_key: Option<PathBuf>,
 }
 
 /// The arguments of `roce-gen alerts`.

@@ -30,6 +30,7 @@ pub(crate) mod files;
 pub(crate) mod generate;
 pub(crate) mod ingest;
 pub(crate) mod plan;
+pub(crate) mod signature;
 pub(crate) mod text;
 
 /// What the integration and property tests reach past the command line: not an API, and not
@@ -104,7 +105,7 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
             output: args.output.as_deref(),
             require: args.require,
         }),
-        Command::Verify(args) => cmd::verify::run(&args.paths, args.format),
+        Command::Verify(args) => cmd::verify::run(&args),
         Command::Sample(args) => cmd::sample::run(&args.output, args.force),
         Command::Completions(args) => cmd::completions::run(args.shell),
         Command::Man(args) => cmd::man::run(args.subcommand.as_deref(), args.dir.as_deref()),

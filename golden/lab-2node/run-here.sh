@@ -14,8 +14,8 @@
 # and copies the result to results/<host>.<phase>.json beside this script (a dry run's to
 # results/<host>.<phase>.dry-run.json); on read-only media the result stays on the host and the
 # script says where.
-# --from URL downloads the tarball from the folder at URL (curl, else wget) and checks it against
-# the folder's SHA256SUMS as well; the result stays on the host. --first-boot apply (from an
+# --from URL downloads the folder's SHA256SUMS and the tarball from the folder at URL (curl, else
+# wget) and checks both against the sha256 this file carries; the result stays on the host. --first-boot apply (from an
 # installer's post-install step) configures nothing: it keeps the checked tarball and this
 # script on the installed system and enables roce-gen-first-boot.service, which applies at the
 # next boot, under the installed kernel and NIC driver. --post URL sends the result with an HTTP
@@ -236,6 +236,9 @@ export PATH
   RG_SIZE=(170215 170241)
   RG_MGMT=(192.168.1.10 192.168.1.11)
   RG_MACS=(b8:3f:d2:0a:00:00 b8:3f:d2:0b:00:00)
+  # The sha256 of the folder's SHA256SUMS (every tarball and Ansible file): this file's own
+  # sha256, the trust anchor, pins them all.
+  RG_SUMS_SHA256=6d4104d7b6c5508d0393034d6d1001b8042da9a3b50d6e2d587a77b16eb18292
 }
 
 RG_ROOT="${ROCE_GEN_ROOT:-}"
@@ -408,7 +411,7 @@ if [ -n "$why" ]; then
   say "host name ${name:-unset} is not in the plan; identified as $host by its $why"
 fi
 
-# --- from a web server: the tarball, checked against the folder's SHA256SUMS -------------------
+# --- from a web server: the folder's SHA256SUMS, then the tarball, each against this file -------
 
 if [ -n "$from" ]; then
   base=${from%/}/
@@ -418,14 +421,11 @@ if [ -n "$from" ]; then
   # A line a file: 64 hex digits, two spaces, a name.
   err=$(fetch "${base}SHA256SUMS" "$dl/SHA256SUMS" $((4096 + 512 * (${#RG_BUNDLES[@]} + 16))) 2>&1) ||
     die "cannot fetch ${base}SHA256SUMS with $fetcher (${err:-no message}): is the server up and the URL the output folder?"
-  want=""
-  while read -r sum file; do
-    [ "${file#\*}" != "${RG_BUNDLES[i]}" ] || want=$sum
-  done <"$dl/SHA256SUMS"
-  [ -n "$want" ] || die "${base}SHA256SUMS lists no ${RG_BUNDLES[i]}: is the URL this cluster's output folder?"
-  if [ "$want" != "${RG_SHA256[i]}" ]; then
+  sum=$(sha256sum "$dl/SHA256SUMS") || die "cannot read $dl/SHA256SUMS"
+  if [ "${sum%% *}" != "$RG_SUMS_SHA256" ]; then
     die "${base}SHA256SUMS is not from the same run of roce-gen generate as this run-here.sh: one of them is stale or was altered; get the run-here.sh of the current run from a channel you trust (the one its sha256 was given by), never from $base alone"
   fi
+  want=${RG_SHA256[i]}
   # A bundle kept from an older roce-gen's run has no size here (0): 1 GiB at most then.
   max=${RG_SIZE[i]}
   [ "$max" != 0 ] || max=1073741824

@@ -1,5 +1,7 @@
-//! `roce-gen verify DIR_OR_TARBALL...`: checks tarballs, unpacked bundles and output folders
-//! against their SHA256SUMS and manifests, naming every file that does not match.
+//! `roce-gen verify DIR_OR_TARBALL... [--anchor SHA256] [--public-key FILE]`: checks tarballs,
+//! unpacked bundles and output folders against their SHA256SUMS and manifests, and an output
+//! folder's run-here.sh against the trust anchor or the site's signature, naming every file that
+//! does not match.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -10,8 +12,9 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 
 use crate::cmd::console;
-use crate::generate::dist::{INDEX, Index};
+use crate::generate::dist::{INDEX, Index, RUN_HERE, SUMS};
 use crate::generate::verify::{Files, check, read_tarball};
+use crate::signature::SIGNATURE;
 
 /// Schema of `verify --format json`.
 const VERIFY_SCHEMA: &str = "roce-gen/verify/v1";
@@ -28,11 +31,18 @@ struct VerifiedPath {
     path: String,
     ok: bool,
     problems: Vec<String>,
+    /// An output folder's: whether run-here.sh was checked against `--anchor` or
+    /// `--public-key` (not only against the folder itself).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    anchored: Option<bool>,
 }
 
 /// Runs `verify`: exit 0 when everything verifies, 1 when anything does not.
-pub(crate) fn run(paths: &[std::path::PathBuf], format: crate::cli::Format) -> Result<ExitCode> {
+pub(crate) fn run(args: &crate::cli::VerifyArgs) -> Result<ExitCode> {
+    let (paths, format) = (&args.paths, args.format);
+    let trust = Trust::new(args)?;
     let mut failed = false;
+    let mut unanchored = Vec::new();
     let mut doc = Verified {
         schema: VERIFY_SCHEMA,
         ok: true,
@@ -41,7 +51,14 @@ pub(crate) fn run(paths: &[std::path::PathBuf], format: crate::cli::Format) -> R
     let ui = crate::cmd::ui();
     let mut out = std::io::stdout().lock();
     for path in paths {
-        let Outcome { problems, checked } = verify_path(path)?;
+        let Outcome {
+            problems,
+            checked,
+            anchored,
+        } = verify_path(path, &trust)?;
+        if anchored == Some(false) {
+            unanchored.push(path.display().to_string());
+        }
         failed |= !problems.is_empty();
         let shown = path.display().to_string();
         if format == crate::cli::Format::Json {
@@ -49,6 +66,7 @@ pub(crate) fn run(paths: &[std::path::PathBuf], format: crate::cli::Format) -> R
                 path: shown,
                 ok: problems.is_empty(),
                 problems,
+                anchored,
             });
         } else if problems.is_empty() {
             if ui.verbose {
@@ -70,6 +88,16 @@ pub(crate) fn run(paths: &[std::path::PathBuf], format: crate::cli::Format) -> R
         out.write_all(console::json(&doc)?.as_bytes())?;
     }
     out.flush()?;
+    // Said, not failed: a folder checked against itself is all a verify without an anchor can do.
+    for path in unanchored.iter().filter(|_| !ui.quiet) {
+        console::tell(
+            crate::plan::diagnostic::Severity::Warning,
+            &format!(
+                "{path}: run-here.sh was checked against nothing but the folder itself: give \
+                 --anchor (the sha256 generate printed) or --public-key to check where it came from"
+            ),
+        );
+    }
     // What to do now, as every command says (on stderr, so that stdout stays the list).
     if format != crate::cli::Format::Json && !ui.quiet && !paths.is_empty() {
         console::say(if failed {
@@ -93,11 +121,72 @@ pub(crate) fn run(paths: &[std::path::PathBuf], format: crate::cli::Format) -> R
 struct Outcome {
     problems: Vec<String>,
     checked: Vec<String>,
+    /// An output folder's: whether its run-here.sh was checked against an anchor or signature.
+    anchored: Option<bool>,
 }
 
-fn verify_path(path: &Path) -> Result<Outcome> {
+/// What an output folder's run-here.sh is checked against, from the command line.
+struct Trust<'a> {
+    /// The sha256 it must have.
+    anchor: Option<String>,
+    /// The public key its signature (`run-here.sh.sig`) must be by.
+    public_key: Option<&'a Path>,
+}
+
+impl<'a> Trust<'a> {
+    fn new(args: &'a crate::cli::VerifyArgs) -> Result<Self> {
+        let anchor = match &args.anchor {
+            Some(a) if a.len() == 64 && a.chars().all(|c| c.is_ascii_hexdigit()) => {
+                Some(a.to_ascii_lowercase())
+            }
+            Some(a) => bail!(
+                "--anchor {:?} is not a sha256 (64 hexadecimal digits, as generate prints it)",
+                crate::text::clean(&crate::text::cap(a, 80))
+            ),
+            None => None,
+        };
+        Ok(Trust {
+            anchor,
+            public_key: args.public_key.as_deref(),
+        })
+    }
+
+    /// The problems of the folder's `run-here.sh` (`bytes`) against the anchor and the
+    /// signature, and whether either was given.
+    fn check(&self, dir: &Path, bytes: &[u8]) -> Result<(Vec<String>, bool)> {
+        let mut problems = Vec::new();
+        if let Some(want) = &self.anchor {
+            let have = crate::digest::sha256_hex(bytes);
+            if &have != want {
+                problems.push(format!(
+                    "{RUN_HERE}: sha256 {have} is not the trust anchor {want}: the folder is not \
+                     the one generate made, or was altered; run nothing from it"
+                ));
+            }
+        }
+        if let Some(key) = self.public_key {
+            match std::fs::read(dir.join(SIGNATURE)) {
+                Err(_) => problems.push(format!(
+                    "{SIGNATURE}: missing; run-here.sh is not signed (generate --sign KEY signs it)"
+                )),
+                Ok(sig) => {
+                    if let Some(why) = crate::signature::check(key, &sig, bytes)? {
+                        problems.push(format!(
+                            "{SIGNATURE}: not run-here.sh's signature by {} ({why}): the folder \
+                             is not the one the site signed, or was altered; run nothing from it",
+                            key.display()
+                        ));
+                    }
+                }
+            }
+        }
+        Ok((problems, self.anchor.is_some() || self.public_key.is_some()))
+    }
+}
+
+fn verify_path(path: &Path, trust: &Trust<'_>) -> Result<Outcome> {
     if path.is_dir() && path.join(INDEX).is_file() {
-        return verify_output_dir(path);
+        return verify_output_dir(path, trust);
     }
     if path.is_dir() && path.join("manifest.json").is_file() {
         let (files, mut problems) = read_folder(path)?;
@@ -105,6 +194,7 @@ fn verify_path(path: &Path) -> Result<Outcome> {
         return Ok(Outcome {
             problems,
             checked: files.into_keys().collect(),
+            anchored: None,
         });
     }
     if path.is_file() {
@@ -114,10 +204,12 @@ fn verify_path(path: &Path) -> Result<Outcome> {
             Ok(files) => Outcome {
                 problems: check(&files),
                 checked: files.into_keys().collect(),
+                anchored: None,
             },
             Err(e) => Outcome {
                 problems: vec![format!("not a bundle tarball: {e:#}")],
                 checked: Vec::new(),
+                anchored: None,
             },
         });
     }
@@ -127,8 +219,10 @@ fn verify_path(path: &Path) -> Result<Outcome> {
     )
 }
 
-/// An output folder: its SHA256SUMS and index against the tarballs, then each tarball.
-fn verify_output_dir(dir: &Path) -> Result<Outcome> {
+/// An output folder: run-here.sh against the anchor or signature given and SHA256SUMS against
+/// run-here.sh (the chain of trust), then SHA256SUMS and the index against the tarballs, then
+/// each tarball.
+fn verify_output_dir(dir: &Path, trust: &Trust<'_>) -> Result<Outcome> {
     let mut problems = Vec::new();
     let mut checked = vec![INDEX.to_string()];
     let index_bytes = std::fs::read(dir.join(INDEX))
@@ -139,12 +233,13 @@ fn verify_output_dir(dir: &Path) -> Result<Outcome> {
             return Ok(Outcome {
                 problems: vec![format!("{INDEX}: not an index: {e}")],
                 checked,
+                anchored: None,
             });
         }
     };
     let mut top: Files = BTreeMap::new();
-    if let Ok(sums) = std::fs::read(dir.join("SHA256SUMS")) {
-        top.insert("SHA256SUMS".into(), (sums, None));
+    if let Ok(sums) = std::fs::read(dir.join(SUMS)) {
+        top.insert(SUMS.into(), (sums, None));
     }
     for h in &index.hosts {
         if h.bundle.contains('/') {
@@ -174,13 +269,44 @@ fn verify_output_dir(dir: &Path) -> Result<Outcome> {
         }
         top.insert(h.bundle.clone(), (bytes, None));
     }
-    // The folder's SHA256SUMS lists the tarballs (read above) and the folder's own files
-    // (run-here.sh, ansible/…), read here; a name that would leave the folder is refused.
-    let Some((sums, _)) = top.get("SHA256SUMS") else {
-        problems.push("SHA256SUMS: missing".into());
-        return Ok(Outcome { problems, checked });
+    // The head of the chain: run-here.sh against what the command line gives, and the
+    // SHA256SUMS whose sha256 it carries.
+    let anchored = match std::fs::read(dir.join(RUN_HERE)) {
+        Err(_) => {
+            problems.push(format!("{RUN_HERE}: missing"));
+            false
+        }
+        Ok(run_here) => {
+            let (found, anchored) = trust.check(dir, &run_here)?;
+            problems.extend(found);
+            checked.push(RUN_HERE.into());
+            match (carried_sums_sha256(&run_here), top.get(SUMS)) {
+                (None, _) => problems.push(format!(
+                    "{RUN_HERE}: carries no sha256 of {SUMS} (RG_SUMS_SHA256): it is not a \
+                     run-here.sh of this roce-gen; generate again"
+                )),
+                (Some(want), Some((sums, _))) if crate::digest::sha256_hex(sums) != want => {
+                    problems.push(format!(
+                        "{SUMS}: its sha256 is not the one {RUN_HERE} carries: one of them is \
+                         stale or was altered"
+                    ));
+                }
+                _ => {}
+            }
+            anchored
+        }
     };
-    checked.push("SHA256SUMS".into());
+    // The folder's SHA256SUMS lists the tarballs (read above) and the Ansible files, read here;
+    // a name that would leave the folder is refused.
+    let Some((sums, _)) = top.get(SUMS) else {
+        problems.push(format!("{SUMS}: missing"));
+        return Ok(Outcome {
+            problems,
+            checked,
+            anchored: Some(anchored),
+        });
+    };
+    checked.push(SUMS.into());
     for line in String::from_utf8_lossy(sums).lines() {
         let Some((hash, name)) = line.split_once("  ") else {
             problems.push(format!("SHA256SUMS: {line:?} is not `<sha256>  <file>`"));
@@ -200,7 +326,19 @@ fn verify_output_dir(dir: &Path) -> Result<Outcome> {
             None => problems.push(format!("{name}: listed in SHA256SUMS but missing")),
         }
     }
-    Ok(Outcome { problems, checked })
+    Ok(Outcome {
+        problems,
+        checked,
+        anchored: Some(anchored),
+    })
+}
+
+/// The sha256 of SHA256SUMS that a run-here.sh carries (its `RG_SUMS_SHA256=` line).
+fn carried_sums_sha256(run_here: &[u8]) -> Option<String> {
+    String::from_utf8_lossy(run_here).lines().find_map(|l| {
+        let v = l.trim().strip_prefix("RG_SUMS_SHA256=")?;
+        (v.len() == 64 && v.chars().all(|c| c.is_ascii_hexdigit())).then(|| v.to_string())
+    })
 }
 
 /// The files of an unpacked bundle folder, and what in it cannot be a bundle's file: a symbolic

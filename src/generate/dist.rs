@@ -1,5 +1,8 @@
 //! What `generate` writes into the output folder besides the tarballs: `index.json` (every
-//! bundle with its checksums) and `SHA256SUMS`. Pure: [`crate::generate::output`] writes it.
+//! bundle with its checksums), `SHA256SUMS`, and the context of the folder's own templates.
+//! The chain of trust runs from one anchor, the sha256 of `run-here.sh` (or the site's
+//! signature over it), to `SHA256SUMS`, whose sha256 run-here.sh carries, to every tarball and
+//! Ansible file that SHA256SUMS lists. Pure: [`crate::generate::output`] writes it.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -89,16 +92,11 @@ pub(crate) fn bundle_name(host: &Host) -> String {
     format!("{}.tar.gz", host.hostname)
 }
 
-/// `index.json` and `SHA256SUMS` of the output folder, from the bundles' index entries (in plan
-/// order) and the folder's other files (`run-here.sh`, `ansible/…`), which SHA256SUMS covers too.
-pub(crate) fn index_files(
-    plan: &Plan,
-    hosts: Vec<IndexHost>,
-    fabric: Vec<Rail>,
-    others: &[(String, Vec<u8>)],
-    tool_version: &str,
-    plan_sha256: &str,
-) -> Result<BTreeMap<String, Vec<u8>>> {
+/// The output folder's `SHA256SUMS`: every tarball and the folder's other files that the chain
+/// of trust covers (`ansible/…`), sorted by name. `run-here.sh` is not in it: it carries this
+/// file's sha256 instead ([`DistContext::sums_sha256`]), so that the one anchor, its own sha256,
+/// pins everything.
+pub(crate) fn sums(hosts: &[IndexHost], others: &[(String, Vec<u8>)]) -> Vec<u8> {
     let mut listed: Vec<(String, String)> = hosts
         .iter()
         .map(|h| (h.bundle.clone(), h.sha256.clone()))
@@ -109,36 +107,39 @@ pub(crate) fn index_files(
             .map(|(name, bytes)| (name.clone(), sha256_hex(bytes))),
     );
     listed.sort();
-    let sums: String = listed
+    listed
         .iter()
         .map(|(name, sum)| format!("{sum}  {name}\n"))
-        .collect();
-    let index = Index {
+        .collect::<String>()
+        .into_bytes()
+}
+
+/// `index.json` of the output folder, from the bundles' index entries (in plan order) and the
+/// trust anchor.
+pub(crate) fn index(
+    plan: &Plan,
+    hosts: Vec<IndexHost>,
+    fabric: Vec<Rail>,
+    tool_version: &str,
+    plan_sha256: &str,
+    run_here_sha256: &str,
+) -> Result<Vec<u8>> {
+    pretty_json(&Index {
         schema: INDEX_SCHEMA.into(),
         tool_version: tool_version.into(),
         cluster: plan.cluster.cluster_name.to_string(),
         plan_sha256: plan_sha256.into(),
-        run_here_sha256: run_here_sha256(others),
+        run_here_sha256: run_here_sha256.into(),
         hosts,
         fabric,
-    };
-    Ok(BTreeMap::from([
-        (INDEX.to_string(), pretty_json(&index)?),
-        (SUMS.to_string(), sums.into_bytes()),
-    ]))
-}
-
-/// The trust anchor: the sha256 of the folder's `run-here.sh` among its other files.
-pub(crate) fn run_here_sha256(others: &[(String, Vec<u8>)]) -> String {
-    others
-        .iter()
-        .find(|(name, _)| name == RUN_HERE)
-        .map(|(_, bytes)| sha256_hex(bytes))
-        .unwrap_or_default()
+    })
 }
 
 /// The output folder's entry point on the hosts, and the trust anchor.
 pub(crate) const RUN_HERE: &str = "run-here.sh";
+
+/// The output folder's README: the anchor and how to check it.
+pub(crate) const README: &str = "README.txt";
 
 /// What the output folder's own templates see: the cluster, every bundle, and the hosts by
 /// the plan's group (Ansible groups).
@@ -148,6 +149,13 @@ pub(crate) struct DistContext<'a> {
     hosts: &'a [IndexHost],
     groups: Vec<DistGroup<'a>>,
     ungrouped: Vec<&'a IndexHost>,
+    /// The sha256 of the folder's `SHA256SUMS`, which `run-here.sh` carries: set once the files
+    /// it lists are rendered.
+    pub(crate) sums_sha256: String,
+    /// The trust anchor, for the folder's README.txt: set once `run-here.sh` is rendered.
+    pub(crate) run_here_sha256: String,
+    /// Whether `run-here.sh` is signed (`run-here.sh.sig` beside it).
+    pub(crate) signed: bool,
 }
 
 /// One Ansible group.
@@ -182,6 +190,9 @@ impl<'a> DistContext<'a> {
                 .map(|(name, hosts)| DistGroup { name, hosts })
                 .collect(),
             ungrouped,
+            sums_sha256: String::new(),
+            run_here_sha256: String::new(),
+            signed: false,
         }
     }
 }

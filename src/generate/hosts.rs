@@ -72,13 +72,21 @@ pub(crate) struct Previous {
     entries: Vec<IndexHost>,
     /// The plan its index names.
     plan_sha256: String,
-    /// Every file it wrote: what its `SHA256SUMS` lists, its bundles, and those two files.
+    /// Every file it wrote: what its `SHA256SUMS` lists, its bundles, and the files outside it.
     pub(crate) owned: BTreeSet<String>,
 }
 
 impl Previous {
     pub(crate) fn read(dir: &Path) -> Self {
-        let mut owned = BTreeSet::from([INDEX.to_string(), dist::SUMS.to_string()]);
+        // run-here.sh, its signature and README.txt are not in SHA256SUMS (they vouch for it or
+        // tell of it), and a signature from an earlier run must not outlive it.
+        let mut owned = BTreeSet::from([
+            INDEX.to_string(),
+            dist::SUMS.to_string(),
+            dist::RUN_HERE.to_string(),
+            dist::README.to_string(),
+            crate::signature::SIGNATURE.to_string(),
+        ]);
         if let Ok(sums) = std::fs::read_to_string(dir.join(dist::SUMS)) {
             owned.extend(
                 sums.lines()

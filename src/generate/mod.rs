@@ -22,6 +22,7 @@ use std::path::Path;
 use anyhow::Result;
 use rayon::prelude::*;
 
+use crate::digest::sha256_hex;
 use crate::plan::model::Plan;
 use dist::IndexHost;
 use output::Staging;
@@ -31,7 +32,6 @@ use render::{Meta, Renderer};
 pub(crate) const TOOL_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// What to generate, and where.
-#[derive(Debug)]
 pub(crate) struct Options<'a> {
     /// The output folder.
     pub out: &'a Path,
@@ -43,7 +43,12 @@ pub(crate) struct Options<'a> {
     pub prune: bool,
     /// The mtime of every archive entry.
     pub mtime: u64,
+    /// Signs `run-here.sh` (`--sign KEY`): its bytes to their signature.
+    pub sign: Option<Signer<'a>>,
 }
+
+/// What signs `run-here.sh` with the site's key (the edge's: it runs openssl).
+pub(crate) type Signer<'a> = &'a (dyn Fn(&[u8]) -> Result<Vec<u8>> + Sync);
 
 /// What a run wrote: its report, the bytes written and the notes for the user.
 #[derive(Debug)]
@@ -107,6 +112,7 @@ pub(crate) fn generate(
         cluster: plan.cluster.cluster_name.to_string(),
         plan_sha256: plan_sha256.to_string(),
         run_here_sha256: String::new(),
+        signature: None,
         output: opts.out.display().to_string(),
         written: entries
             .iter()
@@ -126,22 +132,44 @@ pub(crate) fn generate(
     };
     // What the previous output owned is replaced, except the bundles kept in the new index.
     let kept: BTreeSet<String> = entries.iter().map(|e| e.bundle.clone()).collect();
-    // The stick's run-here.sh and the Ansible files: they carry the tarballs' checksums.
-    let others: Vec<(String, Vec<u8>)> = renderer
-        .render_dist(&dist::DistContext::new(plan, &entries))?
-        .into_iter()
-        .map(|r| (r.name.to_string(), r.text.into_bytes()))
-        .collect();
-    let anchor = dist::run_here_sha256(&others);
-    let index = dist::index_files(
+    // The chain of trust, made from its end: the Ansible files and the tarballs are listed in
+    // SHA256SUMS, whose sha256 run-here.sh carries; run-here.sh's own sha256 (or the site's
+    // signature over it) is the anchor the hosts are given by another channel.
+    let mut ctx = dist::DistContext::new(plan, &entries);
+    let ansible = renderer.render_dist(&render::ANSIBLE_FILES, &ctx)?;
+    let sums = dist::sums(&entries, &ansible);
+    ctx.sums_sha256 = sha256_hex(&sums);
+    let run_here = renderer.render_dist(&[render::RUN_HERE_SH], &ctx)?;
+    let anchor = run_here
+        .first()
+        .map(|(_, bytes)| sha256_hex(bytes))
+        .unwrap_or_default();
+    let signature = match (opts.sign, run_here.first()) {
+        (Some(sign), Some((_, bytes))) => Some(sign(bytes)?),
+        _ => None,
+    };
+    ctx.run_here_sha256.clone_from(&anchor);
+    ctx.signed = signature.is_some();
+    let readme = renderer.render_dist(&[render::DIST_README], &ctx)?;
+    drop(ctx);
+    let index = dist::index(
         plan,
         entries,
         pairs.rails,
-        &others,
         TOOL_VERSION,
         plan_sha256,
+        &anchor,
     )?;
-    for (name, content) in others.into_iter().chain(index) {
+    let folder = ansible
+        .into_iter()
+        .chain(run_here)
+        .chain(readme)
+        .chain(signature.map(|s| (crate::signature::SIGNATURE.to_string(), s)))
+        .chain([
+            (dist::SUMS.to_string(), sums),
+            (dist::INDEX.to_string(), index),
+        ]);
+    for (name, content) in folder {
         staging.write(&name, &content)?;
         bytes += content.len();
     }
@@ -149,6 +177,10 @@ pub(crate) fn generate(
     Ok(Outcome {
         written: Written {
             run_here_sha256: anchor,
+            signature: opts
+                .sign
+                .is_some()
+                .then(|| crate::signature::SIGNATURE.to_string()),
             ..report
         },
         built: hosts.len(),
@@ -171,6 +203,9 @@ pub(crate) struct Written {
     pub plan_sha256: String,
     /// The trust anchor: the sha256 of the folder's `run-here.sh`.
     pub run_here_sha256: String,
+    /// The file of the site's signature over `run-here.sh` (`generate --sign`), when signed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
     /// The output folder.
     pub output: String,
     /// The bundles this run wrote, in plan order.

@@ -136,8 +136,21 @@ pub(crate) const ANSIBLE_INVENTORY: FileTemplate = file("dist/ansible/inventory.
 /// `ansible/roce.yml`: the playbook that runs a phase on every host and fetches the results.
 pub(crate) const ANSIBLE_PLAYBOOK: FileTemplate = file("dist/ansible/roce.yml", 0o644);
 
-/// The files of the output folder itself, beside the bundles.
-pub(crate) const DIST_FILES: [FileTemplate; 3] = [RUN_HERE_SH, ANSIBLE_INVENTORY, ANSIBLE_PLAYBOOK];
+/// `README.txt` of the output folder: the trust anchor and how to check it.
+pub(crate) const DIST_README: FileTemplate = file("dist/README.txt", 0o644);
+
+/// The Ansible files, which the folder's `SHA256SUMS` lists.
+pub(crate) const ANSIBLE_FILES: [FileTemplate; 2] = [ANSIBLE_INVENTORY, ANSIBLE_PLAYBOOK];
+
+/// The files of the output folder itself, beside the bundles, in the order they are made: each
+/// carries the checksum of those before it (generate renders them in these steps).
+#[cfg(test)]
+const DIST_FILES: [FileTemplate; 4] = [
+    ANSIBLE_INVENTORY,
+    ANSIBLE_PLAYBOOK,
+    RUN_HERE_SH,
+    DIST_README,
+];
 
 /// The files rendered for each host.
 pub(crate) const HOST_FILES: [FileTemplate; 1] = [PLAN_SH];
@@ -221,6 +234,7 @@ const EMBEDDED: &[(&str, &str)] = embedded![
     "host/roce-gen-health.timer.j2",
     "host/README.txt.j2",
     "dist/run-here.sh.j2",
+    "dist/README.txt.j2",
     "dist/ansible/inventory.yml.j2",
     "dist/ansible/roce.yml.j2",
 ];
@@ -295,12 +309,20 @@ impl Renderer {
             .collect()
     }
 
-    /// Renders the output folder's own files from `ctx` (see [`crate::generate::dist::DistContext`]).
-    pub(crate) fn render_dist<C: Serialize>(&self, ctx: &C) -> Result<Vec<Rendered>> {
+    /// Renders the output folder's own `files` from `ctx` (see
+    /// [`crate::generate::dist::DistContext`]), as (name, bytes).
+    pub(crate) fn render_dist<C: Serialize>(
+        &self,
+        files: &[FileTemplate],
+        ctx: &C,
+    ) -> Result<Vec<(String, Vec<u8>)>> {
         let ctx = minijinja::Value::from(minijinja::value::Serde(ctx));
-        DIST_FILES
+        files
             .iter()
-            .map(|f| self.render(f, &ctx, "the output folder"))
+            .map(|f| {
+                self.render(f, &ctx, "the output folder")
+                    .map(|r| (r.name.to_string(), r.text.into_bytes()))
+            })
             .collect()
     }
 

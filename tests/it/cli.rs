@@ -574,6 +574,7 @@ fn verbose_verify_lists_every_file_it_checked() {
     for h in ["h1", "h2"] {
         want.extend(members.keys().map(|m| format!("ok: out: {h}.tar.gz: {m}")));
     }
+    want.push("ok: out: run-here.sh".into());
     want.push("ok: out: SHA256SUMS".into());
     for line in std::fs::read_to_string(p.join("out/SHA256SUMS"))
         .unwrap()

@@ -515,6 +515,13 @@ fn the_playbook_names_the_failed_checks_of_a_failing_host_and_goes_on_with_the_o
     simulated_inventory(&a, &b);
     let (ok, log) = play(&a, &b, &["-e", "phase=precheck"]);
     assert!(!ok, "{log}");
+    // Given no anchor, the play says so.
+    assert!(
+        log.contains(
+            "NOT CHECKED against a trust anchor: this folder was checked only against itself"
+        ),
+        "{log}"
+    );
     assert_eq!(recap(&log, "node-a").1, 0, "{log}");
     assert_eq!(recap(&log, "node-b").1, 1, "{log}");
     assert!(
@@ -523,6 +530,104 @@ fn the_playbook_names_the_failed_checks_of_a_failing_host_and_goes_on_with_the_o
     );
     assert!(a.dist().join("results/node-a.precheck.json").is_file());
     assert!(a.dist().join("results/node-b.precheck.json").is_file());
+}
+
+/// The play checks the folder on the control node before anything reaches a host: run-here.sh
+/// against the anchor or the site's signature, SHA256SUMS against run-here.sh. An altered
+/// run-here.sh or SHA256SUMS stops it with nothing copied; the genuine folder runs.
+#[test]
+#[ignore = "system tier: bash .ci/run runs it (root, FUSE, the simulated host, or a tool it installs)"]
+fn the_playbook_checks_the_folder_against_the_anchor_or_the_key_before_copying_anything() {
+    let a = FakeHost::ofed().build();
+    let b = FakeHost::ofed().plan_host("node-b").build();
+    simulated_inventory(&a, &b);
+    let dist = a.dist();
+    let key = dist.parent().unwrap().join("site.pem");
+    let public = dist.parent().unwrap().join("site.pub.pem");
+    let (key_s, public_s) = (key.display().to_string(), public.display().to_string());
+    for args in [
+        [
+            "genpkey",
+            "-algorithm",
+            "RSA",
+            "-pkeyopt",
+            "rsa_keygen_bits:2048",
+            "-out",
+            &key_s,
+        ]
+        .as_slice(),
+        ["pkey", "-pubout", "-in", &key_s, "-out", &public_s].as_slice(),
+    ] {
+        let out = Command::new("openssl").args(args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let signed = crate::common::roce_gen(
+        dist.parent().unwrap(),
+        &[
+            "-q",
+            "generate",
+            &a.plan().display().to_string(),
+            "-o",
+            "dist",
+            "--sign",
+            &key_s,
+        ],
+    );
+    assert_eq!(signed.code, 0, "{}", signed.transcript());
+    simulated_inventory(&a, &b);
+    let anchor = roce_gen::testing::sha256_hex(&std::fs::read(dist.join("run-here.sh")).unwrap());
+    let anchor_arg = format!("roce_anchor={anchor}");
+    let key_arg = format!("roce_public_key={public_s}");
+    let copied = |h: &FakeHost| h.fake("var/lib/roce-gen/lab/bundles").exists();
+
+    let genuine = std::fs::read(dist.join("run-here.sh")).unwrap();
+    let mut altered = genuine.clone();
+    altered.extend_from_slice(b"touch /tmp/pwned\n");
+    std::fs::write(dist.join("run-here.sh"), &altered).unwrap();
+    for (given, refusal) in [
+        (&anchor_arg, format!("not the trust anchor {anchor}")),
+        (&key_arg, "Verification failure".to_string()),
+    ] {
+        let (ok, log) = play(&a, &b, &["-e", "phase=precheck", "-e", given]);
+        assert!(!ok, "{log}");
+        assert!(log.contains(&refusal), "{refusal}: {log}");
+        assert!(!copied(&a) && !copied(&b), "{log}");
+    }
+    std::fs::write(dist.join("run-here.sh"), &genuine).unwrap();
+
+    // SHA256SUMS changed (a tarball's line), run-here.sh genuine: refused even without an anchor.
+    let sums = std::fs::read_to_string(dist.join("SHA256SUMS")).unwrap();
+    std::fs::write(dist.join("SHA256SUMS"), sums.replacen('a', "b", 1)).unwrap();
+    let (ok, log) = play(&a, &b, &["-e", "phase=precheck"]);
+    assert!(!ok, "{log}");
+    assert!(
+        log.contains(
+            "SHA256SUMS is not the one run-here.sh carries: one of them is stale or was altered"
+        ),
+        "{log}"
+    );
+    assert!(!copied(&a) && !copied(&b), "{log}");
+    std::fs::write(dist.join("SHA256SUMS"), &sums).unwrap();
+
+    // The genuine folder, checked both ways, runs on both hosts.
+    let (ok, log) = play(
+        &a,
+        &b,
+        &["-e", "phase=precheck", "-e", &anchor_arg, "-e", &key_arg],
+    );
+    assert!(ok, "{log}");
+    assert!(
+        log.contains("run-here.sh matches the trust anchor"),
+        "{log}"
+    );
+    assert_eq!(recap(&log, "node-a").1, 0, "{log}");
+    assert_eq!(recap(&log, "node-b").1, 0, "{log}");
+    assert!(dist.join("results/node-a.precheck.json").is_file());
+    assert!(dist.join("results/node-b.precheck.json").is_file());
 }
 
 #[test]

@@ -308,23 +308,35 @@ fn a_tampered_tarball_a_stale_run_here_or_a_server_that_is_down_runs_nothing() {
     });
 }
 
-/// The kickstart `%post` of docs/delivery.md, with the folder's URL and /root moved into the
-/// simulated host.
-fn kickstart_post() -> String {
+/// The `n`th kickstart `%post` of docs/delivery.md (0: with the anchor, 1: with the site's
+/// key), with the folder's URL and /root moved into the simulated host.
+fn kickstart_post(n: usize) -> String {
     let readme = read(&repo().join("docs/delivery.md"));
     let start = readme
-        .find("\n%post ")
-        .expect("a %post block in docs/delivery.md")
+        .match_indices("\n%post ")
+        .nth(n)
+        .expect("two %post blocks in docs/delivery.md")
+        .0
         + 1;
     let end = start + readme[start..].find("\n%end\n").unwrap();
     let block = &readme[start..end];
     assert!(
-        block.contains("--first-boot apply")
-            && block.contains("curl -fsS -o /root/run-here.sh")
-            && block.contains("anchor=SHA256_OF_RUN_HERE")
-            && block.contains("| sha256sum -c --quiet - &&"),
+        block.contains("--first-boot apply") && block.contains("curl -fsS -o /root/run-here.sh"),
         "{block}"
     );
+    if n == 0 {
+        assert!(
+            block.contains("anchor=SHA256_OF_RUN_HERE")
+                && block.contains("| sha256sum -c --quiet - &&"),
+            "{block}"
+        );
+    } else {
+        assert!(
+            block.contains("PUBLIC_KEY_OF_THE_SITE")
+                && block.contains("openssl dgst -sha256 -verify /root/roce-gen.pub.pem -signature /root/run-here.sh.sig /root/run-here.sh &&"),
+            "{block}"
+        );
+    }
     // The %post line itself is kickstart's, not the shell's.
     let script = block.split_once('\n').unwrap().1;
     format!(
@@ -332,6 +344,7 @@ fn kickstart_post() -> String {
         script
             .replace("bash /root/", "\"$TEST_BASH\" \"$ROCE_GEN_ROOT\"/root/")
             .replace(" /root/", " \"$ROCE_GEN_ROOT\"/root/")
+            .replace(">/root/", ">\"$ROCE_GEN_ROOT\"/root/")
             .replace("http://10.0.0.1/roce/", "${URL}")
     )
 }
@@ -405,26 +418,77 @@ fn the_kickstart_snippet_stages_the_bundle_and_the_first_boot_applies_it() {
             roce_gen::testing::sha256_hex(&std::fs::read(dist.join("run-here.sh")).unwrap());
         let index = json(&dist.join("index.json"));
         assert_eq!(index["run_here_sha256"], anchor.as_str(), "{bash}");
-        let snippet = kickstart_post().replace("SHA256_OF_RUN_HERE", &anchor);
+        let snippet = kickstart_post(0).replace("SHA256_OF_RUN_HERE", &anchor);
+        // The folder signed with the site's key (generated again: the same bundles), and the
+        // kickstart that carries the public key instead of the anchor.
+        let key = h.fake("site.pem").display().to_string();
+        let public = h.fake("site.pub.pem").display().to_string();
+        for args in [
+            vec![
+                "genpkey",
+                "-algorithm",
+                "RSA",
+                "-pkeyopt",
+                "rsa_keygen_bits:2048",
+                "-out",
+                &key,
+            ],
+            vec!["pkey", "-in", &key, "-pubout", "-out", &public],
+        ] {
+            let out = Command::new("openssl").args(&args).output().unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        let signed = crate::common::roce_gen(
+            dist.parent().unwrap(),
+            &[
+                "-q",
+                "generate",
+                &h.plan().display().to_string(),
+                "-o",
+                "dist",
+                "--sign",
+                &key,
+            ],
+        );
+        assert_eq!(signed.code, 0, "{}", signed.transcript());
+        let signed_snippet =
+            kickstart_post(1).replace("PUBLIC_KEY_OF_THE_SITE", read(Path::new(&public)).trim());
 
-        // A run-here.sh altered on the server: the %post fails before it runs anything.
+        // A run-here.sh altered on the server: the %post fails before it runs anything, with
+        // the anchor and with the signature.
         let genuine = std::fs::read(dist.join("run-here.sh")).unwrap();
         let mut altered = genuine.clone();
         altered.extend_from_slice(b"\ntouch \"$ROCE_GEN_ROOT/pwned\"\n");
         std::fs::write(dist.join("run-here.sh"), &altered).unwrap();
-        let run = served(&h, &dist, port, &snippet);
-        assert_ne!(run.code, 0, "{bash}: {run:#?}");
+        for (snippet, refusal) in [
+            (&snippet, "run-here.sh: FAILED"),
+            (&signed_snippet, "Verification failure"),
+        ] {
+            let run = served(&h, &dist, port, snippet);
+            assert_ne!(run.code, 0, "{bash}: {run:#?}");
+            assert!(run.stdout.contains(refusal), "{bash}: {run:#?}");
+            assert!(
+                !h.fake("pwned").exists(),
+                "{bash}: the altered run-here.sh ran"
+            );
+            assert!(!h.fake("var/lib/roce-gen/lab").exists(), "{bash}");
+            assert_eq!(changes(&h.take_commands()), Vec::<String>::new(), "{bash}");
+        }
+        std::fs::write(dist.join("run-here.sh"), &genuine).unwrap();
+
+        // The genuine run-here.sh passes the signed kickstart's check (what it then does is
+        // the same as below).
+        let check = signed_snippet.replace("--first-boot apply", "--help");
+        let run = served(&h, &dist, port, &check);
+        assert_eq!(run.code, 0, "{bash}: {run:#?}");
         assert!(
-            run.stdout.contains("run-here.sh: FAILED"),
+            run.stdout.contains("Verified OK\nusage: bash run-here.sh"),
             "{bash}: {run:#?}"
         );
-        assert!(
-            !h.fake("pwned").exists(),
-            "{bash}: the altered run-here.sh ran"
-        );
-        assert!(!h.fake("var/lib/roce-gen/lab").exists(), "{bash}");
-        assert_eq!(changes(&h.take_commands()), Vec::<String>::new(), "{bash}");
-        std::fs::write(dist.join("run-here.sh"), &genuine).unwrap();
 
         let run = served(&h, &dist, port, &snippet);
         assert_eq!(run.code, 0, "{bash}: {run:#?}");

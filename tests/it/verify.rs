@@ -78,7 +78,18 @@ fn good_output_folder_tarball_and_unpacked_bundle_verify() {
     );
     assert_eq!(run.code, 0, "{}", run.transcript());
     assert_eq!(run.stdout, "ok: out\nok: out/h1.tar.gz\nok: unpacked/h1\n");
-    // Then what to do, as every command says.
+    // Then what was not checked, and what to do, as every command says.
+    assert_eq!(
+        run.stderr,
+        "warning: out: run-here.sh was checked against nothing but the folder itself: give \
+         --anchor (the sha256 generate printed) or --public-key to check where it came from\n\
+         next: run `bash run-here.sh precheck` on each host (or `./precheck.sh` in a bundle's folder)\n"
+    );
+    // With the anchor generate printed, nothing is left unsaid.
+    let anchor =
+        roce_gen::testing::sha256_hex(&std::fs::read(dir.path().join("out/run-here.sh")).unwrap());
+    let run = roce_gen(dir.path(), &["verify", "out", "--anchor", &anchor]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
     assert_eq!(
         run.stderr,
         "next: run `bash run-here.sh precheck` on each host (or `./precheck.sh` in a bundle's folder)\n"
@@ -231,7 +242,9 @@ fn hostile_member_names_checksum_lines_and_paths_are_printed_escaped() {
     assert_escaped(&run);
     assert_eq!(
         run.stdout,
-        "FAILED: out: \\u{1b}[32mok: d2\\u{1b}[0m: listed in SHA256SUMS but missing\n"
+        "FAILED: out: SHA256SUMS: its sha256 is not the one run-here.sh carries: one of them is \
+         stale or was altered\n\
+         FAILED: out: \\u{1b}[32mok: d2\\u{1b}[0m: listed in SHA256SUMS but missing\n"
     );
 
     // The JSON stays a document that means the raw names, with no raw control in its bytes.
@@ -245,8 +258,12 @@ fn hostile_member_names_checksum_lines_and_paths_are_printed_escaped() {
         "{}",
         json.stdout
     );
+    // (after the folder's SHA256SUMS that no longer matches run-here.sh)
     assert!(
-        problems(1).starts_with("\u{1b}[32mok: d2"),
+        doc["paths"][1]["problems"][1]
+            .as_str()
+            .unwrap()
+            .starts_with("\u{1b}[32mok: d2"),
         "{}",
         json.stdout
     );
@@ -331,4 +348,272 @@ fn links_folders_and_other_files_a_bundle_folder_does_not_list_are_named() {
     std::fs::rename(p.join("plan.sh"), bundle.join("plan.sh")).unwrap();
     let run = roce_gen(p, &["verify", "b/h1"]);
     assert_eq!(run.code, 0, "{}", run.transcript());
+}
+
+/// The chain of trust, from the anchor down: whoever rewrites a tarball, its SHA256SUMS line and
+/// run-here.sh's copy of SHA256SUMS's sha256 to match makes a folder that verifies against
+/// itself (said, not passed silently) and fails against the anchor generate printed.
+#[test]
+fn the_folder_is_checked_from_the_anchor_down_and_a_consistent_forgery_fails_only_there() {
+    let dir = generated();
+    let p = dir.path();
+    let out = p.join("out");
+    let sha = |name: &str| roce_gen::testing::sha256_hex(&std::fs::read(out.join(name)).unwrap());
+    let anchor = sha("run-here.sh");
+    assert!(
+        !std::fs::read_to_string(out.join("SHA256SUMS"))
+            .unwrap()
+            .contains("run-here.sh"),
+        "run-here.sh vouches for SHA256SUMS, not the other way round"
+    );
+    let run_here = std::fs::read_to_string(out.join("run-here.sh")).unwrap();
+    assert!(
+        run_here.contains(&format!("RG_SUMS_SHA256={}\n", sha("SHA256SUMS"))),
+        "run-here.sh carries SHA256SUMS's sha256"
+    );
+
+    // Not a sha256: a usage error, nothing verified.
+    let run = roce_gen(p, &["verify", "out", "--anchor", "abc"]);
+    assert_eq!(run.code, 2, "{}", run.transcript());
+    assert!(
+        run.stderr.contains("--anchor \"abc\" is not a sha256"),
+        "{}",
+        run.stderr
+    );
+
+    // Another tarball for h1 (here the same files packed again: a bundle consistent in itself,
+    // as a forger would rebuild it) with its SHA256SUMS line to match: SHA256SUMS no longer
+    // matches run-here.sh.
+    let tarball = std::fs::read(out.join("h1.tar.gz")).unwrap();
+    let forged = repack(&tarball, "", None, None);
+    assert_ne!(forged, tarball);
+    std::fs::write(out.join("h1.tar.gz"), &forged).unwrap();
+    let sums = std::fs::read_to_string(out.join("SHA256SUMS"))
+        .unwrap()
+        .replace(&sha256_of(&tarball), &sha256_of(&forged));
+    std::fs::write(out.join("SHA256SUMS"), &sums).unwrap();
+    let index = std::fs::read_to_string(out.join("index.json"))
+        .unwrap()
+        .replace(&sha256_of(&tarball), &sha256_of(&forged));
+    std::fs::write(out.join("index.json"), &index).unwrap();
+    let run = roce_gen(p, &["verify", "out"]);
+    assert_eq!(
+        run.stdout,
+        "FAILED: out: SHA256SUMS: its sha256 is not the one run-here.sh carries: one of them is \
+         stale or was altered\n",
+        "{}",
+        run.transcript()
+    );
+
+    // run-here.sh rewritten to carry the forged SHA256SUMS (and the forged tarball's sha256):
+    // the folder agrees with itself, which verify says is all it checked.
+    let forged_run_here = run_here.replace(&sha256_of(&tarball), &sha256_of(&forged));
+    let forged_run_here = replace_carried_sums(&forged_run_here, &sha256_of(sums.as_bytes()));
+    std::fs::write(out.join("run-here.sh"), forged_run_here).unwrap();
+    let run = roce_gen(p, &["verify", "out"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert!(
+        run.stderr.contains(
+            "warning: out: run-here.sh was checked against nothing but the folder itself"
+        ),
+        "{}",
+        run.stderr
+    );
+    // Against the anchor: refused, naming both values.
+    let run = roce_gen(p, &["verify", "out", "--anchor", &anchor.to_uppercase()]);
+    failed(
+        &run,
+        &format!(
+            "FAILED: out: run-here.sh: sha256 {} is not the trust anchor {anchor}: the folder is not the one generate made, or was altered; run nothing from it",
+            sha("run-here.sh")
+        ),
+    );
+    let json = roce_gen(
+        p,
+        &["verify", "--format", "json", "out", "--anchor", &anchor],
+    );
+    let doc: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(doc["paths"][0]["anchored"], true, "{}", json.stdout);
+    assert_eq!(doc["paths"][0]["ok"], false, "{}", json.stdout);
+}
+
+fn sha256_of(bytes: &[u8]) -> String {
+    roce_gen::testing::sha256_hex(bytes)
+}
+
+/// `run_here` with its `RG_SUMS_SHA256=` value replaced by `sum`.
+fn replace_carried_sums(run_here: &str, sum: &str) -> String {
+    run_here
+        .lines()
+        .map(|l| match l.trim_start().strip_prefix("RG_SUMS_SHA256=") {
+            Some(_) => format!("  RG_SUMS_SHA256={sum}"),
+            None => l.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n"
+}
+
+/// `generate --sign KEY` with the system's openssl: run-here.sh.sig verifies with the public key
+/// (by openssl, as a host checks it, and by `verify --public-key`), is the same bytes on a second
+/// run (RSA), goes when a later run is not signed, and an altered run-here.sh or another key
+/// fails. A key openssl cannot use is an error naming it, with nothing written.
+#[test]
+fn a_signed_folder_verifies_with_the_sites_public_key_and_nothing_else() {
+    let Some(()) = crate::common::prerequisite(
+        crate::common::on_path("openssl"),
+        "openssl is not installed",
+        "generate --sign",
+    ) else {
+        return;
+    };
+    let dir = generated();
+    let p = dir.path();
+    let openssl = |args: &[&str]| {
+        let out = Command::new("openssl")
+            .args(args)
+            .current_dir(p)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "openssl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    for (name, bits) in [("site", "2048"), ("other", "2048")] {
+        openssl(&[
+            "genpkey",
+            "-algorithm",
+            "RSA",
+            "-pkeyopt",
+            &format!("rsa_keygen_bits:{bits}"),
+            "-out",
+            &format!("{name}.pem"),
+        ]);
+        openssl(&[
+            "pkey",
+            "-in",
+            &format!("{name}.pem"),
+            "-pubout",
+            "-out",
+            &format!("{name}.pub.pem"),
+        ]);
+    }
+    let run = roce_gen(
+        p,
+        &["generate", "plan.xlsx", "-o", "out", "--sign", "site.pem"],
+    );
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert!(
+        run.stderr
+            .contains("signed: run-here.sh.sig is run-here.sh's signature by site.pem;"),
+        "{}",
+        run.stderr
+    );
+    let sig = std::fs::read(p.join("out/run-here.sh.sig")).unwrap();
+    // As a host checks it.
+    assert_eq!(
+        openssl(&[
+            "dgst",
+            "-sha256",
+            "-verify",
+            "site.pub.pem",
+            "-signature",
+            "out/run-here.sh.sig",
+            "out/run-here.sh"
+        ]),
+        "Verified OK\n"
+    );
+    let readme = std::fs::read_to_string(p.join("out/README.txt")).unwrap();
+    assert!(
+        readme.contains(
+            "openssl dgst -sha256 -verify PUBLIC_KEY.pem -signature run-here.sh.sig run-here.sh"
+        ),
+        "{readme}"
+    );
+    let run = roce_gen(p, &["verify", "out", "--public-key", "site.pub.pem"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert!(!run.stderr.contains("warning"), "{}", run.stderr);
+    // Deterministic with an RSA key.
+    let run = roce_gen(
+        p,
+        &[
+            "-q",
+            "generate",
+            "plan.xlsx",
+            "-o",
+            "out",
+            "--sign",
+            "site.pem",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert_eq!(std::fs::read(p.join("out/run-here.sh.sig")).unwrap(), sig);
+    // Another key's public half does not verify it.
+    let run = roce_gen(p, &["verify", "out", "--public-key", "other.pub.pem"]);
+    failed(
+        &run,
+        "FAILED: out: run-here.sh.sig: not run-here.sh's signature by other.pub.pem (openssl: Verification failure)",
+    );
+    // An altered run-here.sh fails.
+    let good = std::fs::read(p.join("out/run-here.sh")).unwrap();
+    let mut bad = good.clone();
+    bad.extend_from_slice(b"touch /tmp/pwned\n");
+    std::fs::write(p.join("out/run-here.sh"), &bad).unwrap();
+    let run = roce_gen(p, &["verify", "out", "--public-key", "site.pub.pem"]);
+    failed(
+        &run,
+        "FAILED: out: run-here.sh.sig: not run-here.sh's signature by site.pub.pem",
+    );
+    std::fs::write(p.join("out/run-here.sh"), &good).unwrap();
+
+    // A key openssl cannot sign with: an error naming it, the folder as it was.
+    std::fs::write(p.join("junk.pem"), "not a key\n").unwrap();
+    let before = std::fs::read(p.join("out/index.json")).unwrap();
+    let run = roce_gen(
+        p,
+        &["generate", "plan.xlsx", "-o", "out", "--sign", "junk.pem"],
+    );
+    assert_eq!(run.code, 2, "{}", run.transcript());
+    assert!(
+        run.stderr
+            .contains("junk.pem: openssl could not sign with it (")
+            && run
+                .stderr
+                .contains("the key must be an RSA or EC private key in PEM"),
+        "{}",
+        run.stderr
+    );
+    assert!(p.join("out/run-here.sh.sig").is_file());
+    assert_eq!(std::fs::read(p.join("out/index.json")).unwrap(), before);
+    let run = roce_gen(
+        p,
+        &[
+            "generate",
+            "plan.xlsx",
+            "-o",
+            "out",
+            "--sign",
+            "missing.pem",
+        ],
+    );
+    assert_eq!(run.code, 2, "{}", run.transcript());
+    assert!(
+        run.stderr
+            .contains("missing.pem: could not read the signing key"),
+        "{}",
+        run.stderr
+    );
+
+    // A later run without --sign leaves no signature of an earlier run-here.sh behind.
+    let run = roce_gen(p, &["-q", "generate", "plan.xlsx", "-o", "out"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert!(!p.join("out/run-here.sh.sig").exists());
+    let run = roce_gen(p, &["verify", "out", "--public-key", "site.pub.pem"]);
+    failed(
+        &run,
+        "FAILED: out: run-here.sh.sig: missing; run-here.sh is not signed",
+    );
 }
