@@ -19,15 +19,16 @@ pub(crate) fn run(ctx: &Context, args: GenerateArgs) -> Result<ExitCode> {
     let arg = ctx.plan(args.plan)?;
     let out = ctx.output_dir(args.output);
     let key = args.sign;
-    let signer =
-        |bytes: &[u8]| crate::signature::sign(key.as_deref().unwrap_or(Path::new("")), bytes);
+    let signer = key
+        .as_deref()
+        .map(|key| move |bytes: &[u8]| crate::signature::sign(key, bytes));
     let opts = &generate::Options {
         out: &out,
         hosts: args.hosts.as_deref(),
         templates: args.templates.as_deref(),
         prune: args.prune,
         mtime: mtime_from_env()?,
-        sign: key.is_some().then_some(&signer as generate::Signer<'_>),
+        sign: signer.as_ref().map(|s| s as generate::Signer<'_>),
     };
     let format = args.format;
     let loaded = load(&arg)?;
@@ -75,11 +76,11 @@ pub(crate) fn run(ctx: &Context, args: GenerateArgs) -> Result<ExitCode> {
          run-here.sh`) against this value, not one from the folder, before running it",
         outcome.written.run_here_sha256
     ));
-    if let Some(sig) = &outcome.written.signature {
+    if let (Some(sig), Some(key)) = (&outcome.written.signature, &key) {
         console::say(&format!(
             "signed: {sig} is run-here.sh's signature by {}; hosts check it with the public key, \
              `openssl dgst -sha256 -verify PUBLIC_KEY.pem -signature {sig} run-here.sh`",
-            console::shell_word(key.as_deref().unwrap_or(Path::new("")))
+            console::shell_word(key)
         ));
     }
     for line in next_step(opts.out, arg.path.as_deref().filter(|_| !arg.sample)) {
