@@ -30,6 +30,38 @@ pub(crate) fn prerequisite(found: bool, missing: &str, not_checked: &str) -> Opt
     None
 }
 
+/// A site's signing key, made by the system's openssl in `dir` as a site makes one (RSA 2048,
+/// quick to make): the private and the public key's paths, `NAME.pem` and `NAME.pub.pem`.
+pub(crate) fn site_key(dir: &Path, name: &str) -> (PathBuf, PathBuf) {
+    let key = dir.join(format!("{name}.pem"));
+    let public = dir.join(format!("{name}.pub.pem"));
+    for args in [
+        [
+            "genpkey",
+            "-algorithm",
+            "RSA",
+            "-pkeyopt",
+            "rsa_keygen_bits:2048",
+            "-out",
+        ]
+        .as_slice(),
+        ["pkey", "-pubout", "-in", &key.display().to_string(), "-out"].as_slice(),
+    ] {
+        let target = if args[0] == "genpkey" { &key } else { &public };
+        let out = Command::new("openssl")
+            .args(args)
+            .arg(target)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    (key, public)
+}
+
 /// Whether `program` is on the PATH.
 pub(crate) fn on_path(program: &str) -> bool {
     Command::new("sh")

@@ -542,46 +542,11 @@ fn the_playbook_checks_the_folder_against_the_anchor_or_the_key_before_copying_a
     let b = FakeHost::ofed().plan_host("node-b").build();
     simulated_inventory(&a, &b);
     let dist = a.dist();
-    let key = dist.parent().unwrap().join("site.pem");
-    let public = dist.parent().unwrap().join("site.pub.pem");
-    let (key_s, public_s) = (key.display().to_string(), public.display().to_string());
-    for args in [
-        [
-            "genpkey",
-            "-algorithm",
-            "RSA",
-            "-pkeyopt",
-            "rsa_keygen_bits:2048",
-            "-out",
-            &key_s,
-        ]
-        .as_slice(),
-        ["pkey", "-pubout", "-in", &key_s, "-out", &public_s].as_slice(),
-    ] {
-        let out = Command::new("openssl").args(args).output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    let signed = crate::common::roce_gen(
-        dist.parent().unwrap(),
-        &[
-            "-q",
-            "generate",
-            &a.plan().display().to_string(),
-            "-o",
-            "dist",
-            "--sign",
-            &key_s,
-        ],
-    );
-    assert_eq!(signed.code, 0, "{}", signed.transcript());
+    let public = a.sign_dist();
     simulated_inventory(&a, &b);
     let anchor = roce_gen::testing::sha256_hex(&std::fs::read(dist.join("run-here.sh")).unwrap());
     let anchor_arg = format!("roce_anchor={anchor}");
-    let key_arg = format!("roce_public_key={public_s}");
+    let key_arg = format!("roce_public_key={}", public.display());
     let copied = |h: &FakeHost| h.fake("var/lib/roce-gen/lab/bundles").exists();
 
     let genuine = std::fs::read(dist.join("run-here.sh")).unwrap();

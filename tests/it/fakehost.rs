@@ -510,6 +510,27 @@ impl FakeHost {
         self.bundle.parent().unwrap().join("dist")
     }
 
+    /// The output folder generated again, the same bundles, signed with a new site key made
+    /// beside it (`generate --sign`): the public key's path.
+    pub(crate) fn sign_dist(&self) -> PathBuf {
+        let dir = self.bundle.parent().unwrap();
+        let (key, public) = crate::common::site_key(dir, "site");
+        let signed = crate::common::roce_gen(
+            dir,
+            &[
+                "-q",
+                "generate",
+                &self.plan().display().to_string(),
+                "-o",
+                "dist",
+                "--sign",
+                &key.display().to_string(),
+            ],
+        );
+        assert_eq!(signed.code, 0, "{}", signed.transcript());
+        public
+    }
+
     /// The plan (its JSON form) the bundles were generated from, for `roce-gen ingest --plan`.
     pub(crate) fn plan(&self) -> PathBuf {
         self._dir.path().join("plan.json")

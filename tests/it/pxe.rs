@@ -421,42 +421,9 @@ fn the_kickstart_snippet_stages_the_bundle_and_the_first_boot_applies_it() {
         let snippet = kickstart_post(0).replace("SHA256_OF_RUN_HERE", &anchor);
         // The folder signed with the site's key (generated again: the same bundles), and the
         // kickstart that carries the public key instead of the anchor.
-        let key = h.fake("site.pem").display().to_string();
-        let public = h.fake("site.pub.pem").display().to_string();
-        for args in [
-            vec![
-                "genpkey",
-                "-algorithm",
-                "RSA",
-                "-pkeyopt",
-                "rsa_keygen_bits:2048",
-                "-out",
-                &key,
-            ],
-            vec!["pkey", "-in", &key, "-pubout", "-out", &public],
-        ] {
-            let out = Command::new("openssl").args(&args).output().unwrap();
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-        let signed = crate::common::roce_gen(
-            dist.parent().unwrap(),
-            &[
-                "-q",
-                "generate",
-                &h.plan().display().to_string(),
-                "-o",
-                "dist",
-                "--sign",
-                &key,
-            ],
-        );
-        assert_eq!(signed.code, 0, "{}", signed.transcript());
+        let public = h.sign_dist();
         let signed_snippet =
-            kickstart_post(1).replace("PUBLIC_KEY_OF_THE_SITE", read(Path::new(&public)).trim());
+            kickstart_post(1).replace("PUBLIC_KEY_OF_THE_SITE", read(&public).trim());
 
         // A run-here.sh altered on the server: the %post fails before it runs anything, with
         // the anchor and with the signature.

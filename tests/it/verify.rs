@@ -482,25 +482,8 @@ fn a_signed_folder_verifies_with_the_sites_public_key_and_nothing_else() {
         );
         String::from_utf8_lossy(&out.stdout).to_string()
     };
-    for (name, bits) in [("site", "2048"), ("other", "2048")] {
-        openssl(&[
-            "genpkey",
-            "-algorithm",
-            "RSA",
-            "-pkeyopt",
-            &format!("rsa_keygen_bits:{bits}"),
-            "-out",
-            &format!("{name}.pem"),
-        ]);
-        openssl(&[
-            "pkey",
-            "-in",
-            &format!("{name}.pem"),
-            "-pubout",
-            "-out",
-            &format!("{name}.pub.pem"),
-        ]);
-    }
+    crate::common::site_key(p, "site");
+    crate::common::site_key(p, "other");
     let run = roce_gen(
         p,
         &["generate", "plan.xlsx", "-o", "out", "--sign", "site.pem"],
