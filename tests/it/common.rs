@@ -358,6 +358,7 @@ pub(crate) fn roce_gen_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> R
         .current_dir(dir)
         .env_remove("NO_COLOR")
         .env_remove("ROCE_GEN_GRAFANA_API_KEY")
+        .env_remove("ROCE_GEN_KEY_PASSPHRASE")
         .envs(env.iter().copied())
         .output()
         .expect("run roce-gen");

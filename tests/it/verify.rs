@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 
-use crate::common::{Book, Run, roce_gen, tmp};
+use crate::common::{Book, Run, roce_gen, roce_gen_env, tmp};
 
 fn generated() -> tempfile::TempDir {
     let dir = tmp();
@@ -589,6 +589,52 @@ fn a_signed_folder_verifies_with_the_sites_public_key_and_nothing_else() {
         "{}",
         run.stderr
     );
+
+    // A key with a passphrase, given in ROCE_GEN_KEY_PASSPHRASE: the same signature; a wrong
+    // passphrase is openssl's error, and the passphrase is in no message.
+    openssl(&[
+        "pkey",
+        "-in",
+        "site.pem",
+        "-aes-256-cbc",
+        "-passout",
+        "pass:s3cret-words",
+        "-out",
+        "locked.pem",
+    ]);
+    assert!(
+        std::fs::read_to_string(p.join("locked.pem"))
+            .unwrap()
+            .contains("ENCRYPTED")
+    );
+    let run = roce_gen_env(
+        p,
+        &[
+            "-q",
+            "generate",
+            "plan.xlsx",
+            "-o",
+            "out",
+            "--sign",
+            "locked.pem",
+        ],
+        &[("ROCE_GEN_KEY_PASSPHRASE", "s3cret-words")],
+    );
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert_eq!(std::fs::read(p.join("out/run-here.sh.sig")).unwrap(), sig);
+    let run = roce_gen_env(
+        p,
+        &["generate", "plan.xlsx", "-o", "out", "--sign", "locked.pem"],
+        &[("ROCE_GEN_KEY_PASSPHRASE", "wrong-s3cret")],
+    );
+    assert_eq!(run.code, 2, "{}", run.transcript());
+    assert!(
+        run.stderr
+            .contains("locked.pem: openssl could not sign with it ("),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.transcript().contains("s3cret"), "{}", run.transcript());
 
     // A later run without --sign leaves no signature of an earlier run-here.sh behind.
     let run = roce_gen(p, &["-q", "generate", "plan.xlsx", "-o", "out"]);
