@@ -209,12 +209,15 @@ fn play(name: &str, sc: &Scenario, bash: &str) -> String {
     let mut text = format!("# {}\n", sc.description);
     let mut applied = false;
     let mut last_apply_passed = false;
+    // The state before each run is the state the run before it left: nothing touches the host
+    // between two runs (the stand-ins' log and systemd's are outside STATE), so it is not read
+    // again. Were anything to change it in between, the next run's diff would show it.
+    let mut before = pristine.clone();
     for line in &sc.runs {
         let mut words = line.split_whitespace();
         let script = words.next().expect("a run names a script");
         let args: Vec<&str> = words.collect();
         let ctx = format!("{name} under {bash}: {line}");
-        let before = state(&h);
         if script == "reload" || script == "reboot" {
             let _ = h.take_unit_log();
             let (code, _, err) = h.host_step(script, &args);
@@ -222,6 +225,7 @@ fn play(name: &str, sc: &Scenario, bash: &str) -> String {
             let changed = changes(&h.take_commands());
             let after = state(&h);
             text += &describe_host_step(&h, line, &changed, &diff(&before, &after));
+            before = after;
             continue;
         }
         let env: Vec<(&str, &str)> = sc
@@ -282,6 +286,7 @@ fn play(name: &str, sc: &Scenario, bash: &str) -> String {
             last_apply_passed = false;
         }
         text += &describe(&h, line, &run, &changed, &diff(&before, &after));
+        before = after;
     }
     text
 }
