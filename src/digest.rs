@@ -7,6 +7,11 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
 }
 
+/// Whether `s` is a sha256 as hex digits (either case), as `sha256sum` and `generate` print it.
+pub(crate) fn is_sha256_hex(s: &str) -> bool {
+    s.len() == 64 && s.chars().all(|c| c.is_ascii_hexdigit())
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

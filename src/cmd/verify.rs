@@ -136,9 +136,7 @@ struct Trust<'a> {
 impl<'a> Trust<'a> {
     fn new(args: &'a crate::cli::VerifyArgs) -> Result<Self> {
         let anchor = match &args.anchor {
-            Some(a) if a.len() == 64 && a.chars().all(|c| c.is_ascii_hexdigit()) => {
-                Some(a.to_ascii_lowercase())
-            }
+            Some(a) if crate::digest::is_sha256_hex(a) => Some(a.to_ascii_lowercase()),
             Some(a) => bail!(
                 "--anchor {:?} is not a sha256 (64 hexadecimal digits, as generate prints it)",
                 crate::text::clean(&crate::text::cap(a, 80))
@@ -337,7 +335,7 @@ fn verify_output_dir(dir: &Path, trust: &Trust<'_>) -> Result<Outcome> {
 fn carried_sums_sha256(run_here: &[u8]) -> Option<String> {
     String::from_utf8_lossy(run_here).lines().find_map(|l| {
         let v = l.trim().strip_prefix("RG_SUMS_SHA256=")?;
-        (v.len() == 64 && v.chars().all(|c| c.is_ascii_hexdigit())).then(|| v.to_string())
+        crate::digest::is_sha256_hex(v).then(|| v.to_string())
     })
 }
 

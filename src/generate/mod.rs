@@ -139,18 +139,15 @@ pub(crate) fn generate(
     let ansible = renderer.render_dist(&render::ANSIBLE_FILES, &ctx)?;
     let sums = dist::sums(&entries, &ansible);
     ctx.sums_sha256 = sha256_hex(&sums);
-    let run_here = renderer.render_dist(&[render::RUN_HERE_SH], &ctx)?;
-    let anchor = run_here
-        .first()
-        .map(|(_, bytes)| sha256_hex(bytes))
-        .unwrap_or_default();
-    let signature = match (opts.sign, run_here.first()) {
-        (Some(sign), Some((_, bytes))) => Some(sign(bytes)?),
-        _ => None,
-    };
+    let run_here = renderer.render_dist_file(&render::RUN_HERE_SH, &ctx)?;
+    let anchor = sha256_hex(&run_here.1);
+    let signature = opts.sign.map(|sign| sign(&run_here.1)).transpose()?;
+    let signature_file = signature
+        .as_ref()
+        .map(|_| crate::signature::SIGNATURE.to_string());
     ctx.run_here_sha256.clone_from(&anchor);
     ctx.signed = signature.is_some();
-    let readme = renderer.render_dist(&[render::DIST_README], &ctx)?;
+    let readme = renderer.render_dist_file(&render::DIST_README, &ctx)?;
     drop(ctx);
     let index = dist::index(
         plan,
@@ -162,9 +159,8 @@ pub(crate) fn generate(
     )?;
     let folder = ansible
         .into_iter()
-        .chain(run_here)
-        .chain(readme)
-        .chain(signature.map(|s| (crate::signature::SIGNATURE.to_string(), s)))
+        .chain([run_here, readme])
+        .chain(signature_file.clone().zip(signature))
         .chain([
             (dist::SUMS.to_string(), sums),
             (dist::INDEX.to_string(), index),
@@ -177,10 +173,7 @@ pub(crate) fn generate(
     Ok(Outcome {
         written: Written {
             run_here_sha256: anchor,
-            signature: opts
-                .sign
-                .is_some()
-                .then(|| crate::signature::SIGNATURE.to_string()),
+            signature: signature_file,
             ..report
         },
         built: hosts.len(),

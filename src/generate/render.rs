@@ -316,14 +316,21 @@ impl Renderer {
         files: &[FileTemplate],
         ctx: &C,
     ) -> Result<Vec<(String, Vec<u8>)>> {
-        let ctx = minijinja::Value::from(minijinja::value::Serde(ctx));
         files
             .iter()
-            .map(|f| {
-                self.render(f, &ctx, "the output folder")
-                    .map(|r| (r.name.to_string(), r.text.into_bytes()))
-            })
+            .map(|f| self.render_dist_file(f, ctx))
             .collect()
+    }
+
+    /// Renders one of the output folder's own files from `ctx`, as (name, bytes).
+    pub(crate) fn render_dist_file<C: Serialize>(
+        &self,
+        file: &FileTemplate,
+        ctx: &C,
+    ) -> Result<(String, Vec<u8>)> {
+        let ctx = minijinja::Value::from(minijinja::value::Serde(ctx));
+        let r = self.render(file, &ctx, "the output folder")?;
+        Ok((r.name.to_string(), r.text.into_bytes()))
     }
 
     /// Renders every host file for `host`, in bundle order.

@@ -47,9 +47,7 @@ fn parse_sums(bytes: &[u8], problems: &mut Vec<String>) -> BTreeMap<String, Stri
     for (n, line) in String::from_utf8_lossy(bytes).lines().enumerate() {
         let parsed = line.split_once("  ").or_else(|| line.split_once(" *"));
         match parsed {
-            Some((hash, name))
-                if hash.len() == 64 && hash.chars().all(|c| c.is_ascii_hexdigit()) =>
-            {
+            Some((hash, name)) if crate::digest::is_sha256_hex(hash) => {
                 listed.insert(name.to_string(), hash.to_ascii_lowercase());
             }
             _ => problems.push(format!(

@@ -35,30 +35,31 @@ pub(crate) fn prerequisite(found: bool, missing: &str, not_checked: &str) -> Opt
 pub(crate) fn site_key(dir: &Path, name: &str) -> (PathBuf, PathBuf) {
     let key = dir.join(format!("{name}.pem"));
     let public = dir.join(format!("{name}.pub.pem"));
-    for args in [
-        [
-            "genpkey",
-            "-algorithm",
-            "RSA",
-            "-pkeyopt",
-            "rsa_keygen_bits:2048",
-            "-out",
-        ]
-        .as_slice(),
-        ["pkey", "-pubout", "-in", &key.display().to_string(), "-out"].as_slice(),
-    ] {
-        let target = if args[0] == "genpkey" { &key } else { &public };
-        let out = Command::new("openssl")
+    let openssl = |args: &[&str], out: &Path| {
+        let run = Command::new("openssl")
             .args(args)
-            .arg(target)
+            .arg(out)
             .output()
             .unwrap();
         assert!(
-            out.status.success(),
+            run.status.success(),
             "{}",
-            String::from_utf8_lossy(&out.stderr)
+            String::from_utf8_lossy(&run.stderr)
         );
-    }
+    };
+    let rsa = [
+        "genpkey",
+        "-algorithm",
+        "RSA",
+        "-pkeyopt",
+        "rsa_keygen_bits:2048",
+        "-out",
+    ];
+    openssl(&rsa, &key);
+    openssl(
+        &["pkey", "-pubout", "-in", &key.display().to_string(), "-out"],
+        &public,
+    );
     (key, public)
 }
 
